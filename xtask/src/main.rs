@@ -1,0 +1,39 @@
+//! `cargo xtask`: project automation that must work on a fresh machine.
+//!
+//! Every subcommand lives in its own module; `main` only dispatches. Arguments are parsed by
+//! hand (no clap) so that `cargo xtask` builds in seconds.
+
+mod oracle;
+
+use std::process::ExitCode;
+
+const USAGE: &str = "\
+usage: cargo xtask <command> [args]
+
+commands:
+  oracle                    install NVIDIA's ptxas/nvdisasm/cuobjdump (PyPI wheels) into a
+                            cache folder and print the folder holding the binaries
+";
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let Some((cmd, rest)) = args.split_first() else {
+        eprint!("{USAGE}");
+        return ExitCode::from(2);
+    };
+    let result = match cmd.as_str() {
+        "oracle" => oracle::run(rest),
+        "-h" | "--help" | "help" => {
+            print!("{USAGE}");
+            Ok(())
+        }
+        other => Err(format!("unknown command `{other}`\n{USAGE}")),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(msg) => {
+            eprintln!("xtask: {msg}");
+            ExitCode::FAILURE
+        }
+    }
+}
