@@ -1,1 +1,887 @@
+//! Building cubins from scratch (for the code generator).
+//!
+//! [`Builder`] collects kernels, device functions and variables and produces a [`Cubin`] laid
+//! out with the same writer rule as read cubins ([`crate::write`]). The section set and order
+//! follow what ptxas 13.0.88 writes for whole-program cubins:
+//!
+//! `.shstrtab .strtab .symtab .note.nv.tkinfo .note.nv.cuinfo .nv.info [.nv.compat]
+//! .nv.info.<k>... .nv.callgraph .rela.text.<f>... [.nv.constant3] .text.<f>...
+//! [.nv.global.init] [.nv.global] .nv.shared.<k>... .nv.constant0.<k>...`
+//!
+//! Not modelled (ptxas writes them, the driver does not need them for a kernel without
+//! debug info): `.debug_frame`, `.nv.shared.reserved.0` and its symbols, the Mercury
+//! (`.nv.merc.*`, `.nv.capmerc.*`) sections of sm_100+.
 
+use crate::eiattr::{AttrValue, Format, KparamInfo, Record, code};
+use crate::model::*;
+
+/// kiln's version, written into `.note.nv.tkinfo`.
+pub const KILN_VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// Byte offset of the first kernel parameter in `.nv.constant0.<k>` for an SM, as ptxas
+/// 13.0.88 lays it out (checked against the oracle by the `param_base_matches_ptxas` test).
+pub fn param_base(sm: u32) -> u32 {
+    match sm {
+        0..=89 => 0x160,
+        90..=99 => 0x210,
+        _ => 0x380,
+    }
+}
+
+/// A kernel parameter: size and alignment in bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Param {
+    pub size: u32,
+    pub align: u32,
+}
+
+/// A relocation in a code section, against a symbol by name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CodeReloc {
+    pub offset: u64,
+    pub symbol: String,
+    /// The `R_CUDA_*` type number.
+    pub rtype: u32,
+    pub addend: i64,
+}
+
+/// A kernel entry (`.entry`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Kernel {
+    pub name: String,
+    /// SASS bytes (a multiple of 16 bytes on sm_70+).
+    pub code: Vec<u8>,
+    pub params: Vec<Param>,
+    pub registers: u32,
+    /// Static shared memory in bytes (`.nv.shared.<k>`).
+    pub shared_size: u64,
+    /// Per-thread local frame in bytes (EIATTR_FRAME_SIZE).
+    pub frame_size: u32,
+    /// Byte offsets of EXIT instructions.
+    pub exit_offsets: Vec<u32>,
+    /// Byte offsets of `S2R SR_CTAID.*` instructions.
+    pub s2rctaid_offsets: Vec<u32>,
+    pub max_threads: Option<[u32; 3]>,
+    pub reqntid: Option<[u32; 3]>,
+    pub relocs: Vec<CodeReloc>,
+}
+
+/// A device function (`.func`) in its own code section.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Function {
+    pub name: String,
+    pub code: Vec<u8>,
+    pub registers: u32,
+    pub frame_size: u32,
+    pub relocs: Vec<CodeReloc>,
+}
+
+/// A global-space variable: zero-initialized (`.nv.global`) or with an initializer
+/// (`.nv.global.init`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Global {
+    pub name: String,
+    pub size: u64,
+    pub align: u64,
+    pub init: Option<Vec<u8>>,
+}
+
+/// A constant-space variable in `.nv.constant3` (bank 3, as ptxas places `.const` data).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Constant {
+    pub name: String,
+    pub align: u64,
+    pub bytes: Vec<u8>,
+}
+
+/// Builder errors (inconsistent input).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BuildError(pub String);
+
+impl std::fmt::Display for BuildError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+impl std::error::Error for BuildError {}
+
+/// Collects a program and builds a cubin.
+#[derive(Debug, Clone, Default)]
+pub struct Builder {
+    pub sm: u32,
+    /// `sm_XXa` (arch-specific) target.
+    pub accelerated: bool,
+    pub kernels: Vec<Kernel>,
+    pub functions: Vec<Function>,
+    pub globals: Vec<Global>,
+    pub constants: Vec<Constant>,
+    /// Text for the tkinfo note's command-line field.
+    pub command_line: String,
+}
+
+struct Sec {
+    name: String,
+    sh_type: u32,
+    flags: u64,
+    link: u32,
+    info: u32,
+    align: u64,
+    entsize: u64,
+    data: SectionData,
+}
+
+fn align_up(v: u64, a: u64) -> u64 {
+    if a <= 1 { v } else { v.div_ceil(a) * a }
+}
+
+fn sval(code: u8, value: AttrValue) -> Record {
+    Record::from_value(code, Format::Sval, &value)
+}
+
+fn hval(code: u8, v: u16) -> Record {
+    Record::from_value(code, Format::Hval, &AttrValue::Half(v))
+}
+
+fn bval(code: u8, v: u8) -> Record {
+    Record::from_value(code, Format::Bval, &AttrValue::Half(u16::from(v)))
+}
+
+impl Builder {
+    pub fn new(sm: u32) -> Builder {
+        Builder {
+            sm,
+            ..Builder::default()
+        }
+    }
+
+    /// Builds the cubin.
+    pub fn build(&self) -> Result<Cubin, BuildError> {
+        let mut names = std::collections::HashSet::new();
+        for n in self
+            .kernels
+            .iter()
+            .map(|k| &k.name)
+            .chain(self.functions.iter().map(|f| &f.name))
+            .chain(self.globals.iter().map(|g| &g.name))
+            .chain(self.constants.iter().map(|c| &c.name))
+        {
+            if n.is_empty() || n.contains('\0') {
+                return Err(BuildError(format!("invalid symbol name {n:?}")));
+            }
+            if !names.insert(n.clone()) {
+                return Err(BuildError(format!("symbol `{n}` defined twice")));
+            }
+        }
+        // Section list (index 0 is the null section).
+        let mut secs: Vec<Sec> = Vec::new();
+        let push = |secs: &mut Vec<Sec>, s: Sec| -> u32 {
+            secs.push(s);
+            secs.len() as u32
+        };
+        let plain = |name: String, sh_type: u32, flags: u64, align: u64, data: SectionData| Sec {
+            name,
+            sh_type,
+            flags,
+            link: 0,
+            info: 0,
+            align,
+            entsize: 0,
+            data,
+        };
+        let shstrtab = push(
+            &mut secs,
+            plain(".shstrtab".into(), sht::STRTAB, 0, 1, SectionData::Null),
+        );
+        let strtab = push(
+            &mut secs,
+            plain(".strtab".into(), sht::STRTAB, 0, 1, SectionData::Null),
+        );
+        let symtab = push(
+            &mut secs,
+            plain(".symtab".into(), sht::SYMTAB, 0, 8, SectionData::Null),
+        );
+        let tkinfo = push(
+            &mut secs,
+            plain(
+                ".note.nv.tkinfo".into(),
+                sht::NOTE,
+                0x200_0000,
+                4,
+                SectionData::Notes(vec![self.tkinfo_note()]),
+            ),
+        );
+        let mut cuinfo_sec = plain(
+            ".note.nv.cuinfo".into(),
+            sht::NOTE,
+            0x100_0000,
+            4,
+            SectionData::Notes(vec![self.cuinfo_note()]),
+        );
+        cuinfo_sec.link = tkinfo;
+        let cuinfo = push(&mut secs, cuinfo_sec);
+        let mut info_sec = plain(".nv.info".into(), sht::CUDA_INFO, 0, 4, SectionData::Null);
+        info_sec.link = symtab;
+        let nvinfo = push(&mut secs, info_sec);
+        if self.sm >= 90 {
+            let compat = push(
+                &mut secs,
+                plain(
+                    ".nv.compat".into(),
+                    sht::CUDA_COMPAT,
+                    0,
+                    4,
+                    SectionData::Attributes(self.compat_records()),
+                ),
+            );
+            // ptxas links `.note.nv.cuinfo` to `.nv.compat` (sh_info + SHF_INFO_LINK) on
+            // sm_90+; cuobjdump rejects sm_90+ cubins without that link.
+            let cu = &mut secs[cuinfo as usize - 1];
+            cu.info = compat;
+            cu.flags |= shf::INFO_LINK;
+        }
+        let kinfo: Vec<u32> = self
+            .kernels
+            .iter()
+            .map(|k| {
+                let mut s = plain(
+                    format!(".nv.info.{}", k.name),
+                    sht::CUDA_INFO,
+                    shf::INFO_LINK,
+                    4,
+                    SectionData::Null,
+                );
+                s.link = symtab;
+                push(&mut secs, s)
+            })
+            .collect();
+        let mut cg = plain(
+            ".nv.callgraph".into(),
+            sht::CUDA_CALLGRAPH,
+            0,
+            4,
+            SectionData::Bytes(callgraph_bytes()),
+        );
+        cg.link = symtab;
+        cg.entsize = 8;
+        let callgraph = push(&mut secs, cg);
+        // Code units: kernels then functions.
+        struct Unit<'a> {
+            name: &'a str,
+            code: &'a [u8],
+            relocs: &'a [CodeReloc],
+        }
+        let units: Vec<Unit<'_>> = self
+            .kernels
+            .iter()
+            .map(|k| Unit {
+                name: &k.name,
+                code: &k.code,
+                relocs: &k.relocs,
+            })
+            .chain(self.functions.iter().map(|f| Unit {
+                name: &f.name,
+                code: &f.code,
+                relocs: &f.relocs,
+            }))
+            .collect();
+        let rela: Vec<Option<u32>> = units
+            .iter()
+            .map(|u| {
+                (!u.relocs.is_empty()).then(|| {
+                    let mut s = plain(
+                        format!(".rela.text.{}", u.name),
+                        sht::RELA,
+                        shf::INFO_LINK,
+                        8,
+                        SectionData::Null,
+                    );
+                    s.link = symtab;
+                    s.entsize = 24;
+                    push(&mut secs, s)
+                })
+            })
+            .collect();
+        let mut const3_bytes = Vec::new();
+        let mut const_offsets = Vec::new();
+        for c in &self.constants {
+            let off = align_up(const3_bytes.len() as u64, c.align.max(1));
+            const3_bytes.resize(off as usize, 0);
+            const3_bytes.extend_from_slice(&c.bytes);
+            const_offsets.push(off);
+        }
+        let const3_align = self
+            .constants
+            .iter()
+            .map(|c| c.align)
+            .max()
+            .unwrap_or(1)
+            .max(4);
+        let const3 = (!self.constants.is_empty()).then(|| {
+            push(
+                &mut secs,
+                plain(
+                    ".nv.constant3".into(),
+                    sht::PROGBITS,
+                    shf::ALLOC,
+                    const3_align,
+                    SectionData::Bytes(const3_bytes.clone()),
+                ),
+            )
+        });
+        let text: Vec<u32> = units
+            .iter()
+            .map(|u| {
+                let mut s = plain(
+                    format!(".text.{}", u.name),
+                    sht::PROGBITS,
+                    shf::ALLOC | shf::EXECINSTR,
+                    128,
+                    SectionData::Bytes(u.code.to_vec()),
+                );
+                s.link = symtab;
+                push(&mut secs, s)
+            })
+            .collect();
+        let (mut init_bytes, mut init_offs, mut bss_size, mut bss_offs) =
+            (Vec::new(), Vec::new(), 0u64, Vec::new());
+        for g in &self.globals {
+            match &g.init {
+                Some(b) => {
+                    let off = align_up(init_bytes.len() as u64, g.align.max(1));
+                    init_bytes.resize(off as usize, 0);
+                    init_bytes.extend_from_slice(b);
+                    init_bytes.resize((off + g.size.max(b.len() as u64)) as usize, 0);
+                    init_offs.push(Some(off));
+                    bss_offs.push(None);
+                }
+                None => {
+                    let off = align_up(bss_size, g.align.max(1));
+                    bss_size = off + g.size;
+                    init_offs.push(None);
+                    bss_offs.push(Some(off));
+                }
+            }
+        }
+        let galign = |init: bool| {
+            self.globals
+                .iter()
+                .filter(|g| g.init.is_some() == init)
+                .map(|g| g.align)
+                .max()
+                .unwrap_or(1)
+                .max(1)
+        };
+        let ginit = init_offs.iter().any(Option::is_some).then(|| {
+            push(
+                &mut secs,
+                plain(
+                    ".nv.global.init".into(),
+                    sht::PROGBITS,
+                    shf::ALLOC | shf::WRITE,
+                    galign(true),
+                    SectionData::Bytes(init_bytes.clone()),
+                ),
+            )
+        });
+        let gbss = bss_offs.iter().any(Option::is_some).then(|| {
+            push(
+                &mut secs,
+                plain(
+                    ".nv.global".into(),
+                    sht::NOBITS,
+                    shf::ALLOC | shf::WRITE,
+                    galign(false),
+                    SectionData::NoBits { size: bss_size },
+                ),
+            )
+        });
+        let shared: Vec<Option<u32>> = self
+            .kernels
+            .iter()
+            .enumerate()
+            .map(|(i, k)| {
+                (k.shared_size > 0).then(|| {
+                    let mut s = plain(
+                        format!(".nv.shared.{}", k.name),
+                        sht::NOBITS,
+                        shf::ALLOC | shf::WRITE | shf::INFO_LINK,
+                        16,
+                        SectionData::NoBits {
+                            size: k.shared_size,
+                        },
+                    );
+                    s.info = text[i];
+                    push(&mut secs, s)
+                })
+            })
+            .collect();
+        // sm_90+: the reserved shared memory window ptxas always declares (size 0 when the
+        // kernel uses none); cuobjdump refuses sm_90+ cubins without it.
+        let reserved = (self.sm >= 90).then(|| {
+            push(
+                &mut secs,
+                plain(
+                    ".nv.shared.reserved.0".into(),
+                    sht::NOBITS,
+                    shf::ALLOC | shf::WRITE,
+                    1,
+                    SectionData::NoBits { size: 0 },
+                ),
+            )
+        });
+        let base = param_base(self.sm);
+        let mut param_layouts = Vec::new();
+        let const0: Vec<u32> = self
+            .kernels
+            .iter()
+            .enumerate()
+            .map(|(i, k)| {
+                let (offs, size) = layout_params(&k.params);
+                param_layouts.push((offs, size));
+                let mut s = plain(
+                    format!(".nv.constant0.{}", k.name),
+                    sht::PROGBITS,
+                    shf::ALLOC | shf::INFO_LINK,
+                    4,
+                    SectionData::Bytes(vec![0; (u64::from(base) + u64::from(size)) as usize]),
+                );
+                s.info = text[i];
+                push(&mut secs, s)
+            })
+            .collect();
+
+        // Symbols: null, section symbols, then functions/objects (locals first).
+        let mut syms: Vec<(String, u8, u8, u32, u64, u64)> = vec![(String::new(), 0, 0, 0, 0, 0)];
+        let section_sym =
+            |syms: &mut Vec<(String, u8, u8, u32, u64, u64)>, secs: &Vec<Sec>, idx: u32| {
+                syms.push((secs[idx as usize - 1].name.clone(), 0x03, 0, idx, 0, 0));
+                syms.len() as u32 - 1
+            };
+        section_sym(&mut syms, &secs, tkinfo);
+        section_sym(&mut syms, &secs, cuinfo);
+        for (i, &t) in text.iter().enumerate() {
+            section_sym(&mut syms, &secs, t);
+            if i == 0 {
+                if let Some(r) = reserved {
+                    // As ptxas: an undefined weak object and a weak alias in the window.
+                    syms.push((".nv.reservedSmem.offset0".into(), 0x21, 0, 0, 0, 4));
+                    syms.push((
+                        "__nv_reservedSMEM_offset_0_alias".into(),
+                        0x20,
+                        0xa0,
+                        r,
+                        0,
+                        0,
+                    ));
+                }
+            }
+        }
+        section_sym(&mut syms, &secs, callgraph);
+        for idx in [const3, ginit, gbss].into_iter().flatten() {
+            section_sym(&mut syms, &secs, idx);
+        }
+        let const0_syms: Vec<u32> = const0
+            .iter()
+            .map(|&c| section_sym(&mut syms, &secs, c))
+            .collect();
+        let first_global = syms.len() as u32;
+        let mut func_sym = Vec::new();
+        for (i, k) in self.kernels.iter().enumerate() {
+            syms.push((
+                k.name.clone(),
+                0x12,
+                STO_CUDA_ENTRY,
+                text[i],
+                0,
+                k.code.len() as u64,
+            ));
+            func_sym.push(syms.len() as u32 - 1);
+        }
+        for (j, f) in self.functions.iter().enumerate() {
+            let i = self.kernels.len() + j;
+            syms.push((f.name.clone(), 0x12, 0, text[i], 0, f.code.len() as u64));
+            func_sym.push(syms.len() as u32 - 1);
+        }
+        for (g, (io, bo)) in self.globals.iter().zip(init_offs.iter().zip(&bss_offs)) {
+            let (sec, off) = match (io, bo) {
+                (Some(o), _) => (ginit.unwrap_or(0), *o),
+                (_, Some(o)) => (gbss.unwrap_or(0), *o),
+                _ => continue,
+            };
+            syms.push((g.name.clone(), 0x11, 0, sec, off, g.size));
+        }
+        for (c, off) in self.constants.iter().zip(&const_offsets) {
+            syms.push((
+                c.name.clone(),
+                0x11,
+                0,
+                const3.unwrap_or(0),
+                *off,
+                c.bytes.len() as u64,
+            ));
+        }
+        let sym_index = |name: &str| -> Option<u32> {
+            syms.iter()
+                .position(|s| s.0 == name && s.1 != 0x03)
+                .map(|p| p as u32)
+        };
+
+        // Relocations.
+        for (u, r) in units.iter().zip(&rela) {
+            let Some(r) = r else { continue };
+            let mut relocs = Vec::new();
+            for cr in u.relocs {
+                let sym = sym_index(&cr.symbol).ok_or_else(|| {
+                    BuildError(format!(
+                        "relocation in `{}` against unknown symbol `{}`",
+                        u.name, cr.symbol
+                    ))
+                })?;
+                if cr.offset >= u.code.len() as u64 {
+                    return Err(BuildError(format!(
+                        "relocation offset {:#x} outside `{}`",
+                        cr.offset, u.name
+                    )));
+                }
+                relocs.push(Reloc {
+                    offset: cr.offset,
+                    sym,
+                    rtype: cr.rtype,
+                    addend: cr.addend,
+                });
+            }
+            secs[*r as usize - 1].data = SectionData::Relocs {
+                has_addend: true,
+                relocs,
+            };
+        }
+        for (i, &r) in rela.iter().enumerate() {
+            if let Some(r) = r {
+                secs[r as usize - 1].info = text[i];
+            }
+        }
+        for (i, &t) in text.iter().enumerate() {
+            secs[t as usize - 1].info = func_sym[i];
+        }
+        // EIATTR: global .nv.info.
+        let mut global = Vec::new();
+        let per_fn = self
+            .kernels
+            .iter()
+            .map(|k| (k.registers, k.frame_size))
+            .chain(self.functions.iter().map(|f| (f.registers, f.frame_size)));
+        for (i, (regs, frame)) in per_fn.enumerate() {
+            let f = func_sym[i];
+            global.push(sval(
+                code::REGCOUNT,
+                AttrValue::PerFunction {
+                    function: f,
+                    value: regs,
+                },
+            ));
+            global.push(sval(
+                code::FRAME_SIZE,
+                AttrValue::PerFunction {
+                    function: f,
+                    value: frame,
+                },
+            ));
+            if i < self.kernels.len() {
+                global.push(sval(
+                    code::MIN_STACK_SIZE,
+                    AttrValue::PerFunction {
+                        function: f,
+                        value: frame,
+                    },
+                ));
+            }
+        }
+        secs[nvinfo as usize - 1].data = SectionData::Attributes(global);
+        for (i, k) in self.kernels.iter().enumerate() {
+            let (offs, size) = &param_layouts[i];
+            let mut r = vec![sval(code::CUDA_API_VERSION, AttrValue::Words(vec![130]))];
+            for (ord, p) in k.params.iter().enumerate().rev() {
+                r.push(sval(
+                    code::KPARAM_INFO,
+                    AttrValue::KparamInfo(KparamInfo {
+                        index: 0,
+                        ordinal: ord as u16,
+                        offset: offs[ord] as u16,
+                        log_align: 0,
+                        space: 0,
+                        cbank: 0x1f,
+                        in_smem: false,
+                        size: p.size as u16,
+                    }),
+                ));
+            }
+            r.push(hval(code::MAXREG_COUNT, 0xff));
+            if let Some(d) = k.max_threads {
+                r.push(sval(code::MAX_THREADS, AttrValue::Dim3(d)));
+            }
+            if let Some(d) = k.reqntid {
+                r.push(sval(code::REQNTID, AttrValue::Dim3(d)));
+            }
+            if !k.s2rctaid_offsets.is_empty() {
+                r.push(sval(
+                    code::S2RCTAID_INSTR_OFFSETS,
+                    AttrValue::Words(k.s2rctaid_offsets.clone()),
+                ));
+            }
+            if !k.exit_offsets.is_empty() {
+                r.push(sval(
+                    code::EXIT_INSTR_OFFSETS,
+                    AttrValue::Words(k.exit_offsets.clone()),
+                ));
+            }
+            r.push(hval(code::CBANK_PARAM_SIZE, *size as u16));
+            r.push(sval(
+                code::PARAM_CBANK,
+                AttrValue::ParamCbank {
+                    symbol: const0_syms[i],
+                    offset: base as u16,
+                    size: *size as u16,
+                },
+            ));
+            let s = &mut secs[kinfo[i] as usize - 1];
+            s.info = text[i];
+            s.data = SectionData::Attributes(r);
+        }
+        let _ = shared;
+
+        // String tables.
+        let mut shstr = StringTable::new();
+        let mut strtab_t = StringTable::new();
+        let mut sections = vec![Section {
+            name: String::new(),
+            name_offset: 0,
+            sh_type: sht::NULL,
+            flags: 0,
+            addr: 0,
+            link: 0,
+            info: 0,
+            addralign: 0,
+            entsize: 0,
+            data: SectionData::Null,
+            placement: Placement::Packed { pad: 0 },
+        }];
+        for s in &secs {
+            let name_offset = shstr.add(&s.name);
+            sections.push(Section {
+                name: s.name.clone(),
+                name_offset,
+                sh_type: s.sh_type,
+                flags: s.flags,
+                addr: 0,
+                link: s.link,
+                info: s.info,
+                addralign: s.align,
+                entsize: s.entsize,
+                data: s.data.clone(),
+                placement: Placement::Packed { pad: 0 },
+            });
+        }
+        let symbols: Vec<Symbol> = syms
+            .iter()
+            .map(|(name, info, other, shndx, value, size)| Symbol {
+                name: name.clone(),
+                name_offset: strtab_t.add(name),
+                info: *info,
+                other: *other,
+                shndx: *shndx as u16,
+                value: *value,
+                size: *size,
+            })
+            .collect();
+        sections[shstrtab as usize].data = SectionData::Strings(shstr);
+        sections[strtab as usize].data = SectionData::Strings(strtab_t);
+        sections[symtab as usize].link = strtab;
+        sections[symtab as usize].info = first_global;
+        sections[symtab as usize].entsize = 24;
+        sections[symtab as usize].data = SectionData::Symbols(symbols);
+
+        let mut cubin = Cubin {
+            header: Header {
+                os_abi: ELFOSABI_CUDA,
+                abi_version: 8,
+                e_type: 2,
+                e_machine: EM_CUDA,
+                e_version: 1,
+                e_entry: 0,
+                e_flags: (6 << 24) | (self.sm << 8) | if self.sm >= 100 { 2 } else { 4 },
+                shstrndx: shstrtab as u16,
+            },
+            sections,
+            program_headers: Vec::new(),
+            tables: TablePlacement::Standard,
+        };
+        cubin.program_headers = program_headers(&cubin);
+        Ok(cubin)
+    }
+
+    fn tkinfo_note(&self) -> Note {
+        let strings = [
+            "kiln".to_string(),
+            format!("kiln PTX compiler, release 13.0, V{KILN_VERSION}"),
+            String::new(),
+            self.command_line.clone(),
+        ];
+        let mut pool = vec![0u8];
+        let mut offs = Vec::new();
+        for s in &strings {
+            offs.push(pool.len() as u32);
+            pool.extend_from_slice(s.as_bytes());
+            pool.push(0);
+        }
+        let mut desc = Vec::new();
+        for w in [2u32, 0, offs[0], offs[1], offs[2], offs[3]] {
+            desc.extend_from_slice(&w.to_le_bytes());
+        }
+        desc.extend_from_slice(&pool);
+        desc.resize(desc.len().div_ceil(4) * 4, 0);
+        Note {
+            name: b"NVIDIA Corp".to_vec(),
+            ntype: 2000,
+            desc,
+        }
+    }
+
+    fn cuinfo_note(&self) -> Note {
+        let mut desc = Vec::new();
+        desc.extend_from_slice(&2u16.to_le_bytes());
+        desc.extend_from_slice(&(self.sm as u16).to_le_bytes());
+        desc.extend_from_slice(&130u32.to_le_bytes());
+        Note {
+            name: b"NVIDIA Corp".to_vec(),
+            ntype: 1000,
+            desc,
+        }
+    }
+
+    fn compat_records(&self) -> Vec<Record> {
+        vec![
+            bval(0x09, u8::from(self.accelerated)),
+            bval(0x02, 1),
+            bval(0x05, 5),
+            Record::from_value(
+                0x07,
+                Format::Hval,
+                &AttrValue::MercuryIsaVersion { major: 1, minor: 1 },
+            ),
+            bval(0x03, 0),
+            bval(0x06, 1),
+            sval(0x0b, AttrValue::Words(vec![0, 0])),
+        ]
+    }
+}
+
+/// Parameter offsets (relative to the parameter base) and the block size: each parameter at
+/// its alignment, the block size rounded to 4.
+fn layout_params(params: &[Param]) -> (Vec<u32>, u32) {
+    let mut off = 0u32;
+    let mut offs = Vec::with_capacity(params.len());
+    for p in params {
+        let a = p.align.max(1);
+        off = off.div_ceil(a) * a;
+        offs.push(off);
+        off += p.size;
+    }
+    (offs, off.div_ceil(4) * 4)
+}
+
+/// The callgraph ptxas writes for a program without calls: four `(0, -n)` edges.
+fn callgraph_bytes() -> Vec<u8> {
+    let mut v = Vec::new();
+    for n in 1..=4i32 {
+        v.extend_from_slice(&0u32.to_le_bytes());
+        v.extend_from_slice(&(-n).to_le_bytes());
+    }
+    v
+}
+
+/// Program headers in ptxas's shape: PHDR and a LOAD of the header table itself, a LOAD of
+/// all code sections (R E), one of the NOBITS data (RW) and one of the constant banks (R).
+fn program_headers(c: &Cubin) -> Vec<ProgramHeader> {
+    let (lay, _) = crate::write::layout(&Cubin {
+        program_headers: vec![ProgramHeader {
+            p_type: 0,
+            flags: 0,
+            offset: 0,
+            vaddr: 0,
+            paddr: 0,
+            filesz: 0,
+            memsz: 0,
+            align: 0,
+        }],
+        ..c.clone()
+    });
+    let span = |pred: &dyn Fn(&Section) -> bool| -> Option<(u64, u64, u64)> {
+        let mut lo = u64::MAX;
+        let mut hi_file = 0u64;
+        let mut hi_mem = 0u64;
+        for (i, s) in c.sections.iter().enumerate() {
+            if i == 0 || !pred(s) {
+                continue;
+            }
+            let o = lay.offsets[i];
+            lo = lo.min(o);
+            let size = s.size();
+            if s.sh_type != sht::NOBITS {
+                hi_file = hi_file.max(o + size);
+            }
+            hi_mem = hi_mem.max(o + size);
+        }
+        (lo != u64::MAX).then(|| (lo, hi_file.saturating_sub(lo), hi_mem - lo))
+    };
+    let mut ph = Vec::new();
+    let n = 5u64;
+    let table = ProgramHeader {
+        p_type: 6,
+        flags: 4,
+        offset: lay.phoff,
+        vaddr: 0,
+        paddr: 0,
+        filesz: 56 * n,
+        memsz: 56 * n,
+        align: 8,
+    };
+    ph.push(table);
+    ph.push(ProgramHeader { p_type: 1, ..table });
+    let code = span(&|s| s.flags & shf::EXECINSTR != 0).unwrap_or((0, 0, 0));
+    ph.push(ProgramHeader {
+        p_type: 1,
+        flags: 5,
+        offset: code.0,
+        vaddr: 0,
+        paddr: 0,
+        filesz: code.1,
+        memsz: code.2,
+        align: 8,
+    });
+    let bss = span(&|s| s.sh_type == sht::NOBITS).unwrap_or((code.0 + code.2, 0, 0));
+    ph.push(ProgramHeader {
+        p_type: 1,
+        flags: 6,
+        offset: bss.0,
+        vaddr: 0,
+        paddr: 0,
+        filesz: 0,
+        memsz: bss.2,
+        align: 8,
+    });
+    let cst = span(&|s| {
+        s.flags & shf::ALLOC != 0 && s.flags & shf::EXECINSTR == 0 && s.sh_type != sht::NOBITS
+    })
+    .unwrap_or((bss.0, 0, 0));
+    ph.push(ProgramHeader {
+        p_type: 1,
+        flags: 4,
+        offset: cst.0,
+        vaddr: 0,
+        paddr: 0,
+        filesz: cst.1,
+        memsz: cst.2,
+        align: 8,
+    });
+    ph
+}

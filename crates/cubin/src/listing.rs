@@ -215,8 +215,18 @@ fn value_text(r: &Record, syms: &[Symbol], compat: bool) -> Option<String> {
             }
             s
         }
-        (AttrValue::ParamCbank { symbol, offset, size }, _) => {
-            format!("{symbol:#x} {:#x} ", (u32::from(*size) << 16) | u32::from(*offset))
+        (
+            AttrValue::ParamCbank {
+                symbol,
+                offset,
+                size,
+            },
+            _,
+        ) => {
+            format!(
+                "{symbol:#x} {:#x} ",
+                (u32::from(*size) << 16) | u32::from(*offset)
+            )
         }
         (AttrValue::Dim3(d), _) => format!("{:#x} {:#x} {:#x} ", d[0], d[1], d[2]),
         (AttrValue::Words(w), _) => w.iter().map(|x| format!("{x:#x} ")).collect(),
@@ -382,7 +392,11 @@ pub fn json(c: &Cubin) -> String {
             );
             o.push_str(if j + 1 < recs.len() { ",\n" } else { "\n" });
         }
-        o.push_str(if k + 1 < listed.len() { "    ],\n" } else { "    ]\n" });
+        o.push_str(if k + 1 < listed.len() {
+            "    ],\n"
+        } else {
+            "    ]\n"
+        });
     }
     o.push_str("  }\n}\n");
     o
