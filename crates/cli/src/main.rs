@@ -5,6 +5,8 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod objdump;
+
 /// kiln: an incremental PTX → SASS compiler.
 #[derive(Parser)]
 #[command(name = "kiln", version, about)]
@@ -14,9 +16,14 @@ struct Cli {
 }
 
 #[derive(Subcommand)]
-enum Command {}
+enum Command {
+    /// List a cubin's sections, symbols and EIATTR records (like `cuobjdump -elf`).
+    Objdump(objdump::ObjdumpArgs),
+}
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    match cli.command {}
+    match cli.command {
+        Command::Objdump(a) => objdump::run(&a),
+    }
 }
