@@ -277,11 +277,14 @@ pub mod code {
     pub const S2RCTAID_INSTR_OFFSETS: u8 = 0x1d;
     pub const CRS_STACK_SIZE: u8 = 0x1e;
     pub const MAX_STACK_SIZE: u8 = 0x23;
+    pub const MBARRIER_INSTR_OFFSETS: u8 = 0x39;
+    pub const KPARAM_INFO_V2: u8 = 0x45;
     pub const COOP_GROUP_INSTR_OFFSETS: u8 = 0x28;
     pub const COOP_GROUP_MASK_REGIDS: u8 = 0x29;
     pub const WMMA_USED: u8 = 0x2b;
     pub const REGCOUNT: u8 = 0x2f;
     pub const INT_WARP_WIDE_INSTR_OFFSETS: u8 = 0x31;
+    pub const INDIRECT_BRANCH_TARGETS: u8 = 0x34;
     pub const SW2861232_WAR: u8 = 0x35;
     pub const SW_WAR: u8 = 0x36;
     pub const CUDA_API_VERSION: u8 = 0x37;

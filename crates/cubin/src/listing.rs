@@ -38,6 +38,10 @@ pub fn section_type_name(t: u32) -> String {
         sht::REL => "REL".into(),
         sht::CUDA_INFO | sht::CUDA_MERC_INFO => "CUDA_INFO".into(),
         sht::CUDA_CALLGRAPH => "CUDA_CALLGRAPH".into(),
+        0x7000_0002 => "CUDA_PROTOTYPE".into(),
+        0x7000_0007 => "CUDA_GLOBAL".into(),
+        0x7000_000a => "CUDA_SHARED".into(),
+        0x7000_0064 => "CUDA_CONSTANT_B0".into(),
         0x7000_0008 => "CUDA_GLOBAL_INIT".into(),
         sht::CUDA_RELOCINFO => "CUDA_RELOCINFO".into(),
         sht::CUDA_RESERVED_SHARED => "CUDA_RESERVED_SHARED".into(),
@@ -162,6 +166,22 @@ pub fn listing(c: &Cubin) -> String {
     o
 }
 
+/// EIATTR_INDIRECT_BRANCH_TARGETS groups: `(branch offset, 0, count, targets...)*`.
+fn indirect_branch_groups(w: &[u32]) -> Option<Vec<(u32, Vec<u32>)>> {
+    let mut out = Vec::new();
+    let mut i = 0usize;
+    while i < w.len() {
+        let (off, zero, n) = (*w.get(i)?, *w.get(i + 1)?, *w.get(i + 2)? as usize);
+        if zero != 0 {
+            return None;
+        }
+        let targets = w.get(i + 3..i + 3 + n)?.to_vec();
+        out.push((off, targets));
+        i += 3 + n;
+    }
+    Some(out)
+}
+
 fn func_ref(syms: &[Symbol], idx: u32) -> String {
     let name = syms
         .get(idx as usize)
@@ -186,8 +206,8 @@ fn value_text(r: &Record, syms: &[Symbol], compat: bool) -> Option<String> {
                 code::REGCOUNT => format!("{f}\tregister count: {value}"),
                 code::FRAME_SIZE => format!("{f}\tframe size: {value:#x}"),
                 code::MIN_STACK_SIZE => format!("{f}\tmin stack size: {value:#x}"),
-                code::MAX_STACK_SIZE => format!("{f}\tmax stack size: {value:#x}"),
-                _ => format!("{f}\tvalue: {value:#x}"),
+                // cuobjdump prints the others (MAX_STACK_SIZE, ...) as plain words.
+                _ => format!("{function:#x} {value:#x} "),
             }
         }
         (AttrValue::KparamInfo(k), _) => format!(
@@ -214,6 +234,78 @@ fn value_text(r: &Record, syms: &[Symbol], compat: bool) -> Option<String> {
                 let _ = write!(s, "{kind} : \tOffset : {:#x}", pair[1]);
             }
             s
+        }
+        (AttrValue::Words(w), _)
+            if r.code == code::INDIRECT_BRANCH_TARGETS
+                && !compat
+                && indirect_branch_groups(w).is_some() =>
+        {
+            let mut s = String::new();
+            for (off, targets) in indirect_branch_groups(w).unwrap_or_default() {
+                let _ = write!(
+                    s,
+                    "\n\t\tOffset of Indirect Branch: {off:#x}\t Number of targets: {}\n\t\tTargets: ",
+                    targets.len()
+                );
+                for t in targets {
+                    let _ = write!(s, "{t:#x} ");
+                }
+            }
+            s
+        }
+        (AttrValue::Words(w), _) if r.code == code::EXTERNS && !compat => {
+            let mut s = String::from("externs:\t");
+            for &i in w {
+                let name = syms.get(i as usize).map(|s| s.name.as_str()).unwrap_or("");
+                let _ = write!(s, "{name}({i:#x})\t");
+            }
+            s
+        }
+        (AttrValue::Words(w), _)
+            if r.code == code::MBARRIER_INSTR_OFFSETS && !compat && w.len() % 4 == 0 =>
+        {
+            let mut s = String::new();
+            for e in w.chunks_exact(4) {
+                let kind = match e[3] & 0xff {
+                    0 => "MBARRIER_INIT",
+                    1 => "MBARRIER_ARRIVE",
+                    5 => "MBARRIER_TEST_WAIT",
+                    6 => "MBARRIER_TEST_WAIT_PARITY",
+                    7 => "MBARRIER_CP_ASYNC_ARRIVE",
+                    8 => "MBARRIER_INVAL",
+                    9 => "MBARRIER_TRY_WAIT",
+                    10 => "MBARRIER_TRY_WAIT_PARITY",
+                    _ => "Unknown Instruction",
+                };
+                let stride = match (e[3] >> 8) & 0xff {
+                    1 => "MBARRIER_STRIDE_X4".to_string(),
+                    x => format!("unknown({x:#x})"),
+                };
+                let imm = if e[2] == 0 {
+                    String::new()
+                } else {
+                    format!(" + {}", e[2] as i32)
+                };
+                let _ = write!(
+                    s,
+                    "\n\t{:#x}\t:\tInstruction Kind : {kind}\t(R{} + UR{}{imm})\tStride : {stride}",
+                    e[0],
+                    e[1],
+                    (e[3] >> 16) & 0xff
+                );
+            }
+            s
+        }
+        (AttrValue::Words(w), _)
+            if r.code == code::KPARAM_INFO_V2 && !compat && w.len() == 3 && w[2] >> 16 == 0 =>
+        {
+            format!(
+                "Index : {:#x}\tOrdinal : {:#x}\tOffset  : {:#x}\tSize    : {:#x}\n\t\tPointee's logAlignment : 0x0\tSpace : 0x0\t",
+                w[0],
+                w[1] & 0xffff,
+                w[1] >> 16,
+                w[2] & 0xffff
+            )
         }
         (
             AttrValue::ParamCbank {
@@ -248,9 +340,13 @@ pub fn normalize(text: &str) -> Vec<String> {
 pub fn cuobjdump_blocks(text: &str, attr_sections: &[&str]) -> String {
     let mut out = String::new();
     let mut in_block = false;
-    for line in text.lines() {
+    let lines: Vec<&str> = text.lines().collect();
+    for (i, &line) in lines.iter().enumerate() {
         if in_block {
-            if line.trim().is_empty() {
+            // A blank line ends a block unless the block goes on with an indented line
+            // (cuobjdump puts blank lines inside EIATTR_INDIRECT_BRANCH_TARGETS values).
+            let continues = lines.get(i + 1).is_some_and(|n| n.starts_with('\t'));
+            if line.trim().is_empty() && !continues {
                 in_block = false;
                 out.push('\n');
             } else {
