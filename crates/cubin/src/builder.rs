@@ -4,12 +4,12 @@
 //! out with the same writer rule as read cubins ([`crate::write`]). The section set and order
 //! follow what ptxas 13.0.88 writes for whole-program cubins:
 //!
-//! `.shstrtab .strtab .symtab .note.nv.tkinfo .note.nv.cuinfo .nv.info [.nv.compat]
-//! .nv.info.<k>... .nv.callgraph .rela.text.<f>... [.nv.constant3] .text.<f>...
+//! `.shstrtab .strtab .symtab .debug_frame .note.nv.tkinfo .note.nv.cuinfo .nv.info [.nv.compat]
+//! .nv.info.<k>... .nv.callgraph .rela.text.<f>... .rela.debug_frame [.nv.constant3] .text.<f>...
 //! [.nv.global.init] [.nv.global] .nv.shared.<k>... .nv.constant0.<k>...`
 //!
 //! Not modelled (ptxas writes them, the driver does not need them for a kernel without
-//! debug info): `.debug_frame`, `.nv.shared.reserved.0` and its symbols, the Mercury
+//! debug info): the Mercury
 //! (`.nv.merc.*`, `.nv.capmerc.*`) sections of sm_100+.
 
 use crate::eiattr::{AttrValue, Format, KparamInfo, Record, code};
@@ -200,6 +200,18 @@ impl Builder {
             &mut secs,
             plain(".symtab".into(), sht::SYMTAB, 0, 8, SectionData::Null),
         );
+        // cuobjdump needs `.debug_frame` (it rejects sm_90+ cubins without one and reads no
+        // toolkit version from older ones); the contents are filled in below.
+        let debug_frame = push(
+            &mut secs,
+            plain(
+                ".debug_frame".into(),
+                sht::PROGBITS,
+                0,
+                1,
+                SectionData::Bytes(Vec::new()),
+            ),
+        );
         let tkinfo = push(
             &mut secs,
             plain(
@@ -301,6 +313,19 @@ impl Builder {
                 })
             })
             .collect();
+        // Call frame information: one FDE per code unit, its start relocated against the
+        // function symbol (R_CUDA_64 = 2) as ptxas does.
+        let mut frame_sec = plain(
+            ".rela.debug_frame".into(),
+            sht::RELA,
+            shf::INFO_LINK,
+            8,
+            SectionData::Null,
+        );
+        frame_sec.link = symtab;
+        frame_sec.info = debug_frame;
+        frame_sec.entsize = 24;
+        let rela_frame = push(&mut secs, frame_sec);
         let mut const3_bytes = Vec::new();
         let mut const_offsets = Vec::new();
         for c in &self.constants {
@@ -476,6 +501,7 @@ impl Builder {
                 }
             }
         }
+        section_sym(&mut syms, &secs, debug_frame);
         section_sym(&mut syms, &secs, callgraph);
         for idx in [const3, ginit, gbss].into_iter().flatten() {
             section_sym(&mut syms, &secs, idx);
@@ -563,6 +589,17 @@ impl Builder {
         for (i, &t) in text.iter().enumerate() {
             secs[t as usize - 1].info = func_sym[i];
         }
+        let (frame, frame_relocs) = debug_frame_bytes(
+            units
+                .iter()
+                .zip(&func_sym)
+                .map(|(u, &sym)| (sym, u.code.len() as u64)),
+        );
+        secs[debug_frame as usize - 1].data = SectionData::Bytes(frame);
+        secs[rela_frame as usize - 1].data = SectionData::Relocs {
+            has_addend: true,
+            relocs: frame_relocs,
+        };
         // EIATTR: global .nv.info.
         let mut global = Vec::new();
         let per_fn = self
@@ -787,6 +824,38 @@ fn layout_params(params: &[Param]) -> (Vec<u32>, u32) {
         off += p.size;
     }
     (offs, off.div_ceil(4) * 4)
+}
+
+/// The CIE ptxas 13.0.88 writes at the start of `.debug_frame` (64-bit DWARF, version 3, code
+/// alignment 4, data alignment -4, return address register 0xffffffff, initial instructions
+/// `DW_CFA_def_cfa R1+0; DW_CFA_same_value R255; DW_CFA_same_value R1`), as decoded by
+/// `cuobjdump -elf`.
+const PTXAS_CIE: [u8; 48] = [
+    0xff, 0xff, 0xff, 0xff, 0x24, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+    0xff, 0x03, 0x00, 0x04, 0x7c, 0xff, 0xff, 0xff, 0xff, 0x0f, 0x0c, 0x81, 0x80, 0x80, 0x28, 0x00,
+    0x08, 0xff, 0x81, 0x80, 0x28, 0x08, 0x81, 0x80, 0x80, 0x28, 0x00, 0x00, 0x00,
+];
+
+/// `.debug_frame` with the CIE and one FDE per `(function symbol, code size)` (CFA = R1 + 0
+/// for the whole function), and the relocations of the FDEs' start addresses.
+fn debug_frame_bytes(units: impl Iterator<Item = (u32, u64)>) -> (Vec<u8>, Vec<Reloc>) {
+    let mut out = PTXAS_CIE.to_vec();
+    let mut relocs = Vec::new();
+    for (sym, size) in units {
+        out.extend_from_slice(&[0xff; 4]);
+        out.extend_from_slice(&32u64.to_le_bytes()); // length after this field
+        out.extend_from_slice(&0u64.to_le_bytes()); // CIE pointer
+        relocs.push(Reloc {
+            offset: out.len() as u64,
+            sym,
+            rtype: 2,
+            addend: 0,
+        });
+        out.extend_from_slice(&0u64.to_le_bytes()); // initial location (relocated)
+        out.extend_from_slice(&size.to_le_bytes()); // address range
+        out.extend_from_slice(&[0x0c, 0x81, 0x80, 0x80, 0x28, 0x00, 0x00, 0x00]); // def_cfa R1+0; nops
+    }
+    (out, relocs)
 }
 
 /// The callgraph ptxas writes for a program without calls: four `(0, -n)` edges.

@@ -62,9 +62,7 @@ fn from_scratch_cubin_accepted_by_cuobjdump_and_nvdisasm() {
         return;
     };
     let dir = tmpdir("scratch");
-    // sm_90+ from-scratch cubins are still refused by cuobjdump (`Invalid ELF`); see
-    // docs/arch/cubin.md. The builder's parameter layout is checked for all SMs below.
-    for sm in [75, 80, 86, 89] {
+    for sm in SMS {
         let mut b = Builder::new(sm);
         b.command_line = format!("-arch sm_{sm}");
         b.kernels.push(Kernel {
