@@ -747,6 +747,7 @@ impl Builder {
                 e_entry: 0,
                 e_flags: (6 << 24) | (self.sm << 8) | if self.sm >= 100 { 2 } else { 4 },
                 shstrndx: shstrtab as u16,
+                phentsize: 56,
             },
             sections,
             program_headers: Vec::new(),

@@ -66,6 +66,9 @@ pub struct Header {
     pub e_flags: u32,
     /// `e_shstrndx`.
     pub shstrndx: u16,
+    /// `e_phentsize`: 56 whenever there are program headers; ptxas also writes 56 for
+    /// relocatable sm_75/sm_80 objects without any, and 0 for sm_90+ ones.
+    pub phentsize: u16,
 }
 
 impl Header {

@@ -61,6 +61,7 @@ pub fn read(data: &[u8]) -> Result<Cubin, Error> {
         e_entry: fh.e_entry.get(e),
         e_flags: fh.e_flags.get(e).into_inner(),
         shstrndx,
+        phentsize: fh.e_phentsize.get(e),
     };
     if fh.e_ident.os_abi.into_inner() != ELFOSABI_CUDA || header.e_machine != EM_CUDA {
         return Err(Error::new(format!(

@@ -145,14 +145,7 @@ pub fn write(c: &Cubin) -> Vec<u8> {
     eh.extend_from_slice(&lay.shoff.to_le_bytes());
     eh.extend_from_slice(&h.e_flags.to_le_bytes());
     eh.extend_from_slice(&64u16.to_le_bytes());
-    eh.extend_from_slice(
-        &(if c.program_headers.is_empty() {
-            0u16
-        } else {
-            56
-        })
-        .to_le_bytes(),
-    );
+    eh.extend_from_slice(&h.phentsize.to_le_bytes());
     eh.extend_from_slice(&(c.program_headers.len() as u16).to_le_bytes());
     eh.extend_from_slice(&64u16.to_le_bytes());
     eh.extend_from_slice(&(c.sections.len() as u16).to_le_bytes());
