@@ -896,7 +896,7 @@ fn program_headers(c: &Cubin) -> Vec<ProgramHeader> {
             let o = lay.offsets[i];
             lo = lo.min(o);
             let size = s.size();
-            if s.sh_type != sht::NOBITS {
+            if !is_nobits(s.sh_type) {
                 hi_file = hi_file.max(o + size);
             }
             hi_mem = hi_mem.max(o + size);
@@ -928,7 +928,7 @@ fn program_headers(c: &Cubin) -> Vec<ProgramHeader> {
         memsz: code.2,
         align: 8,
     });
-    let bss = span(&|s| s.sh_type == sht::NOBITS).unwrap_or((code.0 + code.2, 0, 0));
+    let bss = span(&|s| is_nobits(s.sh_type)).unwrap_or((code.0 + code.2, 0, 0));
     ph.push(ProgramHeader {
         p_type: 1,
         flags: 6,
@@ -940,7 +940,7 @@ fn program_headers(c: &Cubin) -> Vec<ProgramHeader> {
         align: 8,
     });
     let cst = span(&|s| {
-        s.flags & shf::ALLOC != 0 && s.flags & shf::EXECINSTR == 0 && s.sh_type != sht::NOBITS
+        s.flags & shf::ALLOC != 0 && s.flags & shf::EXECINSTR == 0 && !is_nobits(s.sh_type)
     })
     .unwrap_or((bss.0, 0, 0));
     ph.push(ProgramHeader {

@@ -23,6 +23,10 @@ pub mod sht {
     pub const CUDA_INFO: u32 = 0x7000_0000;
     /// `.nv.callgraph`.
     pub const CUDA_CALLGRAPH: u32 = 0x7000_0001;
+    /// `.nv.global` in relocatable objects (no file data).
+    pub const CUDA_GLOBAL: u32 = 0x7000_0007;
+    /// `.nv.shared.<f>` in relocatable objects (no file data).
+    pub const CUDA_SHARED: u32 = 0x7000_000a;
     /// `.nv.rel.action`.
     pub const CUDA_RELOCINFO: u32 = 0x7000_000b;
     /// `.nv.capmerc.text.<f>` (sm_100+).
@@ -37,6 +41,16 @@ pub mod sht {
     pub const CUDA_MERC_SYMTAB: u32 = 0x7000_0085;
     /// `.nv.compat`.
     pub const CUDA_COMPAT: u32 = 0x7000_0086;
+}
+
+/// Whether sections of this type occupy no file bytes: `SHT_NOBITS` and the NVIDIA types
+/// that relocatable objects use for the same role (`.nv.global` as CUDA_GLOBAL,
+/// `.nv.shared.<f>` as CUDA_SHARED) and `.nv.merc.nv.shared.reserved.*`.
+pub fn is_nobits(sh_type: u32) -> bool {
+    matches!(
+        sh_type,
+        sht::NOBITS | sht::CUDA_GLOBAL | sht::CUDA_SHARED | sht::CUDA_RESERVED_SHARED
+    )
 }
 
 /// Section flags.
@@ -172,7 +186,7 @@ pub struct Note {
 pub enum SectionData {
     /// Section 0.
     Null,
-    /// `SHT_NOBITS` (`.nv.shared.*`, `.nv.local.*`, `.nv.global`): a size, no file bytes.
+    /// No file bytes (see [`is_nobits`]: `.nv.shared.*`, `.nv.local.*`, `.nv.global`): a size.
     NoBits { size: u64 },
     /// `SHT_STRTAB`.
     Strings(StringTable),

@@ -73,7 +73,7 @@ pub fn read(data: &[u8]) -> Result<Cubin, Error> {
     // Raw bytes of each section (empty for NOBITS).
     let mut raw: Vec<&[u8]> = Vec::with_capacity(shdrs.len());
     for (i, sh) in shdrs.iter().enumerate() {
-        if i == 0 || sh.sh_type.get(e).into_inner() == sht::NOBITS {
+        if i == 0 || is_nobits(sh.sh_type.get(e).into_inner()) {
             raw.push(&[]);
             continue;
         }
@@ -145,7 +145,7 @@ pub fn read(data: &[u8]) -> Result<Cubin, Error> {
         } else {
             let aligned = align_up(cursor, align)
                 .ok_or_else(|| Error::new(format!("section {i}: alignment overflow")))?;
-            let size = if sh_type == sht::NOBITS {
+            let size = if is_nobits(sh_type) {
                 0
             } else {
                 sh.sh_size.get(e)
@@ -155,7 +155,7 @@ pub fn read(data: &[u8]) -> Result<Cubin, Error> {
                 .then(|| {
                     (1..i).find(|&j| {
                         let o = &shdrs[j];
-                        o.sh_type.get(e).into_inner() != sht::NOBITS
+                        !is_nobits(o.sh_type.get(e).into_inner())
                             && o.sh_offset.get(e) == off
                             && o.sh_size.get(e) == size
                     })
@@ -241,7 +241,7 @@ fn decode(
     e: LE,
 ) -> Result<SectionData, String> {
     Ok(match sh_type {
-        sht::NOBITS => SectionData::NoBits { size },
+        t if is_nobits(t) => SectionData::NoBits { size },
         sht::STRTAB => SectionData::Strings(StringTable {
             bytes: bytes.to_vec(),
         }),

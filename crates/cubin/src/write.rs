@@ -90,7 +90,7 @@ pub fn layout(c: &Cubin) -> (Layout, Vec<Vec<u8>>) {
             }
             Placement::Alias(j) => offsets.get(j as usize).copied().unwrap_or(cursor),
             Placement::At(o) => {
-                if s.sh_type != sht::NOBITS {
+                if !is_nobits(s.sh_type) {
                     cursor = cursor.max(o + size);
                 }
                 o
@@ -152,7 +152,7 @@ pub fn write(c: &Cubin) -> Vec<u8> {
     eh.extend_from_slice(&h.shstrndx.to_le_bytes());
     put(&mut out, 0, &eh);
     for (i, s) in c.sections.iter().enumerate() {
-        if i == 0 || s.sh_type == sht::NOBITS || matches!(s.placement, Placement::Alias(_)) {
+        if i == 0 || is_nobits(s.sh_type) || matches!(s.placement, Placement::Alias(_)) {
             continue;
         }
         put(&mut out, lay.offsets[i], &datas[i]);
