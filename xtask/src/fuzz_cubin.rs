@@ -83,10 +83,10 @@ fn seeds() -> Vec<Vec<u8>> {
             if out.len() >= 200 {
                 break;
             }
-            if let Ok(d) = std::fs::read(&p) {
-                if d.len() <= 512 * 1024 {
-                    out.push(d);
-                }
+            if let Ok(d) = std::fs::read(&p)
+                && d.len() <= 512 * 1024
+            {
+                out.push(d);
             }
         }
     }
@@ -139,9 +139,9 @@ fn mutate(rng: &mut Rng, data: &mut Vec<u8>) {
                     rng.next()
                 };
                 let bytes = v.to_le_bytes();
-                for k in 0..width {
+                for (k, &byte) in bytes.iter().enumerate().take(width) {
                     if let Some(b) = data.get_mut(at + k) {
-                        *b = bytes[k];
+                        *b = byte;
                     }
                 }
             }

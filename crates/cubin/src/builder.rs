@@ -486,19 +486,19 @@ impl Builder {
         section_sym(&mut syms, &secs, cuinfo);
         for (i, &t) in text.iter().enumerate() {
             section_sym(&mut syms, &secs, t);
-            if i == 0 {
-                if let Some(r) = reserved {
-                    // As ptxas: an undefined weak object and a weak alias in the window.
-                    syms.push((".nv.reservedSmem.offset0".into(), 0x21, 0, 0, 0, 4));
-                    syms.push((
-                        "__nv_reservedSMEM_offset_0_alias".into(),
-                        0x20,
-                        0xa0,
-                        r,
-                        0,
-                        0,
-                    ));
-                }
+            if i == 0
+                && let Some(r) = reserved
+            {
+                // As ptxas: an undefined weak object and a weak alias in the window.
+                syms.push((".nv.reservedSmem.offset0".into(), 0x21, 0, 0, 0, 4));
+                syms.push((
+                    "__nv_reservedSMEM_offset_0_alias".into(),
+                    0x20,
+                    0xa0,
+                    r,
+                    0,
+                    0,
+                ));
             }
         }
         section_sym(&mut syms, &secs, debug_frame);

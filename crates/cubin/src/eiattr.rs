@@ -388,7 +388,7 @@ pub enum AttrValue {
 }
 
 fn words(p: &[u8]) -> Option<Vec<u32>> {
-    if p.len() % 4 != 0 {
+    if !p.len().is_multiple_of(4) {
         return None;
     }
     Some(

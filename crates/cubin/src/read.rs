@@ -246,7 +246,7 @@ fn decode(
             bytes: bytes.to_vec(),
         }),
         sht::SYMTAB | sht::CUDA_MERC_SYMTAB => {
-            if bytes.len() % 24 != 0 {
+            if !bytes.len().is_multiple_of(24) {
                 return Err(format!(
                     "symbol table size {:#x} is not a multiple of 24",
                     bytes.len()
@@ -288,7 +288,7 @@ fn decode(
         sht::RELA | sht::CUDA_MERC_RELA | sht::REL => {
             let has_addend = sh_type != sht::REL;
             let ent = if has_addend { 24 } else { 16 };
-            if bytes.len() % ent != 0 {
+            if !bytes.len().is_multiple_of(ent) {
                 return Err(format!(
                     "relocation section size {:#x} is not a multiple of {ent}",
                     bytes.len()
