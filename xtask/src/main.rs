@@ -4,6 +4,7 @@
 //! hand (no clap) so that `cargo xtask` builds in seconds.
 
 mod corpus;
+mod cubin_names;
 mod fuzz_cubin;
 mod oracle;
 
@@ -17,6 +18,7 @@ commands:
                             cache folder and print the folder holding the binaries
   corpus <stage> [--dir DIR] [--arch sm_XX]
                             run a conformance stage over the corpus (default ../shared/corpus)
+  cubin-names [--print]     check the EIATTR name table against cuobjdump (or print it)
   fuzz-cubin [--seconds N] [--seed S]
                             mutation-fuzz the cubin reader (deterministic, bounded)
 ";
@@ -31,6 +33,7 @@ fn main() -> ExitCode {
         "oracle" => oracle::run(rest),
         "corpus" => corpus::run(rest),
         "fuzz-cubin" => fuzz_cubin::run(rest),
+        "cubin-names" => cubin_names::run(rest),
         "-h" | "--help" | "help" => {
             print!("{USAGE}");
             Ok(())

@@ -9,7 +9,7 @@
 //!
 //! (ptxas's own numbering, checked with `cuobjdump -elf`; the seed notes' format table is
 //! off by one.) Attribute names come from [`EIATTR_NAMES`], which was produced by probing
-//! `cuobjdump -elf` 13.0.88 with every code (see `docs/arch/cubin.md`).
+//! `cuobjdump -elf` 13.0.88 with every code (`cargo xtask cubin-names`).
 //!
 //! A record keeps its raw form ([`Record`]) so that codes and layouts we do not understand are
 //! rewritten exactly; [`Record::value`] decodes the payload into a typed [`AttrValue`] and
@@ -133,8 +133,9 @@ pub fn encode_records(records: &[Record], out: &mut Vec<u8>) {
 }
 
 /// EIATTR names by code as `cuobjdump -elf` 13.0.88 prints them (codes 0x00..=0x6f; `None`
-/// where cuobjdump prints `unknown Attribute`). Produced by `cargo xtask cubin-probe-names`,
-/// which patches one record of a real cubin to each code and reads cuobjdump's listing.
+/// where cuobjdump prints `unknown Attribute`). Produced and checked by
+/// `cargo xtask cubin-names [--print]`, which patches one record of a real cubin to each code
+/// and reads cuobjdump's listing.
 pub const EIATTR_NAMES: [Option<&str>; 0x70] = [
     Some("EIATTR_ERROR"),
     Some("EIATTR_PAD"),
