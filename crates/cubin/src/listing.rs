@@ -1,9 +1,9 @@
 //! A `cuobjdump -elf`-style listing of a cubin, and its JSON form.
 //!
 //! The listing holds the parts of `cuobjdump -elf` that describe the ELF structure and the
-//! metadata the driver reads: the header line, the section table, `.symtab`, and every
+//! metadata the driver reads: the header line, the section table, `.symtab`, every
 //! `.nv.info`, `.nv.info.<f>` and `.nv.compat` block with cuobjdump's attribute names, formats
-//! and value texts. It leaves out what cuobjdump prints as data dumps (hex words of code and
+//! and value texts, and the `.nv.callgraph` edges. It leaves out what cuobjdump prints as data dumps (hex words of code and
 //! constant banks, notes, DWARF decoding, relocation lists).
 //!
 //! **Equivalence** ([`compare_with_cuobjdump`]): take from cuobjdump's output exactly those
@@ -88,6 +88,34 @@ fn listed_attributes(s: &Section) -> bool {
         && matches!(s.data, SectionData::Attributes(_))
 }
 
+/// The edges of a `.nv.callgraph` section as `(caller, callee)` symbol indices (negative
+/// callees are ptxas's placeholders), when it is one and decodes as pairs of `i32`.
+pub fn callgraph_edges(s: &Section) -> Option<Vec<(i32, i32)>> {
+    if s.sh_type != sht::CUDA_CALLGRAPH {
+        return None;
+    }
+    let SectionData::Bytes(b) = &s.data else {
+        return None;
+    };
+    if b.len() % 8 != 0 {
+        return None;
+    }
+    Some(
+        b.chunks_exact(8)
+            .map(|c| {
+                (
+                    i32::from_le_bytes([c[0], c[1], c[2], c[3]]),
+                    i32::from_le_bytes([c[4], c[5], c[6], c[7]]),
+                )
+            })
+            .collect(),
+    )
+}
+
+fn callgraph_block(s: &Section) -> Option<Vec<(i32, i32)>> {
+    callgraph_edges(s).filter(|_| s.name == ".nv.callgraph")
+}
+
 /// The listing text.
 pub fn listing(c: &Cubin) -> String {
     let mut o = String::new();
@@ -139,6 +167,14 @@ pub fn listing(c: &Cubin) -> String {
         let _ = writeln!(o);
     }
     for s in &c.sections {
+        if let Some(edges) = callgraph_block(s) {
+            let _ = writeln!(o, "\n{}", s.name);
+            for (a, b) in edges {
+                let _ = writeln!(o, " <{a},{b}>");
+            }
+            let _ = writeln!(o);
+            continue;
+        }
         if !listed_attributes(s) {
             continue;
         }
@@ -374,7 +410,7 @@ pub fn compare_with_cuobjdump(c: &Cubin, cuobjdump_text: &str) -> Result<(), Str
     let names: Vec<&str> = c
         .sections
         .iter()
-        .filter(|s| listed_attributes(s))
+        .filter(|s| listed_attributes(s) || callgraph_block(s).is_some())
         .map(|s| s.name.as_str())
         .collect();
     let ours = normalize(&listing(c));

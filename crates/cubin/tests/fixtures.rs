@@ -117,3 +117,28 @@ fn clear_errors() {
     let e = cubin::read(&b).unwrap_err();
     assert!(e.message.contains("not a CUDA ELF"), "{e}");
 }
+
+/// The comparison notices a changed value, a dropped record and a changed callgraph edge.
+#[test]
+fn comparison_is_strict() {
+    let (_, bytes, theirs) = fixtures()
+        .into_iter()
+        .find(|(n, _, _)| n == "copy.sm_90.cubin")
+        .unwrap();
+    let c = cubin::read(&bytes).unwrap();
+    assert!(cubin::listing::compare_with_cuobjdump(&c, &theirs).is_ok());
+    for (from, to) in [
+        ("register count: 10", "register count: 11"),
+        ("EIATTR_MAXREG_COUNT", "EIATTR_MAXREG_COUNTX"),
+        (" <0,-3>\n", ""),
+        (".nv.constant0.copy\n", ".nv.constant0.cpy\n"),
+        ("flags=0x6005a04", "flags=0x6005a05"),
+    ] {
+        assert!(theirs.contains(from), "{from}");
+        let changed = theirs.replacen(from, to, 1);
+        assert!(
+            cubin::listing::compare_with_cuobjdump(&c, &changed).is_err(),
+            "change {from:?} -> {to:?} not noticed"
+        );
+    }
+}
