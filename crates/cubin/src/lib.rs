@@ -11,6 +11,7 @@
 
 pub mod builder;
 pub mod eiattr;
+pub mod facts;
 pub mod listing;
 pub mod model;
 pub mod read;

@@ -142,3 +142,29 @@ fn comparison_is_strict() {
         );
     }
 }
+
+/// Function facts agree with the values in the committed cuobjdump listing of copy.sm_90
+/// (`register count: 10`, parameters at 0x0/0x8/0x10 of sizes 8/8/4, `PARAM_CBANK 0x9
+/// 0x140210`, `EXIT_INSTR_OFFSETS 0x40 0xc0`).
+#[test]
+fn function_facts() {
+    let c = cubin::read(&std::fs::read(data_dir().join("copy.sm_90.cubin")).unwrap()).unwrap();
+    let f = c.functions();
+    assert_eq!(f.len(), 1);
+    let k = &f[0];
+    assert_eq!(
+        (k.name.as_str(), k.is_entry, k.code_size),
+        ("copy", true, 0x180)
+    );
+    assert_eq!(k.registers, Some(10));
+    assert_eq!((k.frame_size, k.min_stack_size), (Some(0), Some(0)));
+    let p: Vec<_> = k
+        .params
+        .iter()
+        .map(|p| (p.ordinal, p.offset, p.size))
+        .collect();
+    assert_eq!(p, vec![(0, 0, 8), (1, 8, 8), (2, 0x10, 4)]);
+    assert_eq!(k.param_block, Some((0x210, 0x14)));
+    assert_eq!(k.exit_offsets, vec![0x40, 0xc0]);
+    assert_eq!(k.shared_size, 0);
+}
