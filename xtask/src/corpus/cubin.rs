@@ -8,6 +8,7 @@
 //!
 //! Last line: `RESULT cubin <arch> cubins=<n> listing_equal=<n> byte_identical=<n> panics=<n>`.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -22,7 +23,36 @@ struct Outcome {
     rule_layout: usize,
     panics: usize,
     relocatable: usize,
+    facts_checked: usize,
+    facts_equal: usize,
     messages: Vec<String>,
+}
+
+/// ptxas's own `-v` report per (file, arch, entry) from `ptxas_kernels.tsv`:
+/// (registers, barriers, static shared bytes, stack bytes).
+type KernelTable = HashMap<(String, String, String), (u32, u32, u64, u32)>;
+
+fn load_kernel_table(dir: &Path) -> KernelTable {
+    let mut t = HashMap::new();
+    let Ok(text) = std::fs::read_to_string(dir.join("ptxas_kernels.tsv")) else {
+        return t;
+    };
+    for line in text.lines().skip(1) {
+        let f: Vec<&str> = line.split('\t').collect();
+        if f.len() < 7 {
+            continue;
+        }
+        let (Ok(regs), Ok(bar), Ok(smem), Ok(stack)) =
+            (f[3].parse(), f[4].parse(), f[5].parse(), f[6].parse())
+        else {
+            continue;
+        };
+        t.insert(
+            (f[0].to_string(), f[1].to_string(), f[2].to_string()),
+            (regs, bar, smem, stack),
+        );
+    }
+    t
 }
 
 /// `cuobjdump -elf` of a cached cubin, cached beside it.
@@ -51,12 +81,28 @@ fn cuobjdump_elf(cubin: &Path) -> Result<String, String> {
 }
 
 /// Checks one cubin file; returns (listing_equal, byte_identical, rule_layout, message).
-fn check_cubin(path: &Path) -> Result<(bool, bool, bool, Option<String>), String> {
+type Checked = (
+    bool,
+    bool,
+    bool,
+    Option<String>,
+    Vec<cubin::facts::FunctionFacts>,
+);
+
+fn check_cubin(path: &Path) -> Result<Checked, String> {
     let data = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let theirs = cuobjdump_elf(path)?;
     let c = match cubin::read(&data) {
         Ok(c) => c,
-        Err(e) => return Ok((false, false, false, Some(format!("read error: {e}")))),
+        Err(e) => {
+            return Ok((
+                false,
+                false,
+                false,
+                Some(format!("read error: {e}")),
+                Vec::new(),
+            ));
+        }
     };
     let mut msg = None;
     let listing_equal = match cubin::listing::compare_with_cuobjdump(&c, &theirs) {
@@ -76,10 +122,22 @@ fn check_cubin(path: &Path) -> Result<(bool, bool, bool, Option<String>), String
             data.len()
         ));
     }
-    Ok((listing_equal, byte_identical, c.layout_is_rule_based(), msg))
+    Ok((
+        listing_equal,
+        byte_identical,
+        c.layout_is_rule_based(),
+        msg,
+        c.functions(),
+    ))
 }
 
-fn check_file(dir: &Path, rel: &Path, arch: &str, lineinfo: bool) -> Option<Outcome> {
+fn check_file(
+    dir: &Path,
+    rel: &Path,
+    arch: &str,
+    lineinfo: bool,
+    table: &KernelTable,
+) -> Option<Outcome> {
     let text = super::read_text(&dir.join(rel)).ok()?;
     let targets = super::scan_targets(&text);
     let arch = super::arch_for_file(&targets, arch)?;
@@ -91,6 +149,8 @@ fn check_file(dir: &Path, rel: &Path, arch: &str, lineinfo: bool) -> Option<Outc
         rule_layout: 0,
         panics: 0,
         relocatable: 0,
+        facts_checked: 0,
+        facts_equal: 0,
         messages: Vec::new(),
     };
     let variants: &[&[&str]] = if lineinfo {
@@ -130,12 +190,35 @@ fn check_file(dir: &Path, rel: &Path, arch: &str, lineinfo: bool) -> Option<Outc
             if reloc { " -c" } else { "" }
         );
         match super::catch(|| check_cubin(&cubin)) {
-            Ok(Ok((l, b, r, msg))) => {
+            Ok(Ok((l, b, r, msg, facts))) => {
                 o.listing_equal += usize::from(l);
                 o.byte_identical += usize::from(b);
                 o.rule_layout += usize::from(r);
                 if let Some(m) = msg {
                     o.messages.push(format!("{what}: {m}"));
+                }
+                // Cross-check the kernels' facts with ptxas's own -v report.
+                let key_file = rel.to_string_lossy().into_owned();
+                for f in facts.iter().filter(|f| f.is_entry) {
+                    let key = (key_file.clone(), arch.clone(), f.name.clone());
+                    let Some(&(regs, bar, smem, stack)) = table.get(&key) else {
+                        continue;
+                    };
+                    o.facts_checked += 1;
+                    let ours = (
+                        f.registers.unwrap_or(0),
+                        u32::from(f.num_barriers.unwrap_or(0)),
+                    );
+                    if ours == (regs, bar) {
+                        o.facts_equal += 1;
+                    } else {
+                        o.messages.push(format!(
+                            "{what}: {}: (regs, barriers) ours {ours:?}, ptxas -v {:?}",
+                            f.name,
+                            (regs, bar)
+                        ));
+                    }
+                    let _ = (smem, stack);
                 }
             }
             Ok(Err(e)) => o.messages.push(format!("{what}: {e}")),
@@ -162,11 +245,13 @@ pub fn run(args: &CorpusArgs) -> Result<(), String> {
         .filter(|f| super::is_accepted(f))
         .collect();
     let dir = args.dir.clone();
+    let table = load_kernel_table(&dir);
     let results = super::par_map("cubin", &files, |rel| {
-        check_file(&dir, rel, &arch, lineinfo)
+        check_file(&dir, rel, &arch, lineinfo, &table)
     });
     let mut groups = GroupCounts::default();
     let (mut n, mut le, mut bi, mut rl, mut pa, mut rc) = (0, 0, 0, 0, 0, 0);
+    let (mut fc, mut fe) = (0, 0);
     let mut shown = 0;
     for o in results.into_iter().flatten() {
         groups.add(
@@ -186,6 +271,8 @@ pub fn run(args: &CorpusArgs) -> Result<(), String> {
         rl += o.rule_layout;
         pa += o.panics;
         rc += o.relocatable;
+        fc += o.facts_checked;
+        fe += o.facts_equal;
         for m in o.messages {
             if shown < 40 {
                 println!("{m}");
@@ -206,6 +293,9 @@ pub fn run(args: &CorpusArgs) -> Result<(), String> {
     ]);
     println!(
         "rule_layout={rl} (cubins whose every section offset follows the packing rule), relocatable={rc}"
+    );
+    println!(
+        "kernel_facts_checked={fc} kernel_facts_equal={fe} (REGCOUNT and NUM_BARRIERS of entries vs ptxas -v in ptxas_kernels.tsv)"
     );
     println!("RESULT cubin {arch} cubins={n} listing_equal={le} byte_identical={bi} panics={pa}");
     Ok(())
