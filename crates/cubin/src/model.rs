@@ -96,7 +96,7 @@ impl Header {
     pub fn flags_low(&self) -> u32 {
         self.e_flags & 0xff
     }
-    /// `e_flags` bits 24..32 (6, or 9 with `-lineinfo` on sm_100+ in ptxas 13.0 output).
+    /// `e_flags` bits 24..32 (6 in ptxas 13.0 output without `-lineinfo`; 9, 10 or 14 with it).
     pub fn flags_high(&self) -> u32 {
         self.e_flags >> 24
     }
