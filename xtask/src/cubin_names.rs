@@ -1,5 +1,5 @@
-//! `cargo xtask cubin-names [--print]`: checks `cubin::eiattr::EIATTR_NAMES` against
-//! `cuobjdump -elf` 13.0.88.
+//! `cargo xtask cubin-names [--print]`: checks `cubin::eiattr::EIATTR_NAMES` and
+//! `COMPAT_NAMES` against `cuobjdump -elf` 13.0.88.
 //!
 //! It compiles a small kernel with ptxas (sm_90), and for every code 0x00..=0x6f rewrites the
 //! code byte of the first record of the global `.nv.info` (an SVAL record, so the layout stays
@@ -86,7 +86,61 @@ pub fn run(args: &[String]) -> Result<(), String> {
     if print {
         println!("];");
     }
-    println!("RESULT cubin-names codes=112 mismatches={mismatches}");
+    // `.nv.compat`: rewrite the code of its INST_TENSORMAP_V1 record (a BVAL record that
+    // cuobjdump accepts with any code; changing other records makes it refuse the file).
+    let cidx = c
+        .sections
+        .iter()
+        .position(|s| s.name == ".nv.compat")
+        .ok_or("probe cubin has no .nv.compat")?;
+    let cubin::SectionData::Attributes(recs) = &c.sections[cidx].data else {
+        return Err(".nv.compat did not decode".into());
+    };
+    let mut at = lay.offsets[cidx] as usize;
+    for r in recs.iter().take_while(|r| r.code != 0x03) {
+        at += 4 + if r.format == cubin::eiattr::Format::Sval {
+            r.payload.len()
+        } else {
+            0
+        };
+    }
+    if print {
+        println!("pub const COMPAT_NAMES: [&str; _] = [");
+    }
+    for code in 0u8..0x20 {
+        let mut d = data.clone();
+        d[at + 1] = code;
+        std::fs::write(&probe, &d).map_err(|e| e.to_string())?;
+        let out = Command::new(&cuobjdump)
+            .arg("-elf")
+            .arg(&probe)
+            .output()
+            .map_err(|e| format!("running cuobjdump: {e}"))?;
+        let text = String::from_utf8_lossy(&out.stdout);
+        let name = text
+            .split("\n.nv.compat\n")
+            .nth(1)
+            .and_then(|rest| {
+                rest.lines()
+                    .filter_map(|l| l.trim().strip_prefix("Attribute:"))
+                    .nth(recs.iter().take_while(|r| r.code != 0x03).count())
+            })
+            .map(|n| n.trim().to_string())
+            .ok_or_else(|| format!("compat code {code:#x}: no attribute line"))?;
+        let theirs = (name != "unknown Attribute").then_some(name);
+        let ours = cubin::eiattr::compat_name(code).map(str::to_string);
+        if print && let Some(n) = &theirs {
+            println!("    \"{n}\",");
+        }
+        if theirs != ours {
+            mismatches += 1;
+            eprintln!("compat code {code:#04x}: cuobjdump {theirs:?}, table {ours:?}");
+        }
+    }
+    if print {
+        println!("];");
+    }
+    println!("RESULT cubin-names codes=112+32 mismatches={mismatches}");
     if mismatches > 0 {
         return Err(format!("{mismatches} EIATTR names differ from cuobjdump"));
     }

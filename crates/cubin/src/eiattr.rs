@@ -497,19 +497,28 @@ impl Record {
     }
 }
 
-/// cuobjdump's names for `.nv.compat` codes, as observed in its listings of ptxas 13.0.88
-/// cubins (codes not listed here are printed as `unknown` by our listing).
+/// `.nv.compat` record names by code as `cuobjdump -elf` 13.0.88 prints them (codes
+/// 0x00..=0x0c; higher codes print `unknown Attribute`). Produced and checked by
+/// `cargo xtask cubin-names`, like [`EIATTR_NAMES`].
+pub const COMPAT_NAMES: [&str; 0x0d] = [
+    "EICOMPAT_ATTR_ERROR",
+    "EICOMPAT_ATTR_PAD",
+    "EICOMPAT_ATTR_ISA_CLASS",
+    "EICOMPAT_ATTR_INST_TENSORMAP_V1",
+    "EICOMPAT_ATTR_INST_TCGEN05_MMA_DEPRECATED",
+    "EICOMPAT_ATTR_INST_TCGEN05_MMA",
+    "EICOMPAT_ATTR_ENABLE_OPPORTUNISTIC_FINALIZATION",
+    "EICOMPAT_ATTR_MERCURY_ISA_MAJOR_MINOR_VERSION",
+    "EICOMPAT_ATTR_MERCURY_ISA_PATCH_VERSION",
+    "EICOMPAT_ATTR_CUDA_ACCELERATOR_TARGET",
+    "EICOMPAT_ATTR_CUDA_DRIVER_VERSION",
+    "EICOMPAT_ATTR_CAN_FASTPATH_FINALIZE",
+    "EICOMPAT_ATTR_ERROR_LAST",
+];
+
+/// cuobjdump's name for a `.nv.compat` code (`None`: `unknown Attribute`).
 pub fn compat_name(code: u8) -> Option<&'static str> {
-    Some(match code {
-        0x02 => "EICOMPAT_ATTR_ISA_CLASS",
-        0x03 => "EICOMPAT_ATTR_INST_TENSORMAP_V1",
-        0x05 => "EICOMPAT_ATTR_INST_TCGEN05_MMA",
-        0x06 => "EICOMPAT_ATTR_ENABLE_OPPORTUNISTIC_FINALIZATION",
-        0x07 => "EICOMPAT_ATTR_MERCURY_ISA_MAJOR_MINOR_VERSION",
-        0x09 => "EICOMPAT_ATTR_CUDA_ACCELERATOR_TARGET",
-        0x0b => "EICOMPAT_ATTR_CAN_FASTPATH_FINALIZE",
-        _ => return None,
-    })
+    COMPAT_NAMES.get(usize::from(code)).copied()
 }
 
 #[cfg(test)]
