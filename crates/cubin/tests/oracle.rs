@@ -80,6 +80,23 @@ fn from_scratch_cubin_accepted_by_cuobjdump_and_nvdisasm() {
             align: 4,
             init: Some(vec![1, 2, 3, 4]),
         });
+        b.globals.push(cubin::builder::Global {
+            name: "scratch".into(),
+            size: 64,
+            align: 8,
+            init: None,
+        });
+        b.constants.push(cubin::builder::Constant {
+            name: "table".into(),
+            align: 4,
+            bytes: (0u8..32).collect(),
+        });
+        b.functions.push(cubin::builder::Function {
+            name: "kiln_helper".into(),
+            code: hand_written_kernel(),
+            registers: 4,
+            ..cubin::builder::Function::default()
+        });
         let c = b.build().unwrap();
         let bytes = cubin::write(&c);
         // Our own reader and writer agree with the builder.
