@@ -334,9 +334,16 @@ pub fn ptxas_cubin(ptx_text: &str, arch: &str, extra: &[&str]) -> Result<PtxasOu
         ));
     }
     let ptxas = oracle::tool("ptxas")?;
-    // Unique temporaries so that parallel workers never collide.
-    let tmp_ptx = dir.join(format!("{key:016x}.{}.ptx.tmp", std::process::id()));
-    let tmp_out = dir.join(format!("{key:016x}.{}.cubin.tmp", std::process::id()));
+    // Unique temporaries so that parallel workers never collide (threads of one process
+    // share the pid, and identical corpus texts share the key).
+    static TMP_SEQ: AtomicUsize = AtomicUsize::new(0);
+    let uniq = format!(
+        "{}-{}",
+        std::process::id(),
+        TMP_SEQ.fetch_add(1, Ordering::Relaxed)
+    );
+    let tmp_ptx = dir.join(format!("{key:016x}.{uniq}.ptx.tmp"));
+    let tmp_out = dir.join(format!("{key:016x}.{uniq}.cubin.tmp"));
     std::fs::write(&tmp_ptx, ptx_text)
         .map_err(|e| format!("writing {}: {e}", tmp_ptx.display()))?;
     let out = Command::new(&ptxas)
