@@ -73,7 +73,9 @@ fn cuobjdump_elf(cubin: &Path) -> Result<String, String> {
         ));
     }
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    let tmp = cache.with_extension(format!("{}.tmp", std::process::id()));
+    static SEQ: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let seq = SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let tmp = cache.with_extension(format!("{}-{seq}.tmp", std::process::id()));
     if std::fs::write(&tmp, &text).is_ok() {
         let _ = std::fs::rename(&tmp, &cache);
     }
