@@ -55,6 +55,9 @@ pub struct Kernel {
     pub registers: u32,
     /// Static shared memory in bytes (`.nv.shared.<k>`).
     pub shared_size: u64,
+    /// Bytes of `.local` variables declared in the kernel (`.nv.local.<k>`); spills and the
+    /// call stack are described by `frame_size`, not by this section.
+    pub local_size: u64,
     /// Per-thread local frame in bytes (EIATTR_FRAME_SIZE).
     pub frame_size: u32,
     /// Byte offsets of EXIT instructions.
@@ -454,6 +457,21 @@ impl Builder {
                 ),
             )
         });
+        // `.nv.local.<k>` for kernels with `.local` variables (ptxas places them here, between
+        // the shared sections and the parameter banks).
+        for (i, k) in self.kernels.iter().enumerate() {
+            if k.local_size > 0 {
+                let mut s = plain(
+                    format!(".nv.local.{}", k.name),
+                    sht::NOBITS,
+                    shf::ALLOC | shf::WRITE | shf::INFO_LINK,
+                    4,
+                    SectionData::NoBits { size: k.local_size },
+                );
+                s.info = text[i];
+                push(&mut secs, s);
+            }
+        }
         let base = param_base(self.sm);
         let mut param_layouts = Vec::new();
         let const0: Vec<u32> = self

@@ -12,6 +12,7 @@ fn program(sm: u32) -> Builder {
         params: vec![Param { size: 4, align: 4 }, Param { size: 8, align: 8 }],
         registers: 12,
         shared_size: 512,
+        local_size: 24,
         frame_size: 16,
         exit_offsets: vec![0x30],
         s2rctaid_offsets: vec![0x10],
@@ -79,6 +80,18 @@ fn built_cubin_round_trips_and_has_the_facts() {
             u64::from(param_base(sm)) + 16
         );
         assert_eq!(back.section(".nv.shared.k").unwrap().size(), 512);
+        let facts = back.functions();
+        let kf = facts.iter().find(|f| f.name == "k").unwrap();
+        assert_eq!(
+            (kf.registers, kf.frame_size, kf.shared_size, kf.local_size),
+            (Some(12), Some(16), 512, 24)
+        );
+        assert_eq!(
+            (kf.exit_offsets.clone(), kf.s2rctaid_offsets.clone()),
+            (vec![0x30], vec![0x10])
+        );
+        assert_eq!(kf.reqntid, Some([128, 1, 1]));
+        assert_eq!(kf.params.len(), 2);
         assert_eq!(back.section(".nv.global").unwrap().sh_type, sht::NOBITS);
         let SectionData::Relocs { relocs, .. } = &back.section(".rela.text.k").unwrap().data else {
             panic!()

@@ -71,6 +71,7 @@ fn from_scratch_cubin_accepted_by_cuobjdump_and_nvdisasm() {
             params: vec![Param { size: 8, align: 8 }, Param { size: 4, align: 4 }],
             registers: 8,
             shared_size: 256,
+            local_size: 16,
             exit_offsets: vec![0],
             ..Kernel::default()
         });
