@@ -3,6 +3,7 @@
 //! Every subcommand lives in its own module; `main` only dispatches. Arguments are parsed by
 //! hand (no clap) so that `cargo xtask` builds in seconds.
 
+mod corpus;
 mod oracle;
 
 use std::process::ExitCode;
@@ -13,6 +14,8 @@ usage: cargo xtask <command> [args]
 commands:
   oracle                    install NVIDIA's ptxas/nvdisasm/cuobjdump (PyPI wheels) into a
                             cache folder and print the folder holding the binaries
+  corpus <stage> [--dir DIR] [--arch sm_XX]
+                            run a conformance stage over the corpus (default ../shared/corpus)
 ";
 
 fn main() -> ExitCode {
@@ -23,6 +26,7 @@ fn main() -> ExitCode {
     };
     let result = match cmd.as_str() {
         "oracle" => oracle::run(rest),
+        "corpus" => corpus::run(rest),
         "-h" | "--help" | "help" => {
             print!("{USAGE}");
             Ok(())
