@@ -29,7 +29,11 @@ pub fn run(args: Args) -> Status {
     let color = render::stderr_color();
     let (mut errors, mut warnings, mut io_failed) = (0usize, 0usize, false);
     let embedded = args.files.is_empty();
-    let inputs: Vec<PathBuf> = if embedded { vec![PathBuf::from(EXAMPLE_PATH)] } else { args.files.clone() };
+    let inputs: Vec<PathBuf> = if embedded {
+        vec![PathBuf::from(EXAMPLE_PATH)]
+    } else {
+        args.files.clone()
+    };
     for path in &inputs {
         let bytes = if embedded {
             EXAMPLE.as_bytes().to_vec()
@@ -61,8 +65,11 @@ pub fn run(args: Args) -> Status {
         }
     }
     if errors + warnings > 0 {
-        let plural = |n: usize, w: &str| if n == 1 { format!("{n} {w}") } else { format!("{n} {w}s") };
-        eprintln!("kiln: {}, {}", plural(errors, "error"), plural(warnings, "warning"));
+        eprintln!(
+            "kiln: {}, {}",
+            plural(errors, "error"),
+            plural(warnings, "warning")
+        );
     }
     if io_failed {
         Status::Failure
@@ -80,8 +87,19 @@ fn print_outline(db: &db::RootDatabase, file: db::SourceFile, shown: &str) {
         let o = db::function_outline(db, *f);
         let kind = if o.is_entry { ".entry" } else { ".func" };
         println!(
-            "  {kind} {}: {} parameters, {} instructions, {} labels",
-            o.name, o.params, o.instructions, o.labels
+            "  {kind} {}: {}, {}, {}",
+            o.name,
+            plural(o.params, "parameter"),
+            plural(o.instructions, "instruction"),
+            plural(o.labels, "label")
         );
+    }
+}
+
+fn plural(n: usize, word: &str) -> String {
+    if n == 1 {
+        format!("{n} {word}")
+    } else {
+        format!("{n} {word}s")
     }
 }

@@ -28,5 +28,12 @@ pub fn run(args: Args) -> Status {
     for d in diagnostics {
         eprint!("{}", render::render(&path, file.text(&db), d, color));
     }
-    if diagnostics.iter().any(|d| d.severity == db::Severity::Error) { Status::InputErrors } else { Status::Ok }
+    if diagnostics
+        .iter()
+        .any(|d| d.severity == db::Severity::Error)
+    {
+        Status::InputErrors
+    } else {
+        Status::Ok
+    }
 }

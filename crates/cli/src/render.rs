@@ -19,8 +19,12 @@ pub fn render(path: &str, text: &str, diag: &Diagnostic, color: bool) -> String 
     // whole (possibly multi-megabyte) file.
     let start = usize::from(diag.range.start()).min(text.len());
     let end = usize::from(diag.range.end()).clamp(start, text.len());
-    let line_start = text[..floor_char_boundary(text, start)].rfind('\n').map_or(0, |i| i + 1);
-    let line_end = text[floor_char_boundary(text, end)..].find('\n').map_or(text.len(), |i| end + i);
+    let line_start = text[..floor_char_boundary(text, start)]
+        .rfind('\n')
+        .map_or(0, |i| i + 1);
+    let line_end = text[floor_char_boundary(text, end)..]
+        .find('\n')
+        .map_or(text.len(), |i| end + i);
     let excerpt = &text[line_start..line_end];
     let (span_start, span_end) = (start - line_start, end - line_start);
     let level = match diag.severity {
@@ -28,8 +32,16 @@ pub fn render(path: &str, text: &str, diag: &Diagnostic, color: bool) -> String 
         Severity::Warning => Level::WARNING,
     };
     let annotation = AnnotationKind::Primary.span(span_start..span_end.max(span_start));
-    let report = [Group::with_level(level).element(Snippet::source(excerpt).line_start(line).annotation(annotation))];
-    let renderer = if color { Renderer::styled() } else { Renderer::plain() };
+    let report = [Group::with_level(level).element(
+        Snippet::source(excerpt)
+            .line_start(line)
+            .annotation(annotation),
+    )];
+    let renderer = if color {
+        Renderer::styled()
+    } else {
+        Renderer::plain()
+    };
     out.push_str(&renderer.render(&report));
     out.push('\n');
     out

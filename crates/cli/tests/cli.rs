@@ -4,7 +4,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 fn kiln(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_kiln")).args(args).output().expect("kiln runs")
+    Command::new(env!("CARGO_BIN_EXE_kiln"))
+        .args(args)
+        .output()
+        .expect("kiln runs")
 }
 
 fn workspace() -> PathBuf {
@@ -22,11 +25,16 @@ fn corpus() -> Option<PathBuf> {
 #[test]
 fn embedded_example_checks_clean() {
     let out = kiln(&["check"]);
-    assert_eq!(out.status.code(), Some(0), "stderr: {}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let stdout = String::from_utf8_lossy(&out.stdout);
     expect_test::expect![[r#"
         test-data/examples/saxpy.ptx (embedded example):
-          .entry saxpy: 4 parameters, 18 instructions, 1 labels
+          .entry saxpy: 4 parameters, 20 instructions, 1 label
     "#]]
     .assert_eq(&stdout);
 }
@@ -34,24 +42,46 @@ fn embedded_example_checks_clean() {
 #[test]
 fn example_files() {
     let dir = workspace().join("test-data/examples");
-    let ok = kiln(&["check", "--arch", "sm_80", dir.join("saxpy.ptx").to_str().unwrap()]);
+    let ok = kiln(&[
+        "check",
+        "--arch",
+        "sm_80",
+        dir.join("saxpy.ptx").to_str().unwrap(),
+    ]);
     assert_eq!(ok.status.code(), Some(0));
     // .target sm_80 cannot run on sm_75.
-    let old = kiln(&["check", "--arch", "sm_75", dir.join("saxpy.ptx").to_str().unwrap()]);
+    let old = kiln(&[
+        "check",
+        "--arch",
+        "sm_75",
+        dir.join("saxpy.ptx").to_str().unwrap(),
+    ]);
     assert_eq!(old.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&old.stderr).contains("saxpy.ptx:10:9: error: SM version specified by .target"));
+    assert!(
+        String::from_utf8_lossy(&old.stderr)
+            .contains("saxpy.ptx:10:9: error: SM version specified by .target")
+    );
 
     let broken = kiln(&["check", dir.join("broken.ptx").to_str().unwrap()]);
     assert_eq!(broken.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&broken.stderr);
     assert!(stderr.contains("broken.ptx:7:"), "{stderr}");
-    assert!(stderr.lines().filter(|l| l.contains(": error: ")).count() >= 3, "{stderr}");
+    assert!(
+        stderr.lines().filter(|l| l.contains(": error: ")).count() >= 3,
+        "{stderr}"
+    );
 }
 
 #[test]
 fn usage_and_io_errors_exit_2() {
-    assert_eq!(kiln(&["check", "/nonexistent/file.ptx"]).status.code(), Some(2));
-    assert_eq!(kiln(&["check", "--arch", "sm_9x", "x.ptx"]).status.code(), Some(2));
+    assert_eq!(
+        kiln(&["check", "/nonexistent/file.ptx"]).status.code(),
+        Some(2)
+    );
+    assert_eq!(
+        kiln(&["check", "--arch", "sm_9x", "x.ptx"]).status.code(),
+        Some(2)
+    );
     assert_eq!(kiln(&["frobnicate"]).status.code(), Some(2));
 }
 
@@ -93,7 +123,18 @@ fn mutate(rng: &mut Rng, mut bytes: Vec<u8>) -> Vec<u8> {
         }
         _ => {
             let i = rng.below(bytes.len() + 1);
-            let junk: &[&[u8]] = &[b"{", b"}", b";", b"[", b"\xff\xfe", b"@", b".reg", b"%r<", b"/*", b"\""];
+            let junk: &[&[u8]] = &[
+                b"{",
+                b"}",
+                b";",
+                b"[",
+                b"\xff\xfe",
+                b"@",
+                b".reg",
+                b"%r<",
+                b"/*",
+                b"\"",
+            ];
             let j = junk[rng.below(junk.len())];
             bytes.splice(i..i, j.iter().copied());
         }
@@ -116,7 +157,9 @@ fn mutated_corpus_files_exit_0_or_1() {
             let p = e.path();
             if p.is_dir() {
                 stack.push(p);
-            } else if p.extension().is_some_and(|x| x == "ptx") && e.metadata().is_ok_and(|m| m.len() < 200_000) {
+            } else if p.extension().is_some_and(|x| x == "ptx")
+                && e.metadata().is_ok_and(|m| m.len() < 200_000)
+            {
                 files.push(p);
             }
         }
@@ -137,7 +180,9 @@ fn mutated_corpus_files_exit_0_or_1() {
     // Several files per process keeps the test fast; each batch is re-run file by file on
     // failure to name the culprit.
     for chunk in batch.chunks(20) {
-        let args: Vec<&str> = std::iter::once("check").chain(chunk.iter().map(|p| p.to_str().unwrap())).collect();
+        let args: Vec<&str> = std::iter::once("check")
+            .chain(chunk.iter().map(|p| p.to_str().unwrap()))
+            .collect();
         let out = kiln(&args);
         if !matches!(out.status.code(), Some(0 | 1)) {
             for p in chunk {

@@ -13,9 +13,11 @@ use crate::SourceFile;
 /// tracked field: queries that read it re-execute only when this function's tokens change.
 #[salsa::tracked(debug)]
 pub struct Function<'db> {
+    #[returns(copy)]
     pub file: SourceFile,
     #[returns(ref)]
     pub name: String,
+    #[returns(copy)]
     pub is_entry: bool,
     #[tracked]
     #[returns(ref)]
@@ -49,12 +51,23 @@ impl FunctionSyntax {
     /// the start maps to the start of its token and the end to the end of the token holding
     /// the range's last byte.
     pub fn map_range(&self, range: TextRange, current: &SyntaxNode) -> TextRange {
-        let tokens: Vec<_> = self.node().descendants_with_tokens().filter_map(NodeOrToken::into_token).collect();
+        let tokens: Vec<_> = self
+            .node()
+            .descendants_with_tokens()
+            .filter_map(NodeOrToken::into_token)
+            .collect();
         let index_at = |offset: TextSize| {
-            tokens.iter().position(|t| t.text_range().contains_inclusive(offset)).unwrap_or(tokens.len().saturating_sub(1))
+            tokens
+                .iter()
+                .position(|t| t.text_range().contains(offset))
+                .unwrap_or(tokens.len().saturating_sub(1))
         };
         let first = index_at(range.start());
-        let last = if range.is_empty() { first } else { index_at(range.end() - TextSize::from(1)) };
+        let last = if range.is_empty() {
+            first
+        } else {
+            index_at(range.end() - TextSize::from(1))
+        };
         let real: Vec<_> = current
             .descendants_with_tokens()
             .filter_map(NodeOrToken::into_token)
@@ -62,8 +75,13 @@ impl FunctionSyntax {
             .collect();
         match (real.get(first), real.get(last)) {
             (Some(a), Some(b)) => {
-                let start = a.text_range().start() + (range.start() - tokens[first].text_range().start());
-                let end = if range.is_empty() { start } else { b.text_range().end() };
+                let start =
+                    a.text_range().start() + (range.start() - tokens[first].text_range().start());
+                let end = if range.is_empty() {
+                    start
+                } else {
+                    b.text_range().end()
+                };
                 TextRange::new(start, end.max(start))
             }
             _ => current.text_range(),
@@ -105,9 +123,11 @@ pub fn function_outline<'db>(db: &'db dyn Db, function: Function<'db>) -> Functi
     let root = function.syntax(db).node();
     let count = |kind: SyntaxKind| root.descendants().filter(|n| n.kind() == kind).count();
     let list_len = |kind: SyntaxKind| {
-        root.children()
-            .find(|n| n.kind() == kind)
-            .map_or(0, |l| l.children().filter(|p| p.kind() == SyntaxKind::PARAM).count())
+        root.children().find(|n| n.kind() == kind).map_or(0, |l| {
+            l.children()
+                .filter(|p| p.kind() == SyntaxKind::PARAM)
+                .count()
+        })
     };
     FunctionOutline {
         name: function.name(db).clone(),

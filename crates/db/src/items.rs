@@ -1,6 +1,6 @@
 //! The module's item list: kernels, functions, globals and module directives, with spans.
 
-use syntax::ast::{self, AstNode};
+use syntax::ast::{self, AstNode, DeclLike};
 use syntax::{SyntaxKind, TextRange};
 
 use crate::function::{Function, FunctionSyntax};
@@ -43,7 +43,10 @@ pub struct ModuleItems<'db> {
 impl<'db> ModuleItems<'db> {
     /// The kernels (`.entry` functions) of the module.
     pub fn kernels(&self, db: &'db dyn Db) -> impl Iterator<Item = Function<'db>> + '_ {
-        self.functions.iter().copied().filter(move |f| f.is_entry(db))
+        self.functions
+            .iter()
+            .copied()
+            .filter(move |f| f.is_entry(db))
     }
 }
 
@@ -59,15 +62,27 @@ pub fn module_items(db: &dyn Db, file: SourceFile) -> ModuleItems<'_> {
         let range = node.text_range();
         let summary = match node.kind() {
             SyntaxKind::FUNCTION => {
-                let Some(f) = ast::Function::cast(node.clone()) else { continue };
+                let Some(f) = ast::Function::cast(node.clone()) else {
+                    continue;
+                };
                 let name_token = f.name();
                 let name = name_token.as_ref().map(|t| t.text().to_string());
                 let is_entry = f.is_entry();
                 if let Some(name) = &name {
-                    functions.push(Function::new(db, file, name.clone(), is_entry, FunctionSyntax::from_node(&node)));
+                    functions.push(Function::new(
+                        db,
+                        file,
+                        name.clone(),
+                        is_entry,
+                        FunctionSyntax::from_node(&node),
+                    ));
                 }
                 ItemSummary {
-                    kind: if is_entry { ItemKind::Kernel } else { ItemKind::DeviceFunction },
+                    kind: if is_entry {
+                        ItemKind::Kernel
+                    } else {
+                        ItemKind::DeviceFunction
+                    },
                     name,
                     range,
                     name_range: name_token.map(|t| t.text_range()),
@@ -83,13 +98,31 @@ pub fn module_items(db: &dyn Db, file: SourceFile) -> ModuleItems<'_> {
                     name_range: name_token.map(|t| t.text_range()),
                 }
             }
-            SyntaxKind::VERSION_DIRECTIVE => ItemSummary { kind: ItemKind::Version, name: None, range, name_range: None },
-            SyntaxKind::TARGET_DIRECTIVE => ItemSummary { kind: ItemKind::Target, name: None, range, name_range: None },
-            SyntaxKind::ADDRESS_SIZE_DIRECTIVE => {
-                ItemSummary { kind: ItemKind::AddressSize, name: None, range, name_range: None }
-            }
+            SyntaxKind::VERSION_DIRECTIVE => ItemSummary {
+                kind: ItemKind::Version,
+                name: None,
+                range,
+                name_range: None,
+            },
+            SyntaxKind::TARGET_DIRECTIVE => ItemSummary {
+                kind: ItemKind::Target,
+                name: None,
+                range,
+                name_range: None,
+            },
+            SyntaxKind::ADDRESS_SIZE_DIRECTIVE => ItemSummary {
+                kind: ItemKind::AddressSize,
+                name: None,
+                range,
+                name_range: None,
+            },
             SyntaxKind::ERROR => continue,
-            _ => ItemSummary { kind: ItemKind::Directive, name: None, range, name_range: None },
+            _ => ItemSummary {
+                kind: ItemKind::Directive,
+                name: None,
+                range,
+                name_range: None,
+            },
         };
         items.push(summary);
     }

@@ -114,7 +114,11 @@ pub fn diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
         .encoding_errors(db)
         .iter()
         .chain(parse(db, file).errors())
-        .map(|e| Diagnostic { severity: Severity::Error, message: e.message.clone(), range: e.range })
+        .map(|e| Diagnostic {
+            severity: Severity::Error,
+            message: e.message.clone(),
+            range: e.range,
+        })
         .collect();
     out.sort_by_key(|d| (d.range.start(), d.range.end()));
     out
@@ -166,25 +170,44 @@ impl RootDatabase {
         let sink = log.clone();
         let storage = salsa::Storage::new(Some(Box::new(move |event: salsa::Event| {
             if let salsa::EventKind::WillExecute { database_key } = event.kind {
-                sink.0.lock().unwrap_or_else(|p| p.into_inner()).push(database_key);
+                sink.0
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .push(database_key);
             }
         })));
-        RootDatabase { storage, executed: Some(log) }
+        RootDatabase {
+            storage,
+            executed: Some(log),
+        }
     }
 
     /// Takes the log of executed queries as `(query name, key)` pairs, clearing it.
     pub fn take_executed(&self) -> Vec<(String, salsa::Id)> {
-        let Some(log) = &self.executed else { return Vec::new() };
+        let Some(log) = &self.executed else {
+            return Vec::new();
+        };
         let keys = std::mem::take(&mut *log.0.lock().unwrap_or_else(|p| p.into_inner()));
         keys.into_iter()
-            .map(|k| (self.ingredient_debug_name(k.ingredient_index()).into_owned(), k.key_index()))
+            .map(|k| {
+                (
+                    self.ingredient_debug_name(k.ingredient_index())
+                        .into_owned(),
+                    k.key_index(),
+                )
+            })
             .collect()
     }
 
     /// Adds a file from its raw bytes (invalid UTF-8 is replaced and reported).
     pub fn add_file(&mut self, path: impl AsRef<Path>, bytes: &[u8]) -> SourceFile {
         let (text, errors) = decode_source(bytes);
-        SourceFile::new(self, path.as_ref().to_path_buf(), Arc::from(text), Arc::from(errors))
+        SourceFile::new(
+            self,
+            path.as_ref().to_path_buf(),
+            Arc::from(text),
+            Arc::from(errors),
+        )
     }
 
     /// Replaces a file's text (an editor change).
@@ -210,6 +233,34 @@ pub fn line_col(text: &str, offset: TextSize) -> (usize, usize) {
     (line, col)
 }
 
+/// Diagnostics for compiling `file` for `arch`: a `.target` the SM cannot run is an error on
+/// the `.target` directive, with ptxas's reason. (A file without `.target` is reported by the
+/// semantic checks, not here.)
+pub fn target_diagnostics(db: &dyn Db, file: SourceFile, arch: Sm) -> Vec<Diagnostic> {
+    let root = parse(db, file).syntax_node();
+    let Some(directive) = root
+        .children()
+        .find(|n| n.kind() == syntax::SyntaxKind::TARGET_DIRECTIVE)
+    else {
+        return Vec::new();
+    };
+    let sm = directive
+        .descendants_with_tokens()
+        .filter_map(rowan::NodeOrToken::into_token)
+        .find_map(|t| Sm::parse(t.text()).map(|sm| (sm, t.text_range())));
+    match sm {
+        Some((sm, range)) => match check_arch(sm, arch) {
+            Ok(()) => Vec::new(),
+            Err(message) => vec![Diagnostic {
+                severity: Severity::Error,
+                message,
+                range,
+            }],
+        },
+        None => Vec::new(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -232,26 +283,5 @@ mod tests {
         // 'd' is after the two-byte é: byte 6, column 3.
         assert_eq!(line_col(text, 6.into()), (2, 3));
         assert_eq!(line_col(text, 100.into()), (3, 1));
-    }
-}
-
-/// Diagnostics for compiling `file` for `arch`: a `.target` the SM cannot run is an error on
-/// the `.target` directive, with ptxas's reason. (A file without `.target` is reported by the
-/// semantic checks, not here.)
-pub fn target_diagnostics(db: &dyn Db, file: SourceFile, arch: Sm) -> Vec<Diagnostic> {
-    let root = parse(db, file).syntax_node();
-    let Some(directive) = root.children().find(|n| n.kind() == syntax::SyntaxKind::TARGET_DIRECTIVE) else {
-        return Vec::new();
-    };
-    let sm = directive
-        .descendants_with_tokens()
-        .filter_map(rowan::NodeOrToken::into_token)
-        .find_map(|t| Sm::parse(t.text()).map(|sm| (sm, t.text_range())));
-    match sm {
-        Some((sm, range)) => match target::check_arch(sm, arch) {
-            Ok(()) => Vec::new(),
-            Err(message) => vec![Diagnostic { severity: Severity::Error, message, range }],
-        },
-        None => Vec::new(),
     }
 }

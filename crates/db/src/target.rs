@@ -64,7 +64,11 @@ pub struct Target {
 
 impl Target {
     pub fn new(sm: Sm) -> Target {
-        Target { sm, opt_level: 3, max_registers: None }
+        Target {
+            sm,
+            opt_level: 3,
+            max_registers: None,
+        }
     }
 }
 
@@ -101,20 +105,25 @@ mod tests {
 /// `a` targets only for exactly that SM with `a`; `f` targets for SMs of the same family
 /// (same tens digit) at least as new. On refusal, ptxas's reason.
 pub fn check_arch(file_sm: Sm, arch: Sm) -> Result<(), String> {
-    let too_new = || "SM version specified by .target is higher than the SM compiled for".to_string();
+    let too_new =
+        || "SM version specified by .target is higher than the SM compiled for".to_string();
     match file_sm.variant {
         SmVariant::Base if arch.number >= file_sm.number => Ok(()),
         SmVariant::ArchSpecific if arch == file_sm => Ok(()),
-        SmVariant::ArchSpecific if arch.number == file_sm.number => {
-            Err(format!("PTX with .target '{file_sm}' cannot be compiled for architecture '{arch}'"))
-        }
-        SmVariant::ArchSpecific if arch.number > file_sm.number => {
-            Err(format!("PTX with .target '{file_sm}' cannot be compiled for a later architecture ('{arch}')"))
-        }
-        SmVariant::FamilySpecific if arch.number / 10 == file_sm.number / 10 && arch.number >= file_sm.number => {
+        SmVariant::ArchSpecific if arch.number == file_sm.number => Err(format!(
+            "PTX with .target '{file_sm}' cannot be compiled for architecture '{arch}'"
+        )),
+        SmVariant::ArchSpecific if arch.number > file_sm.number => Err(format!(
+            "PTX with .target '{file_sm}' cannot be compiled for a later architecture ('{arch}')"
+        )),
+        SmVariant::FamilySpecific
+            if arch.number / 10 == file_sm.number / 10 && arch.number >= file_sm.number =>
+        {
             Ok(())
         }
-        SmVariant::FamilySpecific if arch.number / 10 != file_sm.number / 10 && arch.number > file_sm.number => {
+        SmVariant::FamilySpecific
+            if arch.number / 10 != file_sm.number / 10 && arch.number > file_sm.number =>
+        {
             Err(format!(
                 "PTX with .target '{file_sm}' cannot be compiled for '{arch}', an architecture of another SM family"
             ))
