@@ -403,7 +403,12 @@ fn var_decl(p: &mut Parser<'_>, kind: SyntaxKind) {
     loop {
         if !p.at(IDENT) {
             p.error_expected("a variable name");
-            break;
+            // Already reported: skip the rest of the declaration quietly.
+            if !p.eat(SEMICOLON) && !p.at_line_start() {
+                p.skip_to_line_end();
+            }
+            m.complete(p, kind);
+            return;
         }
         declarator(p);
         if !p.eat(COMMA) {

@@ -908,7 +908,9 @@ fn error_noreturn_on_entry() {
 
 #[test]
 fn error_tree_shape_of_recovery() {
-    check(".entry k() {\nadd.s32 %r1, , 1;\n}\n", expect![[r#"
+    check(
+        ".entry k() {\nadd.s32 %r1, , 1;\n}\n",
+        expect![[r#"
         SOURCE_FILE@0..33
           FUNCTION@0..32
             DOT_IDENT@0..6 ".entry"
@@ -938,22 +940,24 @@ fn error_tree_shape_of_recovery() {
               R_CURLY@31..32 "}"
           WHITESPACE@32..33 "\n"
         error 26..27: expected an operand, found `,`
-    "#]]);
+    "#]],
+    );
 }
 
 #[test]
 fn many_errors_are_all_reported() {
     check_errors(
-        ".version\n.target\n.address_size x\n.global .u32 ;\n.entry k( .param .u32 ) {\nmov.u32 %r1 %r2;\n@ bra L;\nld.global.u32 %r1, [%rd1;\nL: ret\n}\n",
+        ".version\n.target\n.address_size x\n.global .u32 ;\n.global .u32 7 = 1;\n.entry k( .param .u32 ) {\nmov.u32 %r1 %r2;\n@ bra L;\nld.global.u32 %r1, [%rd1;\nL: ret\n}\n",
         expect![[r#"
             1: 8..8 expected arguments for `.version`, found end of line
             2: 16..16 expected arguments for `.target`, found end of line
             3: 31..32 expected an address size (`32` or `64`), found `x`
             4: 46..47 expected a variable name, found `;`
-            5: 70..71 expected a parameter name, found `)`
-            6: 86..89 expected `;`, found `%r2`
-            8: 124..125 expected `]`, found `;`
-            9: 132..132 expected `;`, found end of line
+            5: 61..62 expected a variable name, found `7`
+            6: 90..91 expected a parameter name, found `)`
+            7: 106..109 expected `;`, found `%r2`
+            9: 144..145 expected `]`, found `;`
+            10: 152..152 expected `;`, found end of line
         "#]],
     );
 }
