@@ -4,6 +4,7 @@
 //! hand (no clap) so that `cargo xtask` builds in seconds.
 
 mod corpus;
+mod fuzz;
 mod oracle;
 
 use std::process::ExitCode;
@@ -16,6 +17,8 @@ commands:
                             cache folder and print the folder holding the binaries
   corpus <stage> [--dir DIR] [--arch sm_XX]
                             run a conformance stage over the corpus (default ../shared/corpus)
+  fuzz parse [--seconds N] [--seed S]
+                            mutation-fuzz the PTX parser (panics, hangs, lossless round trip)
 ";
 
 fn main() -> ExitCode {
@@ -27,6 +30,7 @@ fn main() -> ExitCode {
     let result = match cmd.as_str() {
         "oracle" => oracle::run(rest),
         "corpus" => corpus::run(rest),
+        "fuzz" => fuzz::run(rest),
         "-h" | "--help" | "help" => {
             print!("{USAGE}");
             Ok(())
