@@ -5,6 +5,7 @@
 
 mod corpus;
 mod cubin_names;
+mod fuzz;
 mod fuzz_cubin;
 mod oracle;
 
@@ -21,6 +22,8 @@ commands:
   cubin-names [--print]     check the EIATTR name table against cuobjdump (or print it)
   fuzz-cubin [--seconds N] [--seed S]
                             mutation-fuzz the cubin reader (deterministic, bounded)
+  fuzz parse [--seconds N] [--seed S]
+                            mutation-fuzz the PTX parser (panics, hangs, lossless round trip)
 ";
 
 fn main() -> ExitCode {
@@ -34,6 +37,7 @@ fn main() -> ExitCode {
         "corpus" => corpus::run(rest),
         "fuzz-cubin" => fuzz_cubin::run(rest),
         "cubin-names" => cubin_names::run(rest),
+        "fuzz" => fuzz::run(rest),
         "-h" | "--help" | "help" => {
             print!("{USAGE}");
             Ok(())

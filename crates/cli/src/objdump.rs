@@ -2,7 +2,8 @@
 //! listing equivalent to `cuobjdump -elf` (see `cubin::listing`), or as JSON.
 
 use std::path::PathBuf;
-use std::process::ExitCode;
+
+use crate::Status;
 
 /// Arguments of `kiln objdump`.
 #[derive(clap::Args, Debug)]
@@ -14,19 +15,20 @@ pub struct ObjdumpArgs {
     pub json: bool,
 }
 
-pub fn run(args: &ObjdumpArgs) -> ExitCode {
+/// Exit status: 0 listed, 1 not a valid cubin, 2 the file could not be read.
+pub fn run(args: &ObjdumpArgs) -> Status {
     let data = match std::fs::read(&args.file) {
         Ok(d) => d,
         Err(e) => {
             eprintln!("error: {}: {e}", args.file.display());
-            return ExitCode::FAILURE;
+            return Status::Failure;
         }
     };
     let c = match cubin::read(&data) {
         Ok(c) => c,
         Err(e) => {
             eprintln!("error: {}: not a valid cubin: {e}", args.file.display());
-            return ExitCode::FAILURE;
+            return Status::InputErrors;
         }
     };
     let text = if args.json {
@@ -37,5 +39,5 @@ pub fn run(args: &ObjdumpArgs) -> ExitCode {
     use std::io::Write;
     // A closed pipe (`kiln objdump x | head`) is not an error worth a panic.
     let _ = std::io::stdout().write_all(text.as_bytes());
-    ExitCode::SUCCESS
+    Status::Ok
 }

@@ -22,6 +22,7 @@ use std::time::Instant;
 use crate::oracle;
 
 mod cubin;
+pub mod parse;
 
 const USAGE: &str = "usage: cargo xtask corpus <stage> [--dir DIR] [--arch sm_XX] [stage options]";
 
@@ -40,6 +41,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
     let args = CorpusArgs::parse(rest)?;
     match stage.as_str() {
         "cubin" => cubin::run(&args),
+        "parse" => parse::run(&args),
         other => Err(format!("unknown corpus stage `{other}`\n{USAGE}")),
     }
 }
