@@ -49,6 +49,7 @@ pub fn section_type_name(t: u32) -> String {
         0x7000_0079 => "CUDA_MERCURY_CONSTANT_IMGHDR".into(),
         0x7000_007c => "CUDA_MERCURY_CONSTANT_USER".into(),
         0x7000_007d => "CUDA_MERCURY_CONSTANT_PIC".into(),
+        0x7000_0084 => "CUDA_MERCURY_CONSTANT_OPT".into(),
         sht::CUDA_COMPAT => "CUDA_COMPAT_INFO".into(),
         other => format!("{other:#x}"),
     }

@@ -151,13 +151,16 @@ pub fn read(data: &[u8]) -> Result<Cubin, Error> {
                 sh.sh_size.get(e)
             };
             // An alias: same offset and bytes as an earlier section with file data.
-            let alias = (size > 0 && off < aligned)
+            // An alias: at the offset of an earlier section with file data and the same size
+            // (ptxas's `.nv.merc.*` copies share identical bytes; empty copies may sit at the
+            // offset of any earlier section, e.g. an empty `.debug_frame`).
+            let alias = (!is_nobits(sh_type) && off < aligned)
                 .then(|| {
                     (1..i).find(|&j| {
                         let o = &shdrs[j];
                         !is_nobits(o.sh_type.get(e).into_inner())
                             && o.sh_offset.get(e) == off
-                            && o.sh_size.get(e) == size
+                            && (size == 0 || o.sh_size.get(e) == size)
                     })
                 })
                 .flatten();
