@@ -290,6 +290,18 @@ impl SourceFile {
     pub fn items(&self) -> impl Iterator<Item = Item> + use<> {
         children(&self.syntax)
     }
+    /// The `.version` directive, if any.
+    pub fn version(&self) -> Option<Version> {
+        child(&self.syntax)
+    }
+    /// The `.target` directive, if any.
+    pub fn target(&self) -> Option<Target> {
+        child(&self.syntax)
+    }
+    /// The `.address_size` directive, if any.
+    pub fn address_size(&self) -> Option<AddressSize> {
+        child(&self.syntax)
+    }
     /// The functions (`.entry` and `.func`), in order.
     pub fn functions(&self) -> impl Iterator<Item = Function> + use<> {
         children(&self.syntax)
@@ -776,6 +788,25 @@ impl Literal {
                     text.parse::<f64>().ok().map(LiteralValue::F64)
                 }
             }
+            _ => None,
+        }
+    }
+}
+
+impl Operand {
+    /// The value of an integer literal operand, allowing one leading `-` (`-8` is a
+    /// `PREFIX_EXPR` in the tree). Wraps like PTX's 64-bit constant arithmetic: `-1` is
+    /// `u64::MAX`. `None` for anything else.
+    pub fn as_int(&self) -> Option<u64> {
+        match self {
+            Operand::Immediate(lit) => match lit.value()? {
+                LiteralValue::Int { value, .. } => Some(value),
+                _ => None,
+            },
+            Operand::Prefix(p) if p.op()?.kind() == MINUS => match p.expr()? {
+                Operand::Immediate(_) => p.expr()?.as_int().map(u64::wrapping_neg),
+                _ => None,
+            },
             _ => None,
         }
     }

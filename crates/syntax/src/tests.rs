@@ -961,3 +961,32 @@ fn many_errors_are_all_reported() {
         "#]],
     );
 }
+
+#[test]
+fn source_file_header_and_int_operands() {
+    let parse = parse(
+        ".version 8.4\n.target sm_90\n.address_size 64\n.entry k() { add.s32 %r1, %r1, -8; mov.u32 %r2, 0x10; }\n",
+    );
+    let file = parse.tree();
+    assert_eq!(file.version().unwrap().major_minor(), Some((8, 4)));
+    assert_eq!(
+        file.target()
+            .unwrap()
+            .targets()
+            .map(|t| t.text().to_string())
+            .collect::<Vec<_>>(),
+        ["sm_90"]
+    );
+    assert_eq!(file.address_size().unwrap().size(), Some(64));
+    let ints: Vec<_> = parse
+        .syntax_node()
+        .descendants()
+        .filter_map(ast::Instruction::cast)
+        .flat_map(|i| i.operands().collect::<Vec<_>>())
+        .map(|o| o.as_int())
+        .collect();
+    assert_eq!(
+        ints,
+        [None, None, Some(8u64.wrapping_neg()), None, Some(16)]
+    );
+}

@@ -36,15 +36,16 @@ struct Parsed {
     errors: Vec<String>,
 }
 
-fn line_col(text: &str, offset: usize) -> (usize, usize) {
-    let mut offset = offset.min(text.len());
-    while !text.is_char_boundary(offset) {
-        offset -= 1;
-    }
-    let before = &text[..offset];
-    let line = before.matches('\n').count() + 1;
-    let col = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
-    (line, col)
+/// Byte offsets of line starts, for turning error offsets into `line:col` in O(log n).
+fn line_starts(text: &str) -> Vec<usize> {
+    std::iter::once(0)
+        .chain(text.match_indices('\n').map(|(i, _)| i + 1))
+        .collect()
+}
+
+fn line_col(starts: &[usize], offset: usize) -> (usize, usize) {
+    let line = starts.partition_point(|&s| s <= offset).max(1);
+    (line, offset - starts[line - 1] + 1)
 }
 
 fn parse_one(bytes: &[u8]) -> (Parsed, f64) {
@@ -52,11 +53,12 @@ fn parse_one(bytes: &[u8]) -> (Parsed, f64) {
     let (text, parse) = syntax::parse_bytes(bytes);
     let seconds = start.elapsed().as_secs_f64();
     let lossless = parse.syntax_node().to_string() == text;
+    let starts = line_starts(&text);
     let errors = parse
         .errors()
         .iter()
         .map(|e| {
-            let (l, c) = line_col(&text, usize::from(e.range.start()));
+            let (l, c) = line_col(&starts, usize::from(e.range.start()));
             format!("{l}:{c}: {}", e.message)
         })
         .collect();
@@ -186,5 +188,21 @@ pub fn run(args: &CorpusArgs) -> Result<(), String> {
         Ok(())
     } else {
         Err("corpus parse failed (see above)".to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn line_columns() {
+        let starts = line_starts("ab\ncd\n\nx");
+        assert_eq!(line_col(&starts, 0), (1, 1));
+        assert_eq!(line_col(&starts, 2), (1, 3));
+        assert_eq!(line_col(&starts, 3), (2, 1));
+        assert_eq!(line_col(&starts, 6), (3, 1));
+        assert_eq!(line_col(&starts, 7), (4, 1));
+        assert_eq!(line_col(&starts, 8), (4, 2));
     }
 }
