@@ -163,6 +163,10 @@ ast_node!(
     InitList, INIT_LIST
 );
 ast_node!(
+    /// `name = value` in a `.samplerref`/`.texref`/`.surfref` initializer.
+    FieldInit, FIELD_INIT
+);
+ast_node!(
     /// `name:`
     Label, LABEL
 );
@@ -278,9 +282,11 @@ ast_enum!(
 );
 
 ast_enum!(
-    /// An initializer value: an expression or a braced list.
+    /// An initializer value: an expression, a braced list, or (inside a list) a
+    /// `field = value` pair.
     InitValue {
         List(InitList),
+        Field(FieldInit),
         Expr(Operand),
     }
 );
@@ -595,6 +601,15 @@ impl Initializer {
 impl InitList {
     pub fn values(&self) -> impl Iterator<Item = InitValue> + use<> {
         children(&self.syntax)
+    }
+}
+
+impl FieldInit {
+    pub fn name(&self) -> Option<SyntaxToken> {
+        token(&self.syntax, IDENT)
+    }
+    pub fn value(&self) -> Option<InitValue> {
+        child(&self.syntax)
     }
 }
 

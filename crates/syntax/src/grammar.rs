@@ -475,7 +475,16 @@ fn init_value(p: &mut Parser<'_>) {
         p.bump();
         while !p.at(R_CURLY) && !p.at_eof() && !p.at(SEMICOLON) {
             let before = p.token_pos();
-            init_value(p);
+            if p.at(IDENT) && p.nth(1) == EQ {
+                // Opaque-type field: `{ addr_mode_0 = clamp_to_edge, filter_mode = nearest }`.
+                let f = p.start();
+                p.bump();
+                p.bump();
+                init_value(p);
+                f.complete(p, FIELD_INIT);
+            } else {
+                init_value(p);
+            }
             if !p.eat(COMMA) {
                 break;
             }

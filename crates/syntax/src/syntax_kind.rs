@@ -120,6 +120,8 @@ pub enum SyntaxKind {
     INITIALIZER,
     /// `{ 1, 2, { 3 } }`
     INIT_LIST,
+    /// `name = value` in the initializer of a `.samplerref`/`.texref`/`.surfref`.
+    FIELD_INIT,
     /// `name:`
     LABEL,
     /// An instruction statement: guard, opcode, modifiers, operands, `;`.
@@ -236,6 +238,7 @@ impl SyntaxKind {
             ARRAY_DIM,
             INITIALIZER,
             INIT_LIST,
+            FIELD_INIT,
             LABEL,
             INSTRUCTION,
             GUARD,

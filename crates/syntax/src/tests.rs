@@ -990,3 +990,65 @@ fn source_file_header_and_int_operands() {
         [None, None, Some(8u64.wrapping_neg()), None, Some(16)]
     );
 }
+
+#[test]
+fn sampler_initializer_fields() {
+    check(
+        ".global .samplerref s = { addr_mode_0 = clamp_to_edge, filter_mode = nearest };\n",
+        expect![[r#"
+        SOURCE_FILE@0..80
+          GLOBAL_VAR@0..79
+            DOT_IDENT@0..7 ".global"
+            WHITESPACE@7..8 " "
+            DOT_IDENT@8..19 ".samplerref"
+            WHITESPACE@19..20 " "
+            DECLARATOR@20..78
+              IDENT@20..21 "s"
+              WHITESPACE@21..22 " "
+              INITIALIZER@22..78
+                EQ@22..23 "="
+                WHITESPACE@23..24 " "
+                INIT_LIST@24..78
+                  L_CURLY@24..25 "{"
+                  WHITESPACE@25..26 " "
+                  FIELD_INIT@26..53
+                    IDENT@26..37 "addr_mode_0"
+                    WHITESPACE@37..38 " "
+                    EQ@38..39 "="
+                    WHITESPACE@39..40 " "
+                    NAME_REF@40..53
+                      IDENT@40..53 "clamp_to_edge"
+                  COMMA@53..54 ","
+                  WHITESPACE@54..55 " "
+                  FIELD_INIT@55..76
+                    IDENT@55..66 "filter_mode"
+                    WHITESPACE@66..67 " "
+                    EQ@67..68 "="
+                    WHITESPACE@68..69 " "
+                    NAME_REF@69..76
+                      IDENT@69..76 "nearest"
+                  WHITESPACE@76..77 " "
+                  R_CURLY@77..78 "}"
+            SEMICOLON@78..79 ";"
+          WHITESPACE@79..80 "\n"
+    "#]],
+    );
+}
+
+#[test]
+fn section_label_difference_with_dotted_labels() {
+    let parse = parse(".section .debug_loc\n{\n.b32 .Ltmp1-.Ltmp0\n.b64 .Lfunc_end0+8\n}\n");
+    assert!(parse.errors().is_empty(), "{:?}", parse.errors());
+    let data: Vec<_> = parse
+        .syntax_node()
+        .descendants()
+        .filter_map(ast::DataDirective::cast)
+        .collect();
+    assert_eq!(data.len(), 2);
+    let ast::Operand::Binary(diff) = data[0].values().next().unwrap() else {
+        panic!("difference expected")
+    };
+    assert_eq!(diff.op().unwrap().kind(), SyntaxKind::MINUS);
+    assert_eq!(diff.lhs().unwrap().syntax().to_string(), ".Ltmp1");
+    assert_eq!(diff.rhs().unwrap().syntax().to_string(), ".Ltmp0");
+}
