@@ -373,7 +373,19 @@ fn param(p: &mut Parser<'_>) {
 /// The dotted words before a declared name: state space, linkage, `.align N`, vector and
 /// scalar types, `.ptr`, `.attribute(...)`.
 fn decl_specifiers(p: &mut Parser<'_>) {
+    let mut saw_type = false;
     while p.at(DOT_IDENT) {
+        let word = p.current_text();
+        if crate::ast::TYPES.contains(&word) {
+            saw_type = true;
+        } else if saw_type && matches!(word, ".v2" | ".v4" | ".v8") {
+            // PTX: `.v4 .f32 x`, never `.f32 .v4 x` (ptxas: "Parsing error near '.v4'").
+            let range = p.current_range_strict();
+            p.error_at(
+                range,
+                format!("vector size `{word}` must come before the element type"),
+            );
+        }
         if p.current_text() == ".align" {
             let m = p.start();
             p.bump();

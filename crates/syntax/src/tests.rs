@@ -1052,3 +1052,13 @@ fn section_label_difference_with_dotted_labels() {
     assert_eq!(diff.lhs().unwrap().syntax().to_string(), ".Ltmp1");
     assert_eq!(diff.rhs().unwrap().syntax().to_string(), ".Ltmp0");
 }
+
+#[test]
+fn error_vector_size_after_type() {
+    check_errors(
+        ".func f(.param .b32 .v2 x) { ret; }\n.global .v2 .b32 ok;\n",
+        expect![[r#"
+        1: 20..23 vector size `.v2` must come before the element type
+    "#]],
+    );
+}
