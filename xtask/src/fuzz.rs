@@ -8,12 +8,14 @@
 //! `syntax::parse_bytes` on a worker thread under `catch_unwind`, with a watchdog: a panic, a
 //! parse that takes longer than the per-input limit (a hang), a tree that does not print back
 //! to its input, or an error range outside the text is a failure. The failing input is written
-//! to `target/fuzz-failures/` and the command exits non-zero.
+//! to `target/fuzz-failures/` and the command exits non-zero. A crash that kills the process
+//! (stack overflow) cannot be caught; the input being parsed is always on disk as
+//! `target/fuzz-failures/in-flight.ptx`, so it is left there.
 //!
 //! The random generator is seeded from `--seed` (default fixed), so a run is reproducible up to
-//! how many inputs fit in the time budget. The run stops starting new inputs when `--seconds`
-//! (default 30) have passed; the last line is
-//! `RESULT fuzz parse inputs=N failures=N seconds=X seed=S`.
+//! how many inputs fit in the time budget. No new input starts once `--seconds` (default 30)
+//! minus the slowest input so far have passed; the last line is
+//! `RESULT fuzz parse inputs=N failures=N seconds=X seed=S slowest_input_ms=T`.
 
 use std::path::PathBuf;
 use std::sync::mpsc;
@@ -199,7 +201,8 @@ fn mutate(rng: &mut Rng, input: &mut Vec<u8>) {
             input.splice(at..at, bad.iter().copied());
         }
         8 => {
-            // Deep nesting of one bracket or prefix operator, sometimes closed.
+            // Deep nesting of one bracket or prefix operator, or a long operator chain (each
+            // operator is one more tree level), sometimes closed.
             const OPEN: &[(&str, &str)] = &[
                 ("{", "}"),
                 ("(", ")"),
@@ -207,9 +210,14 @@ fn mutate(rng: &mut Rng, input: &mut Vec<u8>) {
                 ("-", ""),
                 ("!", ""),
                 ("{{", "}}"),
+                ("+1", ""),
+                ("?1:1", ""),
+                ("*(1)", ""),
+                ("@", ""),
             ];
             let (open, close) = OPEN[rng.below(OPEN.len())];
-            let n = 1 + rng.below(20_000);
+            let limit = if rng.below(4) == 0 { 100_000 } else { 20_000 };
+            let n = 1 + rng.below(limit);
             let at = pos(rng, input);
             let mut s = open.repeat(n);
             if rng.below(2) == 0 {
@@ -286,7 +294,6 @@ fn window(rng: &mut Rng, seed: &[u8]) -> Vec<u8> {
 
 fn save_failure(kind: &str, input: &[u8]) -> PathBuf {
     let dir = corpus::workspace_root().join("target/fuzz-failures");
-    let _ = std::fs::create_dir_all(&dir);
     let hash = corpus::fnv1a64(&[input]);
     let path = dir.join(format!("{kind}-{hash:016x}.ptx"));
     if let Err(e) = std::fs::write(&path, input) {
@@ -336,7 +343,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
     let (to_main, results) = mpsc::channel::<Result<(), String>>();
     std::thread::Builder::new()
         .name("fuzz-parse".into())
-        .stack_size(16 << 20)
+        .stack_size(2 << 20)
         .spawn(move || {
             for input in inputs {
                 let r =
@@ -348,9 +355,19 @@ pub fn run(args: &[String]) -> Result<(), String> {
         })
         .map_err(|e| format!("spawning the fuzz worker: {e}"))?;
 
+    let failures_dir = corpus::workspace_root().join("target/fuzz-failures");
+    std::fs::create_dir_all(&failures_dir)
+        .map_err(|e| format!("creating {}: {e}", failures_dir.display()))?;
+    let in_flight = failures_dir.join("in-flight.ptx");
+    eprintln!(
+        "fuzz: if the process dies (stack overflow, abort), {} holds the input that killed it",
+        in_flight.display()
+    );
     let mut count = 0u64;
     let mut last_report = Instant::now();
-    while start.elapsed() < budget {
+    // The slowest input so far: no new input starts unless it would finish in the budget.
+    let mut slowest = Duration::ZERO;
+    while start.elapsed() + slowest < budget {
         let base = &seeds[rng.below(seeds.len())];
         let mut input = window(&mut rng, base);
         // Mostly a few mutations; sometimes none (the seed itself must parse cleanly too).
@@ -358,6 +375,11 @@ pub fn run(args: &[String]) -> Result<(), String> {
         for _ in 0..n {
             mutate(&mut rng, &mut input);
         }
+        // A stack overflow or abort kills the whole process before any report, so the input
+        // in flight is kept on disk until its result is in.
+        std::fs::write(&in_flight, &input)
+            .map_err(|e| format!("writing {}: {e}", in_flight.display()))?;
+        let t0 = Instant::now();
         to_worker
             .send(input.clone())
             .map_err(|_| "fuzz worker stopped".to_string())?;
@@ -369,6 +391,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
             }
             Err(mpsc::RecvTimeoutError::Disconnected) => Err("fuzz worker died".into()),
         };
+        slowest = slowest.max(t0.elapsed());
         if let Err(msg) = outcome {
             let kind = if msg.starts_with("hang") {
                 "hang"
@@ -378,6 +401,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
                 "invariant"
             };
             let path = save_failure(kind, &input);
+            let _ = std::fs::remove_file(&in_flight);
             println!("fuzz: FAILURE on input {count} (seed {seed}): {msg}");
             println!("fuzz: input written to {}", path.display());
             println!(
@@ -395,9 +419,11 @@ pub fn run(args: &[String]) -> Result<(), String> {
             );
         }
     }
+    let _ = std::fs::remove_file(&in_flight);
     println!(
-        "RESULT fuzz parse inputs={count} failures=0 seconds={:.1} seed={seed}",
-        start.elapsed().as_secs_f64()
+        "RESULT fuzz parse inputs={count} failures=0 seconds={:.1} seed={seed} slowest_input_ms={}",
+        start.elapsed().as_secs_f64(),
+        slowest.as_millis()
     );
     Ok(())
 }

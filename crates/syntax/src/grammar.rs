@@ -719,10 +719,22 @@ pub(crate) fn expr(p: &mut Parser<'_>) -> Option<CompletedMarker> {
 
 fn expr_bp(p: &mut Parser<'_>, min_bp: u8) -> Option<CompletedMarker> {
     let mut lhs = unary(p)?;
+    // Each operator wraps `lhs` in one more node, so a long chain is a deep tree: count every
+    // level against the nesting limit (rowan drops trees recursively).
+    let mut entered = 0u32;
     loop {
-        if p.at(QUESTION) && min_bp <= 1 {
-            let m = lhs.precede(p);
-            p.bump();
+        let ternary = p.at(QUESTION) && min_bp <= 1;
+        let bp = if ternary { None } else { infix_bp(p.current()) };
+        if !ternary && bp.is_none_or(|bp| bp < min_bp) {
+            break;
+        }
+        if !p.enter() {
+            break;
+        }
+        entered += 1;
+        let m = lhs.precede(p);
+        p.bump();
+        if ternary {
             if expr_bp(p, 2).is_none() {
                 p.error_expected("an expression");
             }
@@ -731,20 +743,15 @@ fn expr_bp(p: &mut Parser<'_>, min_bp: u8) -> Option<CompletedMarker> {
                 p.error_expected("an expression");
             }
             lhs = m.complete(p, TERNARY_EXPR);
-            continue;
+        } else {
+            if expr_bp(p, bp.unwrap_or(0) + 1).is_none() {
+                p.error_expected("an expression");
+            }
+            lhs = m.complete(p, BIN_EXPR);
         }
-        let Some(bp) = infix_bp(p.current()) else {
-            break;
-        };
-        if bp < min_bp {
-            break;
-        }
-        let m = lhs.precede(p);
-        p.bump();
-        if expr_bp(p, bp + 1).is_none() {
-            p.error_expected("an expression");
-        }
-        lhs = m.complete(p, BIN_EXPR);
+    }
+    for _ in 0..entered {
+        p.leave();
     }
     Some(lhs)
 }

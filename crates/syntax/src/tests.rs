@@ -1062,3 +1062,35 @@ fn error_vector_size_after_type() {
     "#]],
     );
 }
+
+#[test]
+fn long_operator_chains_do_not_build_deep_trees() {
+    for chain in ["+1", "?1:1", "*(1)", "-1"] {
+        let text = format!(".entry k() {{ add.s32 %r1, 1{}; }}", chain.repeat(200_000));
+        let parsed = parse(&text);
+        assert_eq!(parsed.syntax_node().to_string(), text);
+        assert!(
+            parsed
+                .errors()
+                .iter()
+                .any(|e| e.message.contains("nesting deeper"))
+        );
+        let depth = parsed
+            .syntax_node()
+            .descendants()
+            .map(|n| n.ancestors().count())
+            .max()
+            .unwrap();
+        assert!(
+            depth < 2 * crate::parser::MAX_DEPTH as usize,
+            "tree depth {depth}"
+        );
+        drop(parsed);
+    }
+    // A chain within the limit is an ordinary expression.
+    let parsed = parse(&format!(
+        ".entry k() {{ add.s32 %r1, 1{}; }}",
+        "+1".repeat(100)
+    ));
+    assert!(parsed.errors().is_empty(), "{:?}", parsed.errors());
+}
