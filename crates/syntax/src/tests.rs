@@ -1098,8 +1098,9 @@ fn long_operator_chains_do_not_build_deep_trees() {
 #[test]
 fn many_distinct_registers_parse_in_linear_time() {
     // rowan's NodeCache made this quadratic (FxHash collisions on `%r...` names); the tree
-    // builder must stay linear. 8x the input must not take anywhere near 64x the time
-    // (generous bound: timing on a shared machine is noisy).
+    // builder must stay linear. 16x the input must not take much more than 16x the time
+    // (generous bound: timing on a shared machine is noisy; the old builder took ~58x in a
+    // debug build).
     let make = |n: usize| {
         let mut text = String::from(".entry k() {\n");
         for i in 0..n {
@@ -1108,7 +1109,7 @@ fn many_distinct_registers_parse_in_linear_time() {
         text.push_str("}\n");
         text
     };
-    let (small, large) = (make(10_000), make(80_000));
+    let (small, large) = (make(10_000), make(160_000));
     let time = |text: &str| {
         let start = std::time::Instant::now();
         let parsed = parse(text);
@@ -1116,10 +1117,10 @@ fn many_distinct_registers_parse_in_linear_time() {
         start.elapsed().as_secs_f64()
     };
     let t_small = (0..3).map(|_| time(&small)).fold(f64::INFINITY, f64::min);
-    let t_large = (0..3).map(|_| time(&large)).fold(f64::INFINITY, f64::min);
+    let t_large = (0..2).map(|_| time(&large)).fold(f64::INFINITY, f64::min);
     assert!(
-        t_large < 12.0 * t_small,
-        "4x input took {:.1}x time",
+        t_large < 30.0 * t_small,
+        "16x input took {:.1}x time",
         t_large / t_small
     );
 }
