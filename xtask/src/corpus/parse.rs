@@ -11,8 +11,8 @@
 //! `mb_per_s` is single-thread parse throughput: total bytes (10^6 per MB) divided by the sum
 //! of the per-file `parse_bytes` times. Files are parsed one after another on purpose: on a
 //! small shared machine, parallel workers slow each other down and the per-file times would
-//! no longer measure the parser. Build with `--release` for a meaningful figure (the `dev`
-//! profile leaves workspace crates unoptimized). Fails unless every file is
+//! no longer measure the parser. (The `dev` profile optimizes the `syntax` crate, so plain
+//! `cargo xtask` gives a meaningful figure.) Fails unless every file is
 //! lossless, nothing panicked, and no accepted file has a syntax error.
 
 use std::path::PathBuf;
