@@ -44,7 +44,37 @@ fn cpu_seconds() -> Option<f64> {
     Some((utime + stime) / 100.0)
 }
 
+/// A kernel with `n` instructions using `n` distinct registers.
+fn distinct_registers(n: usize) -> String {
+    let mut text = String::from(".visible .entry k()\n{\n");
+    for i in 0..n {
+        text.push_str(&format!("\tmov.u32 %r{i}, {i};\n"));
+    }
+    text.push_str("}\n");
+    text
+}
+
+/// Throughput on one synthetic file at two sizes: a tree builder that interned with a weak
+/// hash went superlinear here (the 160k figure fell far below the 10k one).
+fn scaling() {
+    for n in [10_000usize, 160_000] {
+        let text = distinct_registers(n);
+        let mut best = f64::INFINITY;
+        for _ in 0..3 {
+            let start = Instant::now();
+            std::hint::black_box(syntax::parse(&text));
+            best = best.min(start.elapsed().as_secs_f64());
+        }
+        println!(
+            "scaling: {n} distinct registers ({:.1} MB): {:.1} MB/s",
+            text.len() as f64 / 1e6,
+            text.len() as f64 / 1e6 / best
+        );
+    }
+}
+
 fn main() {
+    scaling();
     let dir = corpus_dir();
     if !dir.is_dir() {
         println!(

@@ -73,6 +73,50 @@ const ITEM_START: &[&str] = &[
     ".loc",
 ];
 
+/// Directives allowed after the parameter list of an `.entry`, as ptxas 13.0 parses them
+/// (`tests/features.rs` checks every entry of these four tables against ptxas).
+pub const ENTRY_HEADER_DIRECTIVES: &[&str] = &[
+    ".maxnreg",
+    ".maxntid",
+    ".reqntid",
+    ".minnctapersm",
+    ".maxnctapersm",
+    ".pragma",
+    ".reqnctapercluster",
+    ".explicitcluster",
+    ".maxclusterrank",
+    ".blocksareclusters",
+    ".local_maxnreg",
+];
+
+/// Directives allowed after the parameter list of a `.func`.
+pub const FUNC_HEADER_DIRECTIVES: &[&str] = &[
+    ".noreturn",
+    ".abi_preserve",
+    ".abi_preserve_control",
+    ".local_maxnreg",
+];
+
+/// Module-scope directives parsed as a generic `DIRECTIVE` (the others have their own nodes).
+pub const MODULE_DIRECTIVES: &[&str] = &[".pragma", ".alias"];
+
+/// Function-body directives parsed as a generic `DIRECTIVE` (ptxas accepts `.alias` here too).
+pub const BODY_DIRECTIVES: &[&str] = &[
+    ".pragma",
+    ".loc",
+    ".callprototype",
+    ".branchtargets",
+    ".calltargets",
+    ".alias",
+];
+
+/// Where a generic directive appears.
+#[derive(Clone, Copy)]
+enum Scope {
+    Module,
+    Body,
+}
+
 /// Directives that end at the end of their line rather than with `;`.
 const LINE_DIRECTIVES: &[&str] = &[
     ".loc",
@@ -153,7 +197,7 @@ fn item(p: &mut Parser<'_>) {
         ".section" => section(p),
         _ if at_function(p) => function(p),
         t if DECL_START.contains(&t) => var_decl(p, GLOBAL_VAR),
-        _ => directive(p),
+        _ => directive(p, Scope::Module),
     }
 }
 
@@ -290,10 +334,30 @@ fn function(p: &mut Parser<'_>) {
     }
     // Performance directives and attributes, up to the body or `;`.
     while p.at(DOT_IDENT) && !is_one_of(p, 0, ITEM_START) {
-        if !is_func && p.current_text() == ".noreturn" {
-            // ptxas: "Parsing error near '.noreturn'" on kernels.
+        let (allowed, other, this, that) = if is_func {
+            (
+                FUNC_HEADER_DIRECTIVES,
+                ENTRY_HEADER_DIRECTIVES,
+                ".func",
+                ".entry",
+            )
+        } else {
+            (
+                ENTRY_HEADER_DIRECTIVES,
+                FUNC_HEADER_DIRECTIVES,
+                ".entry",
+                ".func",
+            )
+        };
+        let word = p.current_text();
+        if !allowed.contains(&word) {
+            let msg = if other.contains(&word) {
+                format!("`{word}` is only allowed on `{that}`, not on `{this}`")
+            } else {
+                format!("unknown function header directive `{word}`")
+            };
             let range = p.current_range_strict();
-            p.error_at(range, "`.noreturn` is only allowed on `.func`");
+            p.error_at(range, msg);
         }
         perf_directive(p);
     }
@@ -546,9 +610,12 @@ fn statement(p: &mut Parser<'_>) {
             if DECL_START.contains(&t) {
                 var_decl(p, VAR_DECL);
             } else if t == ".file" {
+                // ptxas: "Parsing error near '.file'"; parsed for recovery.
+                let range = p.current_range_strict();
+                p.error_at(range, "`.file` is only allowed at module scope");
                 file_directive(p);
             } else {
-                directive(p);
+                directive(p, Scope::Body);
             }
         }
         _ => {
@@ -570,9 +637,32 @@ fn label(p: &mut Parser<'_>) {
 /// `.callprototype (...) _ (...);`, `.branchtargets L1, L2;`. Its arguments are kept as flat
 /// tokens (parameter lists of `.callprototype` become `PARAM_LIST`s). It ends with `;` or at
 /// the end of its line.
-fn directive(p: &mut Parser<'_>) {
+fn directive(p: &mut Parser<'_>, scope: Scope) {
     let m = p.start();
     let name = p.current_text();
+    let (allowed, other, here, there) = match scope {
+        Scope::Module => (
+            MODULE_DIRECTIVES,
+            BODY_DIRECTIVES,
+            "at module scope",
+            "in a function body",
+        ),
+        Scope::Body => (
+            BODY_DIRECTIVES,
+            MODULE_DIRECTIVES,
+            "in a function body",
+            "at module scope",
+        ),
+    };
+    if !allowed.contains(&name) {
+        let msg = if other.contains(&name) || ITEM_START.contains(&name) {
+            format!("`{name}` is not allowed {here}, only {there}")
+        } else {
+            format!("unknown directive `{name}`")
+        };
+        let range = p.current_range_strict();
+        p.error_at(range, msg);
+    }
     let line_directive = LINE_DIRECTIVES.contains(&name);
     let is_proto = name == ".callprototype";
     p.bump();

@@ -27,6 +27,9 @@ mod tests;
 use std::fmt::Write as _;
 use std::sync::Arc;
 
+pub use grammar::{
+    BODY_DIRECTIVES, ENTRY_HEADER_DIRECTIVES, FUNC_HEADER_DIRECTIVES, MODULE_DIRECTIVES,
+};
 pub use rowan::{TextRange, TextSize};
 pub use syntax_kind::{PtxLanguage, SyntaxKind};
 

@@ -152,3 +152,121 @@ fn parser_accepts_the_fixture_with_expected_structure() {
         ]
     );
 }
+
+/// Runs ptxas on `text`; `Some(true)` if it parsed (no "Parsing error", though it may report
+/// semantic errors), `None` if ptxas is not installed.
+fn ptxas_parses(text: &str, tag: &str) -> Option<bool> {
+    let ptxas = ptxas()?;
+    let dir = std::env::temp_dir();
+    let src = dir.join(format!("kiln-syntax-{tag}-{}.ptx", std::process::id()));
+    let out_path = dir.join(format!("kiln-syntax-{tag}-{}.cubin", std::process::id()));
+    std::fs::write(&src, text).expect("temp file is writable");
+    let out = std::process::Command::new(&ptxas)
+        .arg("-arch=sm_90a")
+        .arg(&src)
+        .arg("-o")
+        .arg(&out_path)
+        .output()
+        .expect("ptxas runs");
+    let _ = std::fs::remove_file(&src);
+    let _ = std::fs::remove_file(&out_path);
+    let log = String::from_utf8_lossy(&out.stderr);
+    Some(!log.contains("Parsing error"))
+}
+
+/// Each case: a PTX file, and whether our parser reports no syntax error; ptxas must agree
+/// on whether it parses. Covers every entry of the four directive tables plus rejects.
+#[test]
+fn directive_tables_agree_with_ptxas() {
+    let header_sample = |d: &str| -> &'static str {
+        match d {
+            ".maxnreg" => ".maxnreg 32",
+            ".maxntid" => ".maxntid 32, 1, 1",
+            ".reqntid" => ".reqntid 32",
+            ".minnctapersm" => ".minnctapersm 1",
+            ".maxnctapersm" => ".maxnctapersm 1",
+            ".pragma" => ".pragma \"nounroll\";",
+            ".reqnctapercluster" => ".reqnctapercluster 1",
+            ".explicitcluster" => ".explicitcluster",
+            ".maxclusterrank" => ".maxclusterrank 1",
+            ".blocksareclusters" => ".blocksareclusters",
+            ".local_maxnreg" => ".local_maxnreg 8",
+            ".noreturn" => ".noreturn",
+            ".abi_preserve" => ".abi_preserve 8",
+            ".abi_preserve_control" => ".abi_preserve_control 8",
+            other => panic!("add a sample for header directive {other}"),
+        }
+    };
+    let head = ".version 9.0\n.target sm_90a\n.address_size 64\n.file 1 \"x.cu\"\n";
+    let mut cases: Vec<(String, String)> = Vec::new();
+    let all_header: Vec<&str> = syntax::ENTRY_HEADER_DIRECTIVES
+        .iter()
+        .chain(syntax::FUNC_HEADER_DIRECTIVES)
+        .copied()
+        .collect();
+    for d in &all_header {
+        for kind in [".entry", ".func"] {
+            let text = format!(
+                "{head}.visible {kind} k()\n{}\n{{\n\tret;\n}}\n",
+                header_sample(d)
+            );
+            cases.push((format!("{kind} header {d}"), text));
+        }
+    }
+    cases.push((
+        "unknown header".into(),
+        format!("{head}.visible .entry k()\n.foo 1\n{{\n\tret;\n}}\n"),
+    ));
+    let body_samples = [
+        ".pragma \"nounroll\";",
+        ".loc 1 2 3",
+        "ts: .branchtargets $L1;\n\tbrx.idx %r1, ts;",
+        "ct: .calltargets k;",
+        "pt: .callprototype ()_ ();",
+        ".file 2 \"y.cu\"",
+        ".maxnreg 4;",
+        ".alias a, k;",
+        ".foo 1;",
+    ];
+    for (i, sample) in body_samples.iter().enumerate() {
+        let text = format!(
+            "{head}.visible .entry k()\n{{\n\t.reg .b32 %r<2>;\n\tmov.u32 %r1, 0;\n\t{sample}\n$L1:\n\tret;\n}}\n"
+        );
+        cases.push((format!("body {i}: {sample}"), text));
+    }
+    for sample in [
+        ".pragma \"nounroll\";",
+        ".alias a, k;",
+        ".loc 1 2 3",
+        ".foo 1;",
+    ] {
+        let text =
+            format!("{head}.visible .func k()\n{{\n\tret;\n}}\n.visible .func a();\n{sample}\n");
+        cases.push((format!("module: {sample}"), text));
+    }
+    // Every generic directive in the tables is among the samples.
+    for d in syntax::BODY_DIRECTIVES
+        .iter()
+        .chain(syntax::MODULE_DIRECTIVES)
+    {
+        assert!(
+            cases.iter().any(|(_, t)| t.contains(&format!("{d} "))),
+            "no sample for directive {d}"
+        );
+    }
+    let mut checked = 0;
+    let mut disagreements = Vec::new();
+    for (i, (name, text)) in cases.iter().enumerate() {
+        let ours = syntax::parse(text).errors().is_empty();
+        let Some(theirs) = ptxas_parses(text, &format!("dir{i}")) else {
+            println!("skipping: ptxas not installed (run `cargo xtask oracle` or set KILN_PTXAS)");
+            return;
+        };
+        checked += 1;
+        if ours != theirs {
+            disagreements.push(format!("{name}: ours parses={ours}, ptxas parses={theirs}"));
+        }
+    }
+    println!("checked {checked} directive cases against ptxas");
+    assert!(disagreements.is_empty(), "{}", disagreements.join("\n"));
+}
