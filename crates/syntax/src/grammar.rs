@@ -117,16 +117,6 @@ enum Scope {
     Body,
 }
 
-/// Directives that end at the end of their line rather than with `;`.
-const LINE_DIRECTIVES: &[&str] = &[
-    ".loc",
-    ".file",
-    ".version",
-    ".target",
-    ".address_size",
-    ".section",
-];
-
 fn is_one_of(p: &Parser<'_>, n: usize, words: &[&str]) -> bool {
     p.nth(n) == DOT_IDENT && words.contains(&p.nth_text(n))
 }
@@ -148,10 +138,13 @@ fn item(p: &mut Parser<'_>) {
     match p.current() {
         DOT_IDENT => {}
         IDENT | AT => {
-            // Instructions outside a function: parse them so the tree is useful, but report.
-            let range = p.current_range_strict();
-            p.error_at(range, "instruction outside of a function body");
-            statement(p);
+            // An instruction (or stray word) outside a function: report and skip the line, so
+            // that it cannot swallow the next item.
+            p.err_bump_line(format!(
+                "expected a directive or declaration, found {} (instructions belong in a \
+                 function body)",
+                p.describe_current()
+            ));
             return;
         }
         L_CURLY => {
@@ -180,8 +173,7 @@ fn item(p: &mut Parser<'_>) {
                 p.error_expected("a target name like `sm_90`");
                 return;
             }
-            while p.at(COMMA) && !p.nth_newline_before(0) {
-                p.bump();
+            while p.eat(COMMA) {
                 if !p.eat(IDENT) {
                     p.error_expected("a target option");
                     return;
@@ -201,38 +193,19 @@ fn item(p: &mut Parser<'_>) {
     }
 }
 
-/// A directive that ends at the end of its line (an optional `;` is accepted).
+/// A module directive with a fixed argument shape. PTX is not line-oriented (ptxas accepts
+/// `.version 8.4 .target sm_90` on one line and arguments on the next line), so neither the
+/// end of the line nor a `;` ends it: the arguments do. After an error in the arguments the
+/// rest of the line is skipped.
 fn line_directive(p: &mut Parser<'_>, kind: SyntaxKind, body: impl FnOnce(&mut Parser<'_>)) {
     let m = p.start();
-    let name = p.current_text();
     p.bump();
-    if !p.at_line_start() {
-        let errors_before = p.errors.len();
-        body(p);
-        if p.errors.len() > errors_before {
-            // Already reported: drop the rest of the line quietly.
-            if !p.at_line_start() {
-                p.skip_to_line_end();
-            }
-        } else {
-            end_of_line(p);
-        }
-    } else {
-        p.error_expected(&format!("arguments for `{name}`"));
+    let errors_before = p.errors.len();
+    body(p);
+    if p.errors.len() > errors_before && !p.at_line_start() && !p.at(DOT_IDENT) {
+        p.skip_to_line_end();
     }
     m.complete(p, kind);
-}
-
-/// Ends a line directive: eats an optional `;`, then reports and skips anything else on the
-/// line.
-fn end_of_line(p: &mut Parser<'_>) {
-    if p.at(SEMICOLON) && !p.at_line_start() {
-        p.bump();
-    }
-    if !p.at_line_start() && !p.at_eof() {
-        let msg = format!("unexpected {} at end of directive", p.describe_current());
-        p.err_recover_line(msg);
-    }
 }
 
 /// `.file 1 "name" [, timestamp, size]`
@@ -246,8 +219,7 @@ fn file_directive(p: &mut Parser<'_>) {
             p.error_expected("a file name string");
             return;
         }
-        while p.at(COMMA) && !p.at_line_start() {
-            p.bump();
+        while p.eat(COMMA) {
             if !p.eat(INT_NUMBER) {
                 p.error_expected("an integer");
                 return;
@@ -293,24 +265,25 @@ fn section(p: &mut Parser<'_>) {
     m.complete(p, SECTION);
 }
 
-/// `.b8 1, 2` / `.b32 $L__a-$L__b` / `.b64 sym+4`: data in a section, one line.
+/// `.b8 1, 2` / `.b32 $L__a-$L__b` / `.b64 sym+4`: data in a section. The values end where
+/// no `,` follows (one per line in practice; ptxas also takes several on one line).
 fn data_directive(p: &mut Parser<'_>) {
     let m = p.start();
     p.bump();
-    if !p.at_line_start() {
-        loop {
-            if expr(p).is_none() {
+    loop {
+        if expr(p).is_none() {
+            let msg = format!("expected a value, found {}", p.describe_current());
+            if p.at_line_start() || p.at(R_CURLY) || p.at(DOT_IDENT) {
                 p.error_expected("a value");
-                break;
-            }
-            if p.at(COMMA) && !p.at_line_start() {
-                p.bump();
             } else {
-                break;
+                p.err_recover_line(msg);
             }
+            break;
+        }
+        if !p.eat(COMMA) {
+            break;
         }
     }
-    end_of_line(p);
     m.complete(p, DATA_DIRECTIVE);
 }
 
@@ -633,10 +606,11 @@ fn label(p: &mut Parser<'_>) {
     m.complete(p, LABEL);
 }
 
-/// Any other directive: `.loc 1 2 3`, `.pragma "nounroll";`, `.alias a, b;`,
-/// `.callprototype (...) _ (...);`, `.branchtargets L1, L2;`. Its arguments are kept as flat
-/// tokens (parameter lists of `.callprototype` become `PARAM_LIST`s). It ends with `;` or at
-/// the end of its line.
+/// Any other directive: `.loc 1 2 3 [, function_name sym, inlined_at 1 2 3]`,
+/// `.pragma "nounroll";`, `.alias a, b;`, `.callprototype (...) _ (...);`,
+/// `.branchtargets L1, L2;`, `.calltargets f, g;`. Arguments are tokens (parameter lists of
+/// `.callprototype` are `RET_PARAM_LIST`/`PARAM_LIST` nodes). Unknown or misplaced
+/// directives are reported and skipped up to `;` or the end of the line.
 fn directive(p: &mut Parser<'_>, scope: Scope) {
     let m = p.start();
     let name = p.current_text();
@@ -662,30 +636,108 @@ fn directive(p: &mut Parser<'_>, scope: Scope) {
         };
         let range = p.current_range_strict();
         p.error_at(range, msg);
+        p.skip_to_line_end();
+        m.complete(p, DIRECTIVE);
+        return;
     }
-    let line_directive = LINE_DIRECTIVES.contains(&name);
-    let is_proto = name == ".callprototype";
     p.bump();
-    let mut first = true;
-    let mut terminated = false;
-    loop {
-        match p.current() {
-            EOF | L_CURLY | R_CURLY => break,
-            SEMICOLON => {
-                p.bump();
-                terminated = true;
-                break;
-            }
-            _ if p.at_line_start() => break,
-            L_PAREN if is_proto => param_list(p, if first { RET_PARAM_LIST } else { PARAM_LIST }),
-            _ => p.bump(),
+    // Each arm reports its own errors; the result only says whether the arguments were
+    // complete.
+    let _complete = match name {
+        ".loc" => loc_args(p),
+        ".pragma" => comma_list(p, STRING, "a string") && expect_semicolon_after_args(p),
+        ".alias" => {
+            expect_or_fail(p, IDENT, "an alias name")
+                && expect_or_fail(p, COMMA, "`,`")
+                && expect_or_fail(p, IDENT, "the aliased function")
+                && expect_semicolon_after_args(p)
         }
-        first = false;
-    }
-    if !line_directive && !terminated {
-        p.error_expected("`;`");
-    }
+        ".branchtargets" => comma_list(p, IDENT, "a label") && expect_semicolon_after_args(p),
+        ".calltargets" => comma_list(p, IDENT, "a function name") && expect_semicolon_after_args(p),
+        ".callprototype" => {
+            if p.at(L_PAREN) {
+                param_list(p, RET_PARAM_LIST);
+            }
+            let ok = expect_or_fail(p, IDENT, "`_`");
+            if ok && p.at(L_PAREN) {
+                param_list(p, PARAM_LIST);
+            }
+            while ok && p.at(DOT_IDENT) && FUNC_HEADER_DIRECTIVES.contains(&p.current_text()) {
+                perf_directive(p);
+            }
+            ok && expect_semicolon_after_args(p)
+        }
+        _ => true,
+    };
     m.complete(p, DIRECTIVE);
+}
+
+/// `.loc file line column [, function_name sym] [, inlined_at file line column]`. No `;`
+/// (ptxas rejects one), and not line-bound.
+fn loc_args(p: &mut Parser<'_>) -> bool {
+    for what in ["a file index", "a line number", "a column number"] {
+        if !expect_or_fail(p, INT_NUMBER, what) {
+            return false;
+        }
+    }
+    while p.at(COMMA) {
+        p.bump();
+        match (p.current(), p.current_text()) {
+            (IDENT, "function_name") => {
+                p.bump();
+                if !expect_or_fail(p, IDENT, "a label") {
+                    return false;
+                }
+            }
+            (IDENT, "inlined_at") => {
+                p.bump();
+                for what in ["a file index", "a line number", "a column number"] {
+                    if !expect_or_fail(p, INT_NUMBER, what) {
+                        return false;
+                    }
+                }
+            }
+            _ => return fail(p, "`function_name` or `inlined_at`"),
+        }
+    }
+    true
+}
+
+/// `x (, x)*` of one token kind.
+fn comma_list(p: &mut Parser<'_>, kind: SyntaxKind, what: &str) -> bool {
+    loop {
+        if !expect_or_fail(p, kind, what) {
+            return false;
+        }
+        if !p.eat(COMMA) {
+            return true;
+        }
+    }
+}
+
+/// Consumes a `kind` token, or reports `what` as expected and skips the rest of the line
+/// (unless the offending token starts a line, where it likely starts the next statement).
+fn expect_or_fail(p: &mut Parser<'_>, kind: SyntaxKind, what: &str) -> bool {
+    p.eat(kind) || fail(p, what)
+}
+
+/// Reports `what` as expected at the current token and skips the rest of the line (unless
+/// the token starts a line). Returns false.
+fn fail(p: &mut Parser<'_>, what: &str) -> bool {
+    p.error_expected(what);
+    if !p.at_line_start() && !p.at(R_CURLY) {
+        p.skip_to_line_end();
+    }
+    false
+}
+
+/// The `;` after a directive's arguments.
+fn expect_semicolon_after_args(p: &mut Parser<'_>) -> bool {
+    if p.eat(SEMICOLON) {
+        return true;
+    }
+    expect_semicolon(p);
+    false
 }
 
 /// `@p opcode.mod.mod operand, operand;`
@@ -696,6 +748,7 @@ fn instruction(p: &mut Parser<'_>) {
         p.bump();
         p.eat(BANG);
         if p.at(IDENT) {
+            // Only glued components here: `@%p bra` must not take a modifier-looking word.
             name_ref(p);
         } else {
             p.error_expected("a predicate register");
@@ -712,6 +765,18 @@ fn instruction(p: &mut Parser<'_>) {
     while p.at(DOT_IDENT) {
         p.bump();
     }
+    p.in_operands = true;
+    let complete = operands(p, is_call);
+    p.in_operands = false;
+    if complete {
+        expect_semicolon(p);
+    }
+    m.complete(p, INSTRUCTION);
+}
+
+/// The operand list of an instruction. Returns false if an operand was missing (reported, and
+/// the rest of the statement skipped).
+fn operands(p: &mut Parser<'_>, is_call: bool) -> bool {
     if !p.at(SEMICOLON) && !p.at(R_CURLY) && !p.at_eof() {
         loop {
             if !operand(p, is_call) {
@@ -719,16 +784,14 @@ fn instruction(p: &mut Parser<'_>) {
                 if !p.eat(SEMICOLON) && !p.at_line_start() {
                     p.skip_to_line_end();
                 }
-                m.complete(p, INSTRUCTION);
-                return;
+                return false;
             }
             if !p.eat(COMMA) {
                 break;
             }
         }
     }
-    expect_semicolon(p);
-    m.complete(p, INSTRUCTION);
+    true
 }
 
 /// One instruction operand. Returns false (after reporting) if none was found.
@@ -776,13 +839,28 @@ fn bracketed_list(p: &mut Parser<'_>, open: SyntaxKind, close: SyntaxKind, kind:
 }
 
 /// A name used as a value, with `.x`-style components glued to it: `%r1`, `%tid.x`, `sym`.
+/// In instruction operands ptxas also takes components after whitespace (`%tid .x`, even
+/// across lines); elsewhere (data directives, initializers) only glued ones, so that
+/// `.b64 sym` followed by `.b8 1` on the next line stays two directives.
 fn name_ref(p: &mut Parser<'_>) -> CompletedMarker {
     let m = p.start();
     p.bump();
-    while p.at(DOT_IDENT) && p.nth_joined(0) {
+    while p.at(DOT_IDENT)
+        && (p.nth_joined(0)
+            || (p.in_operands && !(p.at_line_start() && starts_statement(p.current_text()))))
+    {
         p.bump();
     }
     m.complete(p, NAME_REF)
+}
+
+/// Dotted words that begin a statement or an item: after a missing `;`, a line starting with
+/// one of these is not taken as a component of the last operand.
+fn starts_statement(word: &str) -> bool {
+    DECL_START.contains(&word)
+        || BODY_DIRECTIVES.contains(&word)
+        || ITEM_START.contains(&word)
+        || matches!(word, ".file" | ".section")
 }
 
 /// Binding power of a binary operator (higher binds tighter), as in C.

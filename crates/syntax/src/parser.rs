@@ -84,6 +84,8 @@ pub(crate) struct Parser<'t> {
     pub(crate) events: Vec<Event>,
     pub(crate) errors: Vec<SyntaxError>,
     depth: u32,
+    /// Set while parsing instruction operands (see `grammar::name_ref`).
+    pub(crate) in_operands: bool,
 }
 
 impl<'t> Parser<'t> {
@@ -95,6 +97,7 @@ impl<'t> Parser<'t> {
             events: Vec::with_capacity(input.kinds.len() * 2),
             errors: Vec::new(),
             depth: 0,
+            in_operands: false,
         }
     }
 

@@ -680,7 +680,7 @@ fn error_garbage_line_reports_and_continues() {
     check_errors(
         ".version 8.4 extra\n.entry k()\n{\nmov.u32 %r1, ];\n) junk junk;\nret;\n}\n}\n",
         expect![[r#"
-            1: 13..18 unexpected `extra` at end of directive
+            1: 13..18 expected a directive or declaration, found `extra` (instructions belong in a function body)
             4: 45..46 expected an operand, found `]`
             5: 48..49 expected a statement, found `)`
             8: 68..69 expected a directive or declaration, found `}`
@@ -949,8 +949,8 @@ fn many_errors_are_all_reported() {
     check_errors(
         ".version\n.target\n.address_size x\n.global .u32 ;\n.global .u32 7 = 1;\n.entry k( .param .u32 ) {\nmov.u32 %r1 %r2;\n@ bra L;\nld.global.u32 %r1, [%rd1;\nL: ret\n}\n",
         expect![[r#"
-            1: 8..8 expected arguments for `.version`, found end of line
-            2: 16..16 expected arguments for `.target`, found end of line
+            1: 8..8 expected a version number like `8.4`, found end of line
+            2: 16..16 expected a target name like `sm_90`, found end of line
             3: 31..32 expected an address size (`32` or `64`), found `x`
             4: 46..47 expected a variable name, found `;`
             5: 61..62 expected a variable name, found `7`

@@ -171,7 +171,13 @@ fn ptxas_parses(text: &str, tag: &str) -> Option<bool> {
     let _ = std::fs::remove_file(&src);
     let _ = std::fs::remove_file(&out_path);
     let log = String::from_utf8_lossy(&out.stderr);
-    Some(!log.contains("Parsing error"))
+    // "Missing .version/.target directive at start of file" is ptxas's way of rejecting
+    // malformed module headers (e.g. `.version 8.4;`).
+    Some(
+        !log.contains("Parsing error")
+            && !log.contains("Missing .version")
+            && !log.contains("Missing .target"),
+    )
 }
 
 /// Each case: a PTX file, and whether our parser reports no syntax error; ptxas must agree
@@ -268,5 +274,58 @@ fn directive_tables_agree_with_ptxas() {
         }
     }
     println!("checked {checked} directive cases against ptxas");
+    assert!(disagreements.is_empty(), "{}", disagreements.join("\n"));
+}
+
+/// PTX is token-based, not line-based: ptxas accepts directives and operands split or joined
+/// across lines as below, and rejects the stray `;` and missing `;` cases. Our parser must
+/// agree on every case.
+#[test]
+fn layout_agrees_with_ptxas() {
+    let k = ".visible .entry k()\n{\n\t.reg .b32 %r<2>;\n";
+    let cases: Vec<(&str, String)> = vec![
+        ("one line", ".version 8.4 .target sm_90 .address_size 64 .visible .entry k() { ret; }\n".into()),
+        ("stray ; after .version", ".version 8.4;\n.target sm_90;\n.address_size 64;\n.visible .entry k() { ret; }\n".into()),
+        ("wrapped .target", ".version 8.4\n.target sm_90,\n texmode_independent\n.address_size 64\n.visible .entry k() { ret; }\n".into()),
+        (
+            "wrapped .file and .loc",
+            format!(".version 8.4\n.target sm_90\n.address_size 64\n.file 1\n \"a.cu\"\n{k}\t.loc 1\n 2 3\n\tret;\n}}\n"),
+        ),
+        (
+            ".loc then instruction on one line",
+            format!(".version 8.4\n.target sm_90\n.address_size 64\n.file 1 \"a.cu\" {k}\t.loc 1 2 3 ret;\n}}\n"),
+        ),
+        (
+            ".loc with ;",
+            format!(".version 8.4\n.target sm_90\n.address_size 64\n.file 1 \"a.cu\"\n{k}\t.loc 1 2 3;\n\tret;\n}}\n"),
+        ),
+        (
+            ".pragma without ;",
+            format!(".version 8.4\n.target sm_90\n.address_size 64\n{k}\t.pragma \"nounroll\"\n\tret;\n}}\n"),
+        ),
+        (
+            "component after a line break",
+            format!(".version 8.4\n.target sm_90\n.address_size 64\n{k}\tmov.u32 %r1, %tid\n.x;\n\tret;\n}}\n"),
+        ),
+        (
+            "component after a comment",
+            format!(".version 8.4\n.target sm_90\n.address_size 64\n{k}\tmov.u32 %r1, %ntid/* c */.x;\n\tret;\n}}\n"),
+        ),
+        (
+            "section data on one line",
+            ".version 8.4\n.target sm_90\n.address_size 64\n.visible .entry k() { ret; }\n.section .debug_str { .b8 1, 2 .b8 3 .b32 x\n.b8 4 }\n".into(),
+        ),
+    ];
+    let mut disagreements = Vec::new();
+    for (i, (name, text)) in cases.iter().enumerate() {
+        let ours = syntax::parse(text).errors().is_empty();
+        let Some(theirs) = ptxas_parses(text, &format!("layout{i}")) else {
+            println!("skipping: ptxas not installed (run `cargo xtask oracle` or set KILN_PTXAS)");
+            return;
+        };
+        if ours != theirs {
+            disagreements.push(format!("{name}: ours parses={ours}, ptxas parses={theirs}"));
+        }
+    }
     assert!(disagreements.is_empty(), "{}", disagreements.join("\n"));
 }
