@@ -399,6 +399,7 @@ fn param_list(p: &mut Parser<'_>, kind: SyntaxKind) {
 fn param(p: &mut Parser<'_>) {
     let m = p.start();
     decl_specifiers(p);
+    require_type(p);
     if p.at(IDENT) {
         declarator(p);
     } else {
@@ -407,14 +408,28 @@ fn param(p: &mut Parser<'_>) {
     m.complete(p, PARAM);
 }
 
+/// Reports a declaration whose specifiers (just parsed) name no type: ptxas rejects
+/// `.reg %p<2>;` and `.param x` with a parse error at the name.
+fn require_type(p: &mut Parser<'_>) {
+    if !p.last_specifiers_had_type && p.at(IDENT) {
+        let range = p.current_range_strict();
+        p.error_at(
+            range,
+            "expected a type (such as `.u32` or `.pred`) before the name",
+        );
+    }
+}
+
 /// The dotted words before a declared name: state space, linkage, `.align N`, vector and
 /// scalar types, `.ptr`, `.attribute(...)`.
 fn decl_specifiers(p: &mut Parser<'_>) {
     let mut saw_type = false;
+    p.last_specifiers_had_type = false;
     while p.at(DOT_IDENT) {
         let word = p.current_text();
         if crate::ast::TYPES.contains(&word) {
             saw_type = true;
+            p.last_specifiers_had_type = true;
         } else if saw_type && matches!(word, ".v2" | ".v4" | ".v8") {
             // PTX: `.v4 .f32 x`, never `.f32 .v4 x` (ptxas: "Parsing error near '.v4'").
             let range = p.current_range_strict();
@@ -449,6 +464,7 @@ fn decl_specifiers(p: &mut Parser<'_>) {
 fn var_decl(p: &mut Parser<'_>, kind: SyntaxKind) {
     let m = p.start();
     decl_specifiers(p);
+    require_type(p);
     loop {
         if !p.at(IDENT) {
             p.error_expected("a variable name");
@@ -823,7 +839,10 @@ fn bracketed_list(p: &mut Parser<'_>, open: SyntaxKind, close: SyntaxKind, kind:
         R_BRACK => "`]`",
         _ => "`)`",
     };
-    if !p.at(close) {
+    let outer_in_address = p.in_address;
+    p.in_address = kind == ADDRESS;
+    // `call f, ();` has an empty argument list; `{}` and `[]` are syntax errors in ptxas.
+    if !p.at(close) || kind != ARG_LIST {
         loop {
             if !operand(p, false) {
                 break;
@@ -833,6 +852,7 @@ fn bracketed_list(p: &mut Parser<'_>, open: SyntaxKind, close: SyntaxKind, kind:
             }
         }
     }
+    p.in_address = outer_in_address;
     p.expect(close, what);
     m.complete(p, kind);
     p.leave();
@@ -931,7 +951,24 @@ fn unary(p: &mut Parser<'_>) -> Option<CompletedMarker> {
                 return None;
             }
             let m = p.start();
+            let op = p.current();
+            let op_range = p.current_range_strict();
             p.bump();
+            if p.in_operands && p.at(IDENT) {
+                // ptxas 13.0: `-%r` and `!%p` parse (whether negation is allowed is the
+                // instruction's business), `+%r` and `~%r` do not, nor `-%r` in an address.
+                if matches!(op, PLUS | TILDE) {
+                    p.error_at(
+                        op_range,
+                        "`+` and `~` apply to constants, not to registers or symbols",
+                    );
+                } else if op == MINUS && p.in_address {
+                    p.error_at(
+                        op_range,
+                        "a negated register or symbol is not allowed in an address",
+                    );
+                }
+            }
             if unary(p).is_none() {
                 p.error_expected("an expression");
             }
@@ -969,7 +1006,10 @@ fn primary(p: &mut Parser<'_>) -> Option<(CompletedMarker, SyntaxKind)> {
             p.bump();
             Some((m.complete(p, LITERAL), LITERAL))
         }
-        IDENT | DOT_IDENT => Some((name_ref(p), NAME_REF)),
+        IDENT => Some((name_ref(p), NAME_REF)),
+        // Dotted names are values only in data and initializers (`.b32 .debug_abbrev`); a bare
+        // `.y` operand is a syntax error for ptxas.
+        DOT_IDENT if !p.in_operands => Some((name_ref(p), NAME_REF)),
         L_PAREN => {
             if !p.enter() {
                 return None;

@@ -60,11 +60,6 @@ fn is_ident_continue(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b == b'_' || b == b'$'
 }
 
-#[inline]
-fn is_ident_start(b: u8) -> bool {
-    b.is_ascii_alphabetic() || b == b'_' || b == b'$' || b == b'%'
-}
-
 fn skip_while(bytes: &[u8], mut i: usize, f: impl Fn(u8) -> bool) -> usize {
     while i < bytes.len() && f(bytes[i]) {
         i += 1;
@@ -209,8 +204,8 @@ fn utf8_len(first: u8) -> usize {
 ///
 /// Accepted shapes (PTX ISA "Constants"): `0[xX]hex+U?`, `0[bB][01]+U?`, `0[0-7]+U?` (octal),
 /// `[1-9][0-9]*U?` (decimal), `0[fF]hex{8}`, `0[dD]hex{16}`, and decimal floats with a fraction
-/// and/or an exponent. Trailing identifier characters are swallowed into the token and reported,
-/// so `12abc` is one bad literal rather than a literal followed by a name.
+/// and/or an exponent. As in ptxas, a number ends where its shape ends: `0$L1` is `0` followed
+/// by the name `$L1`, and `12abc` is `12` followed by `abc` (which the parser then rejects).
 fn number(bytes: &[u8], pos: usize, errors: &mut Vec<LexError>) -> (SyntaxKind, usize) {
     let at = |i: usize| bytes.get(i).copied().unwrap_or(0);
     let mut kind = INT_NUMBER;
@@ -239,13 +234,11 @@ fn number(bytes: &[u8], pos: usize, errors: &mut Vec<LexError>) -> (SyntaxKind, 
         ok = i - (pos + 2) == want;
     } else {
         i = skip_while(bytes, pos, |c| c.is_ascii_digit());
-        if at(i) == b'.' && at(i + 1).is_ascii_digit() {
+        if at(i) == b'.' {
+            // `1.5`, and `1.` with an empty fraction: like ptxas, a dot after digits always
+            // belongs to the number (`9.b8` is `9.` followed by `b8`).
             kind = FLOAT_NUMBER;
             i = skip_while(bytes, i + 1, |c| c.is_ascii_digit());
-        } else if at(i) == b'.' && !is_ident_start(at(i + 1)) {
-            // `1.` is a float with an empty fraction.
-            kind = FLOAT_NUMBER;
-            i += 1;
         }
         if matches!(at(i), b'e' | b'E') {
             let mut j = i + 1;
@@ -265,10 +258,6 @@ fn number(bytes: &[u8], pos: usize, errors: &mut Vec<LexError>) -> (SyntaxKind, 
                 i += 1;
             }
         }
-    }
-    if is_ident_continue(at(i)) {
-        i = skip_while(bytes, i, is_ident_continue);
-        ok = false;
     }
     if !ok {
         errors.push(LexError {
@@ -325,7 +314,15 @@ mod tests {
         );
         assert_eq!(lex("0f3F80").1.len(), 1);
         assert_eq!(lex("089").1.len(), 1);
-        assert_eq!(lex("12abc").1.len(), 1);
+        assert_eq!(
+            kinds("12abc 0$L1"),
+            vec![
+                (INT_NUMBER, "12"),
+                (IDENT, "abc"),
+                (INT_NUMBER, "0"),
+                (IDENT, "$L1")
+            ]
+        );
     }
 
     #[test]

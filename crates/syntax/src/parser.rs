@@ -86,6 +86,10 @@ pub(crate) struct Parser<'t> {
     depth: u32,
     /// Set while parsing instruction operands (see `grammar::name_ref`).
     pub(crate) in_operands: bool,
+    /// Set while parsing the inside of an `[address]` operand.
+    pub(crate) in_address: bool,
+    /// Whether the last `decl_specifiers` saw a type word.
+    pub(crate) last_specifiers_had_type: bool,
 }
 
 impl<'t> Parser<'t> {
@@ -98,6 +102,8 @@ impl<'t> Parser<'t> {
             errors: Vec::new(),
             depth: 0,
             in_operands: false,
+            in_address: false,
+            last_specifiers_had_type: false,
         }
     }
 

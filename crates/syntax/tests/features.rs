@@ -171,8 +171,8 @@ fn ptxas_parses(text: &str, tag: &str) -> Option<bool> {
     let _ = std::fs::remove_file(&src);
     let _ = std::fs::remove_file(&out_path);
     let log = String::from_utf8_lossy(&out.stderr);
-    // "Missing .version/.target directive at start of file" is ptxas's way of rejecting
-    // malformed module headers (e.g. `.version 8.4;`).
+    // Besides "Parsing error", these fatal messages are how ptxas rejects malformed module
+    // headers (`.version 8.4;`) and malformed declarations.
     Some(
         !log.contains("Parsing error")
             && !log.contains("Missing .version")
@@ -325,6 +325,49 @@ fn layout_agrees_with_ptxas() {
         };
         if ours != theirs {
             disagreements.push(format!("{name}: ours parses={ours}, ptxas parses={theirs}"));
+        }
+    }
+    assert!(disagreements.is_empty(), "{}", disagreements.join("\n"));
+}
+
+/// Operand and declaration forms at the edge of the grammar, each checked against ptxas:
+/// our parser must report a syntax error exactly when ptxas reports a parse error.
+#[test]
+fn operand_forms_agree_with_ptxas() {
+    let statements = [
+        "add.s32 %r1, -%r2, 1;",
+        "add.s32 %r1, ~%r2, 1;",
+        "add.s32 %r1, +%r2, 1;",
+        "and.pred %p1, !%p2, %p3;",
+        "mov.u64 %rd1, g+4;",
+        "ld.global.u32 %r1, [g+-4];",
+        "ld.global.u32 %r1, [-%rd1];",
+        "mov.u32 %r1, -(4);",
+        "mov.u32 %r1, ~4;",
+        "mov.u32 %r1, .y;",
+        "mov.u32 %r1, {};",
+        "ld.global.u32 %r1, [];",
+        "call.uni f, ();",
+        "mov.f32 %f1, 1.;",
+        "mov.f32 %f1, 1.x;",
+        ".reg %r<2>;",
+        ".reg .b32 %q<2>;",
+        ".loc 1 2 3$L_after_loc:",
+    ];
+    let mut disagreements = Vec::new();
+    for (i, stmt) in statements.iter().enumerate() {
+        let text = format!(
+            ".version 8.4\n.target sm_90\n.address_size 64\n.file 1 \"a.cu\"\n.global .u32 g;\n\
+             .func f() {{ ret; }}\n.visible .entry k()\n{{\n .reg .b32 %r<3>;\n .reg .pred %p<4>;\n\
+             .reg .b64 %rd<2>;\n .reg .f32 %f<2>;\n {stmt}\n ret;\n}}\n"
+        );
+        let ours = syntax::parse(&text).errors().is_empty();
+        let Some(theirs) = ptxas_parses(&text, &format!("operand{i}")) else {
+            println!("skipping: ptxas not installed (run `cargo xtask oracle` or set KILN_PTXAS)");
+            return;
+        };
+        if ours != theirs {
+            disagreements.push(format!("{stmt}: ours parses={ours}, ptxas parses={theirs}"));
         }
     }
     assert!(disagreements.is_empty(), "{}", disagreements.join("\n"));
