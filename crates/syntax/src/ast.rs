@@ -227,6 +227,11 @@ ast_node!(
     TernaryExpr, TERNARY_EXPR
 );
 
+ast_node!(
+    /// `arr[1]`
+    IndexExpr, INDEX_EXPR
+);
+
 ast_enum!(
     /// A module-level item.
     Item {
@@ -267,6 +272,7 @@ ast_enum!(
         Call(CallExpr),
         Cast(CastExpr),
         Ternary(TernaryExpr),
+        Index(IndexExpr),
     }
 );
 
@@ -891,6 +897,16 @@ impl CastExpr {
     }
     pub fn expr(&self) -> Option<Operand> {
         child(&self.syntax)
+    }
+}
+
+impl IndexExpr {
+    /// The array, e.g. `arr` in `arr[1]`.
+    pub fn base(&self) -> Option<Operand> {
+        children(&self.syntax).next()
+    }
+    pub fn index(&self) -> Option<Operand> {
+        children(&self.syntax).nth(1)
     }
 }
 

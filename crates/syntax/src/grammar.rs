@@ -515,8 +515,15 @@ fn declarator(p: &mut Parser<'_>) {
     while p.at(L_BRACK) {
         let d = p.start();
         p.bump();
-        if !p.at(R_BRACK) && expr(p).is_none() {
-            p.error_expected("an array size");
+        // ptxas takes only an integer literal here (`[4]`, `[0x4]`, `[4U]`), not `[2*2]`.
+        if !p.at(R_BRACK) {
+            if p.at(INT_NUMBER) {
+                let l = p.start();
+                p.bump();
+                l.complete(p, LITERAL);
+            } else {
+                p.error_expected("an integer array size");
+            }
         }
         p.expect(R_BRACK, "`]`");
         d.complete(p, ARRAY_DIM);
@@ -794,8 +801,13 @@ fn instruction(p: &mut Parser<'_>) {
 /// the rest of the statement skipped).
 fn operands(p: &mut Parser<'_>, is_call: bool) -> bool {
     if !p.at(SEMICOLON) && !p.at(R_CURLY) && !p.at_eof() {
+        let mut first = true;
         loop {
-            if !operand(p, is_call) {
+            p.first_operand = first && !p.at(L_CURLY) && !p.at(L_BRACK);
+            first = false;
+            let found = operand(p, is_call);
+            p.first_operand = false;
+            if !found {
                 // Already reported: skip the rest of the statement quietly.
                 if !p.eat(SEMICOLON) && !p.at_line_start() {
                     p.skip_to_line_end();
@@ -817,13 +829,87 @@ fn operand(p: &mut Parser<'_>, is_call: bool) -> bool {
         L_BRACK => bracketed_list(p, L_BRACK, R_BRACK, ADDRESS),
         L_PAREN if is_call => bracketed_list(p, L_PAREN, R_PAREN, ARG_LIST),
         _ => {
-            if expr(p).is_none() {
+            if !operand_expr(p) {
                 p.error_expected("an operand");
                 return false;
             }
         }
     }
     true
+}
+
+/// A scalar instruction operand, in the shapes ptxas 13.0 parses:
+///
+/// * a name, optionally negated (`-%r`, `!%p`), with components (`%tid.x`), an index
+///   (`arr[1]`), and an offset (`%r+1`, `sym+4`, `[%rd+-8]`), or, as the first operand
+///   only, a register pair (`%p|%q` of `setp`, `%r|%p` of `shfl`);
+/// * a constant expression without names (`-(1 << 4) * 2`).
+///
+/// ptxas rejects other mixes of names and operators (`%r-4`, `%r*2`, `4+%r`, `(%r)`), so
+/// they end the operand here and the caller reports the unexpected token. Returns false if
+/// there is no operand.
+fn operand_expr(p: &mut Parser<'_>) -> bool {
+    let prefixed_name = matches!(p.current(), MINUS | BANG | PLUS | TILDE) && p.nth(1) == IDENT;
+    if !p.at(IDENT) && !prefixed_name {
+        return const_expr(p);
+    }
+    let mut lhs = if prefixed_name {
+        let m = p.start();
+        let op = p.current();
+        let op_range = p.current_range_strict();
+        p.bump();
+        // `-%r` and `!%p` parse (whether an instruction allows negation is semantic); `+%r`,
+        // `~%r` and `[-%rd]` are parse errors in ptxas.
+        if matches!(op, PLUS | TILDE) {
+            p.error_at(
+                op_range,
+                "`+` and `~` apply to constants, not to registers or symbols",
+            );
+        } else if op == MINUS && p.in_address {
+            p.error_at(
+                op_range,
+                "a negated register or symbol is not allowed in an address",
+            );
+        }
+        name_ref(p);
+        m.complete(p, PREFIX_EXPR)
+    } else {
+        name_ref(p)
+    };
+    if p.at(L_BRACK) {
+        // `arr[1]`: an array element. (After a missing comma, `%r [%rd]` parses the same
+        // way, as in ptxas, which then reports indexing a non-array.)
+        let m = lhs.precede(p);
+        p.bump();
+        if !const_expr(p) {
+            p.error_expected("an index");
+        }
+        p.expect(R_BRACK, "`]`");
+        lhs = m.complete(p, INDEX_EXPR);
+    }
+    if p.at(PLUS) {
+        let m = lhs.precede(p);
+        p.bump();
+        if !const_expr(p) {
+            p.error_expected("a constant offset");
+        }
+        m.complete(p, BIN_EXPR);
+    } else if p.at(PIPE) && p.nth(1) == IDENT && p.first_operand {
+        let m = lhs.precede(p);
+        p.bump();
+        name_ref(p);
+        m.complete(p, BIN_EXPR);
+    }
+    true
+}
+
+/// A constant expression: no register or symbol names.
+fn const_expr(p: &mut Parser<'_>) -> bool {
+    let outer = p.const_only;
+    p.const_only = true;
+    let found = expr(p).is_some();
+    p.const_only = outer;
+    found
 }
 
 /// `{a, b}`, `[a+4]`, `[tex, {x, y}]`, `(a, b)`: a bracketed, comma-separated operand list.
@@ -951,24 +1037,7 @@ fn unary(p: &mut Parser<'_>) -> Option<CompletedMarker> {
                 return None;
             }
             let m = p.start();
-            let op = p.current();
-            let op_range = p.current_range_strict();
             p.bump();
-            if p.in_operands && p.at(IDENT) {
-                // ptxas 13.0: `-%r` and `!%p` parse (whether negation is allowed is the
-                // instruction's business), `+%r` and `~%r` do not, nor `-%r` in an address.
-                if matches!(op, PLUS | TILDE) {
-                    p.error_at(
-                        op_range,
-                        "`+` and `~` apply to constants, not to registers or symbols",
-                    );
-                } else if op == MINUS && p.in_address {
-                    p.error_at(
-                        op_range,
-                        "a negated register or symbol is not allowed in an address",
-                    );
-                }
-            }
             if unary(p).is_none() {
                 p.error_expected("an expression");
             }
@@ -1006,7 +1075,8 @@ fn primary(p: &mut Parser<'_>) -> Option<(CompletedMarker, SyntaxKind)> {
             p.bump();
             Some((m.complete(p, LITERAL), LITERAL))
         }
-        IDENT => Some((name_ref(p), NAME_REF)),
+        // In instruction operands names only appear where `operand_expr` puts them.
+        IDENT if !p.const_only => Some((name_ref(p), NAME_REF)),
         // Dotted names are values only in data and initializers (`.b32 .debug_abbrev`); a bare
         // `.y` operand is a syntax error for ptxas.
         DOT_IDENT if !p.in_operands => Some((name_ref(p), NAME_REF)),

@@ -88,6 +88,10 @@ pub(crate) struct Parser<'t> {
     pub(crate) in_operands: bool,
     /// Set while parsing the inside of an `[address]` operand.
     pub(crate) in_address: bool,
+    /// Set while parsing the first operand of an instruction (where `a|b` pairs may appear).
+    pub(crate) first_operand: bool,
+    /// Set while parsing a constant expression in an operand (no names allowed).
+    pub(crate) const_only: bool,
     /// Whether the last `decl_specifiers` saw a type word.
     pub(crate) last_specifiers_had_type: bool,
 }
@@ -103,6 +107,8 @@ impl<'t> Parser<'t> {
             depth: 0,
             in_operands: false,
             in_address: false,
+            const_only: false,
+            first_operand: false,
             last_specifiers_had_type: false,
         }
     }

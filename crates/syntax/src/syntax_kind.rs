@@ -152,6 +152,8 @@ pub enum SyntaxKind {
     CAST_EXPR,
     /// `c ? a : b`
     TERNARY_EXPR,
+    /// `arr[1]`: an array element operand.
+    INDEX_EXPR,
     #[doc(hidden)]
     __LAST,
 }
@@ -254,6 +256,7 @@ impl SyntaxKind {
             CALL_EXPR,
             CAST_EXPR,
             TERNARY_EXPR,
+            INDEX_EXPR,
             __LAST,
         ];
         // Raw kinds only come from trees we built, so they are always in range; map anything

@@ -350,6 +350,23 @@ fn operand_forms_agree_with_ptxas() {
         "call.uni f, ();",
         "mov.f32 %f1, 1.;",
         "mov.f32 %f1, 1.x;",
+        "add.s32 %r1, %r2+1, 3;",
+        "add.s32 %r1, %r2<%r1, 3;",
+        "add.s32 %r1, %r2*2, 3;",
+        "add.s32 %r1, (%r2), 3;",
+        "mov.u64 %rd1, g*2;",
+        "mov.u64 %rd1, g-4;",
+        "mov.u64 %rd1, 4+g;",
+        "ld.global.u32 %r1, [%rd1+%r2];",
+        "ld.global.u32 %r1, [%rd1-4];",
+        "ld.global.u32 %r1, [%rd1+(2*2)];",
+        "ld.global.u32 %r1, [4+%rd1];",
+        "ld.global.u32 %r1, arr[1];",
+        "mov.u32 %r1, arr[1+1];",
+        "add.s32 %r1, 1+2*3, 3;",
+        "setp.eq.s32 %p1|%p2, %r1, 3;",
+        "add.s32 %r1, %r1|%r2, 3;",
+        "mov.u64 %rd1, generic(g);",
         ".reg %r<2>;",
         ".reg .b32 %q<2>;",
         ".loc 1 2 3$L_after_loc:",
@@ -358,7 +375,7 @@ fn operand_forms_agree_with_ptxas() {
     for (i, stmt) in statements.iter().enumerate() {
         let text = format!(
             ".version 8.4\n.target sm_90\n.address_size 64\n.file 1 \"a.cu\"\n.global .u32 g;\n\
-             .func f() {{ ret; }}\n.visible .entry k()\n{{\n .reg .b32 %r<3>;\n .reg .pred %p<4>;\n\
+             .global .u32 arr[4];\n.func f() {{ ret; }}\n.visible .entry k()\n{{\n .reg .b32 %r<3>;\n .reg .pred %p<4>;\n\
              .reg .b64 %rd<2>;\n .reg .f32 %f<2>;\n {stmt}\n ret;\n}}\n"
         );
         let ours = syntax::parse(&text).errors().is_empty();
@@ -368,6 +385,39 @@ fn operand_forms_agree_with_ptxas() {
         };
         if ours != theirs {
             disagreements.push(format!("{stmt}: ours parses={ours}, ptxas parses={theirs}"));
+        }
+    }
+    assert!(disagreements.is_empty(), "{}", disagreements.join("\n"));
+}
+
+/// Array sizes and initializers, checked against ptxas like the operand forms.
+#[test]
+fn declaration_forms_agree_with_ptxas() {
+    let decls = [
+        ".global .f32 a[2*2];",
+        ".global .f32 a[(4)];",
+        ".global .f32 a[4U];",
+        ".global .f32 a[0x4];",
+        ".global .f32 a[-4];",
+        ".global .u32 v = 2*3;",
+        ".global .u32 v = -1;",
+        ".global .u32 v = (1<<3)|1;",
+        ".global .u64 v = generic(g);",
+        ".global .u64 v = g+4;",
+        ".global .u8 v[2] = {0xff(g), 0xff00(g)};",
+    ];
+    let mut disagreements = Vec::new();
+    for (i, decl) in decls.iter().enumerate() {
+        let text = format!(
+            ".version 8.4\n.target sm_90\n.address_size 64\n.global .u32 g;\n{decl}\n.visible .entry k() {{ ret; }}\n"
+        );
+        let ours = syntax::parse(&text).errors().is_empty();
+        let Some(theirs) = ptxas_parses(&text, &format!("decl{i}")) else {
+            println!("skipping: ptxas not installed (run `cargo xtask oracle` or set KILN_PTXAS)");
+            return;
+        };
+        if ours != theirs {
+            disagreements.push(format!("{decl}: ours parses={ours}, ptxas parses={theirs}"));
         }
     }
     assert!(disagreements.is_empty(), "{}", disagreements.join("\n"));
