@@ -304,26 +304,179 @@ fn save_failure(kind: &str, input: &[u8]) -> PathBuf {
 
 pub fn run(args: &[String]) -> Result<(), String> {
     let Some((target, rest)) = args.split_first() else {
-        return Err("usage: cargo xtask fuzz parse [--seconds N] [--seed S]".into());
+        return Err("usage: cargo xtask fuzz parse [--seconds N] [--seed S] | \
+             fuzz ptxas-diff [--cases N] [--seed S] [--strict]"
+            .into());
     };
-    if target != "parse" {
-        return Err(format!("unknown fuzz target `{target}` (available: parse)"));
+    match target.as_str() {
+        "parse" => run_parse(rest),
+        "ptxas-diff" => run_ptxas_diff(rest),
+        other => Err(format!(
+            "unknown fuzz target `{other}` (available: parse, ptxas-diff)"
+        )),
     }
-    let mut seconds = 30u64;
-    let mut seed = 0x6b69_6c6e_u64; // "kiln"
+}
+
+/// Parses `--name value` integer options.
+fn int_options(
+    rest: &[String],
+    names: &[&str],
+    flags: &[&str],
+) -> Result<(Vec<Option<u64>>, Vec<bool>), String> {
+    let mut values = vec![None; names.len()];
+    let mut set = vec![false; flags.len()];
     let mut it = rest.iter();
     while let Some(a) = it.next() {
-        let mut value = |name: &str| -> Result<u64, String> {
-            it.next()
+        if let Some(i) = names.iter().position(|n| n == a) {
+            let v = it
+                .next()
                 .and_then(|v| v.parse().ok())
-                .ok_or_else(|| format!("{name} needs a non-negative integer"))
-        };
-        match a.as_str() {
-            "--seconds" => seconds = value("--seconds")?,
-            "--seed" => seed = value("--seed")?,
-            other => return Err(format!("fuzz parse: unknown option `{other}`")),
+                .ok_or_else(|| format!("{a} needs a non-negative integer"))?;
+            values[i] = Some(v);
+        } else if let Some(i) = flags.iter().position(|f| f == a) {
+            set[i] = true;
+        } else {
+            return Err(format!("unknown option `{a}`"));
         }
     }
+    Ok((values, set))
+}
+
+/// `cargo xtask fuzz ptxas-diff [--cases N] [--seed S] [--strict]`: differential testing of
+/// the parser against ptxas. Each case is a small accepted corpus file with one mutation
+/// (the byte-level ones of `fuzz parse`, or a comment/line break inserted at whitespace,
+/// which must not change anything). ptxas and the parser each say whether the text parses
+/// (for ptxas: no "Parsing error" or header/storage fatal). Disagreements are printed and
+/// their inputs written to `target/fuzz-failures/ptxas-diff/`. The parser is deliberately
+/// more lenient than ptxas on opcode and modifier spelling (that is the `ptx` crate's job),
+/// so "we accept, ptxas rejects" is informational; "we reject, ptxas parses" is a bug in the
+/// parser, and fails the run with `--strict`. Last line:
+/// `RESULT fuzz ptxas-diff cases=N agree=N we_reject_ptxas_parses=N we_accept_ptxas_rejects=N`.
+fn run_ptxas_diff(rest: &[String]) -> Result<(), String> {
+    let (values, flags) = int_options(rest, &["--cases", "--seed"], &["--strict"])?;
+    let cases = values[0].unwrap_or(200) as usize;
+    let seed = values[1].unwrap_or(0x6b69_6c6e);
+    let strict = flags[0];
+    let Some(dir) = corpus::default_dir().filter(|d| d.is_dir()) else {
+        println!("skipping: corpus not found (set KILN_CORPUS)");
+        return Ok(());
+    };
+    let ptxas = match crate::oracle::tool("ptxas") {
+        Ok(p) => p,
+        Err(e) => {
+            println!("skipping: ptxas unavailable: {e}");
+            return Ok(());
+        }
+    };
+    let mut seeds = Vec::new();
+    for rel in corpus::ptx_files(&dir) {
+        if !corpus::is_accepted(&rel) {
+            continue;
+        }
+        let path = dir.join(&rel);
+        if std::fs::metadata(&path).map_or(true, |m| m.len() > 6000) {
+            continue;
+        }
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            continue;
+        };
+        let Some(arch) = corpus::arch_for_file(&corpus::scan_targets(&text), "sm_90") else {
+            continue;
+        };
+        seeds.push((rel, text, arch));
+    }
+    if seeds.is_empty() {
+        println!("skipping: no small accepted corpus files for sm_90");
+        return Ok(());
+    }
+    let out_dir = corpus::workspace_root().join("target/fuzz-failures/ptxas-diff");
+    std::fs::create_dir_all(&out_dir)
+        .map_err(|e| format!("creating {}: {e}", out_dir.display()))?;
+    let mut rng = Rng::new(seed);
+    let (mut agree, mut false_reject, mut lenient) = (0usize, 0usize, 0usize);
+    for case in 0..cases {
+        let (rel, text, arch) = &seeds[rng.below(seeds.len())];
+        let mut input = text.clone().into_bytes();
+        if rng.below(3) == 0 {
+            // Layout change at whitespace: never changes the meaning.
+            let spaces: Vec<usize> = (0..input.len())
+                .filter(|&i| input[i].is_ascii_whitespace())
+                .collect();
+            if !spaces.is_empty() {
+                let at = spaces[rng.below(spaces.len())];
+                let ins: &[u8] = [b"/* c */".as_slice(), b"\n", b"// c\n", b" "][rng.below(4)];
+                input.splice(at..at, ins.iter().copied());
+            }
+        } else {
+            mutate(&mut rng, &mut input);
+        }
+        let mutated = input;
+        let ours = syntax::parse_bytes(&mutated).1.errors().is_empty();
+        let src = out_dir.join(format!("case-{case}.ptx"));
+        std::fs::write(&src, &mutated).map_err(|e| format!("writing {}: {e}", src.display()))?;
+        let out = std::process::Command::new(&ptxas)
+            .arg(format!("-arch={arch}"))
+            .arg(&src)
+            .arg("-o")
+            .arg(out_dir.join("case.cubin"))
+            .output()
+            .map_err(|e| format!("running ptxas: {e}"))?;
+        let log = String::from_utf8_lossy(&out.stderr);
+        let theirs = ![
+            "Parsing error",
+            "syntax error",
+            "Missing .version",
+            "Missing .target",
+            "No variable storage",
+            "Unexpected non-ASCII",
+            "Unexpected EOF",
+        ]
+        .iter()
+        .any(|m| log.contains(m));
+        if ours == theirs {
+            agree += 1;
+            let _ = std::fs::remove_file(&src);
+            continue;
+        }
+        let first_ptxas = log.lines().next().unwrap_or("").to_string();
+        if theirs {
+            false_reject += 1;
+            let first_ours = syntax::parse_bytes(&mutated)
+                .1
+                .errors()
+                .first()
+                .map(|e| e.to_string())
+                .unwrap_or_default();
+            println!(
+                "WE REJECT, PTXAS PARSES: {} (from {}): ours: {first_ours}",
+                src.display(),
+                rel.display()
+            );
+        } else {
+            lenient += 1;
+            println!(
+                "we accept, ptxas rejects: {} (from {}): {first_ptxas}",
+                src.display(),
+                rel.display()
+            );
+        }
+    }
+    println!(
+        "RESULT fuzz ptxas-diff cases={cases} agree={agree} we_reject_ptxas_parses={false_reject} \
+         we_accept_ptxas_rejects={lenient}"
+    );
+    if strict && false_reject > 0 {
+        return Err(format!(
+            "{false_reject} inputs ptxas parses were rejected by the parser"
+        ));
+    }
+    Ok(())
+}
+
+fn run_parse(rest: &[String]) -> Result<(), String> {
+    let (values, _) = int_options(rest, &["--seconds", "--seed"], &[])?;
+    let seconds = values[0].unwrap_or(30);
+    let seed = values[1].unwrap_or(0x6b69_6c6e); // "kiln"
     let start = Instant::now();
     let budget = Duration::from_secs(seconds);
     let seeds = load_seeds();

@@ -19,6 +19,8 @@ commands:
                             run a conformance stage over the corpus (default ../shared/corpus)
   fuzz parse [--seconds N] [--seed S]
                             mutation-fuzz the PTX parser (panics, hangs, lossless round trip)
+  fuzz ptxas-diff [--cases N] [--seed S] [--strict]
+                            differential test: does the parser accept what ptxas parses?
 ";
 
 fn main() -> ExitCode {

@@ -427,6 +427,13 @@ fn decl_specifiers(p: &mut Parser<'_>) {
     p.last_specifiers_had_type = false;
     while p.at(DOT_IDENT) {
         let word = p.current_text();
+        if matches!(word, ".entry" | ".func")
+            || BODY_DIRECTIVES.contains(&word)
+            || MODULE_DIRECTIVES.contains(&word)
+        {
+            let range = p.current_range_strict();
+            p.error_at(range, format!("unexpected `{word}` in a declaration"));
+        }
         if crate::ast::TYPES.contains(&word) {
             saw_type = true;
             p.last_specifiers_had_type = true;
@@ -465,6 +472,11 @@ fn var_decl(p: &mut Parser<'_>, kind: SyntaxKind) {
     let m = p.start();
     decl_specifiers(p);
     require_type(p);
+    // ptxas accepts a declaration that declares nothing (`.reg .u64 ;`).
+    if p.eat(SEMICOLON) {
+        m.complete(p, kind);
+        return;
+    }
     loop {
         if !p.at(IDENT) {
             p.error_expected("a variable name");

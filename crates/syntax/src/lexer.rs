@@ -71,10 +71,11 @@ fn next_token(bytes: &[u8], pos: usize, errors: &mut Vec<LexError>) -> (SyntaxKi
     let b = bytes[pos];
     let peek = |n: usize| bytes.get(pos + n).copied().unwrap_or(0);
     match b {
-        b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c => (
+        // Space, tab, line feed, carriage return, form feed; ptxas rejects a vertical tab.
+        b' ' | b'\t' | b'\n' | b'\r' | 0x0c => (
             WHITESPACE,
             skip_while(bytes, pos + 1, |c| {
-                matches!(c, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c)
+                matches!(c, b' ' | b'\t' | b'\n' | b'\r' | 0x0c)
             }),
         ),
         b'/' if peek(1) == b'/' => (COMMENT, skip_while(bytes, pos + 2, |c| c != b'\n')),

@@ -952,7 +952,6 @@ fn many_errors_are_all_reported() {
             1: 8..8 expected a version number like `8.4`, found end of line
             2: 16..16 expected a target name like `sm_90`, found end of line
             3: 31..32 expected an address size (`32` or `64`), found `x`
-            4: 46..47 expected a variable name, found `;`
             5: 61..62 expected a variable name, found `7`
             6: 90..91 expected a parameter name, found `)`
             7: 106..109 expected `;`, found `%r2`

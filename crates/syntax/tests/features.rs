@@ -172,12 +172,16 @@ fn ptxas_parses(text: &str, tag: &str) -> Option<bool> {
     let _ = std::fs::remove_file(&out_path);
     let log = String::from_utf8_lossy(&out.stderr);
     // Besides "Parsing error", these fatal messages are how ptxas rejects malformed module
-    // headers (`.version 8.4;`) and malformed declarations.
-    Some(
-        !log.contains("Parsing error")
-            && !log.contains("Missing .version")
-            && !log.contains("Missing .target"),
-    )
+    // headers (`.version 8.4;`), malformed declarations, and stray control characters.
+    const REJECTS: &[&str] = &[
+        "Parsing error",
+        "Missing .version",
+        "Missing .target",
+        "No variable storage",
+        "Unexpected non-ASCII",
+        "Unexpected EOF",
+    ];
+    Some(!REJECTS.iter().any(|m| log.contains(m)))
 }
 
 /// Each case: a PTX file, and whether our parser reports no syntax error; ptxas must agree
@@ -311,6 +315,8 @@ fn layout_agrees_with_ptxas() {
             "component after a comment",
             format!(".version 8.4\n.target sm_90\n.address_size 64\n{k}\tmov.u32 %r1, %ntid/* c */.x;\n\tret;\n}}\n"),
         ),
+        ("form feed", ".version 8.4\n.target sm_90\n.address_size 64\n.visible .entry k() {\x0c ret; }\n".into()),
+        ("vertical tab", ".version 8.4\n.target sm_90\n.address_size 64\n.visible .entry k() {\x0b ret; }\n".into()),
         (
             "section data on one line",
             ".version 8.4\n.target sm_90\n.address_size 64\n.visible .entry k() { ret; }\n.section .debug_str { .b8 1, 2 .b8 3 .b32 x\n.b8 4 }\n".into(),
@@ -405,6 +411,8 @@ fn declaration_forms_agree_with_ptxas() {
         ".global .u64 v = generic(g);",
         ".global .u64 v = g+4;",
         ".global .u8 v[2] = {0xff(g), 0xff00(g)};",
+        ".global .u32 ;",
+        ".global .entry .u32 e;",
     ];
     let mut disagreements = Vec::new();
     for (i, decl) in decls.iter().enumerate() {
