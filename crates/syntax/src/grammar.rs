@@ -6,11 +6,13 @@
 //! [`Parser::enter`], which bounds the recursion depth.
 
 use crate::SyntaxKind::{self, *};
+use crate::TextRange;
 use crate::parser::{CompletedMarker, Parser};
 
 /// Parses a whole file into a `SOURCE_FILE` node.
 pub(crate) fn source_file(p: &mut Parser<'_>) {
     let m = p.start();
+    module_header(p);
     while !p.at_eof() {
         let before = p.token_pos();
         item(p);
@@ -134,6 +136,71 @@ fn at_function(p: &Parser<'_>) -> bool {
     false
 }
 
+/// The module header. ptxas requires `.version` first (its number on the same line) and
+/// `.target` right after it, then an optional `.address_size`; none of the three may appear
+/// later at module scope (a `.target` inside a function body is accepted, as ptxas does).
+fn module_header(p: &mut Parser<'_>) {
+    if p.at(DOT_IDENT) && p.current_text() == ".version" {
+        version_directive(p);
+    } else {
+        let range = TextRange::empty(p.current_range_strict().start());
+        p.error_at(
+            range,
+            "missing `.version` directive at the start of the file",
+        );
+    }
+    if p.at(DOT_IDENT) && p.current_text() == ".target" {
+        target_directive(p);
+    } else {
+        let range = TextRange::empty(p.current_range_strict().start());
+        p.error_at(range, "missing `.target` directive after `.version`");
+    }
+    if p.at(DOT_IDENT) && p.current_text() == ".address_size" {
+        address_size_directive(p);
+    }
+}
+
+fn version_directive(p: &mut Parser<'_>) {
+    line_directive(p, VERSION_DIRECTIVE, |p| {
+        if !p.at(FLOAT_NUMBER) && !p.at(INT_NUMBER) {
+            p.error_expected("a version number like `8.4`");
+            return;
+        }
+        if p.at_line_start() {
+            // ptxas: "Missing .version directive" when the number is on the next line.
+            let range = p.current_range_strict();
+            p.error_at(
+                range,
+                "the version number must be on the same line as `.version`",
+            );
+        }
+        p.bump();
+    });
+}
+
+fn target_directive(p: &mut Parser<'_>) {
+    line_directive(p, TARGET_DIRECTIVE, |p| {
+        if !p.eat(IDENT) {
+            p.error_expected("a target name like `sm_90`");
+            return;
+        }
+        while p.eat(COMMA) {
+            if !p.eat(IDENT) {
+                p.error_expected("a target option");
+                return;
+            }
+        }
+    });
+}
+
+fn address_size_directive(p: &mut Parser<'_>) {
+    line_directive(p, ADDRESS_SIZE_DIRECTIVE, |p| {
+        if !p.eat(INT_NUMBER) {
+            p.error_expected("an address size (`32` or `64`)");
+        }
+    });
+}
+
 fn item(p: &mut Parser<'_>) {
     match p.current() {
         DOT_IDENT => {}
@@ -163,28 +230,19 @@ fn item(p: &mut Parser<'_>) {
         }
     }
     match p.current_text() {
-        ".version" => line_directive(p, VERSION_DIRECTIVE, |p| {
-            if !p.eat(FLOAT_NUMBER) && !p.eat(INT_NUMBER) {
-                p.error_expected("a version number like `8.4`");
+        ".version" | ".target" | ".address_size" => {
+            let word = p.current_text();
+            let range = p.current_range_strict();
+            p.error_at(
+                range,
+                format!("`{word}` must be at the start of the file, before other items"),
+            );
+            match word {
+                ".version" => version_directive(p),
+                ".target" => target_directive(p),
+                _ => address_size_directive(p),
             }
-        }),
-        ".target" => line_directive(p, TARGET_DIRECTIVE, |p| {
-            if !p.eat(IDENT) {
-                p.error_expected("a target name like `sm_90`");
-                return;
-            }
-            while p.eat(COMMA) {
-                if !p.eat(IDENT) {
-                    p.error_expected("a target option");
-                    return;
-                }
-            }
-        }),
-        ".address_size" => line_directive(p, ADDRESS_SIZE_DIRECTIVE, |p| {
-            if !p.eat(INT_NUMBER) {
-                p.error_expected("an address size (`32` or `64`)");
-            }
-        }),
+        }
         ".file" => file_directive(p),
         ".section" => section(p),
         _ if at_function(p) => function(p),
@@ -339,7 +397,7 @@ fn function(p: &mut Parser<'_>) {
         SEMICOLON => p.bump(),
         // Old PTX (and ptxas) accept a declaration with no `;` when the next item follows on a
         // new line.
-        _ if p.at_line_start() && (p.at_eof() || p.at(DOT_IDENT)) => {}
+        _ if p.at_line_start() && p.at(DOT_IDENT) => {}
         _ => p.error_expected("`{` or `;` after the function header"),
     }
     m.complete(p, FUNCTION);
@@ -348,6 +406,7 @@ fn function(p: &mut Parser<'_>) {
 /// `.maxntid 128, 1, 1`, `.noreturn`, `.pragma "nounroll";`: a word and optional arguments.
 fn perf_directive(p: &mut Parser<'_>) {
     let m = p.start();
+    let is_pragma = p.current_text() == ".pragma";
     p.bump();
     while matches!(p.current(), INT_NUMBER | STRING | IDENT | FLOAT_NUMBER) {
         p.bump();
@@ -355,7 +414,10 @@ fn perf_directive(p: &mut Parser<'_>) {
             break;
         }
     }
-    p.eat(SEMICOLON);
+    // `.pragma "..." ;` carries its own `;`; for the others a `;` ends the declaration.
+    if is_pragma {
+        p.eat(SEMICOLON);
+    }
     m.complete(p, PERF_DIRECTIVE);
 }
 
@@ -411,7 +473,14 @@ fn param(p: &mut Parser<'_>) {
 /// Reports a declaration whose specifiers (just parsed) name no type: ptxas rejects
 /// `.reg %p<2>;` and `.param x` with a parse error at the name.
 fn require_type(p: &mut Parser<'_>) {
-    if !p.last_specifiers_had_type && p.at(IDENT) {
+    if !p.last_specifiers_had_state_space && (p.at(IDENT) || p.at(SEMICOLON)) {
+        // ptxas: "No variable storage specified".
+        let range = p.current_range_strict();
+        p.error_at(
+            range,
+            "expected a state space (such as `.reg`, `.param` or `.global`) before the name",
+        );
+    } else if !p.last_specifiers_had_type && p.at(IDENT) {
         let range = p.current_range_strict();
         p.error_at(
             range,
@@ -425,6 +494,7 @@ fn require_type(p: &mut Parser<'_>) {
 fn decl_specifiers(p: &mut Parser<'_>) {
     let mut saw_type = false;
     p.last_specifiers_had_type = false;
+    p.last_specifiers_had_state_space = false;
     while p.at(DOT_IDENT) {
         let word = p.current_text();
         if matches!(word, ".entry" | ".func")
@@ -433,6 +503,9 @@ fn decl_specifiers(p: &mut Parser<'_>) {
         {
             let range = p.current_range_strict();
             p.error_at(range, format!("unexpected `{word}` in a declaration"));
+        }
+        if crate::ast::STATE_SPACES.contains(&word) {
+            p.last_specifiers_had_state_space = true;
         }
         if crate::ast::TYPES.contains(&word) {
             saw_type = true;
@@ -572,6 +645,10 @@ fn init_value(p: &mut Parser<'_>) {
             if !p.eat(COMMA) {
                 break;
             }
+            if p.at(R_CURLY) {
+                // ptxas rejects a trailing comma.
+                p.error_expected("a value after `,`");
+            }
             if p.token_pos() == before {
                 break;
             }
@@ -617,6 +694,9 @@ fn statement(p: &mut Parser<'_>) {
             let t = p.current_text();
             if DECL_START.contains(&t) {
                 var_decl(p, VAR_DECL);
+            } else if t == ".target" {
+                // ptxas accepts a `.target` inside a function body (and ignores it).
+                target_directive(p);
             } else if t == ".file" {
                 // ptxas: "Parsing error near '.file'"; parsed for recovery.
                 let range = p.current_range_strict();
@@ -798,6 +878,14 @@ fn instruction(p: &mut Parser<'_>) {
         return;
     }
     while p.at(DOT_IDENT) {
+        let word = p.current_text();
+        if is_directive_word(word) {
+            let range = p.current_range_strict();
+            p.error_at(
+                range,
+                format!("`{word}` is a directive, not an instruction modifier"),
+            );
+        }
         p.bump();
     }
     p.in_operands = true;
@@ -970,6 +1058,28 @@ fn name_ref(p: &mut Parser<'_>) -> CompletedMarker {
         p.bump();
     }
     m.complete(p, NAME_REF)
+}
+
+/// Directive names, which ptxas lexes as keywords: never instruction modifiers (unlike
+/// state-space words such as `.global`, which are both).
+fn is_directive_word(word: &str) -> bool {
+    matches!(
+        word,
+        ".entry"
+            | ".func"
+            | ".version"
+            | ".target"
+            | ".address_size"
+            | ".file"
+            | ".section"
+            | ".visible"
+            | ".extern"
+            | ".weak"
+            | ".common"
+    ) || BODY_DIRECTIVES.contains(&word)
+        || MODULE_DIRECTIVES.contains(&word)
+        || ENTRY_HEADER_DIRECTIVES.contains(&word)
+        || FUNC_HEADER_DIRECTIVES.contains(&word)
 }
 
 /// Dotted words that begin a statement or an item: after a missing `;`, a line starting with

@@ -108,7 +108,11 @@ fn next_token(bytes: &[u8], pos: usize, errors: &mut Vec<LexError>) -> (SyntaxKi
         }
         b'.' => {
             let c = peek(1);
-            if is_ident_continue(c) {
+            // `.1d`, `.2dms` are words; `.4` is not (ptxas reads it as a number and rejects it
+            // wherever a word is expected), so a dot before bare digits stays a `DOT`.
+            let word_end = dot_word_end(bytes, pos + 1);
+            let bare_digits = bytes[pos + 1..word_end].iter().all(u8::is_ascii_digit);
+            if is_ident_continue(c) && !bare_digits {
                 (DOT_IDENT, dot_word_end(bytes, pos + 1))
             } else {
                 (DOT, pos + 1)

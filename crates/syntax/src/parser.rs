@@ -94,6 +94,8 @@ pub(crate) struct Parser<'t> {
     pub(crate) const_only: bool,
     /// Whether the last `decl_specifiers` saw a type word.
     pub(crate) last_specifiers_had_type: bool,
+    /// Whether the last `decl_specifiers` saw a state-space word.
+    pub(crate) last_specifiers_had_state_space: bool,
 }
 
 impl<'t> Parser<'t> {
@@ -110,6 +112,7 @@ impl<'t> Parser<'t> {
             const_only: false,
             first_operand: false,
             last_specifiers_had_type: false,
+            last_specifiers_had_state_space: false,
         }
     }
 

@@ -5,7 +5,26 @@
 use expect_test::{Expect, expect};
 
 use crate::ast::{self, AstNode, DeclLike};
-use crate::{SyntaxKind, parse, parse_bytes};
+use crate::{Parse, SyntaxKind, parse_bytes};
+
+/// Parses a PTX fragment. Most snippets here omit the module header, so the two "missing
+/// `.version`/`.target`" diagnostics are dropped (they are tested in `module_header_*`).
+fn parse(text: &str) -> Parse {
+    let full = crate::parse(text);
+    let errors: Vec<_> = full
+        .errors()
+        .iter()
+        .filter(|e| {
+            !e.message.starts_with("missing `.version`")
+                && !e.message.starts_with("missing `.target`")
+        })
+        .cloned()
+        .collect();
+    Parse {
+        green: full.green(),
+        errors: errors.into(),
+    }
+}
 
 fn check(text: &str, expect: Expect) {
     let parse = parse(text);
@@ -181,9 +200,9 @@ fn func_decl_with_return_and_noreturn() {
                   L_PAREN@92..93 "("
                   R_PAREN@93..94 ")"
                 WHITESPACE@94..95 " "
-                PERF_DIRECTIVE@95..105
+                PERF_DIRECTIVE@95..104
                   DOT_IDENT@95..104 ".noreturn"
-                  SEMICOLON@104..105 ";"
+                SEMICOLON@104..105 ";"
               WHITESPACE@105..106 "\n"
         "#]],
     );
@@ -732,6 +751,7 @@ fn invalid_utf8_is_reported_with_byte_offset() {
         .collect();
     expect![[r#"
         [
+            "13..13 missing `.target` directive after `.version`",
             "13..16 invalid UTF-8 at byte offset 13",
             "13..16 unexpected character",
             "13..16 expected a directive or declaration, found `�`",
@@ -1092,4 +1112,31 @@ fn long_operator_chains_do_not_build_deep_trees() {
         "+1".repeat(100)
     ));
     assert!(parsed.errors().is_empty(), "{:?}", parsed.errors());
+}
+
+#[test]
+fn module_header_errors() {
+    let errors = |text: &str| -> String {
+        crate::parse(text)
+            .errors()
+            .iter()
+            .map(|e| format!("{:?} {}\n", e.range, e.message))
+            .collect()
+    };
+    expect![[r#"
+        0..0 missing `.version` directive at the start of the file
+    "#]]
+    .assert_eq(&errors(".target sm_90\n.visible .entry k() { ret; }\n"));
+    expect![[r#"
+        9..12 the version number must be on the same line as `.version`
+        56..69 `.address_size` must be at the start of the file, before other items
+    "#]]
+    .assert_eq(&errors(
+        ".version\n8.4\n.target sm_90\n.visible .entry k() { ret; }\n.address_size 64\n",
+    ));
+    // The header may share a line and a `.target` may sit in a body, as in ptxas.
+    let ok = crate::parse(
+        ".version 8.4 .target sm_90 .address_size 64\n.entry k() { .target sm_90\n ret; }\n",
+    );
+    assert!(ok.errors().is_empty(), "{:?}", ok.errors());
 }

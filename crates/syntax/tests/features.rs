@@ -315,6 +315,16 @@ fn layout_agrees_with_ptxas() {
             "component after a comment",
             format!(".version 8.4\n.target sm_90\n.address_size 64\n{k}\tmov.u32 %r1, %ntid/* c */.x;\n\tret;\n}}\n"),
         ),
+        ("version number on the next line", ".version\n 8.4\n.target sm_90\n.address_size 64\n.visible .entry k() { ret; }\n".into()),
+        (".target in a body", format!(".version 8.4\n.target sm_90\n.address_size 64\n{k}\t.target sm_30\n\tret;\n}}\n")),
+        (".target after a function", ".version 8.4\n.target sm_90\n.address_size 64\n.visible .entry k() { ret; }\n.target sm_90\n".into()),
+        ("declaration cut at the end of the file", ".version 8.4\n.target sm_90\n.address_size 64\n.visible .entry k".into()),
+        ("declaration without ; before the next item", ".version 8.4\n.target sm_90\n.address_size 64\n.visible .func f()\n.visible .entry k() { ret; }\n".into()),
+        (".noreturn declaration", ".version 8.4\n.target sm_90\n.address_size 64\n.weak .func f() .noreturn;\n.visible .entry k() { ret; }\n".into()),
+        ("digits-only modifier", format!(".version 8.4\n.target sm_90\n.address_size 64\n{k}\tmov.4 %r1, 1;\n\tret;\n}}\n")),
+        ("directive as modifier", format!(".version 8.4\n.target sm_90\n.address_size 64\n{k}\tmov.entry.u32 %r1, 1;\n\tret;\n}}\n")),
+        ("parameter without state space", ".version 8.4\n.target sm_90\n.address_size 64\n.visible .entry k(.u64 p) { ret; }\n".into()),
+        ("variable without state space", format!(".version 8.4\n.target sm_90\n.address_size 64\n{k}\t.align 4 .b32 x;\n\tret;\n}}\n")),
         ("form feed", ".version 8.4\n.target sm_90\n.address_size 64\n.visible .entry k() {\x0c ret; }\n".into()),
         ("vertical tab", ".version 8.4\n.target sm_90\n.address_size 64\n.visible .entry k() {\x0b ret; }\n".into()),
         (
@@ -412,6 +422,8 @@ fn declaration_forms_agree_with_ptxas() {
         ".global .u64 v = g+4;",
         ".global .u8 v[2] = {0xff(g), 0xff00(g)};",
         ".global .u32 ;",
+        ".global .u32 t[2] = {1, 2,};",
+        ".global .u32 t[2] = {1, 2};",
         ".global .entry .u32 e;",
     ];
     let mut disagreements = Vec::new();
