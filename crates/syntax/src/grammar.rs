@@ -150,7 +150,10 @@ fn module_header(p: &mut Parser<'_>) {
         );
     }
     if p.at(DOT_IDENT) && p.current_text() == ".target" {
-        target_directive(p);
+        // ptxas takes several consecutive `.target` lines.
+        while p.at(DOT_IDENT) && p.current_text() == ".target" {
+            target_directive(p);
+        }
     } else {
         let range = TextRange::empty(p.current_range_strict().start());
         p.error_at(range, "missing `.target` directive after `.version`");
@@ -463,7 +466,7 @@ fn param(p: &mut Parser<'_>) {
     decl_specifiers(p);
     require_type(p);
     if p.at(IDENT) {
-        declarator(p);
+        declarator(p, false);
     } else {
         p.error_expected("a parameter name");
     }
@@ -497,10 +500,7 @@ fn decl_specifiers(p: &mut Parser<'_>) {
     p.last_specifiers_had_state_space = false;
     while p.at(DOT_IDENT) {
         let word = p.current_text();
-        if matches!(word, ".entry" | ".func")
-            || BODY_DIRECTIVES.contains(&word)
-            || MODULE_DIRECTIVES.contains(&word)
-        {
+        if is_directive_word(word) && !LINKAGE.contains(&word) {
             let range = p.current_range_strict();
             p.error_at(range, format!("unexpected `{word}` in a declaration"));
         }
@@ -560,7 +560,7 @@ fn var_decl(p: &mut Parser<'_>, kind: SyntaxKind) {
             m.complete(p, kind);
             return;
         }
-        declarator(p);
+        declarator(p, true);
         if !p.eat(COMMA) {
             break;
         }
@@ -585,7 +585,7 @@ fn expect_semicolon(p: &mut Parser<'_>) {
 }
 
 /// `name<N>[dims] = init`
-fn declarator(p: &mut Parser<'_>) {
+fn declarator(p: &mut Parser<'_>, allow_initializer: bool) {
     let m = p.start();
     p.bump(); // name
     if p.at(LT) {
@@ -613,7 +613,7 @@ fn declarator(p: &mut Parser<'_>) {
         p.expect(R_BRACK, "`]`");
         d.complete(p, ARRAY_DIM);
     }
-    if p.at(EQ) {
+    if p.at(EQ) && allow_initializer {
         let i = p.start();
         p.bump();
         init_value(p);
@@ -981,7 +981,11 @@ fn operand_expr(p: &mut Parser<'_>) -> bool {
         // way, as in ptxas, which then reports indexing a non-array.)
         let m = lhs.precede(p);
         p.bump();
-        if !const_expr(p) {
+        let outer = p.const_only;
+        p.const_only = false;
+        let found = expr(p).is_some();
+        p.const_only = outer;
+        if !found {
             p.error_expected("an index");
         }
         p.expect(R_BRACK, "`]`");
@@ -1044,14 +1048,16 @@ fn bracketed_list(p: &mut Parser<'_>, open: SyntaxKind, close: SyntaxKind, kind:
     p.leave();
 }
 
-/// A name used as a value, with `.x`-style components glued to it: `%r1`, `%tid.x`, `sym`.
-/// In instruction operands ptxas also takes components after whitespace (`%tid .x`, even
-/// across lines); elsewhere (data directives, initializers) only glued ones, so that
-/// `.b64 sym` followed by `.b8 1` on the next line stays two directives.
+/// A name used as a value, with components: `%r1`, `%tid.x`, `sym`. In instruction operands
+/// ptxas also takes components after whitespace (`%tid .x`, even across lines); elsewhere
+/// only glued ones, so that `.b64 sym` followed by `.b8 1` on the next line stays two
+/// directives. Inside an address there are none (`[g.x]` is a ptxas parse error). Which
+/// selectors are valid (`.x`, `.b0`, ...) is semantic: ptxas reports "Unknown vector selector".
 fn name_ref(p: &mut Parser<'_>) -> CompletedMarker {
     let m = p.start();
     p.bump();
     while p.at(DOT_IDENT)
+        && !p.in_address
         && (p.nth_joined(0)
             || (p.in_operands && !(p.at_line_start() && starts_statement(p.current_text()))))
     {

@@ -78,7 +78,11 @@ fn next_token(bytes: &[u8], pos: usize, errors: &mut Vec<LexError>) -> (SyntaxKi
                 matches!(c, b' ' | b'\t' | b'\n' | b'\r' | 0x0c)
             }),
         ),
-        b'/' if peek(1) == b'/' => (COMMENT, skip_while(bytes, pos + 2, |c| c != b'\n')),
+        b'/' if peek(1) == b'/' => {
+            let end = skip_while(bytes, pos + 2, |c| c != b'\n');
+            check_ascii(bytes, pos, end, errors);
+            (COMMENT, end)
+        }
         b'/' if peek(1) == b'*' => {
             let mut i = pos + 2;
             loop {
@@ -91,6 +95,7 @@ fn next_token(bytes: &[u8], pos: usize, errors: &mut Vec<LexError>) -> (SyntaxKi
                     return (COMMENT, bytes.len());
                 }
                 if bytes[i] == b'*' && bytes[i + 1] == b'/' {
+                    check_ascii(bytes, pos, i + 2, errors);
                     return (COMMENT, i + 2);
                 }
                 i += 1;
@@ -108,11 +113,13 @@ fn next_token(bytes: &[u8], pos: usize, errors: &mut Vec<LexError>) -> (SyntaxKi
         }
         b'.' => {
             let c = peek(1);
-            // `.1d`, `.2dms` are words; `.4` is not (ptxas reads it as a number and rejects it
-            // wherever a word is expected), so a dot before bare digits stays a `DOT`.
+            // A word starts with a letter, `_` or `$`; of those starting with a digit ptxas has
+            // only the dimensions `.1d`..`.5d` and `.2dms`. Otherwise (`.4`, `.0f3F..`) the
+            // dot stays a `DOT` and what follows lexes as a number, which the parser rejects.
             let word_end = dot_word_end(bytes, pos + 1);
-            let bare_digits = bytes[pos + 1..word_end].iter().all(u8::is_ascii_digit);
-            if is_ident_continue(c) && !bare_digits {
+            if is_ident_continue(c)
+                && (!c.is_ascii_digit() || is_dimension(&bytes[pos + 1..word_end]))
+            {
                 (DOT_IDENT, dot_word_end(bytes, pos + 1))
             } else {
                 (DOT, pos + 1)
@@ -123,7 +130,10 @@ fn next_token(bytes: &[u8], pos: usize, errors: &mut Vec<LexError>) -> (SyntaxKi
             let mut i = pos + 1;
             while i < bytes.len() {
                 match bytes[i] {
-                    b'"' => return (STRING, i + 1),
+                    b'"' => {
+                        check_ascii(bytes, pos, i + 1, errors);
+                        return (STRING, i + 1);
+                    }
                     b'\\' if i + 1 < bytes.len() && bytes[i + 1] != b'\n' => i += 2,
                     b'\n' => break,
                     _ => i += 1,
@@ -194,6 +204,29 @@ fn dot_word_end(bytes: &[u8], i: usize) -> usize {
         i = skip_while(bytes, i + 2, is_ident_continue);
     }
     i
+}
+
+/// ptxas rejects any byte outside ASCII, and stops at a NUL byte, even inside comments and
+/// strings: report the first such character of a comment or string token.
+fn check_ascii(bytes: &[u8], start: usize, end: usize, errors: &mut Vec<LexError>) {
+    if let Some(i) = bytes[start..end].iter().position(|&b| b >= 0x80 || b == 0) {
+        let at = start + i;
+        let message = if bytes[at] == 0 {
+            "NUL byte"
+        } else {
+            "non-ASCII character"
+        };
+        errors.push(LexError {
+            message,
+            start: at as u32,
+            end: (at + utf8_len(bytes[at])).min(end) as u32,
+        });
+    }
+}
+
+/// `1d`, `2d`, ..., `2dms`: texture and tensor dimensions.
+fn is_dimension(word: &[u8]) -> bool {
+    matches!(word, [b'1'..=b'5', b'd'] | [b'2', b'd', b'm', b's'])
 }
 
 fn utf8_len(first: u8) -> usize {

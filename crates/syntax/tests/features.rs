@@ -325,6 +325,13 @@ fn layout_agrees_with_ptxas() {
         ("directive as modifier", format!(".version 8.4\n.target sm_90\n.address_size 64\n{k}\tmov.entry.u32 %r1, 1;\n\tret;\n}}\n")),
         ("parameter without state space", ".version 8.4\n.target sm_90\n.address_size 64\n.visible .entry k(.u64 p) { ret; }\n".into()),
         ("variable without state space", format!(".version 8.4\n.target sm_90\n.address_size 64\n{k}\t.align 4 .b32 x;\n\tret;\n}}\n")),
+        ("two .target lines", ".version 8.4\n.target sm_90\n.target sm_90\n.address_size 64\n.visible .entry k() { ret; }\n".into()),
+        ("non-ASCII in a comment", ".version 8.4\n.target sm_90\n.address_size 64\n// caf\u{e9}\n.visible .entry k() { ret; }\n".into()),
+        ("parameter with an initializer", ".version 8.4\n.target sm_90\n.address_size 64\n.visible .entry k(.param .u64 p=1) { ret; }\n".into()),
+        ("unknown component", format!(".version 8.4\n.target sm_90\n.address_size 64\n{k}\tmov.u32 %r1, %tid.q;\n\tret;\n}}\n")),
+        ("component in an address", format!(".version 8.4\n.target sm_90\n.address_size 64\n.global .u32 g;\n{k}\tld.global.u32 %r1, [g.x];\n\tret;\n}}\n")),
+        ("index by a register", format!(".version 8.4\n.target sm_90\n.address_size 64\n{k}\tmov.u32 %r1, %r0[%r1];\n\tret;\n}}\n")),
+        ("number-like modifier", format!(".version 8.4\n.target sm_90\n.address_size 64\n{k}\tmov.0f3F800000u32 %r1, 1;\n\tret;\n}}\n")),
         ("form feed", ".version 8.4\n.target sm_90\n.address_size 64\n.visible .entry k() {\x0c ret; }\n".into()),
         ("vertical tab", ".version 8.4\n.target sm_90\n.address_size 64\n.visible .entry k() {\x0b ret; }\n".into()),
         (
