@@ -1,0 +1,3 @@
+//! Reference PTX interpreter.
+#![forbid(unsafe_code)]
+pub mod float;
