@@ -21,6 +21,9 @@ use std::time::Instant;
 
 use crate::oracle;
 
+mod interp;
+mod json;
+
 const USAGE: &str = "usage: cargo xtask corpus <stage> [--dir DIR] [--arch sm_XX] [stage options]";
 
 /// Options common to every stage. Stage-specific flags stay in `rest`.
@@ -37,6 +40,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
     };
     let args = CorpusArgs::parse(rest)?;
     match stage.as_str() {
+        "interp" => interp::run(&args),
         other => Err(format!("unknown corpus stage `{other}`\n{USAGE}")),
     }
 }
