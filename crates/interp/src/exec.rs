@@ -418,25 +418,43 @@ impl Cta<'_> {
         }
         // Copy return values into the caller's operands.
         for (slot, dst) in cf.rets.iter().zip(&callee.rets) {
-            let bytes = match slot.reg {
-                Some(r) => callee.regs[r as usize].to_le_bytes()[..slot.size.min(8) as usize].to_vec(),
+            let caller = &module.functions[t.frames.last().expect("caller").func as usize];
+            let esz = slot.ty.size().min(8) as usize;
+            // The returned value as elements of the slot type.
+            let vals: Vec<u64> = match slot.reg {
+                Some(r) => (0..slot.vec.max(1)).map(|k| callee.regs[(r + k) as usize]).collect(),
                 None => {
                     let at = (callee.param_base + slot.offset) as usize;
-                    t.param[at..at + slot.size as usize].to_vec()
+                    t.param[at..at + slot.size as usize]
+                        .chunks(esz)
+                        .map(|c| {
+                            let mut b = [0u8; 8];
+                            b[..c.len()].copy_from_slice(c);
+                            u64::from_le_bytes(b)
+                        })
+                        .collect()
                 }
             };
-            let caller = &module.functions[t.frames.last().expect("caller").func as usize];
             match dst {
                 Operand::VarAddr { var: VarRef { space: Space::Param, loc: Loc::FrameParam(off) }, .. } => {
                     let at = (t.frames.last().expect("caller").param_base + off) as usize;
-                    t.param[at..at + bytes.len()].copy_from_slice(&bytes);
+                    let mut bytes = Vec::new();
+                    for v in &vals {
+                        bytes.extend_from_slice(&v.to_le_bytes()[..esz]);
+                    }
+                    let end = (at + bytes.len()).min(t.param.len());
+                    t.param[at..end].copy_from_slice(&bytes[..end - at]);
                 }
-                Operand::Reg(_) => {
-                    let mut b = [0u8; 8];
-                    b[..bytes.len().min(8)].copy_from_slice(&bytes[..bytes.len().min(8)]);
-                    set(caller, t, dst, slot.ty, u64::from_le_bytes(b));
+                Operand::Vec(parts) => {
+                    for (p, v) in parts.iter().zip(&vals) {
+                        set(caller, t, p, slot.ty, *v);
+                    }
                 }
-                _ => {}
+                other => {
+                    if let Some(v) = vals.first() {
+                        set(caller, t, other, slot.ty, *v);
+                    }
+                }
             }
         }
         t.local.truncate(callee.local_base as usize);
@@ -567,7 +585,7 @@ impl Cta<'_> {
                 }).collect();
                 for l in Self::lanes(active) {
                     let t = &self.warps[w][l];
-                    let b = self.get(f, t, &args[2], Ty::B32) as i64;
+                    let b = (self.get(f, t, &args[2], Ty::B32) & 0x1f) as i64;
                     let c = self.get(f, t, &args[3], Ty::B32) as i64;
                     let lane = l as i64;
                     let segmask = (c >> 8) & 0x1f;
@@ -691,6 +709,9 @@ impl Cta<'_> {
         match op {
             Operand::Reg(r) => {
                 t.frames.last().expect("frame").regs[*r as usize] & ty.mask()
+            }
+            Operand::RegOff(r, off) => {
+                (t.frames.last().expect("frame").regs[*r as usize] as i64).wrapping_add(*off) as u64 & ty.mask()
             }
             Operand::NotPred(r) => (t.frames.last().expect("frame").regs[*r as usize] & 1) ^ 1,
             Operand::Imm(i) => crate::lower::imm_bits(*i, ty),
@@ -825,6 +846,17 @@ impl Cta<'_> {
         match inst.op {
             Op::Nop | Op::Membar => {}
             Op::Mov => {
+                if let (Operand::Vec(dst), Operand::Vec(src)) = (&a[0], &a[1]) {
+                    if dst.len() == src.len() {
+                        let vals: Vec<u64> = src.iter().map(|o| self.get(f, t!(), o, ty)).collect();
+                        for (d, v) in dst.iter().zip(vals) {
+                            let t = &mut self.warps[w][l];
+                            set(f, t, d, ty, v);
+                        }
+                        self.advance(w, l);
+                        return Ok(());
+                    }
+                }
                 if let Operand::Vec(parts) = &a[0] {
                     // Unpack: mov.b64 {lo, hi}, x.
                     let v = g!(1, ty);
@@ -898,6 +930,7 @@ impl Cta<'_> {
                 let x = g!(1, ty) as u128;
                 let y = g!(2, ty) as u128;
                 let cin = matches!(inst.op, Op::Addc | Op::Subc) && t!().carry;
+                let _ = bits;
                 let sub = matches!(inst.op, Op::Sub | Op::Subc);
                 let r = if m.sat && ty == Ty::S32 {
                     let (x, y) = (x as u32 as i32 as i64, y as u32 as i32 as i64);
@@ -912,14 +945,17 @@ impl Cta<'_> {
                     }
                     out
                 } else {
-                    let full = if sub {
-                        x.wrapping_sub(y).wrapping_sub(cin as u128)
+                    // Subtraction is a + !b + 1 (sub.cc) or a + !b + CF (subc): the carry flag
+                    // after a subtraction is the inverted borrow, as the hardware computes it
+                    // (checked against ZLUDA's hardware-recorded results).
+                    let (yy, c) = if sub {
+                        ((!y as u64 & ty.mask()) as u128, if inst.op == Op::Subc { cin as u128 } else { 1 })
                     } else {
-                        x + y + cin as u128
+                        (y, cin as u128)
                     };
+                    let full = x + yy + c;
                     if m.cc {
-                        let carry = if sub { x < y + cin as u128 } else { full >> bits != 0 };
-                        self.warps[w][l].carry = carry;
+                        self.warps[w][l].carry = full >> bits != 0;
                     }
                     (full as u64) & ty.mask()
                 };
@@ -1198,7 +1234,7 @@ impl Cta<'_> {
                         }
                     } else {
                         let dty = m.ty();
-                        let one = set_true(dty);
+                        let one = set_true(dty) & 0xffff;
                         let r = ((if hi { one } else { 0 }) << 16) | if lo { one } else { 0 };
                         put!(0, dty, r);
                     }
@@ -1440,29 +1476,53 @@ impl Cta<'_> {
                 line: inst.line,
             });
         }
-        // Gather argument bytes in the caller's frame.
+        // Gather argument values in the caller's frame: bytes for `.param` parameters,
+        // element values for `.reg` ones.
         let mut arg_bytes: Vec<Vec<u8>> = Vec::new();
+        let mut arg_regs: Vec<Vec<u64>> = Vec::new();
         for (slot, arg) in callee.params.iter().zip(&info.args) {
             let t = &self.warps[w][l];
+            if slot.reg.is_some() {
+                let vals = match arg {
+                    Operand::Vec(parts) => parts.iter().map(|p| self.get(f, t, p, slot.ty)).collect(),
+                    Operand::VarAddr { var: VarRef { space: Space::Param, .. }, .. } => {
+                        let (sp, addr) = self.address(t, arg, Space::Param);
+                        let mut b = [0u8; 8];
+                        let n = slot.ty.size().min(8) as usize;
+                        self.load(w, l, sp, addr, &mut b[..n], inst.line)?;
+                        vec![u64::from_le_bytes(b)]
+                    }
+                    o => vec![self.get(f, t, o, slot.ty)],
+                };
+                arg_regs.push(vals);
+                arg_bytes.push(Vec::new());
+                continue;
+            }
             let bytes = match arg {
-                Operand::VarAddr { var: VarRef { space: Space::Param, .. }, .. } if slot.reg.is_none() => {
+                Operand::VarAddr { var: VarRef { space: Space::Param, .. }, .. } => {
                     let (sp, addr) = self.address(t, arg, Space::Param);
                     let mut b = vec![0u8; slot.size as usize];
                     self.load(w, l, sp, addr, &mut b, inst.line)?;
                     b
                 }
-                Operand::VarAddr { var: VarRef { space: Space::Param, .. }, .. } => {
-                    let (sp, addr) = self.address(t, arg, Space::Param);
-                    let mut b = vec![0u8; slot.size.min(8) as usize];
-                    self.load(w, l, sp, addr, &mut b, inst.line)?;
+                Operand::Vec(parts) => {
+                    let mut b = Vec::new();
+                    for p in parts {
+                        let v = self.get(f, t, p, slot.ty);
+                        b.extend_from_slice(&v.to_le_bytes()[..slot.ty.size().min(8) as usize]);
+                    }
+                    b.resize(slot.size as usize, 0);
                     b
                 }
                 o => {
                     let v = self.get(f, t, o, slot.ty);
-                    v.to_le_bytes()[..slot.size.min(8) as usize].to_vec()
+                    let mut b = v.to_le_bytes()[..slot.size.min(8) as usize].to_vec();
+                    b.resize(slot.size as usize, 0);
+                    b
                 }
             };
             arg_bytes.push(bytes);
+            arg_regs.push(Vec::new());
         }
         let t = &mut self.warps[w][l];
         t.frames.last_mut().expect("frame").pc += 1;
@@ -1471,12 +1531,14 @@ impl Cta<'_> {
         t.local.resize((local_base + callee.local_size) as usize, 0);
         t.param.resize((param_base + callee.param_size) as usize, 0);
         let mut regs = vec![0u64; callee.reg_bits.len()];
-        for (slot, bytes) in callee.params.iter().zip(&arg_bytes) {
+        for ((slot, bytes), vals) in callee.params.iter().zip(&arg_bytes).zip(&arg_regs) {
             match slot.reg {
                 Some(r) => {
-                    let mut b = [0u8; 8];
-                    b[..bytes.len()].copy_from_slice(bytes);
-                    regs[r as usize] = u64::from_le_bytes(b);
+                    for (k, v) in vals.iter().enumerate().take(slot.vec.max(1) as usize) {
+                        let width = callee.reg_bits[r as usize + k];
+                        let m = if width >= 64 { u64::MAX } else { (1u64 << width) - 1 };
+                        regs[r as usize + k] = v & m;
+                    }
                 }
                 None => {
                     let at = (param_base + slot.offset) as usize;

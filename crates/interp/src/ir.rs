@@ -177,6 +177,8 @@ pub enum Sreg {
 pub enum Operand {
     /// A register slot of the current frame.
     Reg(u32),
+    /// `reg + imm` used as a value.
+    RegOff(u32, i64),
     /// `!p` used as a source.
     NotPred(u32),
     Imm(Imm),
@@ -420,8 +422,10 @@ pub struct CallInfo {
 #[derive(Debug, Clone, PartialEq)]
 pub struct ParamSlot {
     pub name: String,
-    /// `.reg` parameters are register slots; `.param` ones live in the frame's param area.
+    /// `.reg` parameters are register slots (`vec` consecutive ones for `.reg .v2`/`.v4`);
+    /// `.param` ones live in the frame's param area.
     pub reg: Option<u32>,
+    pub vec: u32,
     /// Offset in the frame param area (for `.param`), or in the kernel parameter buffer.
     pub offset: u64,
     pub size: u64,

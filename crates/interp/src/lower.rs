@@ -531,15 +531,18 @@ impl FnCx<'_> {
         let size = ty.size() as u64 * count * vec;
         if space == ".reg" {
             let slot = self.new_reg(reg_width(ty));
-            self.declare(name.clone(), Sym::Reg { slot, width: 1 });
-            return Ok(Some(ParamSlot { name, reg: Some(slot), offset: 0, size, ty }));
+            for _ in 1..vec {
+                self.new_reg(reg_width(ty));
+            }
+            self.declare(name.clone(), Sym::Reg { slot, width: vec as u32 });
+            return Ok(Some(ParamSlot { name, reg: Some(slot), vec: vec as u32, offset: 0, size, ty }));
         }
         let align = p.align().map(u64::from).unwrap_or(ty.size() as u64).max(1);
         let off = align_up(self.param_size, align);
         self.param_size = off + size;
         let loc = if kernel { Loc::Static(off) } else { Loc::FrameParam(off) };
         self.declare(name.clone(), Sym::Var(VarRef { space: Space::Param, loc }));
-        Ok(Some(ParamSlot { name, reg: None, offset: off, size, ty }))
+        Ok(Some(ParamSlot { name, reg: None, vec: vec as u32, offset: off, size, ty }))
     }
 
     fn block(&mut self, b: &ast::Block) -> Result<(), LowerError> {
@@ -847,6 +850,8 @@ impl FnCx<'_> {
                 };
                 match self.operand(&lhs, line, path, idx, generic_vars)? {
                     Operand::VarAddr { var, offset, generic } => Operand::VarAddr { var, offset: offset + sign * rhs, generic },
+                    Operand::Reg(r) => Operand::RegOff(r, sign * rhs),
+                    Operand::RegOff(r, o) => Operand::RegOff(r, o + sign * rhs),
                     _ => return Err(err(line, "unsupported expression operand")),
                 }
             }
