@@ -23,6 +23,7 @@ use crate::oracle;
 
 mod interp;
 mod json;
+mod sema;
 
 const USAGE: &str = "usage: cargo xtask corpus <stage> [--dir DIR] [--arch sm_XX] [stage options]";
 
@@ -41,6 +42,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
     let args = CorpusArgs::parse(rest)?;
     match stage.as_str() {
         "interp" => interp::run(&args),
+        "sema" => sema::run(&args),
         other => Err(format!("unknown corpus stage `{other}`\n{USAGE}")),
     }
 }
