@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use syntax::ast::{self, AstNode, DeclLike};
 use syntax::TextRange;
 
-use crate::module::{ModuleScope, gate_directive, gate_type};
+use crate::module::{ModuleScope, gate_directive_words, gate_type, vector_after_type};
 use crate::types::{Class, Fit, Ty, fits};
 use crate::Diagnostic;
 
@@ -15,7 +15,7 @@ enum Local {
     /// A register: its type and vector width.
     Reg(Option<Ty>, u32),
     /// A variable in a state space (`.local`, `.shared`, `.param`, ...).
-    Var(String),
+    Var(#[allow(dead_code)] String),
 }
 
 #[derive(Default)]
@@ -50,11 +50,12 @@ struct Cx<'a> {
     scopes: Vec<Scope>,
     labels: HashMap<String, TextRange>,
     d: Vec<Diagnostic>,
+    reported_32: bool,
 }
 
 /// Checks one function (declarations without a body only get their header checked).
 pub fn check_function(m: &ModuleScope, f: &ast::Function) -> Vec<Diagnostic> {
-    let mut cx = Cx { m, scopes: vec![Scope::default()], labels: HashMap::new(), d: Vec::new() };
+    let mut cx = Cx { m, scopes: vec![Scope::default()], labels: HashMap::new(), d: Vec::new(), reported_32: false };
     for p in f.return_params().chain(f.params()) {
         cx.declare_param(&p);
     }
@@ -148,11 +149,7 @@ impl Cx<'_> {
                 ast::Statement::VarDecl(v) => self.var_decl(&v),
                 ast::Statement::Instruction(i) => self.instruction(&i),
                 ast::Statement::Block(inner) => self.block(&inner, true),
-                ast::Statement::Directive(dir) => {
-                    if let Some(n) = dir.name() {
-                        gate_directive(self.m, n.text(), n.text_range(), &mut self.d);
-                    }
-                }
+                ast::Statement::Directive(dir) => gate_directive_words(self.m, dir.syntax(), &mut self.d),
                 _ => {}
             }
         }
@@ -167,7 +164,17 @@ impl Cx<'_> {
         if let Some(t) = v.ty() {
             gate_type(self.m, t.text(), t.text_range(), &mut self.d);
         }
+        vector_after_type(v, &mut self.d);
         let vec = v.vector().unwrap_or(1);
+        let is_extern = v.linkage().iter().any(|t| t.text() == ".extern");
+        if space != ".reg" && !is_extern {
+            for decl in v.declarators() {
+                if decl.array_dims().any(|a| a.size().is_none()) && decl.initializer().is_none() {
+                    let name = decl.name().map(|n| n.text().to_string()).unwrap_or_default();
+                    self.err(decl.syntax().text_range(), format!("Non-external variable '{name}' has incomplete type"));
+                }
+            }
+        }
         if vec == 8 && space == ".reg" {
             if let Some(t) = v.specifiers().find(|t| t.text() == ".v8") {
                 self.err(t.text_range(), "Illegal vector size: 8 (register vectors have at most 4 elements)");
@@ -264,9 +271,51 @@ impl Cx<'_> {
                 self.resolve(o);
             }
         }
+        self.address_size(&opcode, &mod_refs, &operands);
         self.gating(&opcode, &mod_refs, op_tok.text_range(), range);
         self.vectors(&opcode, &mod_refs, &operands, range);
         self.typing(&opcode, &mod_refs, &operands, range);
+    }
+
+    /// Without `.address_size`, ptxas infers 32-bit addressing from a 32-bit register used as
+    /// a generic or global address (or `cvta` to a `.u32`), and then refuses the module.
+    fn address_size(&mut self, opcode: &str, mods: &[&str], ops: &[ast::Operand]) {
+        if self.m.address_size_explicit || self.reported_32 {
+            return;
+        }
+        let local_space = mods.iter().any(|m| {
+            matches!(*m, ".shared" | ".shared::cta" | ".shared::cluster" | ".local" | ".param" | ".const" | ".param::entry" | ".param::func")
+        });
+        let mut culprit = None;
+        if matches!(opcode, "ld" | "ldu" | "st" | "atom" | "red" | "prefetch") && !local_space {
+            for o in ops {
+                let ast::Operand::Address(a) = o else { continue };
+                let Some(base) = a.operands().next() else { continue };
+                let base = match base {
+                    ast::Operand::Binary(b) => b.lhs(),
+                    other => Some(other),
+                };
+                if let Some(b) = base {
+                    if let Some((t, r)) = self.reg_ty(&b) {
+                        if t.bits == 32 {
+                            culprit = Some((r, b.syntax().text().to_string()));
+                        }
+                    }
+                }
+            }
+        }
+        if opcode == "cvta" && mods.contains(&".u32") && !local_space {
+            if let Some(o) = ops.first() {
+                culprit = Some((o.syntax().text_range(), o.syntax().text().to_string()));
+            }
+        }
+        if let Some((r, what)) = culprit {
+            self.reported_32 = true;
+            self.err(
+                r,
+                format!("32-Bit compilation is no longer supported (the module has no .address_size, and `{what}` is a 32-bit generic/global address, so ptxas infers .address_size 32)"),
+            );
+        }
     }
 
     fn call(&mut self, i: &ast::Instruction, ops: &[ast::Operand]) {

@@ -39,6 +39,9 @@ pub struct ModuleScope {
     pub target: Option<Sm>,
     pub texmode_independent: bool,
     pub address_size: u32,
+    /// Whether `.address_size` was given (without it ptxas infers the size from how global
+    /// memory is addressed).
+    pub address_size_explicit: bool,
     pub vars: HashMap<String, GlobalVar>,
     pub funcs: HashMap<String, FuncSig>,
 }
@@ -113,6 +116,7 @@ impl ModuleScope {
                 ast::Item::AddressSize(a) => {
                     if let Some(n) = a.size() {
                         s.address_size = n;
+                        s.address_size_explicit = true;
                         if n == 32 {
                             d.push(Diagnostic::error(range_of(a), "32-Bit compilation is no longer supported"));
                         } else if n != 64 {
@@ -188,13 +192,38 @@ impl ModuleScope {
                             ));
                         }
                     }
+                    for p in f.return_params().chain(f.params()) {
+                        if let Some(t) = p.ty() {
+                            gate_type(&s, t.text(), t.text_range(), &mut d);
+                        }
+                        vector_after_type(&p, &mut d);
+                    }
                     if f.is_entry() {
                         for p in f.params() {
                             for decl in p.declarators() {
                                 if decl.array_dims().any(|a| a.size().is_none()) {
+                                    // ptxas names the token after the declaration.
+                                    let after = p
+                                        .syntax()
+                                        .last_token()
+                                        .and_then(|t| {
+                                            let mut n = t.next_token();
+                                            while let Some(x) = &n {
+                                                if !x.kind().is_trivia() {
+                                                    break;
+                                                }
+                                                n = x.next_token();
+                                            }
+                                            n
+                                        })
+                                        .map(|t| t.text_range())
+                                        .unwrap_or_else(|| range_of(&p));
                                     d.push(Diagnostic::error(
-                                        range_of(&p),
-                                        "Parameter to entry function cannot be an incomplete array.",
+                                        after,
+                                        format!(
+                                            "Parameter to entry function cannot be an incomplete array ('{}').",
+                                            decl.name().map(|n| n.text().to_string()).unwrap_or_default()
+                                        ),
                                     ));
                                 }
                             }
@@ -212,11 +241,7 @@ impl ModuleScope {
                         }
                     }
                 }
-                ast::Item::Directive(dir) => {
-                    if let Some(n) = dir.name() {
-                        gate_directive(&s, n.text(), n.text_range(), &mut d);
-                    }
-                }
+                ast::Item::Directive(dir) => gate_directive_words(&s, dir.syntax(), &mut d),
                 _ => {}
             }
         }
@@ -232,6 +257,30 @@ pub(crate) fn gate_directive(s: &ModuleScope, name: &str, range: TextRange, d: &
             d.push(Diagnostic::error(
                 range,
                 format!("Feature '{name}' requires PTX ISA .version {} or later", dir.min_ptx),
+            ));
+        }
+    }
+}
+
+/// Gates a directive and every directive word inside it (`.callprototype ... .abi_preserve 4`).
+pub(crate) fn gate_directive_words(s: &ModuleScope, node: &syntax::SyntaxNode, d: &mut Vec<Diagnostic>) {
+    for t in node.descendants_with_tokens().filter_map(|e| e.into_token()) {
+        if t.text().starts_with('.') {
+            gate_directive(s, t.text(), t.text_range(), d);
+        }
+    }
+}
+
+/// `.param .b32 .v2 x`: the vector size must come before the type.
+pub(crate) fn vector_after_type(decl: &impl DeclLike, d: &mut Vec<Diagnostic>) {
+    let mut seen_type = false;
+    for t in decl.specifiers() {
+        if Ty::parse(t.text()).is_some() {
+            seen_type = true;
+        } else if seen_type && matches!(t.text(), ".v2" | ".v4" | ".v8") {
+            d.push(Diagnostic::error(
+                t.text_range(),
+                format!("Parsing error near '{}': syntax error (the vector size goes before the type)", t.text()),
             ));
         }
     }

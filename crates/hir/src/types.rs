@@ -106,7 +106,9 @@ pub fn fits(want: Ty, reg: Ty, fit: Fit) -> bool {
     match fit {
         Fit::Exact => reg.bits == want.bits,
         Fit::Wider => {
-            if want.is_float() {
+            // A float value may be loaded into a wider .b register (ld.f32 into .b64 is
+            // accepted), but not into a wider float register.
+            if want.is_float() && reg.class != Class::Bit {
                 reg.bits == want.bits
             } else {
                 reg.bits >= want.bits
@@ -152,6 +154,8 @@ mod tests {
         assert!(!fits(t(".u32"), t(".f32"), Fit::Wider));
         assert!(!fits(t(".f32"), t(".u32"), Fit::Wider));
         assert!(!fits(t(".f32"), t(".f64"), Fit::Wider));
+        // ld.global.f32 into a .b64 register: accepted (ZLUDA's ld_st_implicit).
+        assert!(fits(t(".f32"), t(".b64"), Fit::Wider));
         // cvt.u16.u32 into .u32: fine; cvt.u32.u64 into .u64: mismatch.
         assert!(fits(t(".u16"), t(".u32"), Fit::CvtDest));
         assert!(!fits(t(".u32"), t(".u64"), Fit::CvtDest));
