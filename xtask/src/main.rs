@@ -4,6 +4,7 @@
 //! hand (no clap) so that `cargo xtask` builds in seconds.
 
 mod corpus;
+mod mutate;
 mod oracle;
 
 use std::process::ExitCode;
@@ -16,6 +17,9 @@ commands:
                             cache folder and print the folder holding the binaries
   corpus <stage> [--dir DIR] [--arch sm_XX]
                             run a conformance stage over the corpus (default ../shared/corpus)
+  mutate [--count N] [--seed S] [--out DIR] [--check]
+                            break valid corpus PTX, compare ptxas's verdict with ours, and
+                            write the cases to test-data/sema-mutations
 ";
 
 fn main() -> ExitCode {
@@ -27,6 +31,7 @@ fn main() -> ExitCode {
     let result = match cmd.as_str() {
         "oracle" => oracle::run(rest),
         "corpus" => corpus::run(rest),
+        "mutate" => mutate::run(rest),
         "-h" | "--help" | "help" => {
             print!("{USAGE}");
             Ok(())

@@ -274,6 +274,7 @@ impl Cx<'_> {
         self.address_size(&opcode, &mod_refs, &operands);
         self.gating(&opcode, &mod_refs, op_tok.text_range(), range);
         self.vectors(&opcode, &mod_refs, &operands, range);
+        self.shape(&opcode, &mod_refs, &operands, op_tok.text_range(), range);
         self.typing(&opcode, &mod_refs, &operands, range);
     }
 
@@ -406,6 +407,80 @@ impl Cx<'_> {
         }
     }
 
+    /// Modifier combination, operand count and result-register checks against the ISA table.
+    fn shape(&mut self, opcode: &str, mods: &[&str], ops: &[ast::Operand], op_range: TextRange, range: TextRange) {
+        if matches!(opcode, "bar" | "barrier")
+            && !mods.iter().any(|m| matches!(*m, ".sync" | ".arrive" | ".red" | ".warp" | ".cluster"))
+        {
+            self.err(op_range, format!("Barrier modifier required for instruction '{opcode}' (.sync, .arrive or .red)"));
+            return;
+        }
+        if opcode == "call" {
+            return;
+        }
+        let isa = ptx::isa();
+        let forms = isa.lookup(opcode, mods);
+        if forms.is_empty() {
+            let written: String = mods.concat();
+            self.err(
+                op_range,
+                format!("Unexpected instruction types or modifiers specified for '{opcode}': no form of '{opcode}{written}' exists in PTX ISA 9.0"),
+            );
+            return;
+        }
+        let n = ops.len();
+        let fits_count = forms.iter().any(|f| {
+            let (lo, hi) = f.operand_count();
+            n >= lo && hi.is_none_or(|h| n <= h)
+        });
+        if !fits_count {
+            let (lo, hi) = forms[0].operand_count();
+            let want = match hi {
+                Some(h) if h == lo => format!("{lo}"),
+                Some(h) => format!("{lo} to {h}"),
+                None => format!("at least {lo}"),
+            };
+            self.err(range, format!("Arguments mismatch for instruction '{opcode}': it takes {want} operand(s), {n} given"));
+            return;
+        }
+        // A destination that must be a register.
+        if let Some(first) = ops.first() {
+            let is_literal = matches!(first, ast::Operand::Immediate(_))
+                || matches!(first, ast::Operand::Prefix(p) if p.expr().is_some_and(|e| matches!(e, ast::Operand::Immediate(_))));
+            let dest_is_reg = forms.iter().all(|f| {
+                f.operands.first().is_some_and(|o| {
+                    o.kinds.contains(ptx::OperandKind::Register) && !o.kinds.contains(ptx::OperandKind::Immediate)
+                })
+            });
+            if is_literal && dest_is_reg {
+                self.err(first.syntax().text_range(), format!("Result register required for instruction '{opcode}'"));
+            }
+        }
+        // Special registers carry their own type: mov.f32 %f, %tid.x is refused.
+        if opcode == "mov" {
+            if let Some(t) = mods.iter().find_map(|m| Ty::parse(m)) {
+                for o in ops.iter().skip(1) {
+                    if let ast::Operand::Name(nr) = o {
+                        if let Some(tok) = nr.name() {
+                            if self.lookup(tok.text()).is_none() {
+                                if let Some(sr) = isa.special_register(tok.text()) {
+                                    if let Some(st) = Ty::parse(sr.ty) {
+                                        if !fits(t, st, Fit::Exact) && !(t.is_int() && st.is_int()) {
+                                            self.err(
+                                                tok.text_range(),
+                                                format!("Special register argument not allowed for instruction 'mov': {} is {}, the instruction type is {}", tok.text(), sr.ty, describe(t)),
+                                            );
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
     /// Width of a vector operand: `{a, b}` or a vector register; 1 for scalars.
     fn width(&self, o: &ast::Operand) -> u32 {
         match o {
@@ -432,6 +507,8 @@ impl Cx<'_> {
         let data = match opcode {
             "ld" | "ldu" => ops.first(),
             "st" => ops.get(1),
+            "tex" | "tld4" | "suld" if vec.is_some() => ops.first(),
+            "sust" if vec.is_some() => ops.get(1),
             _ => None,
         };
         if let Some(d) = data {

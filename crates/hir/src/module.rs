@@ -160,6 +160,21 @@ impl ModuleScope {
                     if let Some(t) = &ty_tok {
                         gate_type(&s, t.text(), t.text_range(), &mut d);
                     }
+                    // From PTX 3.0 on, modules use the ABI, which has no module-scope .local
+                    // (before, ptxas only warns and disables the ABI). Probed with ptxas 13.0.88.
+                    if matches!(space.as_str(), ".local" | ".reg") {
+                        if s.version.is_some_and(|v| v >= PtxVersion::new(3, 0)) {
+                            d.push(Diagnostic::error(
+                                range_of(g),
+                                format!("Module-scoped variables in {space} state space are not allowed with ABI (PTX 3.0 and later)"),
+                            ));
+                        } else {
+                            d.push(Diagnostic::warning(
+                                range_of(g),
+                                "Use of module scoped .local or .reg variable found, disabling ABI",
+                            ));
+                        }
+                    }
                     for decl in g.declarators() {
                         let Some(name) = decl.name() else { continue };
                         let incomplete = decl.array_dims().any(|a| a.size().is_none());

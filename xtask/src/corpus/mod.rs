@@ -23,7 +23,7 @@ use crate::oracle;
 
 mod interp;
 mod json;
-mod sema;
+pub mod sema;
 
 const USAGE: &str = "usage: cargo xtask corpus <stage> [--dir DIR] [--arch sm_XX] [stage options]";
 
