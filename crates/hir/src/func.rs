@@ -273,8 +273,12 @@ impl Cx<'_> {
         }
         self.address_size(&opcode, &mod_refs, &operands);
         self.gating(&opcode, &mod_refs, op_tok.text_range(), range);
+        let before = self.d.len();
         self.vectors(&opcode, &mod_refs, &operands, range);
-        self.shape(&opcode, &mod_refs, &operands, op_tok.text_range(), range);
+        if self.d.len() == before {
+            // One shape complaint per instruction is enough.
+            self.shape(&opcode, &mod_refs, &operands, op_tok.text_range(), range);
+        }
         self.typing(&opcode, &mod_refs, &operands, range);
     }
 
