@@ -12,7 +12,8 @@ use std::path::PathBuf;
 
 use crate::corpus::{self, PtxasOutcome};
 
-const USAGE: &str = "usage: cargo xtask mutate [--dir CORPUS] [--count N] [--seed S] [--out DIR] [--check]";
+const USAGE: &str =
+    "usage: cargo xtask mutate [--dir CORPUS] [--count N] [--seed S] [--out DIR] [--check]";
 
 /// A small deterministic generator (xorshift64*).
 struct Rng(u64);
@@ -45,7 +46,9 @@ fn instruction_lines(text: &str) -> Vec<(usize, &str)> {
                 && !t.starts_with('$')
                 && t.ends_with(';')
                 && !t.contains(':')
-                && t.chars().next().is_some_and(|c| c.is_ascii_lowercase() || c == '@')
+                && t.chars()
+                    .next()
+                    .is_some_and(|c| c.is_ascii_lowercase() || c == '@')
         })
         .collect()
 }
@@ -60,7 +63,11 @@ fn replace_line(text: &str, idx: usize, new: &str) -> String {
 }
 
 fn pick<'a>(rng: &mut Rng, v: &'a [(usize, &'a str)]) -> Option<(usize, &'a str)> {
-    if v.is_empty() { None } else { Some(v[rng.below(v.len())]) }
+    if v.is_empty() {
+        None
+    } else {
+        Some(v[rng.below(v.len())])
+    }
 }
 
 /// One mutation operator: text -> (mutant, description).
@@ -69,46 +76,92 @@ type Mutator = fn(&str, &mut Rng) -> Option<(String, String)>;
 /// Renames one register use to a name that is never declared.
 fn undeclared_register(text: &str, rng: &mut Rng) -> Option<(String, String)> {
     let lines = instruction_lines(text);
-    let cands: Vec<_> = lines.iter().copied().filter(|(_, l)| l.contains('%')).collect();
+    let cands: Vec<_> = lines
+        .iter()
+        .copied()
+        .filter(|(_, l)| l.contains('%'))
+        .collect();
     let (i, l) = pick(rng, &cands)?;
     let pos: Vec<usize> = l.match_indices('%').map(|p| p.0).collect();
     let p = pos[rng.below(pos.len())];
-    let end = l[p + 1..].find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).map_or(l.len(), |e| p + 1 + e);
+    let end = l[p + 1..]
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .map_or(l.len(), |e| p + 1 + e);
     let name = &l[p..end];
-    if name.starts_with("%tid") || name.starts_with("%ntid") || name.starts_with("%ctaid") || name.len() < 2 {
+    if name.starts_with("%tid")
+        || name.starts_with("%ntid")
+        || name.starts_with("%ctaid")
+        || name.len() < 2
+    {
         return None;
     }
     let new = format!("{}{}_undef{}", &l[..p], name, &l[end..]);
-    Some((replace_line(text, i, &new), format!("line {}: rename use of {name} to an undeclared register", i + 1)))
+    Some((
+        replace_line(text, i, &new),
+        format!(
+            "line {}: rename use of {name} to an undeclared register",
+            i + 1
+        ),
+    ))
 }
 
 /// Changes an instruction's type modifier to another type (size or class mismatch, or valid).
 fn retype(text: &str, rng: &mut Rng) -> Option<(String, String)> {
-    const TYPES: &[&str] = &[".u32", ".s32", ".u64", ".s64", ".f32", ".f64", ".b32", ".b64", ".u16", ".b16", ".f16", ".pred"];
+    const TYPES: &[&str] = &[
+        ".u32", ".s32", ".u64", ".s64", ".f32", ".f64", ".b32", ".b64", ".u16", ".b16", ".f16",
+        ".pred",
+    ];
     let lines = instruction_lines(text);
-    let cands: Vec<_> = lines.iter().copied().filter(|(_, l)| TYPES.iter().any(|t| l.contains(&format!("{t} ")) || l.contains(&format!("{t}\t")))).collect();
+    let cands: Vec<_> = lines
+        .iter()
+        .copied()
+        .filter(|(_, l)| {
+            TYPES
+                .iter()
+                .any(|t| l.contains(&format!("{t} ")) || l.contains(&format!("{t}\t")))
+        })
+        .collect();
     let (i, l) = pick(rng, &cands)?;
-    let from = TYPES.iter().find(|t| l.contains(&format!("{t} ")) || l.contains(&format!("{t}\t")))?;
+    let from = TYPES
+        .iter()
+        .find(|t| l.contains(&format!("{t} ")) || l.contains(&format!("{t}\t")))?;
     let to = TYPES[rng.below(TYPES.len())];
     if to == *from {
         return None;
     }
-    let new = l.replacen(&format!("{from}"), to, 1);
-    Some((replace_line(text, i, &new), format!("line {}: change type {from} to {to}", i + 1)))
+    let new = l.replacen(&from.to_string(), to, 1);
+    Some((
+        replace_line(text, i, &new),
+        format!("line {}: change type {from} to {to}", i + 1),
+    ))
 }
 
 /// Deletes a register declaration.
 fn delete_decl(text: &str, rng: &mut Rng) -> Option<(String, String)> {
-    let cands: Vec<_> = text.lines().enumerate().filter(|(_, l)| l.trim_start().starts_with(".reg")).collect();
+    let cands: Vec<_> = text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| l.trim_start().starts_with(".reg"))
+        .collect();
     let (i, l) = pick(rng, &cands)?;
-    Some((replace_line(text, i, ""), format!("line {}: delete `{}`", i + 1, l.trim())))
+    Some((
+        replace_line(text, i, ""),
+        format!("line {}: delete `{}`", i + 1, l.trim()),
+    ))
 }
 
 /// Duplicates a register declaration.
 fn duplicate_decl(text: &str, rng: &mut Rng) -> Option<(String, String)> {
-    let cands: Vec<_> = text.lines().enumerate().filter(|(_, l)| l.trim_start().starts_with(".reg")).collect();
+    let cands: Vec<_> = text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| l.trim_start().starts_with(".reg"))
+        .collect();
     let (i, l) = pick(rng, &cands)?;
-    Some((replace_line(text, i, &format!("{l}\n{l}")), format!("line {}: duplicate `{}`", i + 1, l.trim())))
+    Some((
+        replace_line(text, i, &format!("{l}\n{l}")),
+        format!("line {}: duplicate `{}`", i + 1, l.trim()),
+    ))
 }
 
 /// Replaces the opcode with an unknown one.
@@ -122,13 +175,21 @@ fn unknown_opcode(text: &str, rng: &mut Rng) -> Option<(String, String)> {
     let end = start + l[start..].find(|c: char| !c.is_ascii_alphanumeric())?;
     let op = &l[start..end];
     let new = format!("{}{op}x{}", &l[..start], &l[end..]);
-    Some((replace_line(text, i, &new), format!("line {}: opcode {op} -> {op}x", i + 1)))
+    Some((
+        replace_line(text, i, &new),
+        format!("line {}: opcode {op} -> {op}x", i + 1),
+    ))
 }
 
 /// Lowers the `.target` (gating of newer instructions).
 fn lower_target(text: &str, rng: &mut Rng) -> Option<(String, String)> {
-    const T: &[&str] = &["sm_50", "sm_60", "sm_70", "sm_75", "sm_80", "sm_86", "sm_90"];
-    let (i, l) = text.lines().enumerate().find(|(_, l)| l.trim_start().starts_with(".target"))?;
+    const T: &[&str] = &[
+        "sm_50", "sm_60", "sm_70", "sm_75", "sm_80", "sm_86", "sm_90",
+    ];
+    let (i, l) = text
+        .lines()
+        .enumerate()
+        .find(|(_, l)| l.trim_start().starts_with(".target"))?;
     let to = T[rng.below(T.len())];
     let rest = l.trim_start().trim_start_matches(".target").trim();
     let first = rest.split(|c: char| c == ',' || c.is_whitespace()).next()?;
@@ -136,68 +197,117 @@ fn lower_target(text: &str, rng: &mut Rng) -> Option<(String, String)> {
         return None;
     }
     let new = l.replacen(first, to, 1);
-    Some((replace_line(text, i, &new), format!("line {}: .target {first} -> {to}", i + 1)))
+    Some((
+        replace_line(text, i, &new),
+        format!("line {}: .target {first} -> {to}", i + 1),
+    ))
 }
 
 /// Lowers the `.version`.
 fn lower_version(text: &str, rng: &mut Rng) -> Option<(String, String)> {
-    const V: &[&str] = &["4.3", "5.0", "6.0", "6.4", "7.0", "7.4", "7.8", "8.0", "8.3"];
-    let (i, l) = text.lines().enumerate().find(|(_, l)| l.trim_start().starts_with(".version"))?;
+    const V: &[&str] = &[
+        "4.3", "5.0", "6.0", "6.4", "7.0", "7.4", "7.8", "8.0", "8.3",
+    ];
+    let (i, l) = text
+        .lines()
+        .enumerate()
+        .find(|(_, l)| l.trim_start().starts_with(".version"))?;
     let to = V[rng.below(V.len())];
-    let old = l.trim_start().trim_start_matches(".version").trim().to_string();
+    let old = l
+        .trim_start()
+        .trim_start_matches(".version")
+        .trim()
+        .to_string();
     if old == to {
         return None;
     }
     let new = l.replacen(&old, to, 1);
-    Some((replace_line(text, i, &new), format!("line {}: .version {old} -> {to}", i + 1)))
+    Some((
+        replace_line(text, i, &new),
+        format!("line {}: .version {old} -> {to}", i + 1),
+    ))
 }
 
 /// Removes `.sync` from a warp instruction.
 fn drop_sync(text: &str, rng: &mut Rng) -> Option<(String, String)> {
     let lines = instruction_lines(text);
-    let cands: Vec<_> = lines.iter().copied().filter(|(_, l)| l.contains(".sync")).collect();
+    let cands: Vec<_> = lines
+        .iter()
+        .copied()
+        .filter(|(_, l)| l.contains(".sync"))
+        .collect();
     let (i, l) = pick(rng, &cands)?;
-    Some((replace_line(text, i, &l.replacen(".sync", "", 1)), format!("line {}: drop .sync", i + 1)))
+    Some((
+        replace_line(text, i, &l.replacen(".sync", "", 1)),
+        format!("line {}: drop .sync", i + 1),
+    ))
 }
 
 /// Points a branch at a label that does not exist.
 fn bad_label(text: &str, rng: &mut Rng) -> Option<(String, String)> {
     let lines = instruction_lines(text);
-    let cands: Vec<_> = lines.iter().copied().filter(|(_, l)| l.contains("bra")).collect();
+    let cands: Vec<_> = lines
+        .iter()
+        .copied()
+        .filter(|(_, l)| l.contains("bra"))
+        .collect();
     let (i, l) = pick(rng, &cands)?;
     let semi = l.rfind(';')?;
     let new = format!("{}_nolabel{}", &l[..semi], &l[semi..]);
-    Some((replace_line(text, i, &new), format!("line {}: branch to an undefined label", i + 1)))
+    Some((
+        replace_line(text, i, &new),
+        format!("line {}: branch to an undefined label", i + 1),
+    ))
 }
 
 /// Changes a vector width.
 fn revector(text: &str, rng: &mut Rng) -> Option<(String, String)> {
     const V: &[&str] = &[".v2", ".v4", ".v8"];
     let lines = instruction_lines(text);
-    let cands: Vec<_> = lines.iter().copied().filter(|(_, l)| V.iter().any(|v| l.contains(v))).collect();
+    let cands: Vec<_> = lines
+        .iter()
+        .copied()
+        .filter(|(_, l)| V.iter().any(|v| l.contains(v)))
+        .collect();
     let (i, l) = pick(rng, &cands)?;
     let from = V.iter().find(|v| l.contains(*v))?;
     let to = V[rng.below(V.len())];
     if to == *from {
         return None;
     }
-    Some((replace_line(text, i, &l.replacen(from, to, 1)), format!("line {}: {from} -> {to}", i + 1)))
+    Some((
+        replace_line(text, i, &l.replacen(from, to, 1)),
+        format!("line {}: {from} -> {to}", i + 1),
+    ))
 }
 
 /// Drops the last operand of an instruction.
 fn drop_operand(text: &str, rng: &mut Rng) -> Option<(String, String)> {
     let lines = instruction_lines(text);
-    let cands: Vec<_> = lines.iter().copied().filter(|(_, l)| l.matches(',').count() >= 1 && !l.contains('{') && !l.contains('(')).collect();
+    let cands: Vec<_> = lines
+        .iter()
+        .copied()
+        .filter(|(_, l)| l.matches(',').count() >= 1 && !l.contains('{') && !l.contains('('))
+        .collect();
     let (i, l) = pick(rng, &cands)?;
     let comma = l.rfind(',')?;
     let new = format!("{};", &l[..comma]);
-    Some((replace_line(text, i, &new), format!("line {}: drop the last operand", i + 1)))
+    Some((
+        replace_line(text, i, &new),
+        format!("line {}: drop the last operand", i + 1),
+    ))
 }
 
 /// Declares 32-bit addressing.
 fn address_size_32(text: &str, _rng: &mut Rng) -> Option<(String, String)> {
-    let (i, l) = text.lines().enumerate().find(|(_, l)| l.trim_start().starts_with(".address_size"))?;
-    Some((replace_line(text, i, &l.replace("64", "32")), format!("line {}: .address_size 32", i + 1)))
+    let (i, l) = text
+        .lines()
+        .enumerate()
+        .find(|(_, l)| l.trim_start().starts_with(".address_size"))?;
+    Some((
+        replace_line(text, i, &l.replace("64", "32")),
+        format!("line {}: .address_size 32", i + 1),
+    ))
 }
 
 /// Puts an immediate where the destination register is.
@@ -208,7 +318,13 @@ fn immediate_destination(text: &str, rng: &mut Rng) -> Option<(String, String)> 
         .copied()
         .filter(|(_, l)| {
             let t = l.trim_start();
-            (t.starts_with("add") || t.starts_with("mov") || t.starts_with("mul") || t.starts_with("sub") || t.starts_with("and") || t.starts_with("or")) && t.contains(',')
+            (t.starts_with("add")
+                || t.starts_with("mov")
+                || t.starts_with("mul")
+                || t.starts_with("sub")
+                || t.starts_with("and")
+                || t.starts_with("or"))
+                && t.contains(',')
         })
         .collect();
     let (i, l) = pick(rng, &cands)?;
@@ -216,14 +332,26 @@ fn immediate_destination(text: &str, rng: &mut Rng) -> Option<(String, String)> 
     let sp = t.find(|c: char| c.is_whitespace())?;
     let comma = t.find(',')?;
     let new = format!("{}{} 7{}", &l[..l.len() - t.len()], &t[..sp], &t[comma..]);
-    Some((replace_line(text, i, &new), format!("line {}: immediate as destination", i + 1)))
+    Some((
+        replace_line(text, i, &new),
+        format!("line {}: immediate as destination", i + 1),
+    ))
 }
 
 /// Renames a register consistently (the mutant stays valid: tests false errors).
 fn rename_consistently(text: &str, rng: &mut Rng) -> Option<(String, String)> {
-    let cands: Vec<_> = text.lines().enumerate().filter(|(_, l)| l.trim_start().starts_with(".reg") && !l.contains('<')).collect();
+    let cands: Vec<_> = text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| l.trim_start().starts_with(".reg") && !l.contains('<'))
+        .collect();
     let (i, l) = pick(rng, &cands)?;
-    let name = l.trim().trim_end_matches(';').split_whitespace().last()?.to_string();
+    let name = l
+        .trim()
+        .trim_end_matches(';')
+        .split_whitespace()
+        .last()?
+        .to_string();
     if name.contains(',') || name.len() < 2 {
         return None;
     }
@@ -234,8 +362,13 @@ fn rename_consistently(text: &str, rng: &mut Rng) -> Option<(String, String)> {
     let mut k = 0;
     while k < text.len() {
         if text[k..].starts_with(&name) {
-            let before = k == 0 || !(b[k - 1].is_ascii_alphanumeric() || b[k - 1] == b'_' || b[k - 1] == b'%' || b[k - 1] == b'$');
-            let after = k + name.len() >= text.len() || !(b[k + name.len()].is_ascii_alphanumeric() || b[k + name.len()] == b'_');
+            let before = k == 0
+                || !(b[k - 1].is_ascii_alphanumeric()
+                    || b[k - 1] == b'_'
+                    || b[k - 1] == b'%'
+                    || b[k - 1] == b'$');
+            let after = k + name.len() >= text.len()
+                || !(b[k + name.len()].is_ascii_alphanumeric() || b[k + name.len()] == b'_');
             if before && after {
                 out.push_str(&format!("{name}_renamed"));
                 k += name.len();
@@ -289,7 +422,11 @@ fn ptxas_verdict(text: &str) -> Result<Option<(Option<usize>, String)>, String> 
                 (Some(i), _) => first[i + ".ptx.tmp, ".len()..].to_string(),
                 _ => first,
             };
-            let line = first.split("line ").nth(1).and_then(|r| r.split(';').next()).and_then(|n| n.trim().parse().ok());
+            let line = first
+                .split("line ")
+                .nth(1)
+                .and_then(|r| r.split(';').next())
+                .and_then(|n| n.trim().parse().ok());
             Ok(Some((line, first)))
         }
     }
@@ -333,10 +470,11 @@ pub fn run(args: &[String]) -> Result<(), String> {
         tries += 1;
         let (rel, text) = &sources[rng.below(sources.len())];
         let (name, m) = MUTATORS[rng.below(MUTATORS.len())];
-        if let Some((mutant, desc)) = m(text, &mut rng) {
-            if mutant != *text && !mutants.iter().any(|x| x.2 == mutant) {
-                mutants.push((rel.display().to_string(), format!("{name}: {desc}"), mutant));
-            }
+        if let Some((mutant, desc)) = m(text, &mut rng)
+            && mutant != *text
+            && !mutants.iter().any(|x| x.2 == mutant)
+        {
+            mutants.push((rel.display().to_string(), format!("{name}: {desc}"), mutant));
         }
     }
     corpus::quiet_panics();
@@ -356,7 +494,8 @@ pub fn run(args: &[String]) -> Result<(), String> {
             println!(
                 "DISAGREE {k:04} {desc} [{src}]: ptxas {}, ours {}",
                 v.as_ref().map_or("accepts".to_string(), |(_, m)| m.clone()),
-                ours.as_ref().map_or("accepts".to_string(), |(l, m)| format!("line {l}: {m}"))
+                ours.as_ref()
+                    .map_or("accepts".to_string(), |(l, m)| format!("line {l}: {m}"))
             );
         }
         let file = format!("{k:04}.ptx");
@@ -365,7 +504,9 @@ pub fn run(args: &[String]) -> Result<(), String> {
             Some((Some(l), _)) => format!("error:{l}"),
             Some((None, _)) => "error".to_string(),
         };
-        let msg = v.as_ref().map_or(String::new(), |(_, m)| m.replace('\t', " "));
+        let msg = v
+            .as_ref()
+            .map_or(String::new(), |(_, m)| m.replace('\t', " "));
         let _ = writeln!(rows, "{file}\t{src}\t{desc}\t{verdict}\t{msg}");
         if let Some(o) = &out {
             std::fs::write(o.join(&file), text).map_err(|e| e.to_string())?;

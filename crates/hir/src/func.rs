@@ -2,12 +2,12 @@
 
 use std::collections::HashMap;
 
-use syntax::ast::{self, AstNode, DeclLike};
 use syntax::TextRange;
+use syntax::ast::{self, AstNode, DeclLike};
 
+use crate::Diagnostic;
 use crate::module::{ModuleScope, gate_directive_words, gate_type, vector_after_type};
 use crate::types::{Class, Fit, Ty, fits};
-use crate::Diagnostic;
 
 /// A name declared in a function scope.
 #[derive(Debug, Clone)]
@@ -31,14 +31,13 @@ impl Scope {
             return Some(l);
         }
         for (prefix, n, l) in &self.families {
-            if let Some(rest) = name.strip_prefix(prefix.as_str()) {
-                if !rest.is_empty()
-                    && rest.bytes().all(|b| b.is_ascii_digit())
-                    && (rest == "0" || !rest.starts_with('0'))
-                    && rest.parse::<u64>().is_ok_and(|k| k < *n as u64)
-                {
-                    return Some(l);
-                }
+            if let Some(rest) = name.strip_prefix(prefix.as_str())
+                && !rest.is_empty()
+                && rest.bytes().all(|b| b.is_ascii_digit())
+                && (rest == "0" || !rest.starts_with('0'))
+                && rest.parse::<u64>().is_ok_and(|k| k < *n as u64)
+            {
+                return Some(l);
             }
         }
         None
@@ -55,7 +54,13 @@ struct Cx<'a> {
 
 /// Checks one function (declarations without a body only get their header checked).
 pub fn check_function(m: &ModuleScope, f: &ast::Function) -> Vec<Diagnostic> {
-    let mut cx = Cx { m, scopes: vec![Scope::default()], labels: HashMap::new(), d: Vec::new(), reported_32: false };
+    let mut cx = Cx {
+        m,
+        scopes: vec![Scope::default()],
+        labels: HashMap::new(),
+        d: Vec::new(),
+        reported_32: false,
+    };
     for p in f.return_params().chain(f.params()) {
         cx.declare_param(&p);
     }
@@ -86,7 +91,10 @@ impl Cx<'_> {
     }
 
     fn declare_param(&mut self, p: &ast::Param) {
-        let space = p.state_space().map(|t| t.text().to_string()).unwrap_or_else(|| ".param".into());
+        let space = p
+            .state_space()
+            .map(|t| t.text().to_string())
+            .unwrap_or_else(|| ".param".into());
         let Some(name) = p.name() else { return };
         let local = if space == ".reg" {
             Local::Reg(ty_of(p.ty()), p.vector().unwrap_or(1))
@@ -99,7 +107,10 @@ impl Cx<'_> {
     fn insert(&mut self, name: &str, range: TextRange, local: Local) {
         let scope = self.scopes.last_mut().expect("a scope");
         if scope.get(name).is_some() {
-            self.d.push(Diagnostic::error(range, format!("Duplicate definition of variable '{name}'")));
+            self.d.push(Diagnostic::error(
+                range,
+                format!("Duplicate definition of variable '{name}'"),
+            ));
             return;
         }
         scope.names.insert(name.to_string(), local);
@@ -109,10 +120,16 @@ impl Cx<'_> {
         for st in b.statements() {
             match st {
                 ast::Statement::Label(l) => {
-                    if let Some(n) = l.name() {
-                        if self.labels.insert(n.text().to_string(), n.text_range()).is_some() {
-                            self.err(n.text_range(), format!("Duplicate definition of label '{}'", n.text()));
-                        }
+                    if let Some(n) = l.name()
+                        && self
+                            .labels
+                            .insert(n.text().to_string(), n.text_range())
+                            .is_some()
+                    {
+                        self.err(
+                            n.text_range(),
+                            format!("Duplicate definition of label '{}'", n.text()),
+                        );
                     }
                 }
                 ast::Statement::Block(inner) => self.collect_labels(&inner),
@@ -149,7 +166,9 @@ impl Cx<'_> {
                 ast::Statement::VarDecl(v) => self.var_decl(&v),
                 ast::Statement::Instruction(i) => self.instruction(&i),
                 ast::Statement::Block(inner) => self.block(&inner, true),
-                ast::Statement::Directive(dir) => gate_directive_words(self.m, dir.syntax(), &mut self.d),
+                ast::Statement::Directive(dir) => {
+                    gate_directive_words(self.m, dir.syntax(), &mut self.d)
+                }
                 _ => {}
             }
         }
@@ -159,7 +178,10 @@ impl Cx<'_> {
     }
 
     fn var_decl(&mut self, v: &ast::VarDecl) {
-        let space = v.state_space().map(|t| t.text().to_string()).unwrap_or_default();
+        let space = v
+            .state_space()
+            .map(|t| t.text().to_string())
+            .unwrap_or_default();
         let ty = ty_of(v.ty());
         if let Some(t) = v.ty() {
             gate_type(self.m, t.text(), t.text_range(), &mut self.d);
@@ -170,23 +192,42 @@ impl Cx<'_> {
         if space != ".reg" && !is_extern {
             for decl in v.declarators() {
                 if decl.array_dims().any(|a| a.size().is_none()) && decl.initializer().is_none() {
-                    let name = decl.name().map(|n| n.text().to_string()).unwrap_or_default();
-                    self.err(decl.syntax().text_range(), format!("Non-external variable '{name}' has incomplete type"));
+                    let name = decl
+                        .name()
+                        .map(|n| n.text().to_string())
+                        .unwrap_or_default();
+                    self.err(
+                        decl.syntax().text_range(),
+                        format!("Non-external variable '{name}' has incomplete type"),
+                    );
                 }
             }
         }
-        if vec == 8 && space == ".reg" {
-            if let Some(t) = v.specifiers().find(|t| t.text() == ".v8") {
-                self.err(t.text_range(), "Illegal vector size: 8 (register vectors have at most 4 elements)");
-            }
+        if vec == 8
+            && space == ".reg"
+            && let Some(t) = v.specifiers().find(|t| t.text() == ".v8")
+        {
+            self.err(
+                t.text_range(),
+                "Illegal vector size: 8 (register vectors have at most 4 elements)",
+            );
         }
         for decl in v.declarators() {
             let Some(name) = decl.name() else { continue };
-            let local = if space == ".reg" { Local::Reg(ty, vec) } else { Local::Var(space.clone()) };
+            let local = if space == ".reg" {
+                Local::Reg(ty, vec)
+            } else {
+                Local::Var(space.clone())
+            };
             if let Some(n) = decl.param_count() {
                 let scope = self.scopes.last_mut().expect("a scope");
-                if scope.names.contains_key(name.text()) || scope.families.iter().any(|(p, _, _)| p == name.text()) {
-                    self.err(name.text_range(), format!("Duplicate definition of variable '{}<{n}>'", name.text()));
+                if scope.names.contains_key(name.text())
+                    || scope.families.iter().any(|(p, _, _)| p == name.text())
+                {
+                    self.err(
+                        name.text_range(),
+                        format!("Duplicate definition of variable '{}<{n}>'", name.text()),
+                    );
                 } else {
                     scope.families.push((name.text().to_string(), n, local));
                 }
@@ -225,7 +266,9 @@ impl Cx<'_> {
 
     /// The declared type of a plain register operand.
     fn reg_ty(&self, o: &ast::Operand) -> Option<(Ty, TextRange)> {
-        let ast::Operand::Name(n) = o else { return None };
+        let ast::Operand::Name(n) = o else {
+            return None;
+        };
         if n.components().next().is_some() {
             return None;
         }
@@ -246,21 +289,27 @@ impl Cx<'_> {
         let isa = ptx::isa();
 
         if !isa.is_opcode(&opcode) {
-            self.err(op_tok.text_range(), format!("Not a name of any known instruction: '{opcode}'"));
+            self.err(
+                op_tok.text_range(),
+                format!("Not a name of any known instruction: '{opcode}'"),
+            );
             return;
         }
         // Guard.
-        if let Some(g) = i.guard() {
-            if let Some(p) = g.predicate().and_then(|p| p.name()) {
-                match self.lookup(p.text()) {
-                    Some(Local::Reg(Some(t), _)) if t.class != Class::Pred => {
-                        self.err(p.text_range(), format!("Guard '{}' is not a .pred register", p.text()));
-                    }
-                    None if !self.resolves(p.text()) => {
-                        self.err(p.text_range(), format!("Unknown symbol '{}'", p.text()));
-                    }
-                    _ => {}
+        if let Some(g) = i.guard()
+            && let Some(p) = g.predicate().and_then(|p| p.name())
+        {
+            match self.lookup(p.text()) {
+                Some(Local::Reg(Some(t), _)) if t.class != Class::Pred => {
+                    self.err(
+                        p.text_range(),
+                        format!("Guard '{}' is not a .pred register", p.text()),
+                    );
                 }
+                None if !self.resolves(p.text()) => {
+                    self.err(p.text_range(), format!("Unknown symbol '{}'", p.text()));
+                }
+                _ => {}
             }
         }
         // Names.
@@ -289,30 +338,45 @@ impl Cx<'_> {
             return;
         }
         let local_space = mods.iter().any(|m| {
-            matches!(*m, ".shared" | ".shared::cta" | ".shared::cluster" | ".local" | ".param" | ".const" | ".param::entry" | ".param::func")
+            matches!(
+                *m,
+                ".shared"
+                    | ".shared::cta"
+                    | ".shared::cluster"
+                    | ".local"
+                    | ".param"
+                    | ".const"
+                    | ".param::entry"
+                    | ".param::func"
+            )
         });
         let mut culprit = None;
         if matches!(opcode, "ld" | "ldu" | "st" | "atom" | "red" | "prefetch") && !local_space {
             for o in ops {
-                let ast::Operand::Address(a) = o else { continue };
-                let Some(base) = a.operands().next() else { continue };
+                let ast::Operand::Address(a) = o else {
+                    continue;
+                };
+                let Some(base) = a.operands().next() else {
+                    continue;
+                };
                 let base = match base {
                     ast::Operand::Binary(b) => b.lhs(),
                     other => Some(other),
                 };
-                if let Some(b) = base {
-                    if let Some((t, r)) = self.reg_ty(&b) {
-                        if t.bits == 32 {
-                            culprit = Some((r, b.syntax().text().to_string()));
-                        }
-                    }
+                if let Some(b) = base
+                    && let Some((t, r)) = self.reg_ty(&b)
+                    && t.bits == 32
+                {
+                    culprit = Some((r, b.syntax().text().to_string()));
                 }
             }
         }
-        if opcode == "cvta" && mods.contains(&".u32") && !local_space {
-            if let Some(o) = ops.first() {
-                culprit = Some((o.syntax().text_range(), o.syntax().text().to_string()));
-            }
+        if opcode == "cvta"
+            && mods.contains(&".u32")
+            && !local_space
+            && let Some(o) = ops.first()
+        {
+            culprit = Some((o.syntax().text_range(), o.syntax().text().to_string()));
         }
         if let Some((r, what)) = culprit {
             self.reported_32 = true;
@@ -336,7 +400,9 @@ impl Cx<'_> {
             it.next();
         }
         let Some(target) = it.next() else { return };
-        let ast::Operand::Name(n) = target else { return };
+        let ast::Operand::Name(n) = target else {
+            return;
+        };
         let Some(tok) = n.name() else { return };
         let name = tok.text().to_string();
         let mut args = None;
@@ -353,7 +419,10 @@ impl Cx<'_> {
         }
         if let Some(sig) = self.m.funcs.get(&name) {
             if sig.is_entry {
-                self.err(tok.text_range(), format!("Call to '.entry' function '{name}' is not allowed"));
+                self.err(
+                    tok.text_range(),
+                    format!("Call to '.entry' function '{name}' is not allowed"),
+                );
                 return;
             }
             if rets.unwrap_or(0) != sig.rets.len() || args.unwrap_or(0) != sig.params.len() {
@@ -377,7 +446,9 @@ impl Cx<'_> {
     }
 
     fn gating(&mut self, opcode: &str, mods: &[&str], op_range: TextRange, range: TextRange) {
-        let (Some(target), version) = (self.m.target, self.m.version) else { return };
+        let (Some(target), version) = (self.m.target, self.m.version) else {
+            return;
+        };
         // vote/shfl without .sync.
         if matches!(opcode, "vote" | "shfl") && !mods.contains(&".sync") {
             let v64 = version.is_some_and(|v| v >= ptx::PtxVersion::new(6, 4));
@@ -400,23 +471,47 @@ impl Cx<'_> {
             return;
         }
         if !forms.iter().any(|f| target.satisfies(f.min_sm)) {
-            let need = forms.iter().map(|f| f.min_sm).min_by_key(|s| s.num).expect("non-empty");
-            self.err(op_range, format!("Feature '{opcode}' requires .target {need} or higher"));
+            let need = forms
+                .iter()
+                .map(|f| f.min_sm)
+                .min_by_key(|s| s.num)
+                .expect("non-empty");
+            self.err(
+                op_range,
+                format!("Feature '{opcode}' requires .target {need} or higher"),
+            );
         }
-        if let Some(v) = version {
-            if !forms.iter().any(|f| v >= f.min_ptx) {
-                let need = forms.iter().map(|f| f.min_ptx).min().expect("non-empty");
-                self.err(op_range, format!("Feature '{opcode}' requires PTX ISA .version {need} or later"));
-            }
+        if let Some(v) = version
+            && !forms.iter().any(|f| v >= f.min_ptx)
+        {
+            let need = forms.iter().map(|f| f.min_ptx).min().expect("non-empty");
+            self.err(
+                op_range,
+                format!("Feature '{opcode}' requires PTX ISA .version {need} or later"),
+            );
         }
     }
 
     /// Modifier combination, operand count and result-register checks against the ISA table.
-    fn shape(&mut self, opcode: &str, mods: &[&str], ops: &[ast::Operand], op_range: TextRange, range: TextRange) {
+    fn shape(
+        &mut self,
+        opcode: &str,
+        mods: &[&str],
+        ops: &[ast::Operand],
+        op_range: TextRange,
+        range: TextRange,
+    ) {
         if matches!(opcode, "bar" | "barrier")
-            && !mods.iter().any(|m| matches!(*m, ".sync" | ".arrive" | ".red" | ".warp" | ".cluster"))
+            && !mods
+                .iter()
+                .any(|m| matches!(*m, ".sync" | ".arrive" | ".red" | ".warp" | ".cluster"))
         {
-            self.err(op_range, format!("Barrier modifier required for instruction '{opcode}' (.sync, .arrive or .red)"));
+            self.err(
+                op_range,
+                format!(
+                    "Barrier modifier required for instruction '{opcode}' (.sync, .arrive or .red)"
+                ),
+            );
             return;
         }
         if opcode == "call" {
@@ -453,33 +548,34 @@ impl Cx<'_> {
                 || matches!(first, ast::Operand::Prefix(p) if p.expr().is_some_and(|e| matches!(e, ast::Operand::Immediate(_))));
             let dest_is_reg = forms.iter().all(|f| {
                 f.operands.first().is_some_and(|o| {
-                    o.kinds.contains(ptx::OperandKind::Register) && !o.kinds.contains(ptx::OperandKind::Immediate)
+                    o.kinds.contains(ptx::OperandKind::Register)
+                        && !o.kinds.contains(ptx::OperandKind::Immediate)
                 })
             });
             if is_literal && dest_is_reg {
-                self.err(first.syntax().text_range(), format!("Result register required for instruction '{opcode}'"));
+                self.err(
+                    first.syntax().text_range(),
+                    format!("Result register required for instruction '{opcode}'"),
+                );
             }
         }
         // Special registers carry their own type: mov.f32 %f, %tid.x is refused.
-        if opcode == "mov" {
-            if let Some(t) = mods.iter().find_map(|m| Ty::parse(m)) {
-                for o in ops.iter().skip(1) {
-                    if let ast::Operand::Name(nr) = o {
-                        if let Some(tok) = nr.name() {
-                            if self.lookup(tok.text()).is_none() {
-                                if let Some(sr) = isa.special_register(tok.text()) {
-                                    if let Some(st) = Ty::parse(sr.ty) {
-                                        if !fits(t, st, Fit::Exact) && !(t.is_int() && st.is_int()) {
-                                            self.err(
+        if opcode == "mov"
+            && let Some(t) = mods.iter().find_map(|m| Ty::parse(m))
+        {
+            for o in ops.iter().skip(1) {
+                if let ast::Operand::Name(nr) = o
+                    && let Some(tok) = nr.name()
+                    && self.lookup(tok.text()).is_none()
+                    && let Some(sr) = isa.special_register(tok.text())
+                    && let Some(st) = Ty::parse(sr.ty)
+                    && !fits(t, st, Fit::Exact)
+                    && !(t.is_int() && st.is_int())
+                {
+                    self.err(
                                                 tok.text_range(),
                                                 format!("Special register argument not allowed for instruction 'mov': {} is {}, the instruction type is {}", tok.text(), sr.ty, describe(t)),
                                             );
-                                        }
-                                    }
-                                }
-                            }
-                        }
-                    }
                 }
             }
         }
@@ -489,10 +585,12 @@ impl Cx<'_> {
     fn width(&self, o: &ast::Operand) -> u32 {
         match o {
             ast::Operand::Vector(v) => v.elements().count() as u32,
-            ast::Operand::Name(n) if n.components().next().is_none() => match n.name().and_then(|t| self.lookup(t.text())) {
-                Some(Local::Reg(_, w)) => w,
-                _ => 1,
-            },
+            ast::Operand::Name(n) if n.components().next().is_none() => {
+                match n.name().and_then(|t| self.lookup(t.text())) {
+                    Some(Local::Reg(_, w)) => w,
+                    _ => 1,
+                }
+            }
             _ => 1,
         }
     }
@@ -505,7 +603,12 @@ impl Cx<'_> {
             _ => None,
         });
         if vec == Some(8) && !matches!(opcode, "ld" | "st" | "atom" | "red" | "multimem") {
-            self.err(range, format!("Illegal vector size: 8 (`.v8` is allowed on ld/st only, not on '{opcode}')"));
+            self.err(
+                range,
+                format!(
+                    "Illegal vector size: 8 (`.v8` is allowed on ld/st only, not on '{opcode}')"
+                ),
+            );
             return;
         }
         let data = match opcode {
@@ -528,27 +631,28 @@ impl Cx<'_> {
         if opcode == "mov" {
             let is_bit = mods.iter().any(|m| m.starts_with(".b"));
             for o in ops {
-                if let ast::Operand::Vector(_) = o {
-                    if vec.is_none() && !is_bit {
-                        self.err(
+                if let ast::Operand::Vector(_) = o
+                    && vec.is_none()
+                    && !is_bit
+                {
+                    self.err(
                             o.syntax().text_range(),
                             format!("Argument vector size mismatch for instruction 'mov': packing a vector needs a .b16/.b32/.b64/.b128 type, not {}", mods.last().copied().unwrap_or("")),
                         );
-                    }
                 }
-                if let ast::Operand::Name(n) = o {
-                    if let Some(tok) = n.name() {
-                        if n.components().next().is_none()
-                            && self.lookup(tok.text()).is_none()
-                            && ptx::isa().special_register(tok.text()).is_some_and(|r| r.shape == ptx::SregShape::Xyz)
-                            && vec.is_none()
-                        {
-                            self.err(
+                if let ast::Operand::Name(n) = o
+                    && let Some(tok) = n.name()
+                    && n.components().next().is_none()
+                    && self.lookup(tok.text()).is_none()
+                    && ptx::isa()
+                        .special_register(tok.text())
+                        .is_some_and(|r| r.shape == ptx::SregShape::Xyz)
+                    && vec.is_none()
+                {
+                    self.err(
                                 tok.text_range(),
                                 format!("Argument vector size mismatch for instruction 'mov': {} is a vector; name a component such as {}.x", tok.text(), tok.text()),
                             );
-                        }
-                    }
                 }
             }
         }
@@ -559,8 +663,16 @@ impl Cx<'_> {
         let has = |m: &str| mods.contains(&m);
         // Each rule: (operand index, expected type, fit).
         let mut rules: Vec<(usize, Ty, Fit)> = Vec::new();
-        let pred = Ty { class: Class::Pred, bits: 1, packed: false };
-        let u32t = Ty { class: Class::Unsigned, bits: 32, packed: false };
+        let pred = Ty {
+            class: Class::Pred,
+            bits: 1,
+            packed: false,
+        };
+        let u32t = Ty {
+            class: Class::Unsigned,
+            bits: 32,
+            packed: false,
+        };
         let one_type = types.len() == 1;
         let t = types.first().copied();
         match opcode {
@@ -591,8 +703,8 @@ impl Cx<'_> {
                 let t = t.expect("one type");
                 rules.extend((0..4).map(|k| (k, t, Fit::Exact)));
             }
-            "abs" | "neg" | "not" | "cnot" | "rcp" | "sqrt" | "rsqrt" | "sin" | "cos" | "lg2" | "ex2"
-            | "tanh" | "brev"
+            "abs" | "neg" | "not" | "cnot" | "rcp" | "sqrt" | "rsqrt" | "sin" | "cos" | "lg2"
+            | "ex2" | "tanh" | "brev"
                 if one_type && ops.len() == 2 =>
             {
                 let t = t.expect("one type");
@@ -645,15 +757,24 @@ impl Cx<'_> {
         for (k, want, fit) in rules {
             let Some(o) = ops.get(k) else { continue };
             let elems: Vec<ast::Operand> = match o {
-                ast::Operand::Vector(v) if matches!(opcode, "ld" | "ldu" | "st") => v.elements().collect(),
+                ast::Operand::Vector(v) if matches!(opcode, "ld" | "ldu" | "st") => {
+                    v.elements().collect()
+                }
                 other => vec![other.clone()],
             };
             for e in &elems {
-                let Some((reg, r)) = self.reg_ty(e) else { continue };
+                let Some((reg, r)) = self.reg_ty(e) else {
+                    continue;
+                };
                 // A .pred instruction type never appears in these rules except for predicates.
                 if !fits(want, reg, fit) {
-                    let inst = if matches!(opcode, "mul" | "mad") && (has(".wide") || has(".lo") || has(".hi")) {
-                        let m = mods.iter().find(|m| matches!(**m, ".wide" | ".lo" | ".hi")).expect("a mode");
+                    let inst = if matches!(opcode, "mul" | "mad")
+                        && (has(".wide") || has(".lo") || has(".hi"))
+                    {
+                        let m = mods
+                            .iter()
+                            .find(|m| matches!(**m, ".wide" | ".lo" | ".hi"))
+                            .expect("a mode");
                         format!("{opcode}{m}")
                     } else {
                         opcode.to_string()
@@ -683,7 +804,11 @@ fn describe(t: Ty) -> String {
         Class::Pred => return ".pred".into(),
         Class::Other => return "opaque".into(),
     };
-    if t.packed { format!(".{c}16x2") } else { format!(".{c}{}", t.bits) }
+    if t.packed {
+        format!(".{c}16x2")
+    } else {
+        format!(".{c}{}", t.bits)
+    }
 }
 
 fn describe_want(t: Ty, fit: Fit) -> String {
@@ -703,4 +828,3 @@ fn describe_want(t: Ty, fit: Fit) -> String {
 fn is_sreg(name: &str) -> bool {
     ptx::isa().special_register(name).is_some()
 }
-

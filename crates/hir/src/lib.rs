@@ -41,10 +41,18 @@ pub struct Diagnostic {
 
 impl Diagnostic {
     pub fn error(range: TextRange, message: impl Into<String>) -> Diagnostic {
-        Diagnostic { severity: Severity::Error, message: message.into(), range }
+        Diagnostic {
+            severity: Severity::Error,
+            message: message.into(),
+            range,
+        }
     }
     pub fn warning(range: TextRange, message: impl Into<String>) -> Diagnostic {
-        Diagnostic { severity: Severity::Warning, message: message.into(), range }
+        Diagnostic {
+            severity: Severity::Warning,
+            message: message.into(),
+            range,
+        }
     }
 }
 

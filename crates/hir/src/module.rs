@@ -53,7 +53,9 @@ fn range_of(n: &impl AstNode) -> TextRange {
 fn sig_of(f: &ast::Function) -> FuncSig {
     let p = |p: ast::Param| {
         (
-            p.state_space().map(|t| t.text().to_string()).unwrap_or_else(|| ".param".into()),
+            p.state_space()
+                .map(|t| t.text().to_string())
+                .unwrap_or_else(|| ".param".into()),
             p.ty().and_then(|t| Ty::parse(t.text())),
         )
     };
@@ -62,14 +64,19 @@ fn sig_of(f: &ast::Function) -> FuncSig {
         rets: f.return_params().map(p).collect(),
         params: f.params().map(p).collect(),
         defined: f.body().is_some(),
-        noreturn: f.perf_directives().any(|d| d.name().is_some_and(|n| n.text() == ".noreturn")),
+        noreturn: f
+            .perf_directives()
+            .any(|d| d.name().is_some_and(|n| n.text() == ".noreturn")),
     }
 }
 
 impl ModuleScope {
     /// Reads the module-level facts of `file` and checks them.
     pub fn new(file: &ast::SourceFile) -> (ModuleScope, Vec<Diagnostic>) {
-        let mut s = ModuleScope { address_size: 64, ..ModuleScope::default() };
+        let mut s = ModuleScope {
+            address_size: 64,
+            ..ModuleScope::default()
+        };
         let mut d = Vec::new();
         let isa = ptx::isa();
         let items: Vec<ast::Item> = file.items().collect();
@@ -86,7 +93,9 @@ impl ModuleScope {
                         if ver > MAX_VERSION {
                             d.push(Diagnostic::error(
                                 range_of(v),
-                                format!("Unsupported .version {ver}; current version is '{MAX_VERSION}'"),
+                                format!(
+                                    "Unsupported .version {ver}; current version is '{MAX_VERSION}'"
+                                ),
                             ));
                         }
                     }
@@ -98,17 +107,17 @@ impl ModuleScope {
                         if name == "texmode_independent" {
                             s.texmode_independent = true;
                         }
-                        if let Some(sm) = Sm::parse(name) {
-                            if s.target.is_none() {
-                                s.target = Some(sm);
-                                if let (Some(ver), Some(intro)) = (s.version, isa.target_introduced(sm)) {
-                                    if ver < intro {
-                                        d.push(Diagnostic::error(
-                                            range_of(t),
-                                            format!("PTX .version {ver} does not support .target {sm}"),
-                                        ));
-                                    }
-                                }
+                        if let Some(sm) = Sm::parse(name)
+                            && s.target.is_none()
+                        {
+                            s.target = Some(sm);
+                            if let (Some(ver), Some(intro)) = (s.version, isa.target_introduced(sm))
+                                && ver < intro
+                            {
+                                d.push(Diagnostic::error(
+                                    range_of(t),
+                                    format!("PTX .version {ver} does not support .target {sm}"),
+                                ));
                             }
                         }
                     }
@@ -118,9 +127,15 @@ impl ModuleScope {
                         s.address_size = n;
                         s.address_size_explicit = true;
                         if n == 32 {
-                            d.push(Diagnostic::error(range_of(a), "32-Bit compilation is no longer supported"));
+                            d.push(Diagnostic::error(
+                                range_of(a),
+                                "32-Bit compilation is no longer supported",
+                            ));
                         } else if n != 64 {
-                            d.push(Diagnostic::error(range_of(a), format!("Invalid .address_size {n}: only 64 is supported")));
+                            d.push(Diagnostic::error(
+                                range_of(a),
+                                format!("Invalid .address_size {n}: only 64 is supported"),
+                            ));
                         }
                     }
                 }
@@ -138,8 +153,14 @@ impl ModuleScope {
             let _ = i;
         }
         if !saw_version {
-            let r = items.first().map(range_of).unwrap_or_else(|| file.syntax().text_range());
-            d.push(Diagnostic::error(r, "Missing .version directive at start of file"));
+            let r = items
+                .first()
+                .map(range_of)
+                .unwrap_or_else(|| file.syntax().text_range());
+            d.push(Diagnostic::error(
+                r,
+                "Missing .version directive at start of file",
+            ));
         }
 
         // Globals and functions.
@@ -147,11 +168,16 @@ impl ModuleScope {
         for item in &items {
             match item {
                 ast::Item::GlobalVar(g) => {
-                    let space = g.state_space().map(|t| t.text().to_string()).unwrap_or_default();
+                    let space = g
+                        .state_space()
+                        .map(|t| t.text().to_string())
+                        .unwrap_or_default();
                     let ty_tok = g.ty();
                     let ty = ty_tok.as_ref().and_then(|t| Ty::parse(t.text()));
                     let is_extern = g.linkage().iter().any(|t| t.text() == ".extern");
-                    if ty_tok.as_ref().is_some_and(|t| t.text() == ".samplerref") && !s.texmode_independent {
+                    if ty_tok.as_ref().is_some_and(|t| t.text() == ".samplerref")
+                        && !s.texmode_independent
+                    {
                         d.push(Diagnostic::error(
                             range_of(g),
                             "Instruction or declaration violates .target texmode_unified setting (.samplerref variables need `.target ..., texmode_independent`)",
@@ -181,12 +207,19 @@ impl ModuleScope {
                         if incomplete && !is_extern && decl.initializer().is_none() {
                             d.push(Diagnostic::error(
                                 range_of(&decl),
-                                format!("Non-external variable '{}' has incomplete type", name.text()),
+                                format!(
+                                    "Non-external variable '{}' has incomplete type",
+                                    name.text()
+                                ),
                             ));
                         }
                         let prev = s.vars.insert(
                             name.text().to_string(),
-                            GlobalVar { space: space.clone(), ty, vec: g.vector().unwrap_or(1) },
+                            GlobalVar {
+                                space: space.clone(),
+                                ty,
+                                vec: g.vector().unwrap_or(1),
+                            },
                         );
                         if prev.is_some() && !is_extern {
                             d.push(Diagnostic::error(
@@ -199,13 +232,14 @@ impl ModuleScope {
                 ast::Item::Function(f) => {
                     let Some(name) = f.name() else { continue };
                     let sig = sig_of(f);
-                    if sig.defined {
-                        if let Some(_prev) = defined_funcs.insert(name.text().to_string(), name.text_range()) {
-                            d.push(Diagnostic::error(
-                                name.text_range(),
-                                format!("Duplicate definition of function '{}'", name.text()),
-                            ));
-                        }
+                    if sig.defined
+                        && let Some(_prev) =
+                            defined_funcs.insert(name.text().to_string(), name.text_range())
+                    {
+                        d.push(Diagnostic::error(
+                            name.text_range(),
+                            format!("Duplicate definition of function '{}'", name.text()),
+                        ));
                     }
                     for p in f.return_params().chain(f.params()) {
                         if let Some(t) = p.ty() {
@@ -265,21 +299,38 @@ impl ModuleScope {
 }
 
 /// `.version` gating of a directive from the ISA table.
-pub(crate) fn gate_directive(s: &ModuleScope, name: &str, range: TextRange, d: &mut Vec<Diagnostic>) {
-    let Some(dir) = ptx::isa().directive(name) else { return };
-    if let Some(v) = s.version {
-        if v < dir.min_ptx {
-            d.push(Diagnostic::error(
-                range,
-                format!("Feature '{name}' requires PTX ISA .version {} or later", dir.min_ptx),
-            ));
-        }
+pub(crate) fn gate_directive(
+    s: &ModuleScope,
+    name: &str,
+    range: TextRange,
+    d: &mut Vec<Diagnostic>,
+) {
+    let Some(dir) = ptx::isa().directive(name) else {
+        return;
+    };
+    if let Some(v) = s.version
+        && v < dir.min_ptx
+    {
+        d.push(Diagnostic::error(
+            range,
+            format!(
+                "Feature '{name}' requires PTX ISA .version {} or later",
+                dir.min_ptx
+            ),
+        ));
     }
 }
 
 /// Gates a directive and every directive word inside it (`.callprototype ... .abi_preserve 4`).
-pub(crate) fn gate_directive_words(s: &ModuleScope, node: &syntax::SyntaxNode, d: &mut Vec<Diagnostic>) {
-    for t in node.descendants_with_tokens().filter_map(|e| e.into_token()) {
+pub(crate) fn gate_directive_words(
+    s: &ModuleScope,
+    node: &syntax::SyntaxNode,
+    d: &mut Vec<Diagnostic>,
+) {
+    for t in node
+        .descendants_with_tokens()
+        .filter_map(|e| e.into_token())
+    {
         if t.text().starts_with('.') {
             gate_directive(s, t.text(), t.text_range(), d);
         }
@@ -295,7 +346,10 @@ pub(crate) fn vector_after_type(decl: &impl DeclLike, d: &mut Vec<Diagnostic>) {
         } else if seen_type && matches!(t.text(), ".v2" | ".v4" | ".v8") {
             d.push(Diagnostic::error(
                 t.text_range(),
-                format!("Parsing error near '{}': syntax error (the vector size goes before the type)", t.text()),
+                format!(
+                    "Parsing error near '{}': syntax error (the vector size goes before the type)",
+                    t.text()
+                ),
             ));
         }
     }
@@ -310,6 +364,9 @@ pub(crate) fn gate_type(s: &ModuleScope, ty: &str, range: TextRange, d: &mut Vec
         _ => return,
     };
     if t.suffix.is_none() && t.num < min {
-        d.push(Diagnostic::error(range, format!("Feature {feature} requires .target sm_{min} or higher")));
+        d.push(Diagnostic::error(
+            range,
+            format!("Feature {feature} requires .target sm_{min} or higher"),
+        ));
     }
 }

@@ -23,7 +23,11 @@ fn kernel(version: &str, target: &str, body: &str) -> String {
 #[test]
 fn clean_kernel_has_no_diagnostics() {
     check(
-        &kernel("8.0", "sm_80", "ld.param.u64 %rd1, [a];\nadd.u32 %r1, %r2, 1;\nsetp.eq.u32 %p1, %r1, %r2;\n@%p1 bra L;\nL:\nst.global.u32 [%rd1], %r1;"),
+        &kernel(
+            "8.0",
+            "sm_80",
+            "ld.param.u64 %rd1, [a];\nadd.u32 %r1, %r2, 1;\nsetp.eq.u32 %p1, %r1, %r2;\n@%p1 bra L;\nL:\nst.global.u32 [%rd1], %r1;",
+        ),
         expect![[""]],
     );
 }
@@ -31,7 +35,11 @@ fn clean_kernel_has_no_diagnostics() {
 #[test]
 fn unknown_symbols_and_duplicates() {
     check(
-        &kernel("8.0", "sm_80", "add.u32 %r1, %r9, 1;\nbra NOWHERE;\n.reg .u32 %r1;"),
+        &kernel(
+            "8.0",
+            "sm_80",
+            "add.u32 %r1, %r9, 1;\nbra NOWHERE;\n.reg .u32 %r1;",
+        ),
         expect![[r#"
             10: Error: Unknown symbol '%r9'
             11: Error: Unknown symbol 'NOWHERE'
@@ -43,7 +51,11 @@ fn unknown_symbols_and_duplicates() {
 #[test]
 fn operand_types() {
     check(
-        &kernel("8.0", "sm_80", "add.u32 %r1, %rd1, 1;\nadd.f32 %f1, %r1, %f2;\nld.global.u64 %r1, [%rd2];\nmul.wide.u32 %r1, %r1, %r2;\nsetp.eq.u32 %r1, %r1, %r2;\nand.b32 %r1, %f1, %r1;\nld.global.u16 %r1, [%rd2];"),
+        &kernel(
+            "8.0",
+            "sm_80",
+            "add.u32 %r1, %rd1, 1;\nadd.f32 %f1, %r1, %f2;\nld.global.u64 %r1, [%rd2];\nmul.wide.u32 %r1, %r1, %r2;\nsetp.eq.u32 %r1, %r1, %r2;\nand.b32 %r1, %f1, %r1;\nld.global.u16 %r1, [%rd2];",
+        ),
         expect![[r#"
             10: Error: Arguments mismatch for instruction 'add': operand 2 is a .u64 register, the instruction needs an integer register of 32 bits
             11: Error: Arguments mismatch for instruction 'add': operand 2 is a .u32 register, the instruction needs a .f32 or .b32 register
@@ -96,7 +108,11 @@ fn module_level() {
 #[test]
 fn vectors() {
     check(
-        &kernel("8.0", "sm_80", "ld.global.v2.u32 %r1, [%rd1];\nld.global.u32 {%r1,%r2}, [%rd1];\nmov.v8.u32 {%r0,%r1,%r2,%r3,%r0,%r1,%r2,%r3}, {%r0,%r1,%r2,%r3,%r0,%r1,%r2,%r3};\nmov.u32 %r1, %tid;"),
+        &kernel(
+            "8.0",
+            "sm_80",
+            "ld.global.v2.u32 %r1, [%rd1];\nld.global.u32 {%r1,%r2}, [%rd1];\nmov.v8.u32 {%r0,%r1,%r2,%r3,%r0,%r1,%r2,%r3}, {%r0,%r1,%r2,%r3,%r0,%r1,%r2,%r3};\nmov.u32 %r1, %tid;",
+        ),
         expect![[r#"
             10: Error: Argument vector size mismatch for instruction 'ld': the instruction moves 2 element(s), the operand has 1
             11: Error: Argument vector size mismatch for instruction 'ld': the instruction moves 1 element(s), the operand has 2

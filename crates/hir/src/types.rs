@@ -26,7 +26,13 @@ pub enum Class {
 
 impl Ty {
     pub fn parse(s: &str) -> Option<Ty> {
-        let t = |class, bits| Some(Ty { class, bits, packed: false });
+        let t = |class, bits| {
+            Some(Ty {
+                class,
+                bits,
+                packed: false,
+            })
+        };
         match s {
             ".b8" => t(Class::Bit, 8),
             ".b16" => t(Class::Bit, 16),
@@ -45,8 +51,16 @@ impl Ty {
             ".f32" => t(Class::Float, 32),
             ".f64" => t(Class::Float, 64),
             ".bf16" => t(Class::BFloat, 16),
-            ".f16x2" => Some(Ty { class: Class::Float, bits: 32, packed: true }),
-            ".bf16x2" => Some(Ty { class: Class::BFloat, bits: 32, packed: true }),
+            ".f16x2" => Some(Ty {
+                class: Class::Float,
+                bits: 32,
+                packed: true,
+            }),
+            ".bf16x2" => Some(Ty {
+                class: Class::BFloat,
+                bits: 32,
+                packed: true,
+            }),
             ".pred" => t(Class::Pred, 1),
             _ => None,
         }
@@ -62,7 +76,10 @@ impl Ty {
 
     /// Twice as wide (for `.wide` results).
     pub fn doubled(self) -> Ty {
-        Ty { bits: self.bits * 2, ..self }
+        Ty {
+            bits: self.bits * 2,
+            ..self
+        }
     }
 }
 

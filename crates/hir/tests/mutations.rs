@@ -8,21 +8,28 @@ use std::path::Path;
 fn rejects(text: &str) -> bool {
     let parse = syntax::parse(text);
     !parse.errors().is_empty()
-        || hir::check_module(&parse.tree()).iter().any(|d| d.severity == hir::Severity::Error)
+        || hir::check_module(&parse.tree())
+            .iter()
+            .any(|d| d.severity == hir::Severity::Error)
 }
 
 #[test]
 fn agrees_with_ptxas_on_mutants() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../test-data/sema-mutations");
     let Ok(table) = std::fs::read_to_string(dir.join("expected.tsv")) else {
-        println!("skipping: {} is absent (run `cargo xtask mutate`)", dir.display());
+        println!(
+            "skipping: {} is absent (run `cargo xtask mutate`)",
+            dir.display()
+        );
         return;
     };
     let (mut n, mut agree) = (0, 0);
     let mut disagreements = Vec::new();
     for row in table.lines().skip(1) {
         let cols: Vec<&str> = row.split('\t').collect();
-        let [file, _source, mutation, verdict, ..] = cols[..] else { panic!("bad row {row}") };
+        let [file, _source, mutation, verdict, ..] = cols[..] else {
+            panic!("bad row {row}")
+        };
         let text = std::fs::read_to_string(dir.join(file)).expect("mutant file");
         let ptxas_rejects = verdict != "ok";
         n += 1;

@@ -32,7 +32,12 @@ pub struct Launch {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RunError {
     /// A trap: out-of-bounds access, `trap`, misaligned access, division of an address ...
-    Trap { message: String, line: u32, thread: [u32; 3], cta: [u32; 3] },
+    Trap {
+        message: String,
+        line: u32,
+        thread: [u32; 3],
+        cta: [u32; 3],
+    },
     /// An instruction the interpreter does not implement was reached.
     Unsupported { reason: String, line: u32 },
     /// Every live thread waits on something that never happens.
@@ -46,11 +51,18 @@ pub enum RunError {
 impl std::fmt::Display for RunError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            RunError::Trap { message, line, thread, cta } => write!(
+            RunError::Trap {
+                message,
+                line,
+                thread,
+                cta,
+            } => write!(
                 f,
                 "trap at line {line} (thread {thread:?} of CTA {cta:?}): {message}"
             ),
-            RunError::Unsupported { reason, line } => write!(f, "unsupported at line {line}: {reason}"),
+            RunError::Unsupported { reason, line } => {
+                write!(f, "unsupported at line {line}: {reason}")
+            }
             RunError::Deadlock { message } => write!(f, "deadlock: {message}"),
             RunError::StepLimit => write!(f, "step limit reached"),
             RunError::BadLaunch(m) => write!(f, "bad launch: {m}"),
@@ -127,23 +139,38 @@ struct Cta<'a> {
 }
 
 fn trap_of(cta: &Cta<'_>, line: u32, t: &Thread, message: String) -> RunError {
-    RunError::Trap { message, line, thread: t.tid, cta: cta.ctaid }
+    RunError::Trap {
+        message,
+        line,
+        thread: t.tid,
+        cta: cta.ctaid,
+    }
 }
 
 /// Runs `kernel` of `module` for the whole grid. `mem` must already hold the module's global
 /// variables ([`crate::Program::load`]) and the buffers the parameters point at.
-pub fn run(module: &Module, mem: &mut Memory, kernel: u32, launch: &Launch) -> Result<RunStats, RunError> {
+pub fn run(
+    module: &Module,
+    mem: &mut Memory,
+    kernel: u32,
+    launch: &Launch,
+) -> Result<RunStats, RunError> {
     let f = module
         .functions
         .get(kernel as usize)
         .ok_or_else(|| RunError::BadLaunch("no such kernel".into()))?;
     if !f.is_entry || !f.defined {
-        return Err(RunError::BadLaunch(format!("`{}` is not a defined .entry", f.name)));
+        return Err(RunError::BadLaunch(format!(
+            "`{}` is not a defined .entry",
+            f.name
+        )));
     }
     let [bx, by, bz] = launch.block;
     let n = bx as u64 * by as u64 * bz as u64;
     if n == 0 || n > 1024 {
-        return Err(RunError::BadLaunch(format!("block of {n} threads (1 to 1024 allowed)")));
+        return Err(RunError::BadLaunch(format!(
+            "block of {n} threads (1 to 1024 allowed)"
+        )));
     }
     if launch.grid.contains(&0) {
         return Err(RunError::BadLaunch("empty grid".into()));
@@ -235,7 +262,9 @@ impl Cta<'_> {
             // Force collectives whose member masks name threads that can never arrive.
             let mut forced = false;
             for w in 0..self.warps.len() {
-                if self.warps[w].iter().any(|t| t.st == St::Wait) && !self.warps[w].iter().any(|t| t.st == St::Run) {
+                if self.warps[w].iter().any(|t| t.st == St::Wait)
+                    && !self.warps[w].iter().any(|t| t.st == St::Run)
+                {
                     self.force_wait(w)?;
                     forced = true;
                     break;
@@ -244,7 +273,12 @@ impl Cta<'_> {
             if forced || progressed {
                 continue;
             }
-            let waiting = self.warps.iter().flatten().filter(|t| t.st == St::Bar).count();
+            let waiting = self
+                .warps
+                .iter()
+                .flatten()
+                .filter(|t| t.st == St::Bar)
+                .count();
             return Err(RunError::Deadlock {
                 message: format!(
                     "{waiting} of {} threads wait at a barrier that cannot complete",
@@ -255,7 +289,12 @@ impl Cta<'_> {
     }
 
     fn release_barriers(&mut self) -> bool {
-        let exited = self.warps.iter().flatten().filter(|t| t.st == St::Exited).count() as u32;
+        let exited = self
+            .warps
+            .iter()
+            .flatten()
+            .filter(|t| t.st == St::Exited)
+            .count() as u32;
         let mut released = false;
         for b in 0..self.barriers.len() {
             let bar = &self.barriers[b];
@@ -325,19 +364,26 @@ impl Cta<'_> {
     }
 
     fn force_wait(&mut self, w: usize) -> Result<(), RunError> {
-        let Some((mask, _, func, pc)) = self.pick(w, true) else { return Ok(()) };
+        let Some((mask, _, func, pc)) = self.pick(w, true) else {
+            return Ok(());
+        };
         self.exec(w, mask, func, pc, true)
     }
 
     /// One step of warp `w`. Returns whether it made progress.
     fn step_warp(&mut self, w: usize) -> Result<bool, RunError> {
-        let Some((mask, _, func, pc)) = self.pick(w, false) else { return Ok(false) };
+        let Some((mask, _, func, pc)) = self.pick(w, false) else {
+            return Ok(false);
+        };
         // Include waiting lanes at the same spot.
         let mut full = mask;
         for (l, t) in self.warps[w].iter().enumerate() {
             if t.st == St::Wait {
                 let fr = t.frames.last().expect("frame");
-                if fr.func == func && fr.pc == pc && t.frames.len() == self.warps[w][mask.trailing_zeros() as usize].frames.len() {
+                if fr.func == func
+                    && fr.pc == pc
+                    && t.frames.len() == self.warps[w][mask.trailing_zeros() as usize].frames.len()
+                {
                     full |= 1 << l;
                 }
             }
@@ -350,7 +396,14 @@ impl Cta<'_> {
         (0..32).filter(move |l| mask & (1 << l) != 0)
     }
 
-    fn exec(&mut self, w: usize, mask: u32, func: u32, pc: u32, forced: bool) -> Result<(), RunError> {
+    fn exec(
+        &mut self,
+        w: usize,
+        mask: u32,
+        func: u32,
+        pc: u32,
+        forced: bool,
+    ) -> Result<(), RunError> {
         let module = self.module;
         let f = &module.functions[func as usize];
         let Some(inst) = f.body.get(pc as usize) else {
@@ -422,7 +475,9 @@ impl Cta<'_> {
             let esz = slot.ty.size().min(8) as usize;
             // The returned value as elements of the slot type.
             let vals: Vec<u64> = match slot.reg {
-                Some(r) => (0..slot.vec.max(1)).map(|k| callee.regs[(r + k) as usize]).collect(),
+                Some(r) => (0..slot.vec.max(1))
+                    .map(|k| callee.regs[(r + k) as usize])
+                    .collect(),
                 None => {
                     let at = (callee.param_base + slot.offset) as usize;
                     t.param[at..at + slot.size as usize]
@@ -436,7 +491,14 @@ impl Cta<'_> {
                 }
             };
             match dst {
-                Operand::VarAddr { var: VarRef { space: Space::Param, loc: Loc::FrameParam(off) }, .. } => {
+                Operand::VarAddr {
+                    var:
+                        VarRef {
+                            space: Space::Param,
+                            loc: Loc::FrameParam(off),
+                        },
+                    ..
+                } => {
                     let at = (t.frames.last().expect("caller").param_base + off) as usize;
                     let mut bytes = Vec::new();
                     for v in &vals {
@@ -462,19 +524,35 @@ impl Cta<'_> {
         t.st = St::Run;
     }
 
-    fn barrier(&mut self, w: usize, active: u32, f: &Function, inst: &Inst) -> Result<(), RunError> {
+    fn barrier(
+        &mut self,
+        w: usize,
+        active: u32,
+        f: &Function,
+        inst: &Inst,
+    ) -> Result<(), RunError> {
         let args = &inst.args;
         let first = Self::lanes(active).next().expect("an active lane");
         // bar.red: d, a, {b,} {!}c ; others: a {, b}
         let (id_op, count_op) = match inst.mods.bar {
-            2 => (args.get(1), if args.len() == 4 { args.get(2) } else { None }),
+            2 => (
+                args.get(1),
+                if args.len() == 4 { args.get(2) } else { None },
+            ),
             _ => (args.first(), args.get(1)),
         };
         let t0 = &self.warps[w][first];
-        let id = id_op.map(|o| self.get(f, t0, o, Ty::U32) as u32).unwrap_or(0);
+        let id = id_op
+            .map(|o| self.get(f, t0, o, Ty::U32) as u32)
+            .unwrap_or(0);
         let count = count_op.map(|o| self.get(f, t0, o, Ty::U32) as u32);
         if id as usize >= self.barriers.len() {
-            return Err(trap_of(self, inst.line, t0, format!("barrier {id} out of range (0..15)")));
+            return Err(trap_of(
+                self,
+                inst.line,
+                t0,
+                format!("barrier {id} out of range (0..15)"),
+            ));
         }
         for l in Self::lanes(active) {
             let t = &self.warps[w][l];
@@ -499,14 +577,23 @@ impl Cta<'_> {
                 b.popc += v as u32;
                 b.all &= v;
                 b.any |= v;
-                b.red_kind = if inst.mods.popc { 0 } else if inst.mods.boolop == Some(BoolOp::And) { 1 } else { 2 };
+                b.red_kind = if inst.mods.popc {
+                    0
+                } else if inst.mods.boolop == Some(BoolOp::And) {
+                    1
+                } else {
+                    2
+                };
             }
             self.advance(w, l);
             if inst.mods.bar != 1 {
                 let t = &mut self.warps[w][l];
                 t.st = St::Bar;
                 if inst.mods.bar == 2 {
-                    t.bar_dst = Some((args[0].clone(), if inst.mods.popc { Ty::U32 } else { Ty::Pred }));
+                    t.bar_dst = Some((
+                        args[0].clone(),
+                        if inst.mods.popc { Ty::U32 } else { Ty::Pred },
+                    ));
                 }
                 self.barriers[id as usize].waiting.push((w, l));
             }
@@ -514,7 +601,14 @@ impl Cta<'_> {
         Ok(())
     }
 
-    fn collective(&mut self, w: usize, active: u32, f: &Function, inst: &Inst, forced: bool) -> Result<(), RunError> {
+    fn collective(
+        &mut self,
+        w: usize,
+        active: u32,
+        f: &Function,
+        inst: &Inst,
+        forced: bool,
+    ) -> Result<(), RunError> {
         let args = &inst.args;
         let first = Self::lanes(active).next().expect("an active lane");
         // Member mask operand position.
@@ -579,10 +673,16 @@ impl Cta<'_> {
             }
             Op::Shfl => {
                 let ty = Ty::B32;
-                let vals: Vec<u64> = (0..n).map(|l| {
-                    let t = &self.warps[w][l];
-                    if t.st == St::Exited { 0 } else { self.get(f, t, &args[1], ty) }
-                }).collect();
+                let vals: Vec<u64> = (0..n)
+                    .map(|l| {
+                        let t = &self.warps[w][l];
+                        if t.st == St::Exited {
+                            0
+                        } else {
+                            self.get(f, t, &args[1], ty)
+                        }
+                    })
+                    .collect();
                 for l in Self::lanes(active) {
                     let t = &self.warps[w][l];
                     let b = (self.get(f, t, &args[2], Ty::B32) & 0x1f) as i64;
@@ -601,7 +701,11 @@ impl Cta<'_> {
                         }
                     };
                     let j = if pval { j } else { lane };
-                    let v = if (0..n as i64).contains(&j) { vals[j as usize] } else { vals[l] };
+                    let v = if (0..n as i64).contains(&j) {
+                        vals[j as usize]
+                    } else {
+                        vals[l]
+                    };
                     let t = &mut self.warps[w][l];
                     set(f, t, &args[0], ty, v);
                     if let Operand::Vec(parts) = &args[0] {
@@ -615,15 +719,28 @@ impl Cta<'_> {
             }
             Op::Match => {
                 let ty = inst.mods.ty();
-                let member = self.get(f, &self.warps[w][first], args.last().expect("mask"), Ty::B32) as u32 & active;
+                let member = self.get(
+                    f,
+                    &self.warps[w][first],
+                    args.last().expect("mask"),
+                    Ty::B32,
+                ) as u32
+                    & active;
                 let src = &args[args.len() - 2];
-                let vals: Vec<u64> = (0..n).map(|l| self.get(f, &self.warps[w][l], src, ty)).collect();
+                let vals: Vec<u64> = (0..n)
+                    .map(|l| self.get(f, &self.warps[w][l], src, ty))
+                    .collect();
                 let all_equal = Self::lanes(member).all(|l| vals[l] == vals[first]);
                 for l in Self::lanes(active) {
                     let (d, p) = if inst.mods.mode == 1 {
                         (if all_equal { member } else { 0 }, all_equal)
                     } else {
-                        (Self::lanes(member).filter(|&k| vals[k] == vals[l]).fold(0u32, |m, k| m | 1 << k), true)
+                        (
+                            Self::lanes(member)
+                                .filter(|&k| vals[k] == vals[l])
+                                .fold(0u32, |m, k| m | 1 << k),
+                            true,
+                        )
                     };
                     let t = &mut self.warps[w][l];
                     set(f, t, &args[0], Ty::B32, d as u64);
@@ -635,19 +752,25 @@ impl Cta<'_> {
             Op::Redux => {
                 let ty = inst.mods.ty();
                 let member = self.get(f, &self.warps[w][first], &args[2], Ty::B32) as u32 & active;
-                let vals: Vec<u64> = Self::lanes(member).map(|l| self.get(f, &self.warps[w][l], &args[1], Ty::B32)).collect();
+                let vals: Vec<u64> = Self::lanes(member)
+                    .map(|l| self.get(f, &self.warps[w][l], &args[1], Ty::B32))
+                    .collect();
                 let signed = ty.is_signed();
-                let r = vals.iter().copied().reduce(|a, b| match inst.mods.atom {
-                    Some(AtomOp::Add) => (a as u32).wrapping_add(b as u32) as u64,
-                    Some(AtomOp::And) => a & b,
-                    Some(AtomOp::Or) => a | b,
-                    Some(AtomOp::Xor) => a ^ b,
-                    Some(AtomOp::Min) if signed => (a as i32).min(b as i32) as u32 as u64,
-                    Some(AtomOp::Max) if signed => (a as i32).max(b as i32) as u32 as u64,
-                    Some(AtomOp::Min) => (a as u32).min(b as u32) as u64,
-                    Some(AtomOp::Max) => (a as u32).max(b as u32) as u64,
-                    _ => a,
-                }).unwrap_or(0);
+                let r = vals
+                    .iter()
+                    .copied()
+                    .reduce(|a, b| match inst.mods.atom {
+                        Some(AtomOp::Add) => (a as u32).wrapping_add(b as u32) as u64,
+                        Some(AtomOp::And) => a & b,
+                        Some(AtomOp::Or) => a | b,
+                        Some(AtomOp::Xor) => a ^ b,
+                        Some(AtomOp::Min) if signed => (a as i32).min(b as i32) as u32 as u64,
+                        Some(AtomOp::Max) if signed => (a as i32).max(b as i32) as u32 as u64,
+                        Some(AtomOp::Min) => (a as u32).min(b as u32) as u64,
+                        Some(AtomOp::Max) => (a as u32).max(b as u32) as u64,
+                        _ => a,
+                    })
+                    .unwrap_or(0);
                 for l in Self::lanes(active) {
                     let t = &mut self.warps[w][l];
                     set(f, t, &args[0], Ty::B32, r);
@@ -704,21 +827,24 @@ impl Cta<'_> {
         if generic { to_generic(v.space, a) } else { a }
     }
 
+    // `f` (the running function) is part of the operand-access signature shared with `set`.
+    #[allow(clippy::only_used_in_recursion)]
     fn get(&self, f: &Function, t: &Thread, op: &Operand, ty: Ty) -> u64 {
         let lane = self.lane_of(t);
         match op {
-            Operand::Reg(r) => {
-                t.frames.last().expect("frame").regs[*r as usize] & ty.mask()
-            }
+            Operand::Reg(r) => t.frames.last().expect("frame").regs[*r as usize] & ty.mask(),
             Operand::RegOff(r, off) => {
-                (t.frames.last().expect("frame").regs[*r as usize] as i64).wrapping_add(*off) as u64 & ty.mask()
+                (t.frames.last().expect("frame").regs[*r as usize] as i64).wrapping_add(*off) as u64
+                    & ty.mask()
             }
             Operand::NotPred(r) => (t.frames.last().expect("frame").regs[*r as usize] & 1) ^ 1,
             Operand::Imm(i) => crate::lower::imm_bits(*i, ty),
             Operand::Sreg(s) => self.sreg(t, *s, lane) & ty.mask(),
-            Operand::VarAddr { var, offset, generic } => {
-                (self.var_addr(t, *var, *generic) as i64).wrapping_add(*offset) as u64 & ty.mask()
-            }
+            Operand::VarAddr {
+                var,
+                offset,
+                generic,
+            } => (self.var_addr(t, *var, *generic) as i64).wrapping_add(*offset) as u64 & ty.mask(),
             Operand::Func(i) => *i as u64,
             Operand::Label(pc) => *pc as u64,
             Operand::Vec(v) => {
@@ -763,10 +889,22 @@ impl Cta<'_> {
             }
         };
         let a = (b as i64).wrapping_add(offset) as u64;
-        if space == Space::Generic { from_generic(a) } else { (space, a) }
+        if space == Space::Generic {
+            from_generic(a)
+        } else {
+            (space, a)
+        }
     }
 
-    fn load(&mut self, w: usize, l: usize, space: Space, addr: u64, out: &mut [u8], line: u32) -> Result<(), RunError> {
+    fn load(
+        &mut self,
+        w: usize,
+        l: usize,
+        space: Space,
+        addr: u64,
+        out: &mut [u8],
+        line: u32,
+    ) -> Result<(), RunError> {
         let n = out.len() as u64;
         let t = &self.warps[w][l];
         let ok = match space {
@@ -788,12 +926,28 @@ impl Cta<'_> {
             } else {
                 format!("{addr:#x}")
             };
-            return Err(trap_of(self, line, t, format!("out-of-bounds {n}-byte load from {} memory: {what}", space_name(space))));
+            return Err(trap_of(
+                self,
+                line,
+                t,
+                format!(
+                    "out-of-bounds {n}-byte load from {} memory: {what}",
+                    space_name(space)
+                ),
+            ));
         }
         Ok(())
     }
 
-    fn store(&mut self, w: usize, l: usize, space: Space, addr: u64, bytes: &[u8], line: u32) -> Result<(), RunError> {
+    fn store(
+        &mut self,
+        w: usize,
+        l: usize,
+        space: Space,
+        addr: u64,
+        bytes: &[u8],
+        line: u32,
+    ) -> Result<(), RunError> {
         let n = bytes.len();
         let ok = match space {
             Space::Global | Space::Generic => self.mem.write(addr, bytes).is_some(),
@@ -802,7 +956,11 @@ impl Cta<'_> {
             Space::Const => false,
             Space::Param => {
                 if addr >= mem::FRAME_PARAM_BASE {
-                    copy_to(&mut self.warps[w][l].param, addr - mem::FRAME_PARAM_BASE, bytes)
+                    copy_to(
+                        &mut self.warps[w][l].param,
+                        addr - mem::FRAME_PARAM_BASE,
+                        bytes,
+                    )
                 } else {
                     false
                 }
@@ -815,7 +973,15 @@ impl Cta<'_> {
             } else {
                 format!("{addr:#x}")
             };
-            return Err(trap_of(self, line, t, format!("out-of-bounds or read-only {n}-byte store to {} memory: {what}", space_name(space))));
+            return Err(trap_of(
+                self,
+                line,
+                t,
+                format!(
+                    "out-of-bounds or read-only {n}-byte store to {} memory: {what}",
+                    space_name(space)
+                ),
+            ));
         }
         Ok(())
     }
@@ -846,16 +1012,16 @@ impl Cta<'_> {
         match inst.op {
             Op::Nop | Op::Membar => {}
             Op::Mov => {
-                if let (Operand::Vec(dst), Operand::Vec(src)) = (&a[0], &a[1]) {
-                    if dst.len() == src.len() {
-                        let vals: Vec<u64> = src.iter().map(|o| self.get(f, t!(), o, ty)).collect();
-                        for (d, v) in dst.iter().zip(vals) {
-                            let t = &mut self.warps[w][l];
-                            set(f, t, d, ty, v);
-                        }
-                        self.advance(w, l);
-                        return Ok(());
+                if let (Operand::Vec(dst), Operand::Vec(src)) = (&a[0], &a[1])
+                    && dst.len() == src.len()
+                {
+                    let vals: Vec<u64> = src.iter().map(|o| self.get(f, t!(), o, ty)).collect();
+                    for (d, v) in dst.iter().zip(vals) {
+                        let t = &mut self.warps[w][l];
+                        set(f, t, d, ty, v);
                     }
+                    self.advance(w, l);
+                    return Ok(());
                 }
                 if let Operand::Vec(parts) = &a[0] {
                     // Unpack: mov.b64 {lo, hi}, x.
@@ -908,7 +1074,9 @@ impl Cta<'_> {
                 let x = g!(1, ty);
                 let y = g!(2, ty);
                 let neg = inst.op == Op::Sub;
-                let r = float_bin(ty, m, x, y, &|a, b, rnd, fmt| float::add(a, if neg { -b } else { b }, rnd, fmt));
+                let r = float_bin(ty, m, x, y, &|a, b, rnd, fmt| {
+                    float::add(a, if neg { -b } else { b }, rnd, fmt)
+                });
                 put!(0, ty, r);
             }
             Op::Mul if ty.is_float() => {
@@ -936,11 +1104,17 @@ impl Cta<'_> {
                     let (x, y) = (x as u32 as i32 as i64, y as u32 as i32 as i64);
                     let v = if sub { x - y } else { x + y };
                     v.clamp(i32::MIN as i64, i32::MAX as i64) as u64 & ty.mask()
-                } else if matches!(ty, Ty::U16x2 | Ty::S16x2) || m.types.iter().any(|t| matches!(t, Ty::U16x2 | Ty::S16x2)) {
+                } else if matches!(ty, Ty::U16x2 | Ty::S16x2)
+                    || m.types.iter().any(|t| matches!(t, Ty::U16x2 | Ty::S16x2))
+                {
                     let mut out = 0u64;
                     for k in 0..2 {
                         let (p, q) = ((x >> (16 * k)) as u16, (y >> (16 * k)) as u16);
-                        let v = if sub { p.wrapping_sub(q) } else { p.wrapping_add(q) };
+                        let v = if sub {
+                            p.wrapping_sub(q)
+                        } else {
+                            p.wrapping_add(q)
+                        };
                         out |= (v as u64) << (16 * k);
                     }
                     out
@@ -949,7 +1123,10 @@ impl Cta<'_> {
                     // after a subtraction is the inverted borrow, as the hardware computes it
                     // (checked against ZLUDA's hardware-recorded results).
                     let (yy, c) = if sub {
-                        ((!y as u64 & ty.mask()) as u128, if inst.op == Op::Subc { cin as u128 } else { 1 })
+                        (
+                            (!y as u64 & ty.mask()) as u128,
+                            if inst.op == Op::Subc { cin as u128 } else { 1 },
+                        )
                     } else {
                         (y, cin as u128)
                     };
@@ -996,13 +1173,20 @@ impl Cta<'_> {
                 let x = g!(1, ty);
                 let y = g!(2, ty);
                 let (x, y) = if s {
-                    (((x << 40) as i64 >> 40) as i128, ((y << 40) as i64 >> 40) as i128)
+                    (
+                        ((x << 40) as i64 >> 40) as i128,
+                        ((y << 40) as i64 >> 40) as i128,
+                    )
                 } else {
                     ((x & 0xff_ffff) as i128, (y & 0xff_ffff) as i128)
                 };
                 let p = x * y;
                 let v = if m.hi { (p >> 16) as u64 } else { p as u64 } & 0xffff_ffff;
-                let v = if inst.op == Op::Mad24 { (v + g!(3, ty)) & 0xffff_ffff } else { v };
+                let v = if inst.op == Op::Mad24 {
+                    (v + g!(3, ty)) & 0xffff_ffff
+                } else {
+                    v
+                };
                 put!(0, ty, v);
             }
             Op::Sad => {
@@ -1016,7 +1200,11 @@ impl Cta<'_> {
                 let v = if y == 0 {
                     // Division by zero gives an unspecified value in PTX; hardware gives all
                     // ones for the quotient and the dividend for the remainder.
-                    if inst.op == Op::Div { ty.mask() } else { x as u64 }
+                    if inst.op == Op::Div {
+                        ty.mask()
+                    } else {
+                        x as u64
+                    }
                 } else if inst.op == Op::Div {
                     (x.wrapping_div(y)) as u64
                 } else {
@@ -1048,9 +1236,15 @@ impl Cta<'_> {
                     let mut out = 0;
                     for k in 0..2 {
                         let (p, q) = ((x >> (16 * k)) & 0xffff, (y >> (16 * k)) & 0xffff);
-                        let (p, q) = if ty == Ty::S16x2 { (p as u16 as i16 as i64, q as u16 as i16 as i64) } else { (p as i64, q as i64) };
+                        let (p, q) = if ty == Ty::S16x2 {
+                            (p as u16 as i16 as i64, q as u16 as i16 as i64)
+                        } else {
+                            (p as i64, q as i64)
+                        };
                         let mut v = if is_max { p.max(q) } else { p.min(q) };
-                        if m.relu { v = v.max(0); }
+                        if m.relu {
+                            v = v.max(0);
+                        }
                         out |= ((v as u64) & 0xffff) << (16 * k);
                     }
                     put!(0, ty, out);
@@ -1058,12 +1252,17 @@ impl Cta<'_> {
                     let x = ext(g!(1, ty), ty);
                     let y = ext(g!(2, ty), ty);
                     let mut v = if is_max { x.max(y) } else { x.min(y) };
-                    if m.relu { v = v.max(0); }
+                    if m.relu {
+                        v = v.max(0);
+                    }
                     put!(0, ty, v as u64 & ty.mask());
                 }
             }
             Op::Fma => {
-                return Err(RunError::Unsupported { reason: format!("fma on type {ty:?}"), line: inst.line });
+                return Err(RunError::Unsupported {
+                    reason: format!("fma on type {ty:?}"),
+                    line: inst.line,
+                });
             }
             Op::Popc => put!(0, Ty::U32, g!(1, ty).count_ones() as u64),
             Op::Clz => {
@@ -1073,12 +1272,20 @@ impl Cta<'_> {
             Op::Bfind => {
                 let x = g!(1, ty);
                 let bits = ty.bits();
-                let v = if ty.is_signed() && (x >> (bits - 1)) & 1 == 1 { !x & ty.mask() } else { x };
+                let v = if ty.is_signed() && (x >> (bits - 1)) & 1 == 1 {
+                    !x & ty.mask()
+                } else {
+                    x
+                };
                 let r = if v == 0 {
                     0xffff_ffff
                 } else {
                     let pos = 63 - v.leading_zeros() as u64;
-                    if m.shiftamt { bits as u64 - 1 - pos } else { pos }
+                    if m.shiftamt {
+                        bits as u64 - 1 - pos
+                    } else {
+                        pos
+                    }
                 };
                 put!(0, Ty::U32, r);
             }
@@ -1092,13 +1299,21 @@ impl Cta<'_> {
                 let pos = g!(2, Ty::U32) & 0xff;
                 let len = g!(3, Ty::U32) & 0xff;
                 let sbit = if ty.is_signed() {
-                    if len == 0 { false } else { (x >> (pos + len - 1).min(bits - 1)) & 1 == 1 }
+                    if len == 0 {
+                        false
+                    } else {
+                        (x >> (pos + len - 1).min(bits - 1)) & 1 == 1
+                    }
                 } else {
                     false
                 };
                 let mut d = 0u64;
                 for i in 0..bits {
-                    let bit = if i < len && pos + i < bits { (x >> (pos + i)) & 1 == 1 } else { sbit };
+                    let bit = if i < len && pos + i < bits {
+                        (x >> (pos + i)) & 1 == 1
+                    } else {
+                        sbit
+                    };
                     d |= (bit as u64) << i;
                 }
                 put!(0, ty, d);
@@ -1143,9 +1358,17 @@ impl Cta<'_> {
             Op::Bmsk => {
                 let pos = g!(1, Ty::U32) as u32;
                 let len = g!(2, Ty::U32) as u32;
-                let (pos, len) = if m.wrap { (pos & 31, len & 31) } else { (pos.min(32), len.min(32)) };
+                let (pos, len) = if m.wrap {
+                    (pos & 31, len & 31)
+                } else {
+                    (pos.min(32), len.min(32))
+                };
                 let end = (pos as u64 + len as u64).min(32);
-                let r = if pos >= 32 { 0 } else { (((1u64 << end) - 1) & !((1u64 << pos) - 1)) as u32 };
+                let r = if pos >= 32 {
+                    0
+                } else {
+                    (((1u64 << end) - 1) & !((1u64 << pos) - 1)) as u32
+                };
                 put!(0, Ty::B32, r as u64);
             }
             Op::Dp4a | Op::Dp2a => {
@@ -1177,7 +1400,11 @@ impl Cta<'_> {
             Op::Testp => {
                 let x = g!(1, ty);
                 let v = to_f64(ty, x);
-                let sub = if ty == Ty::F32 { (x as u32) & 0x7f80_0000 == 0 && (x as u32) & 0x7f_ffff != 0 } else { v != 0.0 && v.abs() < f64::MIN_POSITIVE };
+                let sub = if ty == Ty::F32 {
+                    (x as u32) & 0x7f80_0000 == 0 && (x as u32) & 0x7f_ffff != 0
+                } else {
+                    v != 0.0 && v.abs() < f64::MIN_POSITIVE
+                };
                 let r = match m.testp {
                     0 => v.is_finite(),
                     1 => v.is_infinite(),
@@ -1218,7 +1445,11 @@ impl Cta<'_> {
                     }
                 };
                 if matches!(src_ty, Ty::F16x2 | Ty::Bf16x2) {
-                    let hty = if src_ty == Ty::F16x2 { Ty::F16 } else { Ty::Bf16 };
+                    let hty = if src_ty == Ty::F16x2 {
+                        Ty::F16
+                    } else {
+                        Ty::Bf16
+                    };
                     let lo = compare(cmp, hty, x & 0xffff, y & 0xffff, m.ftz);
                     let hi = compare(cmp, hty, x >> 16, y >> 16, m.ftz);
                     let (lo, hi) = (combine(lo, self), combine(hi, self));
@@ -1270,7 +1501,11 @@ impl Cta<'_> {
                 let c = g!(3, cty);
                 let neg = if cty == Ty::F32 {
                     let cf = f32::from_bits(c as u32);
-                    let cf = if m.ftz && (c as u32) & 0x7f80_0000 == 0 { 0.0 } else { cf };
+                    let cf = if m.ftz && (c as u32) & 0x7f80_0000 == 0 {
+                        0.0
+                    } else {
+                        cf
+                    };
                     cf < 0.0
                 } else {
                     (c as u32 as i32) < 0
@@ -1289,7 +1524,11 @@ impl Cta<'_> {
             }
             Op::Not => {
                 let x = g!(1, ty);
-                let v = if ty == Ty::Pred { (x & 1) ^ 1 } else { !x & ty.mask() };
+                let v = if ty == Ty::Pred {
+                    (x & 1) ^ 1
+                } else {
+                    !x & ty.mask()
+                };
                 put!(0, ty, v);
             }
             Op::Cnot => {
@@ -1318,14 +1557,18 @@ impl Cta<'_> {
             Op::Shl => {
                 let x = g!(1, ty);
                 let n = g!(2, Ty::U32);
-                let r = if n >= ty.bits() as u64 { 0 } else { (x << n) & ty.mask() };
+                let r = if n >= ty.bits() as u64 {
+                    0
+                } else {
+                    (x << n) & ty.mask()
+                };
                 put!(0, ty, r);
             }
             Op::Shr => {
                 let x = g!(1, ty);
                 let n = g!(2, Ty::U32).min(ty.bits() as u64);
                 let r = if ty.is_signed() {
-                    let s = ext(x, ty) as i128;
+                    let s = ext(x, ty);
                     (s >> n) as u64 & ty.mask()
                 } else if n >= ty.bits() as u64 {
                     0
@@ -1344,26 +1587,42 @@ impl Cta<'_> {
                 let (dty, sty) = (m.ty(), m.ty2());
                 match (dty, sty) {
                     (Ty::F16x2 | Ty::Bf16x2, Ty::F32) => {
-                        let fmt = if dty == Ty::F16x2 { float::F16 } else { float::BF16 };
+                        let fmt = if dty == Ty::F16x2 {
+                            float::F16
+                        } else {
+                            float::BF16
+                        };
                         let hi = cvt_float(g!(1, Ty::F32), Ty::F32, fmt, m);
                         let lo = cvt_float(g!(2, Ty::F32), Ty::F32, fmt, m);
                         put!(0, Ty::B32, (hi << 16) | lo);
                     }
                     (Ty::E4m3x2 | Ty::E5m2x2, Ty::F32) => {
-                        let fmt = if dty == Ty::E4m3x2 { float::E4M3 } else { float::E5M2 };
+                        let fmt = if dty == Ty::E4m3x2 {
+                            float::E4M3
+                        } else {
+                            float::E5M2
+                        };
                         let hi = cvt_float(g!(1, Ty::F32), Ty::F32, fmt, m);
                         let lo = cvt_float(g!(2, Ty::F32), Ty::F32, fmt, m);
                         put!(0, Ty::B16, (hi << 8) | lo);
                     }
                     (Ty::E4m3x2 | Ty::E5m2x2, Ty::F16x2) => {
-                        let fmt = if dty == Ty::E4m3x2 { float::E4M3 } else { float::E5M2 };
+                        let fmt = if dty == Ty::E4m3x2 {
+                            float::E4M3
+                        } else {
+                            float::E5M2
+                        };
                         let x = g!(1, Ty::B32);
                         let hi = cvt_float(x >> 16, Ty::F16, fmt, m);
                         let lo = cvt_float(x & 0xffff, Ty::F16, fmt, m);
                         put!(0, Ty::B16, (hi << 8) | lo);
                     }
                     (Ty::F16x2, Ty::E4m3x2 | Ty::E5m2x2) => {
-                        let sfmt = if sty == Ty::E4m3x2 { float::E4M3 } else { float::E5M2 };
+                        let sfmt = if sty == Ty::E4m3x2 {
+                            float::E4M3
+                        } else {
+                            float::E5M2
+                        };
                         let x = g!(1, Ty::B16);
                         let conv = |b: u64| {
                             let v = sfmt.to_f64(b);
@@ -1400,12 +1659,18 @@ impl Cta<'_> {
             Op::Cvta => {
                 let space = m.space.unwrap_or(Space::Global);
                 let x = match &a[1] {
-                    Operand::VarAddr { var, offset, .. } => (self.var_addr(t!(), *var, false) as i64 + offset) as u64,
+                    Operand::VarAddr { var, offset, .. } => {
+                        (self.var_addr(t!(), *var, false) as i64 + offset) as u64
+                    }
                     o => self.get(f, t!(), o, Ty::U64),
                 };
                 let r = if m.to {
                     let (sp, addr) = from_generic(x);
-                    if sp == space || (space == Space::SharedCluster && sp == Space::Shared) { addr } else { x }
+                    if sp == space || (space == Space::SharedCluster && sp == Space::Shared) {
+                        addr
+                    } else {
+                        x
+                    }
                 } else {
                     to_generic(space, x)
                 };
@@ -1420,7 +1685,10 @@ impl Cta<'_> {
             }
             Op::Bra => {
                 let Operand::Label(target) = a[0] else {
-                    return Err(RunError::Unsupported { reason: "branch to a non-label".into(), line: inst.line });
+                    return Err(RunError::Unsupported {
+                        reason: "branch to a non-label".into(),
+                        line: inst.line,
+                    });
                 };
                 let t = &mut self.warps[w][l];
                 t.frames.last_mut().expect("frame").pc = target;
@@ -1441,10 +1709,15 @@ impl Cta<'_> {
             Op::Call => return self.call(w, l, f, inst),
             Op::Atom | Op::Red => {
                 let space = m.space.unwrap_or(Space::Generic);
-                let (sp, addr) = self.address(t!(), &a[if inst.op == Op::Atom { 1 } else { 0 }], space);
+                let (sp, addr) =
+                    self.address(t!(), &a[if inst.op == Op::Atom { 1 } else { 0 }], space);
                 let base = if inst.op == Op::Atom { 2 } else { 1 };
                 let b = g!(base, ty);
-                let c = if m.atom == Some(AtomOp::Cas) { g!(base + 1, ty) } else { 0 };
+                let c = if m.atom == Some(AtomOp::Cas) {
+                    g!(base + 1, ty)
+                } else {
+                    0
+                };
                 let n = ty.size() as usize;
                 let mut buf = vec![0u8; n];
                 self.load(w, l, sp, addr, &mut buf, inst.line)?;
@@ -1457,7 +1730,14 @@ impl Cta<'_> {
                     put!(0, ty, old);
                 }
             }
-            Op::Shfl | Op::Vote | Op::Match | Op::Redux | Op::BarWarp | Op::Activemask | Op::Bar | Op::Unsupported => {
+            Op::Shfl
+            | Op::Vote
+            | Op::Match
+            | Op::Redux
+            | Op::BarWarp
+            | Op::Activemask
+            | Op::Bar
+            | Op::Unsupported => {
                 unreachable!("handled per warp")
             }
         }
@@ -1472,7 +1752,10 @@ impl Cta<'_> {
         let callee = &module.functions[callee_id as usize];
         if !callee.defined {
             return Err(RunError::Unsupported {
-                reason: format!("call to `{}`, which has no body in this module (external function)", callee.name),
+                reason: format!(
+                    "call to `{}`, which has no body in this module (external function)",
+                    callee.name
+                ),
                 line: inst.line,
             });
         }
@@ -1484,8 +1767,17 @@ impl Cta<'_> {
             let t = &self.warps[w][l];
             if slot.reg.is_some() {
                 let vals = match arg {
-                    Operand::Vec(parts) => parts.iter().map(|p| self.get(f, t, p, slot.ty)).collect(),
-                    Operand::VarAddr { var: VarRef { space: Space::Param, .. }, .. } => {
+                    Operand::Vec(parts) => {
+                        parts.iter().map(|p| self.get(f, t, p, slot.ty)).collect()
+                    }
+                    Operand::VarAddr {
+                        var:
+                            VarRef {
+                                space: Space::Param,
+                                ..
+                            },
+                        ..
+                    } => {
                         let (sp, addr) = self.address(t, arg, Space::Param);
                         let mut b = [0u8; 8];
                         let n = slot.ty.size().min(8) as usize;
@@ -1499,7 +1791,14 @@ impl Cta<'_> {
                 continue;
             }
             let bytes = match arg {
-                Operand::VarAddr { var: VarRef { space: Space::Param, .. }, .. } => {
+                Operand::VarAddr {
+                    var:
+                        VarRef {
+                            space: Space::Param,
+                            ..
+                        },
+                    ..
+                } => {
                     let (sp, addr) = self.address(t, arg, Space::Param);
                     let mut b = vec![0u8; slot.size as usize];
                     self.load(w, l, sp, addr, &mut b, inst.line)?;
@@ -1536,7 +1835,11 @@ impl Cta<'_> {
                 Some(r) => {
                     for (k, v) in vals.iter().enumerate().take(slot.vec.max(1) as usize) {
                         let width = callee.reg_bits[r as usize + k];
-                        let m = if width >= 64 { u64::MAX } else { (1u64 << width) - 1 };
+                        let m = if width >= 64 {
+                            u64::MAX
+                        } else {
+                            (1u64 << width) - 1
+                        };
                         regs[r as usize + k] = v & m;
                     }
                 }
@@ -1559,7 +1862,9 @@ impl Cta<'_> {
 }
 
 fn copy_from(src: &[u8], addr: u64, out: &mut [u8]) -> bool {
-    let Some(end) = addr.checked_add(out.len() as u64) else { return false };
+    let Some(end) = addr.checked_add(out.len() as u64) else {
+        return false;
+    };
     if end > src.len() as u64 {
         return false;
     }
@@ -1568,7 +1873,9 @@ fn copy_from(src: &[u8], addr: u64, out: &mut [u8]) -> bool {
 }
 
 fn copy_to(dst: &mut [u8], addr: u64, bytes: &[u8]) -> bool {
-    let Some(end) = addr.checked_add(bytes.len() as u64) else { return false };
+    let Some(end) = addr.checked_add(bytes.len() as u64) else {
+        return false;
+    };
     if end > dst.len() as u64 {
         return false;
     }
@@ -1629,7 +1936,11 @@ fn set(f: &Function, t: &mut Thread, op: &Operand, ty: Ty, v: u64) {
             } else {
                 v
             };
-            let m = if width >= 64 { u64::MAX } else { (1u64 << width) - 1 };
+            let m = if width >= 64 {
+                u64::MAX
+            } else {
+                (1u64 << width) - 1
+            };
             t.frames.last_mut().expect("frame").regs[*r as usize] = v & m;
         }
         Operand::Vec(parts) if parts.len() == 1 => set(f, t, &parts[0], ty, v),
@@ -1765,11 +2076,19 @@ fn float_tern(ty: Ty, m: &Mods, x: u64, y: u64, z: u64) -> u64 {
 
 fn float_unary_sign(ty: Ty, m: &Mods, x: u64, neg: bool) -> u64 {
     packed(ty, x, 0, 0, &|t, x, _, _| {
-        let bits = t.bits().min(if matches!(t, Ty::F16 | Ty::Bf16) { 16 } else { 64 });
+        let bits = t.bits().min(if matches!(t, Ty::F16 | Ty::Bf16) {
+            16
+        } else {
+            64
+        });
         let sb = 1u64 << (bits - 1);
         let x = flush_in(t, x, m.ftz);
         let r = if neg { x ^ sb } else { x & !sb };
-        if t == Ty::F32 || t == Ty::F16 { flush_in(t, r, m.ftz) } else { r }
+        if t == Ty::F32 || t == Ty::F16 {
+            flush_in(t, r, m.ftz)
+        } else {
+            r
+        }
     })
 }
 
@@ -1780,9 +2099,7 @@ fn float_minmax(ty: Ty, m: &Mods, x: u64, y: u64, is_max: bool) -> u64 {
         let y = flush_in(t, y, m.ftz);
         let a = to_f64(t, x);
         let b = to_f64(t, y);
-        let r = if a.is_nan() && b.is_nan() {
-            fmt.canonical_nan()
-        } else if (a.is_nan() || b.is_nan()) && m.nan {
+        let r = if (a.is_nan() && b.is_nan()) || ((a.is_nan() || b.is_nan()) && m.nan) {
             fmt.canonical_nan()
         } else if a.is_nan() {
             y
@@ -1801,17 +2118,37 @@ fn float_minmax(ty: Ty, m: &Mods, x: u64, y: u64, is_max: bool) -> u64 {
             if pick_a { x } else { y }
         };
         let r = if m.xorsign_abs {
-            let bits = if matches!(t, Ty::F16 | Ty::Bf16) { 16 } else { t.bits() };
+            let bits = if matches!(t, Ty::F16 | Ty::Bf16) {
+                16
+            } else {
+                t.bits()
+            };
             let sb = 1u64 << (bits - 1);
             let sign = (x ^ y) & sb;
             let ax = x & !sb;
             let ay = y & !sb;
-            let r = float_minmax(t, &Mods { xorsign_abs: false, ..m.clone() }, ax, ay, is_max);
+            let r = float_minmax(
+                t,
+                &Mods {
+                    xorsign_abs: false,
+                    ..m.clone()
+                },
+                ax,
+                ay,
+                is_max,
+            );
             (r & !sb) | sign
         } else {
             r
         };
-        finish(t, &Mods { sat: false, ..m.clone() }, r)
+        finish(
+            t,
+            &Mods {
+                sat: false,
+                ..m.clone()
+            },
+            r,
+        )
     })
 }
 
@@ -1901,7 +2238,11 @@ fn cvt_float(bits: u64, sty: Ty, fmt: Fmt, m: &Mods) -> u64 {
     let v = if m.relu && v < 0.0 { 0.0 } else { v };
     let rnd = m.rnd.unwrap_or(Rnd::Ne);
     let r = float::round(v, Ordering::Equal, rnd, fmt, m.satfinite);
-    if m.relu && v.is_nan() { fmt.canonical_nan() } else { r }
+    if m.relu && v.is_nan() {
+        fmt.canonical_nan()
+    } else {
+        r
+    }
 }
 
 fn round_integral(v: f64, r: Rnd) -> f64 {
@@ -1929,7 +2270,14 @@ fn cvt(dty: Ty, sty: Ty, x: u64, m: &Mods) -> u64 {
         (true, false) => {
             let v = ext(x, sty);
             let r = float::from_int(v, m.rnd.unwrap_or(Rnd::Ne), fmt_of(dty));
-            finish(dty, &Mods { ftz: false, ..m.clone() }, r)
+            finish(
+                dty,
+                &Mods {
+                    ftz: false,
+                    ..m.clone()
+                },
+                r,
+            )
         }
         (false, true) => {
             let v = to_f64(sty, flush_in(sty, x, m.ftz));
@@ -1938,7 +2286,13 @@ fn cvt(dty: Ty, sty: Ty, x: u64, m: &Mods) -> u64 {
             }
             let r = round_integral(v, m.irnd.unwrap_or(Rnd::Z));
             let (lo, hi) = int_range(dty);
-            let i = if r <= lo as f64 { lo } else if r >= hi as f64 { hi } else { r as i128 };
+            let i = if r <= lo as f64 {
+                lo
+            } else if r >= hi as f64 {
+                hi
+            } else {
+                r as i128
+            };
             (i as u64) & dty.mask()
         }
         (true, true) => {
@@ -1957,17 +2311,34 @@ fn cvt(dty: Ty, sty: Ty, x: u64, m: &Mods) -> u64 {
                 let v = round_integral(v, ir);
                 float::round(v, Ordering::Equal, Rnd::Ne, fmt, false)
             } else {
-                let r = float::round(v, Ordering::Equal, m.rnd.unwrap_or(Rnd::Ne), fmt, m.satfinite);
+                let r = float::round(
+                    v,
+                    Ordering::Equal,
+                    m.rnd.unwrap_or(Rnd::Ne),
+                    fmt,
+                    m.satfinite,
+                );
                 if v.is_nan() && dty == Ty::F64 {
                     // f32 -> f64 keeps the payload (quieted).
                     let b = x as u32;
-                    ((b as u64 & 0x8000_0000) << 32) | 0x7ff8_0000_0000_0000 | ((b as u64 & 0x3f_ffff) << 29)
+                    ((b as u64 & 0x8000_0000) << 32)
+                        | 0x7ff8_0000_0000_0000
+                        | ((b as u64 & 0x3f_ffff) << 29)
                 } else {
                     r
                 }
             };
             let ftz_out = m.ftz && dty == Ty::F32;
-            finish(dty, &Mods { ftz: ftz_out, relu: m.relu, sat: m.sat, ..Mods::default() }, r)
+            finish(
+                dty,
+                &Mods {
+                    ftz: ftz_out,
+                    relu: m.relu,
+                    sat: m.sat,
+                    ..Mods::default()
+                },
+                r,
+            )
         }
     }
 }
@@ -1977,10 +2348,16 @@ fn prmt(a: u32, b: u32, c: u32, mode: u8) -> u32 {
     let sel = |i: u32| -> u8 {
         let s = (c >> (4 * i)) & 0xf;
         let v = bytes[(s & 7) as usize];
-        if s & 8 != 0 { if v & 0x80 != 0 { 0xff } else { 0 } } else { v }
+        if s & 8 != 0 {
+            if v & 0x80 != 0 { 0xff } else { 0 }
+        } else {
+            v
+        }
     };
     let pick = |idx: [u32; 4]| -> u32 {
-        idx.iter().enumerate().fold(0u32, |acc, (k, &i)| acc | (bytes[(i & 7) as usize] as u32) << (8 * k))
+        idx.iter().enumerate().fold(0u32, |acc, (k, &i)| {
+            acc | (bytes[(i & 7) as usize] as u32) << (8 * k)
+        })
     };
     let n = c & 3;
     match mode {
@@ -2001,19 +2378,27 @@ fn ecl(bytes: &[u8; 8], n: u32) -> u32 {
     // Edge clamp left: byte i takes byte max(i, n)... per PTX: {3,2,1,0} -> for n: result bytes
     // k < n take byte k? PTX table: ecl n=0 -> 3 2 1 0; n=1 -> 3 2 1 1; n=2 -> 3 2 2 2; n=3 -> 3 3 3 3.
     let idx = |k: u32| if k < n { n } else { k };
-    (0..4).fold(0u32, |acc, k| acc | (bytes[idx(k) as usize] as u32) << (8 * k))
+    (0..4).fold(0u32, |acc, k| {
+        acc | (bytes[idx(k) as usize] as u32) << (8 * k)
+    })
 }
 
 fn ecr(bytes: &[u8; 8], n: u32) -> u32 {
     // Edge clamp right: n=0 -> 0 0 0 0; n=1 -> 1 1 1 0; n=2 -> 2 2 1 0; n=3 -> 3 2 1 0.
     let idx = |k: u32| if k > n { n } else { k };
-    (0..4).fold(0u32, |acc, k| acc | (bytes[idx(k) as usize] as u32) << (8 * k))
+    (0..4).fold(0u32, |acc, k| {
+        acc | (bytes[idx(k) as usize] as u32) << (8 * k)
+    })
 }
 
 fn fns(mask: u32, base: u32, offset: i32) -> u32 {
     let base = base & 31;
     if offset == 0 {
-        return if mask >> base & 1 == 1 { base } else { 0xffff_ffff };
+        return if mask >> base & 1 == 1 {
+            base
+        } else {
+            0xffff_ffff
+        };
     }
     let mut count = offset.unsigned_abs();
     let mut pos = base as i32;
@@ -2040,25 +2425,44 @@ fn atom_op(op: AtomOp, ty: Ty, old: u64, b: u64, c: u64) -> u64 {
         AtomOp::Xor => old ^ b,
         AtomOp::Exch => b,
         AtomOp::Cas => {
-            if old & mask == b & mask { c } else { old }
+            if old & mask == b & mask {
+                c
+            } else {
+                old
+            }
         }
         AtomOp::Add if ty.is_float() => {
-            let m = Mods { ftz: ty == Ty::F32, ..Mods::default() };
+            let m = Mods {
+                ftz: ty == Ty::F32,
+                ..Mods::default()
+            };
             float_bin(ty, &m, old, b, &float::add)
         }
         AtomOp::Add => old.wrapping_add(b) & mask,
         AtomOp::Inc => {
-            if old & mask >= b & mask { 0 } else { (old + 1) & mask }
+            if old & mask >= b & mask {
+                0
+            } else {
+                (old + 1) & mask
+            }
         }
         AtomOp::Dec => {
-            if old & mask == 0 || old & mask > b & mask { b } else { (old - 1) & mask }
+            if old & mask == 0 || old & mask > b & mask {
+                b
+            } else {
+                (old - 1) & mask
+            }
         }
         AtomOp::Min | AtomOp::Max if ty.is_float() => {
             float_minmax(ty, &Mods::default(), old, b, op == AtomOp::Max)
         }
         AtomOp::Min | AtomOp::Max => {
             let (x, y) = (ext(old, ty), ext(b, ty));
-            let v = if op == AtomOp::Max { x.max(y) } else { x.min(y) };
+            let v = if op == AtomOp::Max {
+                x.max(y)
+            } else {
+                x.min(y)
+            };
             v as u64 & mask
         }
     }

@@ -35,12 +35,36 @@ pub struct Fmt {
     pub ieee: bool,
 }
 
-pub const F64: Fmt = Fmt { ebits: 11, mbits: 52, ieee: true };
-pub const F32: Fmt = Fmt { ebits: 8, mbits: 23, ieee: true };
-pub const F16: Fmt = Fmt { ebits: 5, mbits: 10, ieee: true };
-pub const BF16: Fmt = Fmt { ebits: 8, mbits: 7, ieee: true };
-pub const E5M2: Fmt = Fmt { ebits: 5, mbits: 2, ieee: true };
-pub const E4M3: Fmt = Fmt { ebits: 4, mbits: 3, ieee: false };
+pub const F64: Fmt = Fmt {
+    ebits: 11,
+    mbits: 52,
+    ieee: true,
+};
+pub const F32: Fmt = Fmt {
+    ebits: 8,
+    mbits: 23,
+    ieee: true,
+};
+pub const F16: Fmt = Fmt {
+    ebits: 5,
+    mbits: 10,
+    ieee: true,
+};
+pub const BF16: Fmt = Fmt {
+    ebits: 8,
+    mbits: 7,
+    ieee: true,
+};
+pub const E5M2: Fmt = Fmt {
+    ebits: 5,
+    mbits: 2,
+    ieee: true,
+};
+pub const E4M3: Fmt = Fmt {
+    ebits: 4,
+    mbits: 3,
+    ieee: false,
+};
 
 impl Fmt {
     fn bias(self) -> i32 {
@@ -57,7 +81,7 @@ impl Fmt {
     /// Largest finite magnitude bits.
     fn max_finite(self) -> u64 {
         if self.ieee {
-            ((((1u64 << self.ebits) - 2) << self.mbits) | ((1u64 << self.mbits) - 1)) as u64
+            (((1u64 << self.ebits) - 2) << self.mbits) | ((1u64 << self.mbits) - 1)
         } else {
             // e4m3: exponent all ones, mantissa 110.
             (((1u64 << self.ebits) - 1) << self.mbits) | ((1u64 << self.mbits) - 2)
@@ -105,10 +129,7 @@ pub fn round(s: f64, tail: Ordering, mode: Rnd, fmt: Fmt, satfinite: bool) -> u6
         Rnd::P => Some(!neg),
     };
     let overflow = |sgn: u64| -> u64 {
-        let to_inf = match up_dir {
-            None => true,
-            Some(up) => up,
-        };
+        let to_inf = up_dir.unwrap_or(true);
         if satfinite || !fmt.ieee || !to_inf {
             sgn | fmt.max_finite()
         } else {
@@ -116,7 +137,11 @@ pub fn round(s: f64, tail: Ordering, mode: Rnd, fmt: Fmt, satfinite: bool) -> u6
         }
     };
     if s.is_infinite() {
-        return if satfinite || !fmt.ieee { sgn | fmt.max_finite() } else { sgn | fmt.inf() };
+        return if satfinite || !fmt.ieee {
+            sgn | fmt.max_finite()
+        } else {
+            sgn | fmt.inf()
+        };
     }
     if s == 0.0 {
         // An exact zero with a nonzero tail is impossible (tail < ulp(0)/2 would be 0).
@@ -127,7 +152,11 @@ pub fn round(s: f64, tail: Ordering, mode: Rnd, fmt: Fmt, satfinite: bool) -> u6
     let (mut m, mut e) = {
         let be = (bits >> 52) as i32;
         let bm = bits & ((1u64 << 52) - 1);
-        if be == 0 { (bm, -1074) } else { (bm | (1u64 << 52), be - 1075) }
+        if be == 0 {
+            (bm, -1074)
+        } else {
+            (bm | (1u64 << 52), be - 1075)
+        }
     };
     // Normalize m to exactly 53 bits.
     let lz = m.leading_zeros() as i32 - 11;
@@ -214,7 +243,11 @@ pub fn round(s: f64, tail: Ordering, mode: Rnd, fmt: Fmt, satfinite: bool) -> u6
         let ef = exp_field as u64;
         (ef << fmt.mbits) | (mag as u64 & ((1u64 << fmt.mbits) - 1))
     };
-    let max_e = if fmt.ieee { (1i32 << fmt.ebits) - 2 } else { (1i32 << fmt.ebits) - 1 };
+    let max_e = if fmt.ieee {
+        (1i32 << fmt.ebits) - 2
+    } else {
+        (1i32 << fmt.ebits) - 1
+    };
     if exp_field > max_e || (!fmt.ieee && enc > fmt.max_finite()) {
         return overflow(sgn);
     }
@@ -244,9 +277,13 @@ pub fn two_sum(a: f64, b: f64) -> (f64, f64) {
 pub fn add(a: f64, b: f64, mode: Rnd, fmt: Fmt) -> u64 {
     let (s, e) = two_sum(a, b);
     if s == 0.0 && e == 0.0 {
-        // Exact zero: IEEE gives -0 only for (-0) + (-0), or any exact zero in .rm.
-        let neg = (a.is_sign_negative() && b.is_sign_negative() && a == 0.0 && b == 0.0)
-            || (mode == Rnd::M && !(a == 0.0 && b == 0.0 && !a.is_sign_negative() && !b.is_sign_negative()));
+        // An exact zero: the sign of two zeros of one sign is kept; otherwise IEEE gives +0,
+        // or -0 when rounding toward -inf.
+        let neg = if a == 0.0 && b == 0.0 && a.is_sign_negative() == b.is_sign_negative() {
+            a.is_sign_negative()
+        } else {
+            mode == Rnd::M
+        };
         let z = if neg { -0.0 } else { 0.0 };
         return round(z, Ordering::Equal, mode, fmt, false);
     }
@@ -256,7 +293,11 @@ pub fn add(a: f64, b: f64, mode: Rnd, fmt: Fmt) -> u64 {
 /// `a * b` correctly rounded into `fmt`.
 pub fn mul(a: f64, b: f64, mode: Rnd, fmt: Fmt) -> u64 {
     let p = a * b;
-    let e = if p.is_finite() && p != 0.0 { a.mul_add(b, -p) } else { 0.0 };
+    let e = if p.is_finite() && p != 0.0 {
+        a.mul_add(b, -p)
+    } else {
+        0.0
+    };
     round(p, sign_of(e), mode, fmt, false)
 }
 
@@ -272,12 +313,19 @@ pub fn fma(a: f64, b: f64, c: f64, mode: Rnd, fmt: Fmt) -> u64 {
     let (t, e3) = two_sum(e2, e1);
     let (s3, t2) = two_sum(s2, t);
     if s3 == 0.0 && t2 == 0.0 && e3 == 0.0 {
-        let exact_zero_neg = if p == 0.0 && c == 0.0 {
-            p.is_sign_negative() && c.is_sign_negative()
+        let exact_zero_neg = if p == 0.0 && c == 0.0 && p.is_sign_negative() == c.is_sign_negative()
+        {
+            p.is_sign_negative()
         } else {
             mode == Rnd::M
         };
-        return round(if exact_zero_neg { -0.0 } else { 0.0 }, Ordering::Equal, mode, fmt, false);
+        return round(
+            if exact_zero_neg { -0.0 } else { 0.0 },
+            Ordering::Equal,
+            mode,
+            fmt,
+            false,
+        );
     }
     let tail = if t2 != 0.0 { sign_of(t2) } else { sign_of(e3) };
     if s3 == 0.0 {
@@ -325,21 +373,25 @@ pub fn from_int(x: i128, mode: Rnd, fmt: Fmt) -> u64 {
 
 /// Flushes an f32 subnormal (given as bits) to a zero of the same sign.
 pub fn ftz32(bits: u32) -> u32 {
-    if bits & 0x7f80_0000 == 0 { bits & 0x8000_0000 } else { bits }
+    if bits & 0x7f80_0000 == 0 {
+        bits & 0x8000_0000
+    } else {
+        bits
+    }
 }
 
 /// Flushes an f16 subnormal to a zero of the same sign.
 pub fn ftz16(bits: u16) -> u16 {
-    if bits & 0x7c00 == 0 { bits & 0x8000 } else { bits }
+    if bits & 0x7c00 == 0 {
+        bits & 0x8000
+    } else {
+        bits
+    }
 }
 
 /// `.sat` for floats: clamps to [0, 1], NaN to +0.
 pub fn sat(x: f64) -> f64 {
-    if x.is_nan() {
-        0.0
-    } else {
-        x.clamp(0.0, 1.0)
-    }
+    if x.is_nan() { 0.0 } else { x.clamp(0.0, 1.0) }
 }
 
 #[cfg(test)]
@@ -363,16 +415,27 @@ mod tests {
                 continue;
             }
             let want = (v as f32).to_bits();
-            assert_eq!(round(v, Ordering::Equal, Rnd::Ne, F32, false) as u32, want, "{v:e}");
+            assert_eq!(
+                round(v, Ordering::Equal, Rnd::Ne, F32, false) as u32,
+                want,
+                "{v:e}"
+            );
             let want16 = half::f16::from_f64(v).to_bits();
-            assert_eq!(round(v, Ordering::Equal, Rnd::Ne, F16, false) as u16, want16, "{v:e}");
+            assert_eq!(
+                round(v, Ordering::Equal, Rnd::Ne, F16, false) as u16,
+                want16,
+                "{v:e}"
+            );
             // (half's bf16::from_f64 rounds twice, through f32: check nearness directly.)
             let b = round(v, Ordering::Equal, Rnd::Ne, BF16, false);
             let got = BF16.to_f64(b);
             if got.is_finite() && got != 0.0 {
                 let lo = BF16.to_f64(b - 1);
                 let hi = BF16.to_f64(b + 1);
-                assert!((got - v).abs() <= (lo - v).abs() && (got - v).abs() <= (hi - v).abs(), "{v:e}");
+                assert!(
+                    (got - v).abs() <= (lo - v).abs() && (got - v).abs() <= (hi - v).abs(),
+                    "{v:e}"
+                );
             }
             assert_eq!(round(v, Ordering::Equal, Rnd::Ne, F64, false), v.to_bits());
         }
@@ -406,23 +469,56 @@ mod tests {
     fn tails_break_ties_and_exactness() {
         // 1 + 2^-24 is a tie between 1 and 1+2^-23 in f32; a positive tail rounds up.
         let v = 1.0 + 2f64.powi(-24);
-        assert_eq!(round(v, Ordering::Equal, Rnd::Ne, F32, false) as u32, 1f32.to_bits());
-        assert_eq!(round(v, Ordering::Greater, Rnd::Ne, F32, false) as u32, (1.0f32 + f32::EPSILON).to_bits());
+        assert_eq!(
+            round(v, Ordering::Equal, Rnd::Ne, F32, false) as u32,
+            1f32.to_bits()
+        );
+        assert_eq!(
+            round(v, Ordering::Greater, Rnd::Ne, F32, false) as u32,
+            (1.0f32 + f32::EPSILON).to_bits()
+        );
         // An f32-exact s with a negative tail: .rz and .rm go one below.
-        assert_eq!(round(1.0, Ordering::Less, Rnd::Z, F32, false) as u32, 1f32.next_down().to_bits());
-        assert_eq!(round(1.0, Ordering::Less, Rnd::P, F32, false) as u32, 1f32.to_bits());
-        assert_eq!(round(-1.0, Ordering::Greater, Rnd::Z, F32, false) as u32, (-1f32).next_up().to_bits());
+        assert_eq!(
+            round(1.0, Ordering::Less, Rnd::Z, F32, false) as u32,
+            1f32.next_down().to_bits()
+        );
+        assert_eq!(
+            round(1.0, Ordering::Less, Rnd::P, F32, false) as u32,
+            1f32.to_bits()
+        );
+        assert_eq!(
+            round(-1.0, Ordering::Greater, Rnd::Z, F32, false) as u32,
+            (-1f32).next_up().to_bits()
+        );
     }
 
     #[test]
     fn overflow_and_satfinite() {
-        assert_eq!(round(1e300, Ordering::Equal, Rnd::Ne, F32, false) as u32, f32::INFINITY.to_bits());
-        assert_eq!(round(1e300, Ordering::Equal, Rnd::Z, F32, false) as u32, f32::MAX.to_bits());
-        assert_eq!(round(-1e300, Ordering::Equal, Rnd::P, F32, false) as u32, f32::MIN.to_bits());
+        assert_eq!(
+            round(1e300, Ordering::Equal, Rnd::Ne, F32, false) as u32,
+            f32::INFINITY.to_bits()
+        );
+        assert_eq!(
+            round(1e300, Ordering::Equal, Rnd::Z, F32, false) as u32,
+            f32::MAX.to_bits()
+        );
+        assert_eq!(
+            round(-1e300, Ordering::Equal, Rnd::P, F32, false) as u32,
+            f32::MIN.to_bits()
+        );
         // e4m3 has no infinity: max finite is 448.
-        assert_eq!(E4M3.to_f64(round(1000.0, Ordering::Equal, Rnd::Ne, E4M3, true)), 448.0);
-        assert_eq!(E4M3.to_f64(round(448.0, Ordering::Equal, Rnd::Ne, E4M3, true)), 448.0);
-        assert_eq!(E5M2.to_f64(round(1e6, Ordering::Equal, Rnd::Ne, E5M2, true)), 57344.0);
+        assert_eq!(
+            E4M3.to_f64(round(1000.0, Ordering::Equal, Rnd::Ne, E4M3, true)),
+            448.0
+        );
+        assert_eq!(
+            E4M3.to_f64(round(448.0, Ordering::Equal, Rnd::Ne, E4M3, true)),
+            448.0
+        );
+        assert_eq!(
+            E5M2.to_f64(round(1e6, Ordering::Equal, Rnd::Ne, E5M2, true)),
+            57344.0
+        );
     }
 
     #[test]

@@ -93,12 +93,19 @@ impl Ty {
     }
 
     pub fn is_float(self) -> bool {
-        matches!(self, Ty::F16 | Ty::F16x2 | Ty::Bf16 | Ty::Bf16x2 | Ty::F32 | Ty::F64)
+        matches!(
+            self,
+            Ty::F16 | Ty::F16x2 | Ty::Bf16 | Ty::Bf16x2 | Ty::F32 | Ty::F64
+        )
     }
 
     /// Mask of the low `bits()` bits.
     pub fn mask(self) -> u64 {
-        if self.bits() >= 64 { u64::MAX } else { (1u64 << self.bits()) - 1 }
+        if self.bits() >= 64 {
+            u64::MAX
+        } else {
+            (1u64 << self.bits()) - 1
+        }
     }
 }
 
@@ -186,10 +193,17 @@ pub enum Operand {
     /// `{a, b, ...}`
     Vec(Vec<Operand>),
     /// `[base + offset]`
-    Addr { base: AddrBase, offset: i64 },
+    Addr {
+        base: AddrBase,
+        offset: i64,
+    },
     /// A variable's address used as a value (`mov.u64 r, sym;`, `sym+4`): its address in its
     /// own space, or its generic address inside `generic(sym)`.
-    VarAddr { var: VarRef, offset: i64, generic: bool },
+    VarAddr {
+        var: VarRef,
+        offset: i64,
+        generic: bool,
+    },
     /// A function's address (`mov.u64 r, func;`), the function index.
     Func(u32),
     /// A branch target.

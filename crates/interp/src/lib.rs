@@ -32,8 +32,14 @@ impl Program {
     pub fn from_text(text: &str) -> Result<Program, LowerError> {
         let parse = syntax::parse(text);
         if let Some(e) = parse.errors().first() {
-            let line = text[..usize::from(e.range.start()).min(text.len())].matches('\n').count() as u32 + 1;
-            return Err(LowerError { line, message: format!("syntax error: {}", e.message) });
+            let line = text[..usize::from(e.range.start()).min(text.len())]
+                .matches('\n')
+                .count() as u32
+                + 1;
+            return Err(LowerError {
+                line,
+                message: format!("syntax error: {}", e.message),
+            });
         }
         let module = lower::lower(text, &parse.tree())?;
         Ok(Program { module })
@@ -50,7 +56,12 @@ impl Program {
 
     /// The names of the kernels.
     pub fn kernels(&self) -> Vec<&str> {
-        self.module.functions.iter().filter(|f| f.is_entry).map(|f| f.name.as_str()).collect()
+        self.module
+            .functions
+            .iter()
+            .filter(|f| f.is_entry)
+            .map(|f| f.name.as_str())
+            .collect()
     }
 
     /// The parameters of kernel `k` (offsets and sizes in the parameter buffer).

@@ -57,7 +57,10 @@ impl LineIndex {
 #[derive(Debug, Clone)]
 enum Sym {
     /// Register slot(s): base slot, vector width (1 for scalars).
-    Reg { slot: u32, width: u32 },
+    Reg {
+        slot: u32,
+        width: u32,
+    },
     Var(VarRef),
     Func(u32),
 }
@@ -104,9 +107,14 @@ pub fn lower(text: &str, file: &ast::SourceFile) -> Result<Module, LowerError> {
 
     // Pass 2: module variables.
     for item in file.items() {
-        let ast::Item::GlobalVar(g) = item else { continue };
+        let ast::Item::GlobalVar(g) = item else {
+            continue;
+        };
         let line = lines.line(g.syntax());
-        let space = g.state_space().map(|t| t.text().to_string()).unwrap_or_default();
+        let space = g
+            .state_space()
+            .map(|t| t.text().to_string())
+            .unwrap_or_default();
         let Some(ty) = g.ty().and_then(|t| Ty::parse(t.text())) else {
             // Opaque types (.texref, .samplerref, .surfref) are not supported; references to
             // them lower to unsupported instructions.
@@ -125,24 +133,54 @@ pub fn lower(text: &str, file: &ast::SourceFile) -> Result<Module, LowerError> {
                 ".global" => {
                     let off = align_up(m.globals.len() as u64, align);
                     m.globals.resize((off + size.max(1)) as usize, 0);
-                    init_bytes(&d, ty, &mut m.globals, off, line, &globals, &mut m.relocs, false)?;
-                    VarRef { space: Space::Global, loc: Loc::Static(off) }
+                    init_bytes(
+                        &d,
+                        ty,
+                        &mut m.globals,
+                        off,
+                        line,
+                        &globals,
+                        &mut m.relocs,
+                        false,
+                    )?;
+                    VarRef {
+                        space: Space::Global,
+                        loc: Loc::Static(off),
+                    }
                 }
                 ".const" => {
                     let off = align_up(m.consts.len() as u64, align);
                     m.consts.resize((off + size.max(1)) as usize, 0);
-                    init_bytes(&d, ty, &mut m.consts, off, line, &globals, &mut m.relocs, true)?;
-                    VarRef { space: Space::Const, loc: Loc::Static(off) }
+                    init_bytes(
+                        &d,
+                        ty,
+                        &mut m.consts,
+                        off,
+                        line,
+                        &globals,
+                        &mut m.relocs,
+                        true,
+                    )?;
+                    VarRef {
+                        space: Space::Const,
+                        loc: Loc::Static(off),
+                    }
                 }
                 ".shared" => {
                     if is_extern || incomplete {
                         m.dyn_shared_align = m.dyn_shared_align.max(align);
                         dyn_shared.push(name.clone());
-                        VarRef { space: Space::Shared, loc: Loc::Static(u64::MAX) }
+                        VarRef {
+                            space: Space::Shared,
+                            loc: Loc::Static(u64::MAX),
+                        }
                     } else {
                         let off = align_up(m.shared_static, align);
                         m.shared_static = off + size;
-                        VarRef { space: Space::Shared, loc: Loc::Static(off) }
+                        VarRef {
+                            space: Space::Shared,
+                            loc: Loc::Static(off),
+                        }
                     }
                 }
                 ".local" => {
@@ -150,7 +188,9 @@ pub fn lower(text: &str, file: &ast::SourceFile) -> Result<Module, LowerError> {
                     // thread's local window below any frame.
                     return Err(LowerError {
                         line,
-                        message: "module-scope .local variables are not supported by the interpreter".into(),
+                        message:
+                            "module-scope .local variables are not supported by the interpreter"
+                                .into(),
                     });
                 }
                 _ => continue,
@@ -240,7 +280,10 @@ fn patch_dyn(op: &mut Operand, base: u64) {
     };
     match op {
         Operand::Vec(v) => v.iter_mut().for_each(|o| patch_dyn(o, base)),
-        Operand::Addr { base: AddrBase::Var(v), .. } => fix(v),
+        Operand::Addr {
+            base: AddrBase::Var(v),
+            ..
+        } => fix(v),
         Operand::VarAddr { var, .. } => fix(var),
         _ => {}
     }
@@ -349,7 +392,7 @@ pub fn const_eval(e: &ast::Operand) -> Option<i64> {
 fn init_bytes(
     d: &ast::Declarator,
     ty: Ty,
-    image: &mut Vec<u8>,
+    image: &mut [u8],
     off: u64,
     line: u32,
     globals: &HashMap<String, Sym>,
@@ -365,7 +408,10 @@ fn init_bytes(
     for (i, e) in flat.iter().enumerate() {
         let at = off + i as u64 * esz;
         if at + esz > image.len() as u64 {
-            return Err(LowerError { line, message: "initializer longer than the array".into() });
+            return Err(LowerError {
+                line,
+                message: "initializer longer than the array".into(),
+            });
         }
         let bits = match imm_of(e) {
             Some(imm) => imm_bits(imm, ty),
@@ -390,13 +436,16 @@ fn init_bytes(
                     _ => {
                         return Err(LowerError {
                             line,
-                            message: format!("initializer refers to `{name}`, which is not a variable"),
+                            message: format!(
+                                "initializer refers to `{name}`, which is not a variable"
+                            ),
                         });
                     }
                 }
             }
         };
-        image[at as usize..(at + esz) as usize].copy_from_slice(&bits.to_le_bytes()[..esz as usize]);
+        image[at as usize..(at + esz) as usize]
+            .copy_from_slice(&bits.to_le_bytes()[..esz as usize]);
     }
     Ok(())
 }
@@ -406,7 +455,9 @@ fn addr_init(e: &ast::Operand) -> Option<(String, i64, bool)> {
         ast::Operand::Name(n) => Some((n.name()?.text().to_string(), 0, false)),
         ast::Operand::Call(c) => {
             let callee = c.callee()?;
-            let ast::Operand::Name(n) = callee else { return None };
+            let ast::Operand::Name(n) = callee else {
+                return None;
+            };
             if n.name()?.text() != "generic" {
                 return None;
             }
@@ -490,7 +541,10 @@ struct FnCx<'a> {
 }
 
 fn err(line: u32, message: impl Into<String>) -> LowerError {
-    LowerError { line, message: message.into() }
+    LowerError {
+        line,
+        message: message.into(),
+    }
 }
 
 impl FnCx<'_> {
@@ -515,8 +569,13 @@ impl FnCx<'_> {
     /// Declares a parameter; returns its slot description.
     fn param(&mut self, p: &ast::Param, kernel: bool) -> Result<Option<ParamSlot>, LowerError> {
         let line = self.lines.line(p.syntax());
-        let space = p.state_space().map(|t| t.text().to_string()).unwrap_or_else(|| ".param".into());
-        let Some(name) = p.name() else { return Ok(None) };
+        let space = p
+            .state_space()
+            .map(|t| t.text().to_string())
+            .unwrap_or_else(|| ".param".into());
+        let Some(name) = p.name() else {
+            return Ok(None);
+        };
         let name = name.text().to_string();
         let ty = p
             .ty()
@@ -534,15 +593,45 @@ impl FnCx<'_> {
             for _ in 1..vec {
                 self.new_reg(reg_width(ty));
             }
-            self.declare(name.clone(), Sym::Reg { slot, width: vec as u32 });
-            return Ok(Some(ParamSlot { name, reg: Some(slot), vec: vec as u32, offset: 0, size, ty }));
+            self.declare(
+                name.clone(),
+                Sym::Reg {
+                    slot,
+                    width: vec as u32,
+                },
+            );
+            return Ok(Some(ParamSlot {
+                name,
+                reg: Some(slot),
+                vec: vec as u32,
+                offset: 0,
+                size,
+                ty,
+            }));
         }
         let align = p.align().map(u64::from).unwrap_or(ty.size() as u64).max(1);
         let off = align_up(self.param_size, align);
         self.param_size = off + size;
-        let loc = if kernel { Loc::Static(off) } else { Loc::FrameParam(off) };
-        self.declare(name.clone(), Sym::Var(VarRef { space: Space::Param, loc }));
-        Ok(Some(ParamSlot { name, reg: None, vec: vec as u32, offset: off, size, ty }))
+        let loc = if kernel {
+            Loc::Static(off)
+        } else {
+            Loc::FrameParam(off)
+        };
+        self.declare(
+            name.clone(),
+            Sym::Var(VarRef {
+                space: Space::Param,
+                loc,
+            }),
+        );
+        Ok(Some(ParamSlot {
+            name,
+            reg: None,
+            vec: vec as u32,
+            offset: off,
+            size,
+            ty,
+        }))
     }
 
     fn block(&mut self, b: &ast::Block) -> Result<(), LowerError> {
@@ -559,7 +648,8 @@ impl FnCx<'_> {
         match st {
             ast::Statement::Label(l) => {
                 if let Some(n) = l.name() {
-                    self.labels.insert(n.text().to_string(), self.insts.len() as u32);
+                    self.labels
+                        .insert(n.text().to_string(), self.insts.len() as u32);
                 }
             }
             ast::Statement::Block(b) => self.block(b)?,
@@ -575,7 +665,10 @@ impl FnCx<'_> {
 
     fn var_decl(&mut self, v: &ast::VarDecl) -> Result<(), LowerError> {
         let line = self.lines.line(v.syntax());
-        let space = v.state_space().map(|t| t.text().to_string()).unwrap_or_default();
+        let space = v
+            .state_space()
+            .map(|t| t.text().to_string())
+            .unwrap_or_default();
         let Some(ty) = v.ty().and_then(|t| Ty::parse(t.text())) else {
             return Ok(());
         };
@@ -605,37 +698,59 @@ impl FnCx<'_> {
                 ".local" | ".param" | ".shared" => {
                     let (count, incomplete) = array_count(&d).map_err(|e| err(line, e.message))?;
                     let size = ty.size() as u64 * vec as u64 * count;
-                    let align = v.align().map(u64::from).unwrap_or(ty.size() as u64 * vec as u64).max(1);
+                    let align = v
+                        .align()
+                        .map(u64::from)
+                        .unwrap_or(ty.size() as u64 * vec as u64)
+                        .max(1);
                     let var = match space.as_str() {
                         ".local" => {
                             let off = align_up(self.local_size, align);
                             self.local_size = off + size;
-                            VarRef { space: Space::Local, loc: Loc::FrameLocal(off) }
+                            VarRef {
+                                space: Space::Local,
+                                loc: Loc::FrameLocal(off),
+                            }
                         }
                         ".param" => {
                             let off = align_up(self.param_size, align);
                             self.param_size = off + size;
-                            VarRef { space: Space::Param, loc: Loc::FrameParam(off) }
+                            VarRef {
+                                space: Space::Param,
+                                loc: Loc::FrameParam(off),
+                            }
                         }
                         _ => {
                             if incomplete || v.linkage().iter().any(|t| t.text() == ".extern") {
                                 *self.dyn_align = (*self.dyn_align).max(align);
                                 self.dyn_shared.push(name.clone());
-                                VarRef { space: Space::Shared, loc: Loc::Static(u64::MAX) }
+                                VarRef {
+                                    space: Space::Shared,
+                                    loc: Loc::Static(u64::MAX),
+                                }
                             } else {
                                 let off = align_up(*self.shared_static, align);
                                 *self.shared_static = off + size;
-                                VarRef { space: Space::Shared, loc: Loc::Static(off) }
+                                VarRef {
+                                    space: Space::Shared,
+                                    loc: Loc::Static(off),
+                                }
                             }
                         }
                     };
                     if d.initializer().is_some() && space != ".param" {
-                        return Err(err(line, "initialized function-scope variables are not supported"));
+                        return Err(err(
+                            line,
+                            "initialized function-scope variables are not supported",
+                        ));
                     }
                     self.declare(name, Sym::Var(var));
                 }
                 _ => {
-                    return Err(err(line, format!("{space} variables inside a function are not supported")));
+                    return Err(err(
+                        line,
+                        format!("{space} variables inside a function are not supported"),
+                    ));
                 }
             }
         }
@@ -649,7 +764,9 @@ impl FnCx<'_> {
             };
             let mut op = &mut self.insts[idx].args[path[0]];
             for &k in &path[1..] {
-                let Operand::Vec(v) = op else { unreachable!("pending path follows vectors") };
+                let Operand::Vec(v) = op else {
+                    unreachable!("pending path follows vectors")
+                };
                 op = &mut v[k];
             }
             *op = Operand::Label(pc);
@@ -664,10 +781,19 @@ impl FnCx<'_> {
         let mods: Vec<String> = i.modifiers().map(|t| t.text().to_string()).collect();
         let guard = match i.guard() {
             Some(g) => {
-                let n = g.predicate().and_then(|p| p.name()).map(|t| t.text().to_string()).unwrap_or_default();
+                let n = g
+                    .predicate()
+                    .and_then(|p| p.name())
+                    .map(|t| t.text().to_string())
+                    .unwrap_or_default();
                 match self.lookup(&n) {
                     Some(Sym::Reg { slot, .. }) => Some((slot, g.is_negated())),
-                    _ => return Err(err(line, format!("guard `{n}` is not a predicate register"))),
+                    _ => {
+                        return Err(err(
+                            line,
+                            format!("guard `{n}` is not a predicate register"),
+                        ));
+                    }
                 }
             }
             None => None,
@@ -691,7 +817,8 @@ impl FnCx<'_> {
         if inst.op == Op::Call {
             return self.call(inst, &operands, line);
         }
-        let generic_vars = inst.mods.space == Some(Space::Generic) && matches!(inst.op, Op::Ld | Op::St | Op::Atom | Op::Red);
+        let generic_vars = inst.mods.space == Some(Space::Generic)
+            && matches!(inst.op, Op::Ld | Op::St | Op::Atom | Op::Red);
         for (k, o) in operands.iter().enumerate() {
             let lowered = self.operand(o, line, &mut vec![k], idx, generic_vars)?;
             inst.args.push(lowered);
@@ -699,7 +826,12 @@ impl FnCx<'_> {
         Ok(inst)
     }
 
-    fn call(&mut self, mut inst: Inst, ops: &[ast::Operand], line: u32) -> Result<Inst, LowerError> {
+    fn call(
+        &mut self,
+        mut inst: Inst,
+        ops: &[ast::Operand],
+        line: u32,
+    ) -> Result<Inst, LowerError> {
         // call (rets), f, (args)[, proto];  call f, (args);  call f;
         let mut it = ops.iter().peekable();
         let mut rets = Vec::new();
@@ -709,7 +841,9 @@ impl FnCx<'_> {
             }
             it.next();
         }
-        let callee = it.next().ok_or_else(|| err(line, "call without a target"))?;
+        let callee = it
+            .next()
+            .ok_or_else(|| err(line, "call without a target"))?;
         let mut func = None;
         match callee {
             ast::Operand::Name(n) => {
@@ -751,12 +885,12 @@ impl FnCx<'_> {
                 if name == "_" {
                     return Ok(Operand::Sink);
                 }
-                if name.starts_with('%') {
-                    if let Some(s) = sreg(&name, comps.first().map(String::as_str)) {
-                        // A user register may shadow a special register name.
-                        if self.lookup(&name).is_none() {
-                            return Ok(Operand::Sreg(s));
-                        }
+                if name.starts_with('%')
+                    && let Some(s) = sreg(&name, comps.first().map(String::as_str))
+                {
+                    // A user register may shadow a special register name.
+                    if self.lookup(&name).is_none() {
+                        return Ok(Operand::Sreg(s));
                     }
                 }
                 match self.lookup(&name) {
@@ -779,7 +913,11 @@ impl FnCx<'_> {
                             Operand::Reg(slot)
                         }
                     }
-                    Some(Sym::Var(v)) => Operand::VarAddr { var: v, offset: 0, generic: false },
+                    Some(Sym::Var(v)) => Operand::VarAddr {
+                        var: v,
+                        offset: 0,
+                        generic: false,
+                    },
                     Some(Sym::Func(f)) => Operand::Func(f),
                     None => {
                         if idx == usize::MAX {
@@ -823,8 +961,15 @@ impl FnCx<'_> {
                 // generic(sym)
                 let is_generic = matches!(c.callee(), Some(ast::Operand::Name(ref n)) if n.name().is_some_and(|t| t.text() == "generic"));
                 let arg = c.arg().ok_or_else(|| err(line, "empty call expression"))?;
-                match (is_generic, self.operand(&arg, line, path, idx, generic_vars)?) {
-                    (true, Operand::VarAddr { var, offset, .. }) => Operand::VarAddr { var, offset, generic: true },
+                match (
+                    is_generic,
+                    self.operand(&arg, line, path, idx, generic_vars)?,
+                ) {
+                    (true, Operand::VarAddr { var, offset, .. }) => Operand::VarAddr {
+                        var,
+                        offset,
+                        generic: true,
+                    },
                     _ => return Err(err(line, "unsupported expression operand")),
                 }
             }
@@ -842,14 +987,25 @@ impl FnCx<'_> {
                 if let Some(v) = const_eval(o) {
                     return Ok(Operand::Imm(Imm::Int(v as u64)));
                 }
-                let rhs = b.rhs().and_then(|r| const_eval(&r)).ok_or_else(|| err(line, "bad expression"))?;
+                let rhs = b
+                    .rhs()
+                    .and_then(|r| const_eval(&r))
+                    .ok_or_else(|| err(line, "bad expression"))?;
                 let sign = match b.op().map(|t| t.text().to_string()).as_deref() {
                     Some("+") => 1,
                     Some("-") => -1,
                     _ => return Err(err(line, "unsupported expression operand")),
                 };
                 match self.operand(&lhs, line, path, idx, generic_vars)? {
-                    Operand::VarAddr { var, offset, generic } => Operand::VarAddr { var, offset: offset + sign * rhs, generic },
+                    Operand::VarAddr {
+                        var,
+                        offset,
+                        generic,
+                    } => Operand::VarAddr {
+                        var,
+                        offset: offset + sign * rhs,
+                        generic,
+                    },
                     Operand::Reg(r) => Operand::RegOff(r, sign * rhs),
                     Operand::RegOff(r, o) => Operand::RegOff(r, o + sign * rhs),
                     _ => return Err(err(line, "unsupported expression operand")),
@@ -864,7 +1020,12 @@ impl FnCx<'_> {
     }
 
     /// `[reg]`, `[reg+imm]`, `[sym+imm]`, `[imm]`.
-    fn address(&mut self, e: &ast::Operand, line: u32, generic_vars: bool) -> Result<(AddrBase, i64), LowerError> {
+    fn address(
+        &mut self,
+        e: &ast::Operand,
+        line: u32,
+        generic_vars: bool,
+    ) -> Result<(AddrBase, i64), LowerError> {
         let _ = generic_vars;
         match e {
             ast::Operand::Name(n) => {
@@ -882,7 +1043,8 @@ impl FnCx<'_> {
                 if let Some(v) = const_eval(e) {
                     return Ok((AddrBase::None, v));
                 }
-                let r = const_eval(&rhs).ok_or_else(|| err(line, "address offset is not a constant"))?;
+                let r = const_eval(&rhs)
+                    .ok_or_else(|| err(line, "address offset is not a constant"))?;
                 let (base, off) = self.address(&lhs, line, generic_vars)?;
                 match op.as_str() {
                     "+" => Ok((base, off.wrapping_add(r))),
@@ -890,7 +1052,11 @@ impl FnCx<'_> {
                     _ => Err(err(line, "unsupported address expression")),
                 }
             }
-            ast::Operand::Paren(p) => self.address(&p.expr().ok_or_else(|| err(line, "bad address"))?, line, generic_vars),
+            ast::Operand::Paren(p) => self.address(
+                &p.expr().ok_or_else(|| err(line, "bad address"))?,
+                line,
+                generic_vars,
+            ),
             other => match const_eval(other) {
                 Some(v) => Ok((AddrBase::None, v)),
                 None => Err(err(line, "unsupported address expression")),
@@ -1016,16 +1182,23 @@ fn parse_op(opcode: &str, mods: &[String]) -> (Op, Mods, Option<String>) {
         "activemask" => Op::Activemask,
         "redux" => Op::Redux,
         "shfl" => Op::Shfl,
-        "nanosleep" | "prefetch" | "prefetchu" | "pmevent" | "griddepcontrol" | "discard" | "applypriority" => Op::Nop,
+        "nanosleep" | "prefetch" | "prefetchu" | "pmevent" | "griddepcontrol" | "discard"
+        | "applypriority" => Op::Nop,
         other => {
             return (
                 Op::Unsupported,
                 Mods::default(),
-                Some(format!("instruction `{other}` is not implemented by the interpreter")),
+                Some(format!(
+                    "instruction `{other}` is not implemented by the interpreter"
+                )),
             );
         }
     };
-    let mut m = Mods { vec: 1, space: None, ..Mods::default() };
+    let mut m = Mods {
+        vec: 1,
+        space: None,
+        ..Mods::default()
+    };
     let mut op = op;
     for s in mods {
         let s = s.as_str();
@@ -1130,17 +1303,19 @@ fn parse_op(opcode: &str, mods: &[String]) -> (Op, Mods, Option<String>) {
             ".param" | ".param::entry" | ".param::func" => m.space = Some(Space::Param),
             // Memory ordering, scope, caching and uniformity hints: no effect on a sequential
             // machine's results.
-            ".nc" | ".ca" | ".cg" | ".cs" | ".lu" | ".cv" | ".wb" | ".wt" | ".weak" | ".relaxed"
-            | ".acquire" | ".release" | ".acq_rel" | ".sc" | ".volatile" | ".cta" | ".gpu"
-            | ".sys" | ".cluster" | ".gl" | ".aligned" | ".noftz" | ".L1" | ".L2" | ".unified"
-            | ".mmio" => {}
+            ".nc" | ".ca" | ".cg" | ".cs" | ".lu" | ".cv" | ".wb" | ".wt" | ".weak"
+            | ".relaxed" | ".acquire" | ".release" | ".acq_rel" | ".sc" | ".volatile" | ".cta"
+            | ".gpu" | ".sys" | ".cluster" | ".gl" | ".aligned" | ".noftz" | ".L1" | ".L2"
+            | ".unified" | ".mmio" => {}
             s if s.starts_with(".L1::") || s.starts_with(".L2::") => {}
             ".u16x2" | ".s16x2" => {}
             other => {
                 return (
                     Op::Unsupported,
                     m,
-                    Some(format!("modifier `{other}` of `{opcode}` is not implemented by the interpreter")),
+                    Some(format!(
+                        "modifier `{other}` of `{opcode}` is not implemented by the interpreter"
+                    )),
                 );
             }
         }

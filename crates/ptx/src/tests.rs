@@ -82,7 +82,11 @@ fn forms_are_well_formed() {
             assert!(!g.choices.is_empty(), "isa.txt:{}: empty group", f.line);
             // The lexer splits `.shared.global` into two modifiers: a choice is one word.
             for c in &g.choices {
-                assert!(!c[1..].contains('.'), "isa.txt:{}: choice `{c}` is two modifiers", f.line);
+                assert!(
+                    !c[1..].contains('.'),
+                    "isa.txt:{}: choice `{c}` is two modifiers",
+                    f.line
+                );
             }
             let uniq: HashSet<_> = g.choices.iter().collect();
             assert_eq!(

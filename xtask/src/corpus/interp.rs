@@ -22,7 +22,7 @@ enum Outcome {
 }
 
 fn hex_bytes(h: &str) -> Option<Vec<u8>> {
-    if h.len() % 2 != 0 {
+    if !h.len().is_multiple_of(2) {
         return None;
     }
     (0..h.len())
@@ -95,7 +95,11 @@ fn run_one(dir: &Path, t: &Json) -> Outcome {
     if *got == expected {
         Outcome::Pass
     } else {
-        let first = got.iter().zip(&expected).position(|(a, b)| a != b).unwrap_or(0);
+        let first = got
+            .iter()
+            .zip(&expected)
+            .position(|(a, b)| a != b)
+            .unwrap_or(0);
         Outcome::Fail(format!(
             "output differs from byte {first}: got {} expected {}",
             hex(&got[first..(first + 8).min(got.len())]),
@@ -112,14 +116,18 @@ pub fn run(args: &CorpusArgs) -> Result<(), String> {
     let path = args.dir.join("zluda_run_tests.json");
     let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
     let doc = json::parse(&text)?;
-    let tests = doc.as_array().ok_or("zluda_run_tests.json is not an array")?;
+    let tests = doc
+        .as_array()
+        .ok_or("zluda_run_tests.json is not an array")?;
     let runnable: Vec<&Json> = tests.iter().filter(|t| t.get("output").is_some()).collect();
     let skipped = tests.len() - runnable.len();
     quiet_panics();
     let verbose = args.rest.iter().any(|a| a == "-v" || a == "--verbose");
-    let results = par_map("interp", &runnable, |t| match catch(|| run_one(&args.dir, t)) {
-        Ok(o) => o,
-        Err(p) => Outcome::Panic(p),
+    let results = par_map("interp", &runnable, |t| {
+        match catch(|| run_one(&args.dir, t)) {
+            Ok(o) => o,
+            Err(p) => Outcome::Panic(p),
+        }
     });
     let (mut pass, mut fail, mut unsup, mut panics) = (0, 0, 0, 0);
     for (t, r) in runnable.iter().zip(&results) {

@@ -44,7 +44,10 @@ impl Json {
 
 /// Parses a JSON document.
 pub fn parse(text: &str) -> Result<Json, String> {
-    let mut p = P { s: text.as_bytes(), i: 0 };
+    let mut p = P {
+        s: text.as_bytes(),
+        i: 0,
+    };
     let v = p.value()?;
     p.ws();
     if p.i != p.s.len() {
@@ -150,10 +153,14 @@ impl P<'_> {
                                 b'b' => out.push('\u{8}'),
                                 b'f' => out.push('\u{c}'),
                                 b'u' => {
-                                    let h = std::str::from_utf8(self.s.get(self.i..self.i + 4).unwrap_or(b""))
-                                        .ok()
-                                        .and_then(|h| u32::from_str_radix(h, 16).ok());
-                                    let Some(h) = h else { return self.err("bad \\u escape") };
+                                    let h = std::str::from_utf8(
+                                        self.s.get(self.i..self.i + 4).unwrap_or(b""),
+                                    )
+                                    .ok()
+                                    .and_then(|h| u32::from_str_radix(h, 16).ok());
+                                    let Some(h) = h else {
+                                        return self.err("bad \\u escape");
+                                    };
                                     self.i += 4;
                                     out.push(char::from_u32(h).unwrap_or('\u{fffd}'));
                                 }
@@ -179,7 +186,13 @@ impl P<'_> {
             b'N' if self.eat("NaN") => Ok(Json::Num(f64::NAN)),
             _ => {
                 let start = self.i;
-                while self.i < self.s.len() && matches!(self.s[self.i], b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9' | b'I' | b'n' | b'f' | b'i' | b't' | b'y') {
+                while self.i < self.s.len()
+                    && matches!(
+                        self.s[self.i],
+                        b'-' | b'+' | b'.' | b'e' | b'E' | b'0'
+                            ..=b'9' | b'I' | b'n' | b'f' | b'i' | b't' | b'y'
+                    )
+                {
                     self.i += 1;
                 }
                 let t = std::str::from_utf8(&self.s[start..self.i]).unwrap_or("");
@@ -203,9 +216,16 @@ mod tests {
 
     #[test]
     fn parses_nested_values() {
-        let v = parse(r#"{"a": [1, -2.5e3, "x\"y"], "b": null, "c": {"d": true}, "e": NaN}"#).unwrap();
-        assert_eq!(v.get("a").unwrap().as_array().unwrap()[1].as_f64(), Some(-2500.0));
-        assert_eq!(v.get("a").unwrap().as_array().unwrap()[2].as_str(), Some("x\"y"));
+        let v =
+            parse(r#"{"a": [1, -2.5e3, "x\"y"], "b": null, "c": {"d": true}, "e": NaN}"#).unwrap();
+        assert_eq!(
+            v.get("a").unwrap().as_array().unwrap()[1].as_f64(),
+            Some(-2500.0)
+        );
+        assert_eq!(
+            v.get("a").unwrap().as_array().unwrap()[2].as_str(),
+            Some("x\"y")
+        );
         assert_eq!(v.get("b"), Some(&Json::Null));
         assert_eq!(v.get("c").unwrap().get("d"), Some(&Json::Bool(true)));
         assert!(parse("[1,]").is_err());

@@ -9,7 +9,10 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use super::{CorpusArgs, GroupCounts, catch, group_of, is_accepted, par_map, ptx_files, quiet_panics, read_text};
+use super::{
+    CorpusArgs, GroupCounts, catch, group_of, is_accepted, par_map, ptx_files, quiet_panics,
+    read_text,
+};
 
 /// Our verdict on one file: the first error (line, message), if any.
 pub fn first_error(text: &str) -> Option<(usize, String)> {
@@ -18,7 +21,12 @@ pub fn first_error(text: &str) -> Option<(usize, String)> {
     let mut errs: Vec<(usize, String)> = parse
         .errors()
         .iter()
-        .map(|e| (line_of(usize::from(e.range.start())), format!("syntax: {}", e.message)))
+        .map(|e| {
+            (
+                line_of(usize::from(e.range.start())),
+                format!("syntax: {}", e.message),
+            )
+        })
         .collect();
     for d in hir::check_module(&parse.tree()) {
         if d.severity == hir::Severity::Error {
@@ -36,7 +44,9 @@ fn ptxas_lines(dir: &Path) -> HashMap<PathBuf, Option<usize>> {
         return out;
     };
     for l in text.lines().skip(1) {
-        let Some((file, msg)) = l.split_once('\t') else { continue };
+        let Some((file, msg)) = l.split_once('\t') else {
+            continue;
+        };
         let line = msg
             .split("line ")
             .nth(1)
@@ -90,7 +100,10 @@ pub fn run(args: &CorpusArgs) -> Result<(), String> {
                     if *want == *line {
                         line_ok += 1;
                     } else {
-                        println!("LINE    {}: ours {line} ({msg}), ptxas {want}", rel.display());
+                        println!(
+                            "LINE    {}: ours {line} ({msg}), ptxas {want}",
+                            rel.display()
+                        );
                     }
                 }
             }
