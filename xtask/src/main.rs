@@ -5,6 +5,7 @@
 
 mod corpus;
 mod mutate;
+mod fuzz;
 mod oracle;
 
 use std::process::ExitCode;
@@ -20,6 +21,8 @@ commands:
   mutate [--count N] [--seed S] [--out DIR] [--check]
                             break valid corpus PTX, compare ptxas's verdict with ours, and
                             write the cases to test-data/sema-mutations
+  fuzz parse [--seconds N] [--seed S]
+                            mutation-fuzz the PTX parser (panics, hangs, lossless round trip)
 ";
 
 fn main() -> ExitCode {
@@ -32,6 +35,7 @@ fn main() -> ExitCode {
         "oracle" => oracle::run(rest),
         "corpus" => corpus::run(rest),
         "mutate" => mutate::run(rest),
+        "fuzz" => fuzz::run(rest),
         "-h" | "--help" | "help" => {
             print!("{USAGE}");
             Ok(())

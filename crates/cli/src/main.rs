@@ -1,5 +1,13 @@
 //! `kiln`: the command-line driver. Each subcommand lives in its own module and talks to the
 //! compiler through `db` (or, for tools on binary artifacts, through `sass`/`cubin`).
+//!
+//! Exit codes: 0 success, 1 the input has errors, 2 usage or I/O errors.
+
+#![forbid(unsafe_code)]
+
+mod check;
+mod parse;
+mod render;
 
 use std::process::ExitCode;
 
@@ -14,9 +22,32 @@ struct Cli {
 }
 
 #[derive(Subcommand)]
-enum Command {}
+enum Command {
+    /// Check PTX files and print their diagnostics (`file:line:col: error: message`).
+    Check(check::Args),
+    /// Print the syntax tree of a PTX file.
+    Parse(parse::Args),
+}
+
+/// What a subcommand returns: its exit status.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Status {
+    Ok,
+    /// The input has errors (exit 1).
+    InputErrors,
+    /// Usage or I/O error (exit 2).
+    Failure,
+}
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    match cli.command {}
+    let status = match cli.command {
+        Command::Check(args) => check::run(args),
+        Command::Parse(args) => parse::run(args),
+    };
+    match status {
+        Status::Ok => ExitCode::SUCCESS,
+        Status::InputErrors => ExitCode::from(1),
+        Status::Failure => ExitCode::from(2),
+    }
 }

@@ -607,7 +607,57 @@ impl Label {
     }
 }
 
+/// The arguments of a `.loc` directive:
+/// `.loc file line column [, function_name sym, inlined_at file line column]`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LocInfo {
+    pub file: u32,
+    pub line: u32,
+    pub column: u32,
+    /// The `function_name` label (into `.debug_str`), if given.
+    pub function_name: Option<SyntaxToken>,
+    /// `(file, line, column)` of the call site this location was inlined at.
+    pub inlined_at: Option<(u32, u32, u32)>,
+}
+
 impl Directive {
+    /// The parsed arguments if this is a well-formed `.loc` directive.
+    pub fn loc(&self) -> Option<LocInfo> {
+        if self.name()?.text() != ".loc" {
+            return None;
+        }
+        let args: Vec<SyntaxToken> = self.args().collect();
+        let num = |i: usize| -> Option<u32> {
+            let t = args.get(i)?;
+            if t.kind() != INT_NUMBER {
+                return None;
+            }
+            parse_u32(Some(t.clone()))
+        };
+        let mut info = LocInfo {
+            file: num(0)?,
+            line: num(1)?,
+            column: num(2)?,
+            function_name: None,
+            inlined_at: None,
+        };
+        let mut i = 3;
+        while i < args.len() {
+            match args[i].text() {
+                "function_name" => {
+                    info.function_name = Some(args.get(i + 1)?.clone());
+                    i += 2;
+                }
+                "inlined_at" => {
+                    info.inlined_at = Some((num(i + 1)?, num(i + 2)?, num(i + 3)?));
+                    i += 4;
+                }
+                _ => return None,
+            }
+        }
+        Some(info)
+    }
+
     /// The directive word, e.g. `.loc`.
     pub fn name(&self) -> Option<SyntaxToken> {
         tokens(&self.syntax)

@@ -160,13 +160,22 @@ fn item(p: &mut Parser<'_>) {
 /// A directive that ends at the end of its line (an optional `;` is accepted).
 fn line_directive(p: &mut Parser<'_>, kind: SyntaxKind, body: impl FnOnce(&mut Parser<'_>)) {
     let m = p.start();
+    let name = p.current_text();
     p.bump();
     if !p.at_line_start() {
+        let errors_before = p.errors.len();
         body(p);
+        if p.errors.len() > errors_before {
+            // Already reported: drop the rest of the line quietly.
+            if !p.at_line_start() {
+                p.skip_to_line_end();
+            }
+        } else {
+            end_of_line(p);
+        }
     } else {
-        p.error_expected("an argument");
+        p.error_expected(&format!("arguments for `{name}`"));
     }
-    end_of_line(p);
     m.complete(p, kind);
 }
 
@@ -281,6 +290,11 @@ fn function(p: &mut Parser<'_>) {
     }
     // Performance directives and attributes, up to the body or `;`.
     while p.at(DOT_IDENT) && !is_one_of(p, 0, ITEM_START) {
+        if !is_func && p.current_text() == ".noreturn" {
+            // ptxas: "Parsing error near '.noreturn'" on kernels.
+            let range = p.current_range_strict();
+            p.error_at(range, "`.noreturn` is only allowed on `.func`");
+        }
         perf_directive(p);
     }
     match p.current() {
@@ -389,7 +403,12 @@ fn var_decl(p: &mut Parser<'_>, kind: SyntaxKind) {
     loop {
         if !p.at(IDENT) {
             p.error_expected("a variable name");
-            break;
+            // Already reported: skip the rest of the declaration quietly.
+            if !p.eat(SEMICOLON) && !p.at_line_start() {
+                p.skip_to_line_end();
+            }
+            m.complete(p, kind);
+            return;
         }
         declarator(p);
         if !p.eat(COMMA) {

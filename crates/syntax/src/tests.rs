@@ -865,3 +865,99 @@ fn items_are_independent_of_surrounding_trivia() {
         .collect();
     assert_eq!(fa, fb);
 }
+
+#[test]
+fn loc_directive_arguments() {
+    let parse = parse(
+        ".entry k() {\n.loc 2 43 13, function_name $L__info_string0, inlined_at 1 95 26 // x\n.loc 1 7 0\nret;\n}\n",
+    );
+    assert!(parse.errors().is_empty(), "{:?}", parse.errors());
+    let locs: Vec<_> = parse
+        .syntax_node()
+        .descendants()
+        .filter_map(ast::Directive::cast)
+        .filter_map(|d| d.loc())
+        .collect();
+    assert_eq!(locs.len(), 2);
+    assert_eq!((locs[0].file, locs[0].line, locs[0].column), (2, 43, 13));
+    assert_eq!(
+        locs[0].function_name.as_ref().unwrap().text(),
+        "$L__info_string0"
+    );
+    assert_eq!(locs[0].inlined_at, Some((1, 95, 26)));
+    assert_eq!(
+        (
+            locs[1].file,
+            locs[1].line,
+            locs[1].column,
+            locs[1].inlined_at
+        ),
+        (1, 7, 0, None)
+    );
+}
+
+#[test]
+fn error_noreturn_on_entry() {
+    check_errors(
+        ".entry k() .noreturn { ret; }\n.func f() .noreturn { ret; }\n",
+        expect![[r#"
+            1: 11..20 `.noreturn` is only allowed on `.func`
+        "#]],
+    );
+}
+
+#[test]
+fn error_tree_shape_of_recovery() {
+    check(
+        ".entry k() {\nadd.s32 %r1, , 1;\n}\n",
+        expect![[r#"
+        SOURCE_FILE@0..33
+          FUNCTION@0..32
+            DOT_IDENT@0..6 ".entry"
+            WHITESPACE@6..7 " "
+            IDENT@7..8 "k"
+            PARAM_LIST@8..10
+              L_PAREN@8..9 "("
+              R_PAREN@9..10 ")"
+            WHITESPACE@10..11 " "
+            BLOCK@11..32
+              L_CURLY@11..12 "{"
+              WHITESPACE@12..13 "\n"
+              INSTRUCTION@13..30
+                IDENT@13..16 "add"
+                DOT_IDENT@16..20 ".s32"
+                WHITESPACE@20..21 " "
+                NAME_REF@21..24
+                  IDENT@21..24 "%r1"
+                COMMA@24..25 ","
+                WHITESPACE@25..26 " "
+                ERROR@26..30
+                  COMMA@26..27 ","
+                  WHITESPACE@27..28 " "
+                  INT_NUMBER@28..29 "1"
+                  SEMICOLON@29..30 ";"
+              WHITESPACE@30..31 "\n"
+              R_CURLY@31..32 "}"
+          WHITESPACE@32..33 "\n"
+        error 26..27: expected an operand, found `,`
+    "#]],
+    );
+}
+
+#[test]
+fn many_errors_are_all_reported() {
+    check_errors(
+        ".version\n.target\n.address_size x\n.global .u32 ;\n.global .u32 7 = 1;\n.entry k( .param .u32 ) {\nmov.u32 %r1 %r2;\n@ bra L;\nld.global.u32 %r1, [%rd1;\nL: ret\n}\n",
+        expect![[r#"
+            1: 8..8 expected arguments for `.version`, found end of line
+            2: 16..16 expected arguments for `.target`, found end of line
+            3: 31..32 expected an address size (`32` or `64`), found `x`
+            4: 46..47 expected a variable name, found `;`
+            5: 61..62 expected a variable name, found `7`
+            6: 90..91 expected a parameter name, found `)`
+            7: 106..109 expected `;`, found `%r2`
+            9: 144..145 expected `]`, found `;`
+            10: 152..152 expected `;`, found end of line
+        "#]],
+    );
+}

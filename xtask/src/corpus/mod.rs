@@ -24,6 +24,7 @@ use crate::oracle;
 mod interp;
 mod json;
 pub mod sema;
+pub mod parse;
 
 const USAGE: &str = "usage: cargo xtask corpus <stage> [--dir DIR] [--arch sm_XX] [stage options]";
 
@@ -43,6 +44,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
     match stage.as_str() {
         "interp" => interp::run(&args),
         "sema" => sema::run(&args),
+        "parse" => parse::run(&args),
         other => Err(format!("unknown corpus stage `{other}`\n{USAGE}")),
     }
 }
