@@ -5,6 +5,7 @@
 
 mod corpus;
 mod fuzz;
+mod mutate;
 mod oracle;
 
 use std::process::ExitCode;
@@ -17,6 +18,9 @@ commands:
                             cache folder and print the folder holding the binaries
   corpus <stage> [--dir DIR] [--arch sm_XX]
                             run a conformance stage over the corpus (default ../shared/corpus)
+  mutate [--count N] [--seed S] [--out DIR] [--check]
+                            break valid corpus PTX, compare ptxas's verdict with ours, and
+                            write the cases to test-data/sema-mutations
   fuzz parse [--seconds N] [--seed S]
                             mutation-fuzz the PTX parser (panics, hangs, lossless round trip)
   fuzz ptxas-diff [--cases N] [--seed S] [--strict]
@@ -32,6 +36,7 @@ fn main() -> ExitCode {
     let result = match cmd.as_str() {
         "oracle" => oracle::run(rest),
         "corpus" => corpus::run(rest),
+        "mutate" => mutate::run(rest),
         "fuzz" => fuzz::run(rest),
         "-h" | "--help" | "help" => {
             print!("{USAGE}");

@@ -8,6 +8,7 @@
 mod check;
 mod parse;
 mod render;
+mod run;
 
 use std::process::ExitCode;
 
@@ -27,6 +28,8 @@ enum Command {
     Check(check::Args),
     /// Print the syntax tree of a PTX file.
     Parse(parse::Args),
+    /// Run a kernel in the reference interpreter and write its buffers.
+    Run(run::Args),
 }
 
 /// What a subcommand returns: its exit status.
@@ -44,6 +47,7 @@ fn main() -> ExitCode {
     let status = match cli.command {
         Command::Check(args) => check::run(args),
         Command::Parse(args) => parse::run(args),
+        Command::Run(args) => run::run(args),
     };
     match status {
         Status::Ok => ExitCode::SUCCESS,
