@@ -288,11 +288,10 @@ ast_enum!(
 );
 
 ast_enum!(
-    /// An initializer value: an expression, a braced list, or (inside a list) a
-    /// `field = value` pair.
+    /// An initializer value: an expression or a braced list. (The `field = value` entries of
+    /// opaque-type initializers are `FieldInit`s, reached by `InitList::fields`.)
     InitValue {
         List(InitList),
-        Field(FieldInit),
         Expr(Operand),
     }
 );
@@ -605,7 +604,12 @@ impl Initializer {
 }
 
 impl InitList {
+    /// The values in order (`field = value` entries excluded).
     pub fn values(&self) -> impl Iterator<Item = InitValue> + use<> {
+        children(&self.syntax)
+    }
+    /// The `field = value` entries of a `.samplerref`/`.texref`/`.surfref` initializer.
+    pub fn fields(&self) -> impl Iterator<Item = FieldInit> + use<> {
         children(&self.syntax)
     }
 }

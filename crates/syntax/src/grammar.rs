@@ -6,7 +6,6 @@
 //! [`Parser::enter`], which bounds the recursion depth.
 
 use crate::SyntaxKind::{self, *};
-use crate::TextRange;
 use crate::parser::{CompletedMarker, Parser};
 
 /// Parses a whole file into a `SOURCE_FILE` node.
@@ -136,27 +135,19 @@ fn at_function(p: &Parser<'_>) -> bool {
     false
 }
 
-/// The module header. ptxas requires `.version` first (its number on the same line) and
-/// `.target` right after it, then an optional `.address_size`; none of the three may appear
-/// later at module scope (a `.target` inside a function body is accepted, as ptxas does).
+/// The module header: `.version` (its number on the same line), then `.target` lines, then an
+/// optional `.address_size`. None of the three may appear later at module scope (a parse
+/// error in ptxas), though a `.target` inside a function body is accepted, as ptxas does.
 fn module_header(p: &mut Parser<'_>) {
+    // A missing `.version` or `.target` is not reported here: ptxas reports it as "Missing
+    // .version/.target directive at start of file", not as a parse error, and `hir` owns that
+    // diagnostic.
     if p.at(DOT_IDENT) && p.current_text() == ".version" {
         version_directive(p);
-    } else {
-        let range = TextRange::empty(p.current_range_strict().start());
-        p.error_at(
-            range,
-            "missing `.version` directive at the start of the file",
-        );
     }
-    if p.at(DOT_IDENT) && p.current_text() == ".target" {
-        // ptxas takes several consecutive `.target` lines.
-        while p.at(DOT_IDENT) && p.current_text() == ".target" {
-            target_directive(p);
-        }
-    } else {
-        let range = TextRange::empty(p.current_range_strict().start());
-        p.error_at(range, "missing `.target` directive after `.version`");
+    // ptxas takes several consecutive `.target` lines.
+    while p.at(DOT_IDENT) && p.current_text() == ".target" {
+        target_directive(p);
     }
     if p.at(DOT_IDENT) && p.current_text() == ".address_size" {
         address_size_directive(p);
