@@ -1097,7 +1097,7 @@ fn long_operator_chains_do_not_build_deep_trees() {
 #[test]
 fn module_header_errors() {
     let errors = |text: &str| -> String {
-        crate::parse(text)
+        parse(text)
             .errors()
             .iter()
             .map(|e| format!("{:?} {}\n", e.range, e.message))
@@ -1114,8 +1114,7 @@ fn module_header_errors() {
         ".version\n8.4\n.target sm_90\n.visible .entry k() { ret; }\n.address_size 64\n",
     ));
     // The header may share a line and a `.target` may sit in a body, as in ptxas.
-    let ok = crate::parse(
-        ".version 8.4 .target sm_90 .address_size 64\n.entry k() { .target sm_90\n ret; }\n",
-    );
+    let ok =
+        parse(".version 8.4 .target sm_90 .address_size 64\n.entry k() { .target sm_90\n ret; }\n");
     assert!(ok.errors().is_empty(), "{:?}", ok.errors());
 }
