@@ -134,8 +134,8 @@ fn next_token(bytes: &[u8], pos: usize, errors: &mut Vec<LexError>) -> (SyntaxKi
                         check_ascii(bytes, pos, i + 1, errors);
                         return (STRING, i + 1);
                     }
-                    b'\\' if i + 1 < bytes.len() && bytes[i + 1] != b'\n' => i += 2,
-                    b'\n' => break,
+                    // ptxas lets a string run across lines.
+                    b'\\' if i + 1 < bytes.len() => i += 2,
                     _ => i += 1,
                 }
             }

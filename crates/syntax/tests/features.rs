@@ -332,6 +332,7 @@ fn layout_agrees_with_ptxas() {
         ("component in an address", format!(".version 8.4\n.target sm_90\n.address_size 64\n.global .u32 g;\n{k}\tld.global.u32 %r1, [g.x];\n\tret;\n}}\n")),
         ("index by a register", format!(".version 8.4\n.target sm_90\n.address_size 64\n{k}\tmov.u32 %r1, %r0[%r1];\n\tret;\n}}\n")),
         ("number-like modifier", format!(".version 8.4\n.target sm_90\n.address_size 64\n{k}\tmov.0f3F800000u32 %r1, 1;\n\tret;\n}}\n")),
+        ("string across lines", ".version 8.4\n.target sm_90\n.address_size 64\n.file 1 \"a\nb.cu\"\n.visible .entry k() { ret; }\n".into()),
         ("form feed", ".version 8.4\n.target sm_90\n.address_size 64\n.visible .entry k() {\x0c ret; }\n".into()),
         ("vertical tab", ".version 8.4\n.target sm_90\n.address_size 64\n.visible .entry k() {\x0b ret; }\n".into()),
         (
