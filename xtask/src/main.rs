@@ -4,8 +4,8 @@
 //! hand (no clap) so that `cargo xtask` builds in seconds.
 
 mod corpus;
-mod mutate;
 mod fuzz;
+mod mutate;
 mod oracle;
 
 use std::process::ExitCode;

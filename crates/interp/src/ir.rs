@@ -475,6 +475,8 @@ pub struct Module {
     pub consts: Vec<u8>,
     /// Bytes of static shared memory (module and function `.shared` variables).
     pub shared_static: u64,
+    /// Bytes of module-scope `.local` variables (at the bottom of every thread's local area).
+    pub local_static: u64,
     /// Alignment of the dynamic shared area (start of `extern .shared` arrays).
     pub dyn_shared_align: u64,
     /// Generic address of the `.global` variable image (set by [`crate::mem::Memory`]).

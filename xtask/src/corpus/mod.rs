@@ -23,8 +23,8 @@ use crate::oracle;
 
 mod interp;
 mod json;
-pub mod sema;
 pub mod parse;
+pub mod sema;
 
 const USAGE: &str = "usage: cargo xtask corpus <stage> [--dir DIR] [--arch sm_XX] [stage options]";
 
