@@ -1136,6 +1136,14 @@ fn sreg(name: &str, comp: Option<&str>) -> Option<Sreg> {
     })
 }
 
+/// `.m16n8k16` -> (16, 8, 16).
+fn parse_shape(s: &str) -> Option<(u8, u8, u8)> {
+    let r = s.strip_prefix(".m")?;
+    let (m, r) = r.split_once('n')?;
+    let (n, k) = r.split_once('k')?;
+    Some((m.parse().ok()?, n.parse().ok()?, k.parse().ok()?))
+}
+
 /// Maps an opcode and its modifiers to an [`Op`] and [`Mods`]; unknown relevant modifiers make
 /// it unsupported.
 fn parse_op(opcode: &str, mods: &[String]) -> (Op, Mods, Option<String>) {
@@ -1211,6 +1219,8 @@ fn parse_op(opcode: &str, mods: &[String]) -> (Op, Mods, Option<String>) {
         "match" => Op::Match,
         "activemask" => Op::Activemask,
         "redux" => Op::Redux,
+        "ldmatrix" => Op::Ldmatrix,
+        "mma" => Op::Mma,
         "shfl" => Op::Shfl,
         "nanosleep" | "prefetch" | "prefetchu" | "pmevent" | "griddepcontrol" | "discard"
         | "applypriority" => Op::Nop,
@@ -1322,6 +1332,13 @@ fn parse_op(opcode: &str, mods: &[String]) -> (Op, Mods, Option<String>) {
             ".notanumber" => m.testp = 3,
             ".normal" => m.testp = 4,
             ".subnormal" => m.testp = 5,
+            ".row" | ".col" if matches!(op, Op::Mma) => m.layouts.push(s == ".row"),
+            ".x1" | ".x2" | ".x4" if op == Op::Ldmatrix => m.xn = s[2..].parse().unwrap_or(1),
+            ".trans" if op == Op::Ldmatrix => m.trans = true,
+            ".m8n8" if op == Op::Ldmatrix => m.shape = Some((8, 8, 0)),
+            s if op == Op::Mma && s.starts_with(".m") && parse_shape(s).is_some() => {
+                m.shape = parse_shape(s)
+            }
             ".v2" => m.vec = 2,
             ".v4" => m.vec = 4,
             ".v8" => m.vec = 8,
@@ -1361,6 +1378,31 @@ fn parse_op(opcode: &str, mods: &[String]) -> (Op, Mods, Option<String>) {
     }
     if matches!(op, Op::Ld | Op::St | Op::Atom | Op::Red) && m.space.is_none() {
         m.space = Some(Space::Generic);
+    }
+    if op == Op::Mma {
+        let ok_types = matches!(
+            m.types.as_slice(),
+            [Ty::F32, Ty::F16 | Ty::Bf16, Ty::F16 | Ty::Bf16, Ty::F32]
+                | [Ty::S32, Ty::S8 | Ty::U8, Ty::S8 | Ty::U8, Ty::S32]
+        );
+        let ok_shape = match m.types.first() {
+            Some(Ty::F32) => m.shape == Some((16, 8, 16)),
+            _ => m.shape == Some((16, 8, 32)),
+        };
+        if !(ok_types && ok_shape && m.layouts == [true, false] && !m.satfinite) {
+            return (
+                Op::Unsupported,
+                m,
+                Some("this mma form is not implemented (only m16n8k16 f16/bf16->f32 and m16n8k32 s8/u8->s32, row.col)".into()),
+            );
+        }
+    }
+    if op == Op::Ldmatrix && (m.shape != Some((8, 8, 0)) || m.ty() != Ty::B16) {
+        return (
+            Op::Unsupported,
+            m,
+            Some("only ldmatrix .m8n8 .b16 is implemented".into()),
+        );
     }
     if op == Op::Vote && m.mode == 0 {
         m.mode = 1;
