@@ -906,13 +906,13 @@ impl Cta<'_> {
                     bm[row][g] = half(bv[i / 2] >> (16 * (i % 2)), types[2]);
                 }
             }
-            for i in 0..4 {
+            for (i, &cvi) in cv.iter().enumerate().take(4) {
                 let row = if i < 2 { g } else { g + 8 };
                 let col = t4 * 2 + (i & 1);
                 if is_int {
-                    ci[row][col] = cv[i] as u32 as i32 as i64;
+                    ci[row][col] = cvi as u32 as i32 as i64;
                 } else {
-                    cm[row][col] = f32::from_bits(cv[i] as u32) as f64;
+                    cm[row][col] = f32::from_bits(cvi as u32) as f64;
                 }
             }
         }

@@ -240,10 +240,7 @@ fn unsupported_instructions_are_reported_not_skipped() {
     let text = format!(
         "{HEAD}.visible .entry k(.param .u64 o)
 {{
-  .reg .b32 d<4>;
-  .reg .u64 a;
-  ld.param.u64 a, [o];
-  ldmatrix.sync.aligned.m8n8.x4.shared.b16 {{d0, d1, d2, d3}}, [a];
+  wgmma.fence.sync.aligned;
   ret;
 }}"
     );
