@@ -246,7 +246,7 @@ fn unsupported_instructions_are_reported_not_skipped() {
     );
     match run(&text, "k", 32, 4) {
         Err(RunError::Unsupported { reason, .. }) => {
-            assert!(reason.contains("ldmatrix"), "{reason}")
+            assert!(reason.contains("wgmma"), "{reason}")
         }
         other => panic!("expected unsupported, got {other:?}"),
     }
