@@ -266,6 +266,12 @@ impl Cx<'_> {
 
     /// The declared type of a plain register operand.
     fn reg_ty(&self, o: &ast::Operand) -> Option<(Ty, TextRange)> {
+        self.reg_ty_in(o, false)
+    }
+
+    /// Like [`Self::reg_ty`]; with `whole_vectors`, a vector register used whole (the data
+    /// operand of ld/st) gives its element type.
+    fn reg_ty_in(&self, o: &ast::Operand, whole_vectors: bool) -> Option<(Ty, TextRange)> {
         let ast::Operand::Name(n) = o else {
             return None;
         };
@@ -275,6 +281,7 @@ impl Cx<'_> {
         let tok = n.name()?;
         match self.lookup(tok.text())? {
             Local::Reg(Some(t), 1) => Some((t, tok.text_range())),
+            Local::Reg(Some(t), _) if whole_vectors => Some((t, tok.text_range())),
             _ => None,
         }
     }
@@ -465,6 +472,18 @@ impl Cx<'_> {
                     format!("Instruction '{opcode}' without '.sync' is deprecated since PTX ISA version 6.0 and will be discontinued in a future PTX ISA version"),
                 ));
             }
+        }
+        if matches!(opcode, "atom" | "red")
+            && mods
+                .iter()
+                .any(|m| matches!(*m, ".cta" | ".gpu" | ".sys" | ".cluster"))
+            && target.suffix.is_none()
+            && target.num < 60
+        {
+            self.err(
+                op_range,
+                "Feature 'scopes on atomic operations' requires .target sm_60 or higher",
+            );
         }
         let forms = ptx::isa().lookup(opcode, mods);
         if forms.is_empty() {
@@ -745,6 +764,22 @@ impl Cx<'_> {
                 let t = t.expect("one type");
                 rules.push((1, t, Fit::Wider));
             }
+            "atom"
+                if one_type
+                    && (ops.len() == 3 || ops.len() == 4)
+                    && !mods.iter().any(|m| m.starts_with(".v")) =>
+            {
+                let t = t.expect("one type");
+                rules.push((0, t, Fit::Exact));
+                rules.push((2, t, Fit::Exact));
+                if ops.len() == 4 {
+                    rules.push((3, t, Fit::Exact));
+                }
+            }
+            "red" if one_type && ops.len() == 2 && !mods.iter().any(|m| m.starts_with(".v")) => {
+                let t = t.expect("one type");
+                rules.push((1, t, Fit::Exact));
+            }
             "cvt" if types.len() == 2 && ops.len() == 2 => {
                 let (dt, st) = (types[0], types[1]);
                 if !dt.packed && !st.packed {
@@ -762,8 +797,9 @@ impl Cx<'_> {
                 }
                 other => vec![other.clone()],
             };
+            let whole = matches!(opcode, "ld" | "ldu" | "st");
             for e in &elems {
-                let Some((reg, r)) = self.reg_ty(e) else {
+                let Some((reg, r)) = self.reg_ty_in(e, whole) else {
                     continue;
                 };
                 // A .pred instruction type never appears in these rules except for predicates.

@@ -121,3 +121,13 @@ fn vectors() {
         "#]],
     );
 }
+
+#[test]
+fn whole_vector_registers_in_ld() {
+    check(
+        ".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry k(.param .u64 a)\n{\n.reg .u64 in;\n.reg .v4 .u32 t;\nld.v4.b64 t, [in];\nld.v4.u32 t, [in];\nret;\n}\n",
+        expect![[r#"
+            8: Error: Arguments mismatch for instruction 'ld': operand 1 is a .u32 register, the instruction needs a register of at least 64 bits
+        "#]],
+    );
+}
