@@ -466,6 +466,11 @@ impl Cx<'_> {
                 );
                 return;
             }
+            // ptxas 13 compiles for sm_75 and later only, so it always warns.
+            self.d.push(Diagnostic::warning(
+                range,
+                format!("Instruction '{opcode}' without '.sync' may produce unpredictable results on sm_70 and later architectures"),
+            ));
             if version.is_some_and(|v| v >= ptx::PtxVersion::new(6, 0)) {
                 self.d.push(Diagnostic::warning(
                     range,

@@ -163,6 +163,24 @@ impl ModuleScope {
             ));
         }
 
+        // `.loc` needs a `.file` somewhere in the module.
+        let has_file = items
+            .iter()
+            .any(|i| matches!(i, ast::Item::FileDirective(_)));
+        if !has_file {
+            let first_loc = file
+                .syntax()
+                .descendants_with_tokens()
+                .filter_map(|e| e.into_token())
+                .find(|t| t.text() == ".loc");
+            if let Some(t) = first_loc {
+                d.push(Diagnostic::warning(
+                    t.text_range(),
+                    ".loc directive without .file directive is found, information in generated binary may not be complete",
+                ));
+            }
+        }
+
         // Globals and functions.
         let mut defined_funcs: HashMap<String, TextRange> = HashMap::new();
         for item in &items {
@@ -195,11 +213,19 @@ impl ModuleScope {
                                 format!("Module-scoped variables in {space} state space are not allowed with ABI (PTX 3.0 and later)"),
                             ));
                         } else {
+                            let name = g.name().map(|n| n.text().to_string()).unwrap_or_default();
                             d.push(Diagnostic::warning(
                                 range_of(g),
-                                "Use of module scoped .local or .reg variable found, disabling ABI",
+                                format!("Use of module scoped .local or .reg variable '{name}' found, disabling ABI"),
                             ));
                         }
+                    }
+                    if is_extern && matches!(space.as_str(), ".global" | ".const") {
+                        let name = g.name().map(|n| n.text().to_string()).unwrap_or_default();
+                        d.push(Diagnostic::warning(
+                            range_of(g),
+                            format!("Unresolved extern variable '{name}' in whole program compilation, ignoring extern qualifier"),
+                        ));
                     }
                     for decl in g.declarators() {
                         let Some(name) = decl.name() else { continue };
@@ -232,6 +258,15 @@ impl ModuleScope {
                 ast::Item::Function(f) => {
                     let Some(name) = f.name() else { continue };
                     let sig = sig_of(f);
+                    if sig.rets.len() > 1 && sig.defined {
+                        d.push(Diagnostic::warning(
+                            name.text_range(),
+                            format!(
+                                "Function '{}' with multiple return values found, disabling ABI",
+                                name.text()
+                            ),
+                        ));
+                    }
                     if sig.defined
                         && let Some(_prev) =
                             defined_funcs.insert(name.text().to_string(), name.text_range())
