@@ -328,6 +328,7 @@ impl Cx<'_> {
             }
         }
         self.address_size(&opcode, &mod_refs, &operands);
+        self.spaces(&opcode, &mod_refs, &operands);
         self.gating(&opcode, &mod_refs, op_tok.text_range(), range);
         let before = self.d.len();
         self.vectors(&opcode, &mod_refs, &operands, range);
@@ -391,6 +392,74 @@ impl Cx<'_> {
                 r,
                 format!("32-Bit compilation is no longer supported (the module has no .address_size, and `{what}` is a 32-bit generic/global address, so ptxas infers .address_size 32)"),
             );
+        }
+    }
+
+    /// The state space of a variable named as an address base.
+    fn var_space(&self, name: &str) -> Option<String> {
+        match self.lookup(name) {
+            Some(Local::Var(sp)) => Some(sp),
+            Some(Local::Reg(..)) => None,
+            None => self.m.vars.get(name).map(|v| v.space.clone()),
+        }
+    }
+
+    /// `ld.global [param_var]`: the instruction's state space must be the variable's;
+    /// `st.const` does not exist.
+    fn spaces(&mut self, opcode: &str, mods: &[&str], ops: &[ast::Operand]) {
+        if !matches!(opcode, "ld" | "ldu" | "st" | "atom" | "red" | "prefetch") {
+            return;
+        }
+        let norm = |s: &str| -> Option<&'static str> {
+            Some(match s {
+                ".global" => ".global",
+                ".shared" | ".shared::cta" | ".shared::cluster" => ".shared",
+                ".local" => ".local",
+                ".param" | ".param::entry" | ".param::func" => ".param",
+                ".const" => ".const",
+                _ => return None,
+            })
+        };
+        let Some(space) = mods.iter().find_map(|m| norm(m)) else {
+            return;
+        };
+        if opcode == "st" && space == ".const" {
+            if let Some(o) = ops.first() {
+                self.err(
+                    o.syntax().text_range(),
+                    "State space incorrect for instruction 'st': the constant space is read-only",
+                );
+            }
+            return;
+        }
+        for o in ops {
+            let ast::Operand::Address(a) = o else {
+                continue;
+            };
+            let Some(base) = a.operands().next() else {
+                continue;
+            };
+            let base = match base {
+                ast::Operand::Binary(b) => b.lhs(),
+                other => Some(other),
+            };
+            let Some(ast::Operand::Name(n)) = base else {
+                continue;
+            };
+            let Some(tok) = n.name() else { continue };
+            let Some(var_space) = self.var_space(tok.text()) else {
+                continue;
+            };
+            let Some(vs) = norm(&var_space) else { continue };
+            if vs != space {
+                self.err(
+                    tok.text_range(),
+                    format!(
+                        "State space mismatch between instruction and address in instruction '{opcode}': '{}' is a {vs} variable, the instruction accesses {space}",
+                        tok.text()
+                    ),
+                );
+            }
         }
     }
 
