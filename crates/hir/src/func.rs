@@ -559,6 +559,13 @@ impl Cx<'_> {
                 "Feature 'scopes on atomic operations' requires .target sm_60 or higher",
             );
         }
+        if target.suffix.is_none()
+            && target.num < 80
+            && mods.iter().any(|m| matches!(*m, ".bf16" | ".bf16x2"))
+        {
+            self.err(op_range, "Feature '.bf16' requires .target sm_80 or higher");
+            return;
+        }
         let forms = ptx::isa().lookup(opcode, mods);
         if forms.is_empty() {
             return;

@@ -395,7 +395,7 @@ pub(crate) fn gate_type(s: &ModuleScope, ty: &str, range: TextRange, d: &mut Vec
     let Some(t) = s.target else { return };
     let (feature, min) = match ty {
         ".f16x2" => ("'.f16x2 packed data-type'", 53),
-        ".bf16" | ".bf16x2" => return,
+        ".bf16" | ".bf16x2" => ("'.bf16'", 80),
         _ => return,
     };
     if t.suffix.is_none() && t.num < min {
