@@ -31,8 +31,10 @@ pub struct FuncSig {
     pub noreturn: bool,
 }
 
-/// What every function of a module sees.
-#[derive(Debug, Clone, Default)]
+/// What every function of a module sees. Holds no source ranges, so it compares equal across
+/// edits that change no declaration (the database relies on this to skip re-checking
+/// functions).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ModuleScope {
     pub version: Option<PtxVersion>,
     /// The first SM target named by `.target`, if known.
