@@ -14,8 +14,8 @@ use crate::types::{Class, Fit, Ty, fits};
 enum Local {
     /// A register: its type and vector width.
     Reg(Option<Ty>, u32),
-    /// A variable in a state space (`.local`, `.shared`, `.param`, ...).
-    Var(#[allow(dead_code)] String),
+    /// A variable in a state space (`.local`, `.shared`, `.param`, ...) and its type.
+    Var(String, Option<Ty>),
 }
 
 #[derive(Default)]
@@ -99,7 +99,7 @@ impl Cx<'_> {
         let local = if space == ".reg" {
             Local::Reg(ty_of(p.ty()), p.vector().unwrap_or(1))
         } else {
-            Local::Var(space)
+            Local::Var(space, ty_of(p.ty()))
         };
         self.insert(name.text(), name.text_range(), local);
     }
@@ -217,7 +217,7 @@ impl Cx<'_> {
             let local = if space == ".reg" {
                 Local::Reg(ty, vec)
             } else {
-                Local::Var(space.clone())
+                Local::Var(space.clone(), ty)
             };
             if let Some(n) = decl.param_count() {
                 let scope = self.scopes.last_mut().expect("a scope");
@@ -398,7 +398,7 @@ impl Cx<'_> {
     /// The state space of a variable named as an address base.
     fn var_space(&self, name: &str) -> Option<String> {
         match self.lookup(name) {
-            Some(Local::Var(sp)) => Some(sp),
+            Some(Local::Var(sp, _)) => Some(sp),
             Some(Local::Reg(..)) => None,
             None => self.m.vars.get(name).map(|v| v.space.clone()),
         }
@@ -467,12 +467,14 @@ impl Cx<'_> {
         let range = i.syntax().text_range();
         let mut it = ops.iter().peekable();
         let mut rets = None;
+        let mut ret_ops: Vec<ast::Operand> = Vec::new();
         if let Some(ast::Operand::ArgList(l)) = it.peek() {
             let v: Vec<ast::Operand> = l.args().collect();
             for a in &v {
                 self.resolve(a);
             }
             rets = Some(v.len());
+            ret_ops = v;
             it.next();
         }
         let Some(target) = it.next() else { return };
@@ -482,12 +484,14 @@ impl Cx<'_> {
         let Some(tok) = n.name() else { return };
         let name = tok.text().to_string();
         let mut args = None;
+        let mut arg_ops: Vec<ast::Operand> = Vec::new();
         if let Some(ast::Operand::ArgList(l)) = it.peek() {
             let v: Vec<ast::Operand> = l.args().collect();
             for a in &v {
                 self.resolve(a);
             }
             args = Some(v.len());
+            arg_ops = v;
             it.next();
         }
         for rest in it {
@@ -500,6 +504,39 @@ impl Cx<'_> {
                     format!("Call to '.entry' function '{name}' is not allowed"),
                 );
                 return;
+            }
+            // Each argument's type against its formal parameter (same size, compatible class).
+            let pairs = ret_ops
+                .iter()
+                .zip(sig.rets.iter().zip(&sig.ret_names))
+                .chain(arg_ops.iter().zip(sig.params.iter().zip(&sig.param_names)));
+            let mut mismatches = Vec::new();
+            for (op, ((_, formal), fname)) in pairs {
+                let Some(formal) = formal else { continue };
+                let actual = match op {
+                    ast::Operand::Name(n) if n.components().next().is_none() => {
+                        match n.name().and_then(|t| self.lookup(t.text())) {
+                            Some(Local::Reg(Some(t), 1)) | Some(Local::Var(_, Some(t))) => Some(t),
+                            _ => None,
+                        }
+                    }
+                    _ => None,
+                };
+                if let Some(actual) = actual
+                    && !fits(*formal, actual, Fit::Exact)
+                {
+                    mismatches.push((op.syntax().text_range(), fname.clone(), actual, *formal));
+                }
+            }
+            for (r, fname, actual, formal) in mismatches {
+                self.err(
+                    r,
+                    format!(
+                        "Type of argument does not match formal parameter '{fname}': the argument is {}, '{fname}' is {}",
+                        describe(actual),
+                        describe(formal)
+                    ),
+                );
             }
             if rets.unwrap_or(0) != sig.rets.len() || args.unwrap_or(0) != sig.params.len() {
                 self.err(

@@ -27,6 +27,9 @@ pub struct FuncSig {
     /// (state space, type) of each return parameter.
     pub rets: Vec<(String, Option<Ty>)>,
     pub params: Vec<(String, Option<Ty>)>,
+    /// Names of the return parameters and parameters (for messages).
+    pub ret_names: Vec<String>,
+    pub param_names: Vec<String>,
     pub defined: bool,
     pub noreturn: bool,
 }
@@ -65,6 +68,14 @@ fn sig_of(f: &ast::Function) -> FuncSig {
         is_entry: f.is_entry(),
         rets: f.return_params().map(p).collect(),
         params: f.params().map(p).collect(),
+        ret_names: f
+            .return_params()
+            .map(|p| p.name().map(|n| n.text().to_string()).unwrap_or_default())
+            .collect(),
+        param_names: f
+            .params()
+            .map(|p| p.name().map(|n| n.text().to_string()).unwrap_or_default())
+            .collect(),
         defined: f.body().is_some(),
         noreturn: f
             .perf_directives()
