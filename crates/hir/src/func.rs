@@ -603,7 +603,7 @@ impl Cx<'_> {
             self.err(op_range, "Feature '.bf16' requires .target sm_80 or higher");
             return;
         }
-        let forms = ptx::isa().lookup(opcode, mods);
+        let forms = lookup_forms(opcode, mods);
         if forms.is_empty() {
             return;
         }
@@ -655,7 +655,7 @@ impl Cx<'_> {
             return;
         }
         let isa = ptx::isa();
-        let forms = isa.lookup(opcode, mods);
+        let forms = lookup_forms(opcode, mods);
         if forms.is_empty() {
             let written: String = mods.concat();
             self.err(
@@ -977,6 +977,28 @@ fn describe_want(t: Ty, fit: Fit) -> String {
         Class::Float | Class::BFloat => format!("a {} or .b{} register", describe(t), t.bits),
         Class::Other => "an opaque value".into(),
     }
+}
+
+/// `ptx::isa().lookup`, memoized per thread: the same opcode and modifier spelling recurs
+/// thousands of times in a module, and matching modifiers against forms backtracks.
+fn lookup_forms(opcode: &str, mods: &[&str]) -> std::rc::Rc<Vec<&'static ptx::Form>> {
+    thread_local! {
+        static CACHE: std::cell::RefCell<HashMap<String, std::rc::Rc<Vec<&'static ptx::Form>>>> =
+            std::cell::RefCell::new(HashMap::new());
+    }
+    let mut key = String::with_capacity(opcode.len() + 8 * mods.len());
+    key.push_str(opcode);
+    for m in mods {
+        key.push_str(m);
+    }
+    CACHE.with(|c| {
+        if let Some(v) = c.borrow().get(&key) {
+            return v.clone();
+        }
+        let v = std::rc::Rc::new(ptx::isa().lookup(opcode, mods));
+        c.borrow_mut().insert(key, v.clone());
+        v
+    })
 }
 
 fn is_sreg(name: &str) -> bool {
