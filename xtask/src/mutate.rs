@@ -382,7 +382,98 @@ fn rename_consistently(text: &str, rng: &mut Rng) -> Option<(String, String)> {
     Some((out, format!("rename {name} everywhere (stays valid)")))
 }
 
+/// Duplicates a label definition.
+fn duplicate_label(text: &str, rng: &mut Rng) -> Option<(String, String)> {
+    let cands: Vec<_> = text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| {
+            let t = l.trim();
+            t.ends_with(':') && !t.contains(' ') && t.len() > 1
+        })
+        .collect();
+    let (i, l) = pick(rng, &cands)?;
+    Some((
+        replace_line(text, i, &format!("{l}\n{l}")),
+        format!("line {}: duplicate label `{}`", i + 1, l.trim()),
+    ))
+}
+
+/// Changes the state space of a load or store.
+fn respace(text: &str, rng: &mut Rng) -> Option<(String, String)> {
+    const S: &[&str] = &[".global", ".shared", ".local", ".param", ".const"];
+    let lines = instruction_lines(text);
+    let cands: Vec<_> = lines
+        .iter()
+        .copied()
+        .filter(|(_, l)| {
+            let t = l.trim_start().trim_start_matches(|c: char| {
+                c == '@' || c == '!' || c.is_alphanumeric() || c == '%' || c == '_'
+            });
+            let t = t.trim_start();
+            (l.contains("ld.") || l.contains("st."))
+                && S.iter().any(|s| l.contains(s))
+                && !t.is_empty()
+        })
+        .collect();
+    let (i, l) = pick(rng, &cands)?;
+    let from = S.iter().find(|s| l.contains(*s))?;
+    let to = S[rng.below(S.len())];
+    if to == *from {
+        return None;
+    }
+    Some((
+        replace_line(text, i, &l.replacen(from, to, 1)),
+        format!("line {}: {from} -> {to}", i + 1),
+    ))
+}
+
+/// Removes the `.target` directive.
+fn drop_target(text: &str, _rng: &mut Rng) -> Option<(String, String)> {
+    let (i, _) = text
+        .lines()
+        .enumerate()
+        .find(|(_, l)| l.trim_start().starts_with(".target"))?;
+    Some((
+        replace_line(text, i, ""),
+        format!("line {}: delete .target", i + 1),
+    ))
+}
+
+/// Swaps two operands of an instruction (often changes operand types).
+fn swap_operands(text: &str, rng: &mut Rng) -> Option<(String, String)> {
+    let lines = instruction_lines(text);
+    let cands: Vec<_> = lines
+        .iter()
+        .copied()
+        .filter(|(_, l)| {
+            l.matches(',').count() >= 2 && !l.contains('{') && !l.contains('[') && !l.contains('(')
+        })
+        .collect();
+    let (i, l) = pick(rng, &cands)?;
+    let t = l.trim_start();
+    let sp = t.find(char::is_whitespace)?;
+    let (head, ops) = t.split_at(sp);
+    let ops = ops.trim().trim_end_matches(';');
+    let mut v: Vec<&str> = ops.split(',').map(str::trim).collect();
+    let a = rng.below(v.len());
+    let b = rng.below(v.len());
+    if a == b || v[a] == v[b] {
+        return None;
+    }
+    v.swap(a, b);
+    let new = format!("{}{head} {};", &l[..l.len() - t.len()], v.join(", "));
+    Some((
+        replace_line(text, i, &new),
+        format!("line {}: swap operands {} and {}", i + 1, a + 1, b + 1),
+    ))
+}
+
 const MUTATORS: &[(&str, Mutator)] = &[
+    ("duplicate_label", duplicate_label),
+    ("respace", respace),
+    ("drop_target", drop_target),
+    ("swap_operands", swap_operands),
     ("undeclared_register", undeclared_register),
     ("retype", retype),
     ("delete_decl", delete_decl),

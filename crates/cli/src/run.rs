@@ -164,18 +164,8 @@ fn run_inner(args: &Args) -> Result<Status, String> {
     let mut db = db::RootDatabase::default();
     let file = db.add_file(&args.file, &bytes);
     let text = file.text(&db).to_string();
-    let mut diags = db::diagnostics(&db, file).clone();
-    let parse = syntax::parse(&text);
-    for d in hir::check_module(&parse.tree()) {
-        diags.push(db::Diagnostic {
-            severity: match d.severity {
-                hir::Severity::Error => db::Severity::Error,
-                hir::Severity::Warning => db::Severity::Warning,
-            },
-            message: d.message,
-            range: d.range,
-        });
-    }
+    // Syntax and semantic diagnostics (crates/hir through the database).
+    let diags = db::diagnostics(&db, file).clone();
     let color = render::stderr_color();
     let shown = args.file.display().to_string();
     let mut errors = 0;

@@ -14,8 +14,8 @@ use crate::types::{Class, Fit, Ty, fits};
 enum Local {
     /// A register: its type and vector width.
     Reg(Option<Ty>, u32),
-    /// A variable in a state space (`.local`, `.shared`, `.param`, ...).
-    Var(#[allow(dead_code)] String),
+    /// A variable in a state space (`.local`, `.shared`, `.param`, ...) and its type.
+    Var(String, Option<Ty>),
 }
 
 #[derive(Default)]
@@ -99,7 +99,7 @@ impl Cx<'_> {
         let local = if space == ".reg" {
             Local::Reg(ty_of(p.ty()), p.vector().unwrap_or(1))
         } else {
-            Local::Var(space)
+            Local::Var(space, ty_of(p.ty()))
         };
         self.insert(name.text(), name.text_range(), local);
     }
@@ -217,7 +217,7 @@ impl Cx<'_> {
             let local = if space == ".reg" {
                 Local::Reg(ty, vec)
             } else {
-                Local::Var(space.clone())
+                Local::Var(space.clone(), ty)
             };
             if let Some(n) = decl.param_count() {
                 let scope = self.scopes.last_mut().expect("a scope");
@@ -266,6 +266,12 @@ impl Cx<'_> {
 
     /// The declared type of a plain register operand.
     fn reg_ty(&self, o: &ast::Operand) -> Option<(Ty, TextRange)> {
+        self.reg_ty_in(o, false)
+    }
+
+    /// Like [`Self::reg_ty`]; with `whole_vectors`, a vector register used whole (the data
+    /// operand of ld/st) gives its element type.
+    fn reg_ty_in(&self, o: &ast::Operand, whole_vectors: bool) -> Option<(Ty, TextRange)> {
         let ast::Operand::Name(n) = o else {
             return None;
         };
@@ -275,6 +281,7 @@ impl Cx<'_> {
         let tok = n.name()?;
         match self.lookup(tok.text())? {
             Local::Reg(Some(t), 1) => Some((t, tok.text_range())),
+            Local::Reg(Some(t), _) if whole_vectors => Some((t, tok.text_range())),
             _ => None,
         }
     }
@@ -321,6 +328,7 @@ impl Cx<'_> {
             }
         }
         self.address_size(&opcode, &mod_refs, &operands);
+        self.spaces(&opcode, &mod_refs, &operands);
         self.gating(&opcode, &mod_refs, op_tok.text_range(), range);
         let before = self.d.len();
         self.vectors(&opcode, &mod_refs, &operands, range);
@@ -387,16 +395,86 @@ impl Cx<'_> {
         }
     }
 
+    /// The state space of a variable named as an address base.
+    fn var_space(&self, name: &str) -> Option<String> {
+        match self.lookup(name) {
+            Some(Local::Var(sp, _)) => Some(sp),
+            Some(Local::Reg(..)) => None,
+            None => self.m.vars.get(name).map(|v| v.space.clone()),
+        }
+    }
+
+    /// `ld.global [param_var]`: the instruction's state space must be the variable's;
+    /// `st.const` does not exist.
+    fn spaces(&mut self, opcode: &str, mods: &[&str], ops: &[ast::Operand]) {
+        if !matches!(opcode, "ld" | "ldu" | "st" | "atom" | "red" | "prefetch") {
+            return;
+        }
+        let norm = |s: &str| -> Option<&'static str> {
+            Some(match s {
+                ".global" => ".global",
+                ".shared" | ".shared::cta" | ".shared::cluster" => ".shared",
+                ".local" => ".local",
+                ".param" | ".param::entry" | ".param::func" => ".param",
+                ".const" => ".const",
+                _ => return None,
+            })
+        };
+        let Some(space) = mods.iter().find_map(|m| norm(m)) else {
+            return;
+        };
+        if opcode == "st" && space == ".const" {
+            if let Some(o) = ops.first() {
+                self.err(
+                    o.syntax().text_range(),
+                    "State space incorrect for instruction 'st': the constant space is read-only",
+                );
+            }
+            return;
+        }
+        for o in ops {
+            let ast::Operand::Address(a) = o else {
+                continue;
+            };
+            let Some(base) = a.operands().next() else {
+                continue;
+            };
+            let base = match base {
+                ast::Operand::Binary(b) => b.lhs(),
+                other => Some(other),
+            };
+            let Some(ast::Operand::Name(n)) = base else {
+                continue;
+            };
+            let Some(tok) = n.name() else { continue };
+            let Some(var_space) = self.var_space(tok.text()) else {
+                continue;
+            };
+            let Some(vs) = norm(&var_space) else { continue };
+            if vs != space {
+                self.err(
+                    tok.text_range(),
+                    format!(
+                        "State space mismatch between instruction and address in instruction '{opcode}': '{}' is a {vs} variable, the instruction accesses {space}",
+                        tok.text()
+                    ),
+                );
+            }
+        }
+    }
+
     fn call(&mut self, i: &ast::Instruction, ops: &[ast::Operand]) {
         let range = i.syntax().text_range();
         let mut it = ops.iter().peekable();
         let mut rets = None;
+        let mut ret_ops: Vec<ast::Operand> = Vec::new();
         if let Some(ast::Operand::ArgList(l)) = it.peek() {
             let v: Vec<ast::Operand> = l.args().collect();
             for a in &v {
                 self.resolve(a);
             }
             rets = Some(v.len());
+            ret_ops = v;
             it.next();
         }
         let Some(target) = it.next() else { return };
@@ -406,12 +484,14 @@ impl Cx<'_> {
         let Some(tok) = n.name() else { return };
         let name = tok.text().to_string();
         let mut args = None;
+        let mut arg_ops: Vec<ast::Operand> = Vec::new();
         if let Some(ast::Operand::ArgList(l)) = it.peek() {
             let v: Vec<ast::Operand> = l.args().collect();
             for a in &v {
                 self.resolve(a);
             }
             args = Some(v.len());
+            arg_ops = v;
             it.next();
         }
         for rest in it {
@@ -424,6 +504,39 @@ impl Cx<'_> {
                     format!("Call to '.entry' function '{name}' is not allowed"),
                 );
                 return;
+            }
+            // Each argument's type against its formal parameter (same size, compatible class).
+            let pairs = ret_ops
+                .iter()
+                .zip(sig.rets.iter().zip(&sig.ret_names))
+                .chain(arg_ops.iter().zip(sig.params.iter().zip(&sig.param_names)));
+            let mut mismatches = Vec::new();
+            for (op, ((_, formal), fname)) in pairs {
+                let Some(formal) = formal else { continue };
+                let actual = match op {
+                    ast::Operand::Name(n) if n.components().next().is_none() => {
+                        match n.name().and_then(|t| self.lookup(t.text())) {
+                            Some(Local::Reg(Some(t), 1)) | Some(Local::Var(_, Some(t))) => Some(t),
+                            _ => None,
+                        }
+                    }
+                    _ => None,
+                };
+                if let Some(actual) = actual
+                    && !fits(*formal, actual, Fit::Exact)
+                {
+                    mismatches.push((op.syntax().text_range(), fname.clone(), actual, *formal));
+                }
+            }
+            for (r, fname, actual, formal) in mismatches {
+                self.err(
+                    r,
+                    format!(
+                        "Type of argument does not match formal parameter '{fname}': the argument is {}, '{fname}' is {}",
+                        describe(actual),
+                        describe(formal)
+                    ),
+                );
             }
             if rets.unwrap_or(0) != sig.rets.len() || args.unwrap_or(0) != sig.params.len() {
                 self.err(
@@ -459,6 +572,11 @@ impl Cx<'_> {
                 );
                 return;
             }
+            // ptxas 13 compiles for sm_75 and later only, so it always warns.
+            self.d.push(Diagnostic::warning(
+                range,
+                format!("Instruction '{opcode}' without '.sync' may produce unpredictable results on sm_70 and later architectures"),
+            ));
             if version.is_some_and(|v| v >= ptx::PtxVersion::new(6, 0)) {
                 self.d.push(Diagnostic::warning(
                     range,
@@ -466,7 +584,26 @@ impl Cx<'_> {
                 ));
             }
         }
-        let forms = ptx::isa().lookup(opcode, mods);
+        if matches!(opcode, "atom" | "red")
+            && mods
+                .iter()
+                .any(|m| matches!(*m, ".cta" | ".gpu" | ".sys" | ".cluster"))
+            && target.suffix.is_none()
+            && target.num < 60
+        {
+            self.err(
+                op_range,
+                "Feature 'scopes on atomic operations' requires .target sm_60 or higher",
+            );
+        }
+        if target.suffix.is_none()
+            && target.num < 80
+            && mods.iter().any(|m| matches!(*m, ".bf16" | ".bf16x2"))
+        {
+            self.err(op_range, "Feature '.bf16' requires .target sm_80 or higher");
+            return;
+        }
+        let forms = lookup_forms(opcode, mods);
         if forms.is_empty() {
             return;
         }
@@ -518,7 +655,7 @@ impl Cx<'_> {
             return;
         }
         let isa = ptx::isa();
-        let forms = isa.lookup(opcode, mods);
+        let forms = lookup_forms(opcode, mods);
         if forms.is_empty() {
             let written: String = mods.concat();
             self.err(
@@ -745,6 +882,22 @@ impl Cx<'_> {
                 let t = t.expect("one type");
                 rules.push((1, t, Fit::Wider));
             }
+            "atom"
+                if one_type
+                    && (ops.len() == 3 || ops.len() == 4)
+                    && !mods.iter().any(|m| m.starts_with(".v")) =>
+            {
+                let t = t.expect("one type");
+                rules.push((0, t, Fit::Exact));
+                rules.push((2, t, Fit::Exact));
+                if ops.len() == 4 {
+                    rules.push((3, t, Fit::Exact));
+                }
+            }
+            "red" if one_type && ops.len() == 2 && !mods.iter().any(|m| m.starts_with(".v")) => {
+                let t = t.expect("one type");
+                rules.push((1, t, Fit::Exact));
+            }
             "cvt" if types.len() == 2 && ops.len() == 2 => {
                 let (dt, st) = (types[0], types[1]);
                 if !dt.packed && !st.packed {
@@ -762,8 +915,9 @@ impl Cx<'_> {
                 }
                 other => vec![other.clone()],
             };
+            let whole = matches!(opcode, "ld" | "ldu" | "st");
             for e in &elems {
-                let Some((reg, r)) = self.reg_ty(e) else {
+                let Some((reg, r)) = self.reg_ty_in(e, whole) else {
                     continue;
                 };
                 // A .pred instruction type never appears in these rules except for predicates.
@@ -823,6 +977,28 @@ fn describe_want(t: Ty, fit: Fit) -> String {
         Class::Float | Class::BFloat => format!("a {} or .b{} register", describe(t), t.bits),
         Class::Other => "an opaque value".into(),
     }
+}
+
+/// `ptx::isa().lookup`, memoized per thread: the same opcode and modifier spelling recurs
+/// thousands of times in a module, and matching modifiers against forms backtracks.
+fn lookup_forms(opcode: &str, mods: &[&str]) -> std::rc::Rc<Vec<&'static ptx::Form>> {
+    thread_local! {
+        static CACHE: std::cell::RefCell<HashMap<String, std::rc::Rc<Vec<&'static ptx::Form>>>> =
+            std::cell::RefCell::new(HashMap::new());
+    }
+    let mut key = String::with_capacity(opcode.len() + 8 * mods.len());
+    key.push_str(opcode);
+    for m in mods {
+        key.push_str(m);
+    }
+    CACHE.with(|c| {
+        if let Some(v) = c.borrow().get(&key) {
+            return v.clone();
+        }
+        let v = std::rc::Rc::new(ptx::isa().lookup(opcode, mods));
+        c.borrow_mut().insert(key, v.clone());
+        v
+    })
 }
 
 fn is_sreg(name: &str) -> bool {

@@ -27,6 +27,9 @@ pub struct FuncSig {
     /// (state space, type) of each return parameter.
     pub rets: Vec<(String, Option<Ty>)>,
     pub params: Vec<(String, Option<Ty>)>,
+    /// Names of the return parameters and parameters (for messages).
+    pub ret_names: Vec<String>,
+    pub param_names: Vec<String>,
     pub defined: bool,
     pub noreturn: bool,
 }
@@ -65,6 +68,14 @@ fn sig_of(f: &ast::Function) -> FuncSig {
         is_entry: f.is_entry(),
         rets: f.return_params().map(p).collect(),
         params: f.params().map(p).collect(),
+        ret_names: f
+            .return_params()
+            .map(|p| p.name().map(|n| n.text().to_string()).unwrap_or_default())
+            .collect(),
+        param_names: f
+            .params()
+            .map(|p| p.name().map(|n| n.text().to_string()).unwrap_or_default())
+            .collect(),
         defined: f.body().is_some(),
         noreturn: f
             .perf_directives()
@@ -165,6 +176,24 @@ impl ModuleScope {
             ));
         }
 
+        // `.loc` needs a `.file` somewhere in the module.
+        let has_file = items
+            .iter()
+            .any(|i| matches!(i, ast::Item::FileDirective(_)));
+        if !has_file {
+            let first_loc = file
+                .syntax()
+                .descendants_with_tokens()
+                .filter_map(|e| e.into_token())
+                .find(|t| t.text() == ".loc");
+            if let Some(t) = first_loc {
+                d.push(Diagnostic::warning(
+                    t.text_range(),
+                    ".loc directive without .file directive is found, information in generated binary may not be complete",
+                ));
+            }
+        }
+
         // Globals and functions.
         let mut defined_funcs: HashMap<String, TextRange> = HashMap::new();
         for item in &items {
@@ -197,11 +226,19 @@ impl ModuleScope {
                                 format!("Module-scoped variables in {space} state space are not allowed with ABI (PTX 3.0 and later)"),
                             ));
                         } else {
+                            let name = g.name().map(|n| n.text().to_string()).unwrap_or_default();
                             d.push(Diagnostic::warning(
                                 range_of(g),
-                                "Use of module scoped .local or .reg variable found, disabling ABI",
+                                format!("Use of module scoped .local or .reg variable '{name}' found, disabling ABI"),
                             ));
                         }
+                    }
+                    if is_extern && matches!(space.as_str(), ".global" | ".const") {
+                        let name = g.name().map(|n| n.text().to_string()).unwrap_or_default();
+                        d.push(Diagnostic::warning(
+                            range_of(g),
+                            format!("Unresolved extern variable '{name}' in whole program compilation, ignoring extern qualifier"),
+                        ));
                     }
                     for decl in g.declarators() {
                         let Some(name) = decl.name() else { continue };
@@ -234,6 +271,15 @@ impl ModuleScope {
                 ast::Item::Function(f) => {
                     let Some(name) = f.name() else { continue };
                     let sig = sig_of(f);
+                    if sig.rets.len() > 1 && sig.defined {
+                        d.push(Diagnostic::warning(
+                            name.text_range(),
+                            format!(
+                                "Function '{}' with multiple return values found, disabling ABI",
+                                name.text()
+                            ),
+                        ));
+                    }
                     if sig.defined
                         && let Some(_prev) =
                             defined_funcs.insert(name.text().to_string(), name.text_range())
@@ -362,7 +408,7 @@ pub(crate) fn gate_type(s: &ModuleScope, ty: &str, range: TextRange, d: &mut Vec
     let Some(t) = s.target else { return };
     let (feature, min) = match ty {
         ".f16x2" => ("'.f16x2 packed data-type'", 53),
-        ".bf16" | ".bf16x2" => return,
+        ".bf16" | ".bf16x2" => ("'.bf16'", 80),
         _ => return,
     };
     if t.suffix.is_none() && t.num < min {

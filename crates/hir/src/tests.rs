@@ -121,3 +121,28 @@ fn vectors() {
         "#]],
     );
 }
+
+#[test]
+fn whole_vector_registers_in_ld() {
+    check(
+        ".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry k(.param .u64 a)\n{\n.reg .u64 in;\n.reg .v4 .u32 t;\nld.v4.b64 t, [in];\nld.v4.u32 t, [in];\nret;\n}\n",
+        expect![[r#"
+            8: Error: Arguments mismatch for instruction 'ld': operand 1 is a .u32 register, the instruction needs a register of at least 64 bits
+        "#]],
+    );
+}
+
+/// Verdicts probed with ptxas 13.0.88: f32 for u32, u64 for u32 and a register of the wrong
+/// size are refused; s32 for u32 is accepted; the argument count must match.
+#[test]
+fn calls_against_signatures() {
+    check(
+        ".version 8.0\n.target sm_80\n.address_size 64\n.func (.param .u32 r) f(.param .u32 x) { ret; }\n.func (.reg .u32 r) g(.reg .u32 x) { ret; }\n.visible .entry k()\n{\n.reg .u32 %r<4>;\n.reg .u64 %rd<4>;\n.param .u32 p0;\n.param .u64 p2;\n.param .f32 p3;\n.param .s32 p4;\ncall (p0), f, (p3);\ncall (p0), f, (p4);\ncall (p2), f, (p0);\ncall (%r1), g, (%rd2);\ncall (p0), f, (p0, p0);\nret;\n}\n",
+        expect![[r#"
+            14: Error: Type of argument does not match formal parameter 'x': the argument is .f32, 'x' is .u32
+            16: Error: Type of argument does not match formal parameter 'r': the argument is .u64, 'r' is .u32
+            17: Error: Type of argument does not match formal parameter 'x': the argument is .u64, 'x' is .u32
+            18: Error: Call has wrong number of parameters: 'f' takes 1 return value(s) and 1 argument(s), the call passes 1 and 2
+        "#]],
+    );
+}

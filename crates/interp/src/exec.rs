@@ -206,12 +206,12 @@ fn run_cta(
                 func: kernel,
                 pc: 0,
                 regs: vec![0; f.reg_bits.len()],
-                local_base: 0,
+                local_base: module.local_static.div_ceil(16) * 16,
                 param_base: 0,
                 rets: Vec::new(),
             }],
             st: St::Run,
-            local: vec![0; f.local_size as usize],
+            local: vec![0; (module.local_static.div_ceil(16) * 16 + f.local_size) as usize],
             param: vec![0; f.param_size as usize],
             carry: false,
             tid,
@@ -442,7 +442,14 @@ impl Cta<'_> {
                     line: inst.line,
                 });
             }
-            Op::Shfl | Op::Vote | Op::Match | Op::Redux | Op::BarWarp | Op::Activemask => {
+            Op::Shfl
+            | Op::Vote
+            | Op::Match
+            | Op::Redux
+            | Op::BarWarp
+            | Op::Activemask
+            | Op::Ldmatrix
+            | Op::Mma => {
                 return self.collective(w, active, f, inst, forced);
             }
             Op::Bar => return self.barrier(w, active, f, inst),
@@ -776,12 +783,161 @@ impl Cta<'_> {
                     set(f, t, &args[0], Ty::B32, r);
                 }
             }
+            Op::Ldmatrix => {
+                if active.count_ones() as usize != n.min(32) {
+                    return Err(RunError::Unsupported {
+                        reason: "ldmatrix with part of the warp inactive (it is .aligned: all lanes must execute it)".into(),
+                        line: inst.line,
+                    });
+                }
+                // Threads 8i..8i+7 give the row addresses of matrix i (rows of 8 b16 values).
+                let space = inst.mods.space.unwrap_or(Space::Generic);
+                let nmat = inst.mods.xn.max(1) as usize;
+                let mut rows = vec![[0u16; 8]; 8 * nmat];
+                for (r, row) in rows.iter_mut().enumerate() {
+                    let (sp, addr) = self.address(&self.warps[w][r], &args[1], space);
+                    let mut b = [0u8; 16];
+                    self.load(w, r, sp, addr, &mut b, inst.line)?;
+                    for (k, e) in row.iter_mut().enumerate() {
+                        *e = u16::from_le_bytes([b[2 * k], b[2 * k + 1]]);
+                    }
+                }
+                let dsts: Vec<Operand> = match &args[0] {
+                    Operand::Vec(v) => v.clone(),
+                    o => vec![o.clone()],
+                };
+                for l in Self::lanes(active) {
+                    let (g, t4) = (l / 4, l % 4);
+                    for (i, d) in dsts.iter().enumerate().take(nmat) {
+                        let m = &rows[8 * i..8 * i + 8];
+                        let (lo, hi) = if inst.mods.trans {
+                            (m[2 * t4][g], m[2 * t4 + 1][g])
+                        } else {
+                            (m[g][2 * t4], m[g][2 * t4 + 1])
+                        };
+                        let t = &mut self.warps[w][l];
+                        set(f, t, d, Ty::B32, (hi as u64) << 16 | lo as u64);
+                    }
+                }
+            }
+            Op::Mma => {
+                if active.count_ones() as usize != n.min(32) {
+                    return Err(RunError::Unsupported {
+                        reason: "mma with part of the warp inactive (it is .aligned: all lanes must execute it)".into(),
+                        line: inst.line,
+                    });
+                }
+                self.mma(w, active, f, inst);
+            }
             _ => unreachable!("not a collective"),
         }
         for l in Self::lanes(active) {
             self.advance(w, l);
         }
         Ok(())
+    }
+
+    /// `mma.sync.aligned.{m16n8k16 f16/bf16, m16n8k32 s8/u8}.row.col`: gathers the fragments
+    /// of all 32 lanes (layouts of PTX ISA 9.0 §9.7.14.5.x "Matrix Fragments for mma.m16n8k*"),
+    /// multiplies, and scatters D. Float products are summed exactly and rounded once to f32.
+    fn mma(&mut self, w: usize, active: u32, f: &Function, inst: &Inst) {
+        let args = &inst.args;
+        let elems = |o: &Operand| -> Vec<Operand> {
+            match o {
+                Operand::Vec(v) => v.clone(),
+                other => vec![other.clone()],
+            }
+        };
+        let (d, a, b, c) = (
+            elems(&args[0]),
+            elems(&args[1]),
+            elems(&args[2]),
+            elems(&args[3]),
+        );
+        let types = &inst.mods.types;
+        let is_int = types[0] == Ty::S32;
+        let k = if is_int { 32 } else { 16 };
+        let mut am = vec![vec![0f64; k]; 16];
+        let mut bm = vec![vec![0f64; 8]; k];
+        let mut cm = vec![vec![0f64; 8]; 16];
+        let mut ci = vec![vec![0i64; 8]; 16];
+        let half = |bits: u64, ty: Ty| -> f64 {
+            if ty == Ty::Bf16 {
+                float::BF16.to_f64(bits & 0xffff)
+            } else {
+                float::F16.to_f64(bits & 0xffff)
+            }
+        };
+        let byte = |bits: u64, ty: Ty| -> f64 {
+            if ty == Ty::S8 {
+                bits as u8 as i8 as f64
+            } else {
+                (bits & 0xff) as f64
+            }
+        };
+        for l in Self::lanes(active) {
+            let t = &self.warps[w][l];
+            let (g, t4) = (l / 4, l % 4);
+            let av: Vec<u64> = a.iter().map(|o| self.get(f, t, o, Ty::B32)).collect();
+            let bv: Vec<u64> = b.iter().map(|o| self.get(f, t, o, Ty::B32)).collect();
+            let cv: Vec<u64> = c.iter().map(|o| self.get(f, t, o, Ty::B32)).collect();
+            if is_int {
+                for i in 0..16 {
+                    let row = if i < 4 || (8..12).contains(&i) {
+                        g
+                    } else {
+                        g + 8
+                    };
+                    let col = t4 * 4 + (i & 3) + if i >= 8 { 16 } else { 0 };
+                    am[row][col] = byte(av[i / 4] >> (8 * (i % 4)), types[1]);
+                }
+                for i in 0..8 {
+                    let row = t4 * 4 + (i & 3) + if i >= 4 { 16 } else { 0 };
+                    bm[row][g] = byte(bv[i / 4] >> (8 * (i % 4)), types[2]);
+                }
+            } else {
+                for i in 0..8 {
+                    let row = if matches!(i, 0 | 1 | 4 | 5) { g } else { g + 8 };
+                    let col = t4 * 2 + (i & 1) + if i >= 4 { 8 } else { 0 };
+                    am[row][col] = half(av[i / 2] >> (16 * (i % 2)), types[1]);
+                }
+                for i in 0..4 {
+                    let row = t4 * 2 + (i & 1) + if i >= 2 { 8 } else { 0 };
+                    bm[row][g] = half(bv[i / 2] >> (16 * (i % 2)), types[2]);
+                }
+            }
+            for (i, &cvi) in cv.iter().enumerate().take(4) {
+                let row = if i < 2 { g } else { g + 8 };
+                let col = t4 * 2 + (i & 1);
+                if is_int {
+                    ci[row][col] = cvi as u32 as i32 as i64;
+                } else {
+                    cm[row][col] = f32::from_bits(cvi as u32) as f64;
+                }
+            }
+        }
+        for l in Self::lanes(active) {
+            let (g, t4) = (l / 4, l % 4);
+            for (i, dst) in d.iter().enumerate().take(4) {
+                let row = if i < 2 { g } else { g + 8 };
+                let col = t4 * 2 + (i & 1);
+                let v = if is_int {
+                    let s: i64 = (0..k)
+                        .map(|kk| am[row][kk] as i64 * bm[kk][col] as i64)
+                        .sum::<i64>()
+                        + ci[row][col];
+                    s as i32 as u32 as u64
+                } else {
+                    // Products of f16/bf16 values are exact in f64; so is their sum for the
+                    // exponent ranges involved, then one rounding to f32.
+                    let s: f64 =
+                        (0..k).map(|kk| am[row][kk] * bm[kk][col]).sum::<f64>() + cm[row][col];
+                    float::round(s, Ordering::Equal, Rnd::Ne, float::F32, false)
+                };
+                let t = &mut self.warps[w][l];
+                set(f, t, dst, Ty::B32, v);
+            }
+        }
     }
 
     // ---- operand access -------------------------------------------------------------------
@@ -1737,6 +1893,8 @@ impl Cta<'_> {
             | Op::BarWarp
             | Op::Activemask
             | Op::Bar
+            | Op::Ldmatrix
+            | Op::Mma
             | Op::Unsupported => {
                 unreachable!("handled per warp")
             }

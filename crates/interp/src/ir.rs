@@ -344,6 +344,10 @@ pub enum Op {
     Activemask,
     Redux,
     Shfl,
+    /// `ldmatrix.sync.aligned.m8n8.{x1,x2,x4}[.trans].b16`
+    Ldmatrix,
+    /// `mma.sync.aligned.m16n8k16` (f16/bf16 -> f32) and `m16n8k32` (s8/u8 -> s32), row.col
+    Mma,
     Nop,
     Unsupported,
 }
@@ -392,6 +396,13 @@ pub struct Mods {
     pub prmt: u8,
     /// testp class: 0 finite 1 infinite 2 number 3 notanumber 4 normal 5 subnormal.
     pub testp: u8,
+    /// Matrix shape `.mMnNkK` of mma / ldmatrix (k is 0 for `.m8n8`).
+    pub shape: Option<(u8, u8, u8)>,
+    /// ldmatrix `.x1/.x2/.x4`.
+    pub xn: u8,
+    pub trans: bool,
+    /// mma operand layouts: `.row` (true) / `.col` (false), for A then B.
+    pub layouts: Vec<bool>,
     pub types: Vec<Ty>,
 }
 
@@ -475,6 +486,8 @@ pub struct Module {
     pub consts: Vec<u8>,
     /// Bytes of static shared memory (module and function `.shared` variables).
     pub shared_static: u64,
+    /// Bytes of module-scope `.local` variables (at the bottom of every thread's local area).
+    pub local_static: u64,
     /// Alignment of the dynamic shared area (start of `extern .shared` arrays).
     pub dyn_shared_align: u64,
     /// Generic address of the `.global` variable image (set by [`crate::mem::Memory`]).

@@ -73,6 +73,7 @@ pub fn lower(text: &str, file: &ast::SourceFile) -> Result<Module, LowerError> {
         globals: Vec::new(),
         consts: Vec::new(),
         shared_static: 0,
+        local_static: 0,
         dyn_shared_align: 16,
         global_base: 0,
         relocs: Vec::new(),
@@ -184,14 +185,13 @@ pub fn lower(text: &str, file: &ast::SourceFile) -> Result<Module, LowerError> {
                     }
                 }
                 ".local" => {
-                    // Module-scope .local: per-thread storage; give it a static offset in the
-                    // thread's local window below any frame.
-                    return Err(LowerError {
-                        line,
-                        message:
-                            "module-scope .local variables are not supported by the interpreter"
-                                .into(),
-                    });
+                    // Module-scope .local: per-thread storage below every call frame.
+                    let off = align_up(m.local_static, align);
+                    m.local_static = off + size;
+                    VarRef {
+                        space: Space::Local,
+                        loc: Loc::Static(off),
+                    }
                 }
                 _ => continue,
             };
@@ -422,6 +422,12 @@ fn init_bytes(
                     message: "unsupported initializer expression".into(),
                 })?;
                 match globals.get(&name) {
+                    Some(Sym::Func(f)) => {
+                        // A function address (virtual tables): its index, as `mov r, func`
+                        // and indirect calls use it.
+                        let _ = (addend, generic);
+                        *f as u64
+                    }
                     Some(Sym::Var(v)) => {
                         relocs.push(Reloc {
                             in_const,
@@ -820,8 +826,17 @@ impl FnCx<'_> {
         let generic_vars = inst.mods.space == Some(Space::Generic)
             && matches!(inst.op, Op::Ld | Op::St | Op::Atom | Op::Red);
         for (k, o) in operands.iter().enumerate() {
-            let lowered = self.operand(o, line, &mut vec![k], idx, generic_vars)?;
-            inst.args.push(lowered);
+            match self.operand(o, line, &mut vec![k], idx, generic_vars) {
+                Ok(lowered) => inst.args.push(lowered),
+                Err(e) if e.message.starts_with("unsupported: ") => {
+                    inst.op = Op::Unsupported;
+                    inst.unsupported = Some(e.message["unsupported: ".len()..].to_string());
+                    inst.args.clear();
+                    self.pending.retain(|p| p.0 != idx);
+                    return Ok(inst);
+                }
+                Err(e) => return Err(e),
+            }
         }
         Ok(inst)
     }
@@ -886,6 +901,19 @@ impl FnCx<'_> {
                     return Ok(Operand::Sink);
                 }
                 if name.starts_with('%')
+                    && self.lookup(&name).is_none()
+                    && sreg(&name, None).is_none()
+                    && let Some(r) = ptx::isa().special_register(&name)
+                {
+                    return Err(err(
+                        line,
+                        format!(
+                            "unsupported: special register {} is not modeled by the interpreter",
+                            r.name
+                        ),
+                    ));
+                }
+                if name.starts_with('%')
                     && let Some(s) = sreg(&name, comps.first().map(String::as_str))
                 {
                     // A user register may shadow a special register name.
@@ -919,6 +947,7 @@ impl FnCx<'_> {
                         generic: false,
                     },
                     Some(Sym::Func(f)) => Operand::Func(f),
+                    None if name == "WARP_SZ" => Operand::Imm(Imm::Int(32)),
                     None => {
                         if idx == usize::MAX {
                             return Err(err(line, format!("undefined name `{name}`")));
@@ -1101,9 +1130,18 @@ fn sreg(name: &str, comp: Option<&str>) -> Option<Sreg> {
         "%globaltimer_hi" => Sreg::GlobaltimerHi,
         "%dynamic_smem_size" => Sreg::DynamicSmemSize,
         "%total_smem_size" => Sreg::TotalSmemSize,
-        n if n.starts_with("%envreg") || n.starts_with("%pm") => Sreg::Zero,
+        // Performance counters start at zero in a fresh machine; nothing else counts them.
+        n if n.starts_with("%pm") => Sreg::Zero,
         _ => return None,
     })
+}
+
+/// `.m16n8k16` -> (16, 8, 16).
+fn parse_shape(s: &str) -> Option<(u8, u8, u8)> {
+    let r = s.strip_prefix(".m")?;
+    let (m, r) = r.split_once('n')?;
+    let (n, k) = r.split_once('k')?;
+    Some((m.parse().ok()?, n.parse().ok()?, k.parse().ok()?))
 }
 
 /// Maps an opcode and its modifiers to an [`Op`] and [`Mods`]; unknown relevant modifiers make
@@ -1181,6 +1219,8 @@ fn parse_op(opcode: &str, mods: &[String]) -> (Op, Mods, Option<String>) {
         "match" => Op::Match,
         "activemask" => Op::Activemask,
         "redux" => Op::Redux,
+        "ldmatrix" => Op::Ldmatrix,
+        "mma" => Op::Mma,
         "shfl" => Op::Shfl,
         "nanosleep" | "prefetch" | "prefetchu" | "pmevent" | "griddepcontrol" | "discard"
         | "applypriority" => Op::Nop,
@@ -1292,6 +1332,13 @@ fn parse_op(opcode: &str, mods: &[String]) -> (Op, Mods, Option<String>) {
             ".notanumber" => m.testp = 3,
             ".normal" => m.testp = 4,
             ".subnormal" => m.testp = 5,
+            ".row" | ".col" if matches!(op, Op::Mma) => m.layouts.push(s == ".row"),
+            ".x1" | ".x2" | ".x4" if op == Op::Ldmatrix => m.xn = s[2..].parse().unwrap_or(1),
+            ".trans" if op == Op::Ldmatrix => m.trans = true,
+            ".m8n8" if op == Op::Ldmatrix => m.shape = Some((8, 8, 0)),
+            s if op == Op::Mma && s.starts_with(".m") && parse_shape(s).is_some() => {
+                m.shape = parse_shape(s)
+            }
             ".v2" => m.vec = 2,
             ".v4" => m.vec = 4,
             ".v8" => m.vec = 8,
@@ -1331,6 +1378,31 @@ fn parse_op(opcode: &str, mods: &[String]) -> (Op, Mods, Option<String>) {
     }
     if matches!(op, Op::Ld | Op::St | Op::Atom | Op::Red) && m.space.is_none() {
         m.space = Some(Space::Generic);
+    }
+    if op == Op::Mma {
+        let ok_types = matches!(
+            m.types.as_slice(),
+            [Ty::F32, Ty::F16 | Ty::Bf16, Ty::F16 | Ty::Bf16, Ty::F32]
+                | [Ty::S32, Ty::S8 | Ty::U8, Ty::S8 | Ty::U8, Ty::S32]
+        );
+        let ok_shape = match m.types.first() {
+            Some(Ty::F32) => m.shape == Some((16, 8, 16)),
+            _ => m.shape == Some((16, 8, 32)),
+        };
+        if !(ok_types && ok_shape && m.layouts == [true, false] && !m.satfinite) {
+            return (
+                Op::Unsupported,
+                m,
+                Some("this mma form is not implemented (only m16n8k16 f16/bf16->f32 and m16n8k32 s8/u8->s32, row.col)".into()),
+            );
+        }
+    }
+    if op == Op::Ldmatrix && (m.shape != Some((8, 8, 0)) || m.ty() != Ty::B16) {
+        return (
+            Op::Unsupported,
+            m,
+            Some("only ldmatrix .m8n8 .b16 is implemented".into()),
+        );
     }
     if op == Op::Vote && m.mode == 0 {
         m.mode = 1;

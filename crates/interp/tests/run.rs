@@ -240,16 +240,13 @@ fn unsupported_instructions_are_reported_not_skipped() {
     let text = format!(
         "{HEAD}.visible .entry k(.param .u64 o)
 {{
-  .reg .b32 d<4>;
-  .reg .u64 a;
-  ld.param.u64 a, [o];
-  ldmatrix.sync.aligned.m8n8.x4.shared.b16 {{d0, d1, d2, d3}}, [a];
+  wgmma.fence.sync.aligned;
   ret;
 }}"
     );
     match run(&text, "k", 32, 4) {
         Err(RunError::Unsupported { reason, .. }) => {
-            assert!(reason.contains("ldmatrix"), "{reason}")
+            assert!(reason.contains("wgmma"), "{reason}")
         }
         other => panic!("expected unsupported, got {other:?}"),
     }

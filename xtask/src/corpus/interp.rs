@@ -156,6 +156,40 @@ pub fn run(args: &CorpusArgs) -> Result<(), String> {
     if skipped > 0 {
         println!("({skipped} tests have no run data and are not counted)");
     }
+    // Lowering robustness over the whole accepted corpus: every file must lower or give a
+    // clean error, never panic.
+    let files: Vec<_> = super::ptx_files(&args.dir)
+        .into_iter()
+        .filter(|f| super::is_accepted(f))
+        .collect();
+    let lowered = par_map("interp-lower", &files, |rel| {
+        let text = read_text(&args.dir.join(rel)).unwrap_or_default();
+        catch(|| {
+            interp::Program::from_text(&text)
+                .map(|_| ())
+                .map_err(|e| e.to_string())
+        })
+    });
+    let mut lower_ok = 0;
+    let mut lower_err = 0;
+    for (rel, r) in files.iter().zip(&lowered) {
+        match r {
+            Ok(Ok(())) => lower_ok += 1,
+            Ok(Err(e)) => {
+                lower_err += 1;
+                if verbose {
+                    println!("lowering   {}: {e}", rel.display());
+                }
+            }
+            Err(p) => {
+                panics += 1;
+                println!("PANIC       lowering {}: {p}", rel.display());
+            }
+        }
+    }
+    println!(
+        "corpus lowering: {lower_ok} files lowered, {lower_err} refused with a message (-v lists them)"
+    );
     println!(
         "RESULT interp tests={} pass={pass} fail={fail} unsupported={unsup} panics={panics}",
         runnable.len()

@@ -37,6 +37,47 @@ pub fn first_error(text: &str) -> Option<(usize, String)> {
     errs.into_iter().next()
 }
 
+/// Whether `syntax` + `hir` give any warning.
+pub fn has_warning(text: &str) -> bool {
+    let parse = syntax::parse(text);
+    hir::check_module(&parse.tree())
+        .iter()
+        .any(|d| d.severity == hir::Severity::Warning)
+}
+
+/// Files on which ptxas warned (the `warnings` column of `ptxas_results.tsv`, any arch), and
+/// the files listed there at all.
+fn ptxas_warned(
+    dir: &Path,
+) -> (
+    std::collections::HashSet<PathBuf>,
+    std::collections::HashSet<PathBuf>,
+) {
+    let mut warned = std::collections::HashSet::new();
+    let mut listed = std::collections::HashSet::new();
+    let Ok(text) = std::fs::read_to_string(dir.join("ptxas_results.tsv")) else {
+        return (warned, listed);
+    };
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap_or("").split('\t').collect();
+    let Some(col) = header.iter().position(|h| *h == "warnings") else {
+        return (warned, listed);
+    };
+    for l in lines {
+        let cols: Vec<&str> = l.split('\t').collect();
+        let file = PathBuf::from(cols[0]);
+        listed.insert(file.clone());
+        if cols
+            .get(col)
+            .and_then(|c| c.parse::<u32>().ok())
+            .is_some_and(|n| n > 0)
+        {
+            warned.insert(file);
+        }
+    }
+    (warned, listed)
+}
+
 /// ptxas's error line per rejected file, from `rejected.tsv` (`None` when it names none).
 fn ptxas_lines(dir: &Path) -> HashMap<PathBuf, Option<usize>> {
     let mut out = HashMap::new();
@@ -67,10 +108,32 @@ pub fn run(args: &CorpusArgs) -> Result<(), String> {
     let results = par_map("sema", &files, |rel| {
         let text = read_text(&args.dir.join(rel));
         match text {
-            Ok(t) => catch(|| first_error(&t)),
+            Ok(t) => catch(|| (first_error(&t), is_accepted(rel) && has_warning(&t))),
             Err(e) => Err(e),
         }
     });
+    let (warned, listed) = ptxas_warned(&args.dir);
+    let (mut warn_both, mut warn_missed, mut warn_extra) = (0, 0, 0);
+    for (rel, r) in files.iter().zip(&results) {
+        let Ok((_, ours)) = r else { continue };
+        if !listed.contains(rel) {
+            continue;
+        }
+        match (warned.contains(rel), *ours) {
+            (true, true) => warn_both += 1,
+            (true, false) => {
+                warn_missed += 1;
+                println!("WARN-MISSED {}", rel.display());
+            }
+            (false, true) => {
+                warn_extra += 1;
+                println!("WARN-EXTRA  {}", rel.display());
+            }
+            _ => {}
+        }
+    }
+    let results: Vec<Result<Option<(usize, String)>, String>> =
+        results.into_iter().map(|r| r.map(|(e, _)| e)).collect();
     let mut groups = GroupCounts::default();
     let (mut acc_ok, mut rej_ok, mut false_err, mut missed, mut panics) = (0, 0, 0, 0, 0);
     let (mut line_ok, mut line_named) = (0, 0);
@@ -116,6 +179,10 @@ pub fn run(args: &CorpusArgs) -> Result<(), String> {
     }
     groups.print(&["acc_ok", "rej_ok", "false_err", "missed", "panics"]);
     println!("rejected files where our first error is on ptxas's line: {line_ok}/{line_named}");
+    println!(
+        "warnings: ptxas warns on {} accepted files; we warn on {warn_both} of them, miss {warn_missed}, and warn on {warn_extra} others",
+        warn_both + warn_missed
+    );
     println!(
         "RESULT sema files={} accepted_ok={acc_ok} rejected_ok={rej_ok} false_errors={false_err} missed_errors={missed} panics={panics}",
         files.len()
