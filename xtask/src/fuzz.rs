@@ -8,12 +8,14 @@
 //! `syntax::parse_bytes` on a worker thread under `catch_unwind`, with a watchdog: a panic, a
 //! parse that takes longer than the per-input limit (a hang), a tree that does not print back
 //! to its input, or an error range outside the text is a failure. The failing input is written
-//! to `target/fuzz-failures/` and the command exits non-zero.
+//! to `target/fuzz-failures/` and the command exits non-zero. A crash that kills the process
+//! (stack overflow) cannot be caught; the input being parsed is always on disk as
+//! `target/fuzz-failures/in-flight.ptx`, so it is left there.
 //!
 //! The random generator is seeded from `--seed` (default fixed), so a run is reproducible up to
-//! how many inputs fit in the time budget. The run stops starting new inputs when `--seconds`
-//! (default 30) have passed; the last line is
-//! `RESULT fuzz parse inputs=N failures=N seconds=X seed=S`.
+//! how many inputs fit in the time budget. No new input starts once `--seconds` (default 30)
+//! minus the slowest input so far have passed; the last line is
+//! `RESULT fuzz parse inputs=N failures=N seconds=X seed=S slowest_input_ms=T`.
 
 use std::path::PathBuf;
 use std::sync::mpsc;
@@ -199,7 +201,8 @@ fn mutate(rng: &mut Rng, input: &mut Vec<u8>) {
             input.splice(at..at, bad.iter().copied());
         }
         8 => {
-            // Deep nesting of one bracket or prefix operator, sometimes closed.
+            // Deep nesting of one bracket or prefix operator, or a long operator chain (each
+            // operator is one more tree level), sometimes closed.
             const OPEN: &[(&str, &str)] = &[
                 ("{", "}"),
                 ("(", ")"),
@@ -207,9 +210,14 @@ fn mutate(rng: &mut Rng, input: &mut Vec<u8>) {
                 ("-", ""),
                 ("!", ""),
                 ("{{", "}}"),
+                ("+1", ""),
+                ("?1:1", ""),
+                ("*(1)", ""),
+                ("@", ""),
             ];
             let (open, close) = OPEN[rng.below(OPEN.len())];
-            let n = 1 + rng.below(20_000);
+            let limit = if rng.below(4) == 0 { 100_000 } else { 20_000 };
+            let n = 1 + rng.below(limit);
             let at = pos(rng, input);
             let mut s = open.repeat(n);
             if rng.below(2) == 0 {
@@ -286,7 +294,6 @@ fn window(rng: &mut Rng, seed: &[u8]) -> Vec<u8> {
 
 fn save_failure(kind: &str, input: &[u8]) -> PathBuf {
     let dir = corpus::workspace_root().join("target/fuzz-failures");
-    let _ = std::fs::create_dir_all(&dir);
     let hash = corpus::fnv1a64(&[input]);
     let path = dir.join(format!("{kind}-{hash:016x}.ptx"));
     if let Err(e) = std::fs::write(&path, input) {
@@ -297,26 +304,179 @@ fn save_failure(kind: &str, input: &[u8]) -> PathBuf {
 
 pub fn run(args: &[String]) -> Result<(), String> {
     let Some((target, rest)) = args.split_first() else {
-        return Err("usage: cargo xtask fuzz parse [--seconds N] [--seed S]".into());
+        return Err("usage: cargo xtask fuzz parse [--seconds N] [--seed S] | \
+             fuzz ptxas-diff [--cases N] [--seed S] [--strict]"
+            .into());
     };
-    if target != "parse" {
-        return Err(format!("unknown fuzz target `{target}` (available: parse)"));
+    match target.as_str() {
+        "parse" => run_parse(rest),
+        "ptxas-diff" => run_ptxas_diff(rest),
+        other => Err(format!(
+            "unknown fuzz target `{other}` (available: parse, ptxas-diff)"
+        )),
     }
-    let mut seconds = 30u64;
-    let mut seed = 0x6b69_6c6e_u64; // "kiln"
+}
+
+/// Parses `--name value` integer options.
+fn int_options(
+    rest: &[String],
+    names: &[&str],
+    flags: &[&str],
+) -> Result<(Vec<Option<u64>>, Vec<bool>), String> {
+    let mut values = vec![None; names.len()];
+    let mut set = vec![false; flags.len()];
     let mut it = rest.iter();
     while let Some(a) = it.next() {
-        let mut value = |name: &str| -> Result<u64, String> {
-            it.next()
+        if let Some(i) = names.iter().position(|n| n == a) {
+            let v = it
+                .next()
                 .and_then(|v| v.parse().ok())
-                .ok_or_else(|| format!("{name} needs a non-negative integer"))
-        };
-        match a.as_str() {
-            "--seconds" => seconds = value("--seconds")?,
-            "--seed" => seed = value("--seed")?,
-            other => return Err(format!("fuzz parse: unknown option `{other}`")),
+                .ok_or_else(|| format!("{a} needs a non-negative integer"))?;
+            values[i] = Some(v);
+        } else if let Some(i) = flags.iter().position(|f| f == a) {
+            set[i] = true;
+        } else {
+            return Err(format!("unknown option `{a}`"));
         }
     }
+    Ok((values, set))
+}
+
+/// `cargo xtask fuzz ptxas-diff [--cases N] [--seed S] [--strict]`: differential testing of
+/// the parser against ptxas. Each case is a small accepted corpus file with one mutation
+/// (the byte-level ones of `fuzz parse`, or a comment/line break inserted at whitespace,
+/// which must not change anything). ptxas and the parser each say whether the text parses
+/// (for ptxas: no "Parsing error" or header/storage fatal). Disagreements are printed and
+/// their inputs written to `target/fuzz-failures/ptxas-diff/`. The parser is deliberately
+/// more lenient than ptxas on opcode and modifier spelling (that is the `ptx` crate's job),
+/// so "we accept, ptxas rejects" is informational; "we reject, ptxas parses" is a bug in the
+/// parser, and fails the run with `--strict`. Last line:
+/// `RESULT fuzz ptxas-diff cases=N agree=N we_reject_ptxas_parses=N we_accept_ptxas_rejects=N`.
+fn run_ptxas_diff(rest: &[String]) -> Result<(), String> {
+    let (values, flags) = int_options(rest, &["--cases", "--seed"], &["--strict"])?;
+    let cases = values[0].unwrap_or(200) as usize;
+    let seed = values[1].unwrap_or(0x6b69_6c6e);
+    let strict = flags[0];
+    let Some(dir) = corpus::default_dir().filter(|d| d.is_dir()) else {
+        println!("skipping: corpus not found (set KILN_CORPUS)");
+        return Ok(());
+    };
+    let ptxas = match crate::oracle::tool("ptxas") {
+        Ok(p) => p,
+        Err(e) => {
+            println!("skipping: ptxas unavailable: {e}");
+            return Ok(());
+        }
+    };
+    let mut seeds = Vec::new();
+    for rel in corpus::ptx_files(&dir) {
+        if !corpus::is_accepted(&rel) {
+            continue;
+        }
+        let path = dir.join(&rel);
+        if std::fs::metadata(&path).map_or(true, |m| m.len() > 6000) {
+            continue;
+        }
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            continue;
+        };
+        let Some(arch) = corpus::arch_for_file(&corpus::scan_targets(&text), "sm_90") else {
+            continue;
+        };
+        seeds.push((rel, text, arch));
+    }
+    if seeds.is_empty() {
+        println!("skipping: no small accepted corpus files for sm_90");
+        return Ok(());
+    }
+    let out_dir = corpus::workspace_root().join("target/fuzz-failures/ptxas-diff");
+    std::fs::create_dir_all(&out_dir)
+        .map_err(|e| format!("creating {}: {e}", out_dir.display()))?;
+    let mut rng = Rng::new(seed);
+    let (mut agree, mut false_reject, mut lenient) = (0usize, 0usize, 0usize);
+    for case in 0..cases {
+        let (rel, text, arch) = &seeds[rng.below(seeds.len())];
+        let mut input = text.clone().into_bytes();
+        if rng.below(3) == 0 {
+            // Layout change at whitespace: never changes the meaning.
+            let spaces: Vec<usize> = (0..input.len())
+                .filter(|&i| input[i].is_ascii_whitespace())
+                .collect();
+            if !spaces.is_empty() {
+                let at = spaces[rng.below(spaces.len())];
+                let ins: &[u8] = [b"/* c */".as_slice(), b"\n", b"// c\n", b" "][rng.below(4)];
+                input.splice(at..at, ins.iter().copied());
+            }
+        } else {
+            mutate(&mut rng, &mut input);
+        }
+        let mutated = input;
+        let ours = syntax::parse_bytes(&mutated).1.errors().is_empty();
+        let src = out_dir.join(format!("case-{case}.ptx"));
+        std::fs::write(&src, &mutated).map_err(|e| format!("writing {}: {e}", src.display()))?;
+        let out = std::process::Command::new(&ptxas)
+            .arg(format!("-arch={arch}"))
+            .arg(&src)
+            .arg("-o")
+            .arg(out_dir.join("case.cubin"))
+            .output()
+            .map_err(|e| format!("running ptxas: {e}"))?;
+        let log = String::from_utf8_lossy(&out.stderr);
+        let theirs = ![
+            "Parsing error",
+            "syntax error",
+            "Missing .version",
+            "Missing .target",
+            "No variable storage",
+            "Unexpected non-ASCII",
+            "Unexpected EOF",
+        ]
+        .iter()
+        .any(|m| log.contains(m));
+        if ours == theirs {
+            agree += 1;
+            let _ = std::fs::remove_file(&src);
+            continue;
+        }
+        let first_ptxas = log.lines().next().unwrap_or("").to_string();
+        if theirs {
+            false_reject += 1;
+            let first_ours = syntax::parse_bytes(&mutated)
+                .1
+                .errors()
+                .first()
+                .map(|e| e.to_string())
+                .unwrap_or_default();
+            println!(
+                "WE REJECT, PTXAS PARSES: {} (from {}): ours: {first_ours}",
+                src.display(),
+                rel.display()
+            );
+        } else {
+            lenient += 1;
+            println!(
+                "we accept, ptxas rejects: {} (from {}): {first_ptxas}",
+                src.display(),
+                rel.display()
+            );
+        }
+    }
+    println!(
+        "RESULT fuzz ptxas-diff cases={cases} agree={agree} we_reject_ptxas_parses={false_reject} \
+         we_accept_ptxas_rejects={lenient}"
+    );
+    if strict && false_reject > 0 {
+        return Err(format!(
+            "{false_reject} inputs ptxas parses were rejected by the parser"
+        ));
+    }
+    Ok(())
+}
+
+fn run_parse(rest: &[String]) -> Result<(), String> {
+    let (values, _) = int_options(rest, &["--seconds", "--seed"], &[])?;
+    let seconds = values[0].unwrap_or(30);
+    let seed = values[1].unwrap_or(0x6b69_6c6e); // "kiln"
     let start = Instant::now();
     let budget = Duration::from_secs(seconds);
     let seeds = load_seeds();
@@ -336,7 +496,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
     let (to_main, results) = mpsc::channel::<Result<(), String>>();
     std::thread::Builder::new()
         .name("fuzz-parse".into())
-        .stack_size(16 << 20)
+        .stack_size(2 << 20)
         .spawn(move || {
             for input in inputs {
                 let r =
@@ -348,9 +508,19 @@ pub fn run(args: &[String]) -> Result<(), String> {
         })
         .map_err(|e| format!("spawning the fuzz worker: {e}"))?;
 
+    let failures_dir = corpus::workspace_root().join("target/fuzz-failures");
+    std::fs::create_dir_all(&failures_dir)
+        .map_err(|e| format!("creating {}: {e}", failures_dir.display()))?;
+    let in_flight = failures_dir.join("in-flight.ptx");
+    eprintln!(
+        "fuzz: if the process dies (stack overflow, abort), {} holds the input that killed it",
+        in_flight.display()
+    );
     let mut count = 0u64;
     let mut last_report = Instant::now();
-    while start.elapsed() < budget {
+    // The slowest input so far: no new input starts unless it would finish in the budget.
+    let mut slowest = Duration::ZERO;
+    while start.elapsed() + slowest < budget {
         let base = &seeds[rng.below(seeds.len())];
         let mut input = window(&mut rng, base);
         // Mostly a few mutations; sometimes none (the seed itself must parse cleanly too).
@@ -358,6 +528,11 @@ pub fn run(args: &[String]) -> Result<(), String> {
         for _ in 0..n {
             mutate(&mut rng, &mut input);
         }
+        // A stack overflow or abort kills the whole process before any report, so the input
+        // in flight is kept on disk until its result is in.
+        std::fs::write(&in_flight, &input)
+            .map_err(|e| format!("writing {}: {e}", in_flight.display()))?;
+        let t0 = Instant::now();
         to_worker
             .send(input.clone())
             .map_err(|_| "fuzz worker stopped".to_string())?;
@@ -369,6 +544,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
             }
             Err(mpsc::RecvTimeoutError::Disconnected) => Err("fuzz worker died".into()),
         };
+        slowest = slowest.max(t0.elapsed());
         if let Err(msg) = outcome {
             let kind = if msg.starts_with("hang") {
                 "hang"
@@ -378,6 +554,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
                 "invariant"
             };
             let path = save_failure(kind, &input);
+            let _ = std::fs::remove_file(&in_flight);
             println!("fuzz: FAILURE on input {count} (seed {seed}): {msg}");
             println!("fuzz: input written to {}", path.display());
             println!(
@@ -395,9 +572,11 @@ pub fn run(args: &[String]) -> Result<(), String> {
             );
         }
     }
+    let _ = std::fs::remove_file(&in_flight);
     println!(
-        "RESULT fuzz parse inputs={count} failures=0 seconds={:.1} seed={seed}",
-        start.elapsed().as_secs_f64()
+        "RESULT fuzz parse inputs={count} failures=0 seconds={:.1} seed={seed} slowest_input_ms={}",
+        start.elapsed().as_secs_f64(),
+        slowest.as_millis()
     );
     Ok(())
 }

@@ -7,6 +7,7 @@ mod corpus;
 mod cubin_names;
 mod fuzz;
 mod fuzz_cubin;
+mod mutate;
 mod oracle;
 
 use std::process::ExitCode;
@@ -19,11 +20,16 @@ commands:
                             cache folder and print the folder holding the binaries
   corpus <stage> [--dir DIR] [--arch sm_XX]
                             run a conformance stage over the corpus (default ../shared/corpus)
+  mutate [--count N] [--seed S] [--out DIR] [--check]
+                            break valid corpus PTX, compare ptxas's verdict with ours, and
+                            write the cases to test-data/sema-mutations
   cubin-names [--print]     check the EIATTR name table against cuobjdump (or print it)
   fuzz-cubin [--seconds N] [--seed S]
                             mutation-fuzz the cubin reader (deterministic, bounded)
   fuzz parse [--seconds N] [--seed S]
                             mutation-fuzz the PTX parser (panics, hangs, lossless round trip)
+  fuzz ptxas-diff [--cases N] [--seed S] [--strict]
+                            differential test: does the parser accept what ptxas parses?
 ";
 
 fn main() -> ExitCode {
@@ -35,6 +41,7 @@ fn main() -> ExitCode {
     let result = match cmd.as_str() {
         "oracle" => oracle::run(rest),
         "corpus" => corpus::run(rest),
+        "mutate" => mutate::run(rest),
         "fuzz-cubin" => fuzz_cubin::run(rest),
         "cubin-names" => cubin_names::run(rest),
         "fuzz" => fuzz::run(rest),

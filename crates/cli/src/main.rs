@@ -9,6 +9,7 @@ mod check;
 mod objdump;
 mod parse;
 mod render;
+mod run;
 
 use std::process::ExitCode;
 
@@ -28,6 +29,8 @@ enum Command {
     Check(check::Args),
     /// Print the syntax tree of a PTX file.
     Parse(parse::Args),
+    /// Run a kernel in the reference interpreter and write its buffers.
+    Run(run::Args),
     /// List a cubin's sections, symbols and EIATTR records (like `cuobjdump -elf`).
     Objdump(objdump::ObjdumpArgs),
 }
@@ -47,6 +50,7 @@ fn main() -> ExitCode {
     let status = match cli.command {
         Command::Check(args) => check::run(args),
         Command::Parse(args) => parse::run(args),
+        Command::Run(args) => run::run(args),
         Command::Objdump(args) => objdump::run(&args),
     };
     match status {

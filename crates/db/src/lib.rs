@@ -30,6 +30,7 @@
 
 mod function;
 mod items;
+mod semantics;
 mod target;
 
 use std::path::{Path, PathBuf};
@@ -38,6 +39,7 @@ use std::sync::{Arc, Mutex};
 pub use function::{Function, FunctionOutline, FunctionSyntax, function_outline};
 pub use items::{ItemKind, ItemSummary, ModuleItems, module_items};
 use salsa::Database as _;
+pub use semantics::{ModuleSemantics, function_diagnostics, module_scope, module_semantics};
 pub use syntax::{SyntaxError, TextRange, TextSize};
 pub use target::{KernelTarget, Sm, SmVariant, Target, check_arch};
 
@@ -106,20 +108,47 @@ pub struct Diagnostic {
     pub range: TextRange,
 }
 
-/// Every diagnostic of a file, sorted by position: encoding errors, syntax errors, then (as
-/// later stages land) per-function semantic diagnostics mapped back to absolute spans.
+/// Every diagnostic of a file, sorted by position: encoding errors, syntax errors, module-level
+/// semantic errors, and each function's semantic diagnostics mapped back to the file.
+///
+/// Semantic checks run only on a file without syntax errors: on a broken tree they would
+/// mostly report consequences of the syntax error (ptxas, too, stops at syntax errors).
 #[salsa::tracked(returns(ref))]
 pub fn diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
+    let parsed = parse(db, file);
     let mut out: Vec<Diagnostic> = file
         .encoding_errors(db)
         .iter()
-        .chain(parse(db, file).errors())
+        .chain(parsed.errors())
         .map(|e| Diagnostic {
             severity: Severity::Error,
             message: e.message.clone(),
             range: e.range,
         })
         .collect();
+    if out.is_empty() {
+        out.extend(module_semantics(db, file).diagnostics.iter().cloned());
+        let functions = &module_items(db, file).functions;
+        let nodes = parsed
+            .syntax_node()
+            .children()
+            .filter(|n| n.kind() == syntax::SyntaxKind::FUNCTION);
+        // module_items creates one Function per named FUNCTION node, in source order.
+        let named = nodes.filter(|n| {
+            <syntax::ast::Function as syntax::ast::AstNode>::cast(n.clone())
+                .and_then(|f| f.name())
+                .is_some()
+        });
+        for (function, node) in functions.iter().zip(named) {
+            let syntax = function.syntax(db);
+            for d in function_diagnostics(db, *function) {
+                out.push(Diagnostic {
+                    range: syntax.map_range(d.range, &node),
+                    ..d.clone()
+                });
+            }
+        }
+    }
     out.sort_by_key(|d| (d.range.start(), d.range.end()));
     out
 }

@@ -84,10 +84,22 @@ fn editing_one_kernel_reruns_only_its_queries() {
             function_outline(beta)
             function_outline(gamma)
             diagnostics(file)
+            module_semantics(file)
+            function_diagnostics(helper)
+            module_scope(file)
+            function_diagnostics(alpha)
+            function_diagnostics(beta)
+            function_diagnostics(gamma)
         "#]],
     );
 
-    // A new instruction in beta: beta's outline re-executes, no other function's does.
+    assert_eq!(
+        db::diagnostics(&db, file),
+        &[],
+        "the test module is valid PTX"
+    );
+
+    // A new instruction in beta: beta's queries re-execute, no other function's do.
     let edited = MODULE.replace(
         "    add.u32 %r2, %r1, 7;\n",
         "    add.u32 %r2, %r1, 7;\n    add.u32 %r3, %r2, 1;\n",
@@ -101,6 +113,8 @@ fn editing_one_kernel_reruns_only_its_queries() {
             module_items(file)
             function_outline(beta)
             diagnostics(file)
+            module_semantics(file)
+            function_diagnostics(beta)
         "#]],
     );
     let beta = module_items(&db, file)
@@ -137,6 +151,7 @@ fn trivia_edits_rerun_no_per_function_query() {
             parse(file)
             module_items(file)
             diagnostics(file)
+            module_semantics(file)
         "#]],
     );
 }

@@ -163,6 +163,10 @@ ast_node!(
     InitList, INIT_LIST
 );
 ast_node!(
+    /// `name = value` in a `.samplerref`/`.texref`/`.surfref` initializer.
+    FieldInit, FIELD_INIT
+);
+ast_node!(
     /// `name:`
     Label, LABEL
 );
@@ -223,6 +227,11 @@ ast_node!(
     TernaryExpr, TERNARY_EXPR
 );
 
+ast_node!(
+    /// `arr[1]`
+    IndexExpr, INDEX_EXPR
+);
+
 ast_enum!(
     /// A module-level item.
     Item {
@@ -263,6 +272,7 @@ ast_enum!(
         Call(CallExpr),
         Cast(CastExpr),
         Ternary(TernaryExpr),
+        Index(IndexExpr),
     }
 );
 
@@ -278,7 +288,8 @@ ast_enum!(
 );
 
 ast_enum!(
-    /// An initializer value: an expression or a braced list.
+    /// An initializer value: an expression or a braced list. (The `field = value` entries of
+    /// opaque-type initializers are `FieldInit`s, reached by `InitList::fields`.)
     InitValue {
         List(InitList),
         Expr(Operand),
@@ -289,6 +300,18 @@ impl SourceFile {
     /// The module-level items, in order (nodes that failed to parse are skipped).
     pub fn items(&self) -> impl Iterator<Item = Item> + use<> {
         children(&self.syntax)
+    }
+    /// The `.version` directive, if any.
+    pub fn version(&self) -> Option<Version> {
+        child(&self.syntax)
+    }
+    /// The `.target` directive, if any.
+    pub fn target(&self) -> Option<Target> {
+        child(&self.syntax)
+    }
+    /// The `.address_size` directive, if any.
+    pub fn address_size(&self) -> Option<AddressSize> {
+        child(&self.syntax)
     }
     /// The functions (`.entry` and `.func`), in order.
     pub fn functions(&self) -> impl Iterator<Item = Function> + use<> {
@@ -581,8 +604,22 @@ impl Initializer {
 }
 
 impl InitList {
+    /// The values in order (`field = value` entries excluded).
     pub fn values(&self) -> impl Iterator<Item = InitValue> + use<> {
         children(&self.syntax)
+    }
+    /// The `field = value` entries of a `.samplerref`/`.texref`/`.surfref` initializer.
+    pub fn fields(&self) -> impl Iterator<Item = FieldInit> + use<> {
+        children(&self.syntax)
+    }
+}
+
+impl FieldInit {
+    pub fn name(&self) -> Option<SyntaxToken> {
+        token(&self.syntax, IDENT)
+    }
+    pub fn value(&self) -> Option<InitValue> {
+        child(&self.syntax)
     }
 }
 
@@ -781,6 +818,25 @@ impl Literal {
     }
 }
 
+impl Operand {
+    /// The value of an integer literal operand, allowing one leading `-` (`-8` is a
+    /// `PREFIX_EXPR` in the tree). Wraps like PTX's 64-bit constant arithmetic: `-1` is
+    /// `u64::MAX`. `None` for anything else.
+    pub fn as_int(&self) -> Option<u64> {
+        match self {
+            Operand::Immediate(lit) => match lit.value()? {
+                LiteralValue::Int { value, .. } => Some(value),
+                _ => None,
+            },
+            Operand::Prefix(p) if p.op()?.kind() == MINUS => match p.expr()? {
+                Operand::Immediate(_) => p.expr()?.as_int().map(u64::wrapping_neg),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+}
+
 impl VectorOperand {
     pub fn elements(&self) -> impl Iterator<Item = Operand> + use<> {
         children(&self.syntax)
@@ -845,6 +901,16 @@ impl CastExpr {
     }
     pub fn expr(&self) -> Option<Operand> {
         child(&self.syntax)
+    }
+}
+
+impl IndexExpr {
+    /// The array, e.g. `arr` in `arr[1]`.
+    pub fn base(&self) -> Option<Operand> {
+        children(&self.syntax).next()
+    }
+    pub fn index(&self) -> Option<Operand> {
+        children(&self.syntax).nth(1)
     }
 }
 

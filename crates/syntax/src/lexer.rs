@@ -60,11 +60,6 @@ fn is_ident_continue(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b == b'_' || b == b'$'
 }
 
-#[inline]
-fn is_ident_start(b: u8) -> bool {
-    b.is_ascii_alphabetic() || b == b'_' || b == b'$' || b == b'%'
-}
-
 fn skip_while(bytes: &[u8], mut i: usize, f: impl Fn(u8) -> bool) -> usize {
     while i < bytes.len() && f(bytes[i]) {
         i += 1;
@@ -76,13 +71,18 @@ fn next_token(bytes: &[u8], pos: usize, errors: &mut Vec<LexError>) -> (SyntaxKi
     let b = bytes[pos];
     let peek = |n: usize| bytes.get(pos + n).copied().unwrap_or(0);
     match b {
-        b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c => (
+        // Space, tab, line feed, carriage return, form feed; ptxas rejects a vertical tab.
+        b' ' | b'\t' | b'\n' | b'\r' | 0x0c => (
             WHITESPACE,
             skip_while(bytes, pos + 1, |c| {
-                matches!(c, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c)
+                matches!(c, b' ' | b'\t' | b'\n' | b'\r' | 0x0c)
             }),
         ),
-        b'/' if peek(1) == b'/' => (COMMENT, skip_while(bytes, pos + 2, |c| c != b'\n')),
+        b'/' if peek(1) == b'/' => {
+            let end = skip_while(bytes, pos + 2, |c| c != b'\n');
+            check_ascii(bytes, pos, end, errors);
+            (COMMENT, end)
+        }
         b'/' if peek(1) == b'*' => {
             let mut i = pos + 2;
             loop {
@@ -95,6 +95,7 @@ fn next_token(bytes: &[u8], pos: usize, errors: &mut Vec<LexError>) -> (SyntaxKi
                     return (COMMENT, bytes.len());
                 }
                 if bytes[i] == b'*' && bytes[i + 1] == b'/' {
+                    check_ascii(bytes, pos, i + 2, errors);
                     return (COMMENT, i + 2);
                 }
                 i += 1;
@@ -112,7 +113,13 @@ fn next_token(bytes: &[u8], pos: usize, errors: &mut Vec<LexError>) -> (SyntaxKi
         }
         b'.' => {
             let c = peek(1);
-            if is_ident_continue(c) {
+            // A word starts with a letter, `_` or `$`; of those starting with a digit ptxas has
+            // only the dimensions `.1d`..`.5d` and `.2dms`. Otherwise (`.4`, `.0f3F..`) the
+            // dot stays a `DOT` and what follows lexes as a number, which the parser rejects.
+            let word_end = dot_word_end(bytes, pos + 1);
+            if is_ident_continue(c)
+                && (!c.is_ascii_digit() || is_dimension(&bytes[pos + 1..word_end]))
+            {
                 (DOT_IDENT, dot_word_end(bytes, pos + 1))
             } else {
                 (DOT, pos + 1)
@@ -123,9 +130,12 @@ fn next_token(bytes: &[u8], pos: usize, errors: &mut Vec<LexError>) -> (SyntaxKi
             let mut i = pos + 1;
             while i < bytes.len() {
                 match bytes[i] {
-                    b'"' => return (STRING, i + 1),
-                    b'\\' if i + 1 < bytes.len() && bytes[i + 1] != b'\n' => i += 2,
-                    b'\n' => break,
+                    b'"' => {
+                        check_ascii(bytes, pos, i + 1, errors);
+                        return (STRING, i + 1);
+                    }
+                    // ptxas lets a string run across lines.
+                    b'\\' if i + 1 < bytes.len() => i += 2,
                     _ => i += 1,
                 }
             }
@@ -196,6 +206,29 @@ fn dot_word_end(bytes: &[u8], i: usize) -> usize {
     i
 }
 
+/// ptxas rejects any byte outside ASCII, and stops at a NUL byte, even inside comments and
+/// strings: report the first such character of a comment or string token.
+fn check_ascii(bytes: &[u8], start: usize, end: usize, errors: &mut Vec<LexError>) {
+    if let Some(i) = bytes[start..end].iter().position(|&b| b >= 0x80 || b == 0) {
+        let at = start + i;
+        let message = if bytes[at] == 0 {
+            "NUL byte"
+        } else {
+            "non-ASCII character"
+        };
+        errors.push(LexError {
+            message,
+            start: at as u32,
+            end: (at + utf8_len(bytes[at])).min(end) as u32,
+        });
+    }
+}
+
+/// `1d`, `2d`, ..., `2dms`: texture and tensor dimensions.
+fn is_dimension(word: &[u8]) -> bool {
+    matches!(word, [b'1'..=b'5', b'd'] | [b'2', b'd', b'm', b's'])
+}
+
 fn utf8_len(first: u8) -> usize {
     match first {
         0xf0..=0xff => 4,
@@ -209,8 +242,8 @@ fn utf8_len(first: u8) -> usize {
 ///
 /// Accepted shapes (PTX ISA "Constants"): `0[xX]hex+U?`, `0[bB][01]+U?`, `0[0-7]+U?` (octal),
 /// `[1-9][0-9]*U?` (decimal), `0[fF]hex{8}`, `0[dD]hex{16}`, and decimal floats with a fraction
-/// and/or an exponent. Trailing identifier characters are swallowed into the token and reported,
-/// so `12abc` is one bad literal rather than a literal followed by a name.
+/// and/or an exponent. As in ptxas, a number ends where its shape ends: `0$L1` is `0` followed
+/// by the name `$L1`, and `12abc` is `12` followed by `abc` (which the parser then rejects).
 fn number(bytes: &[u8], pos: usize, errors: &mut Vec<LexError>) -> (SyntaxKind, usize) {
     let at = |i: usize| bytes.get(i).copied().unwrap_or(0);
     let mut kind = INT_NUMBER;
@@ -239,13 +272,11 @@ fn number(bytes: &[u8], pos: usize, errors: &mut Vec<LexError>) -> (SyntaxKind, 
         ok = i - (pos + 2) == want;
     } else {
         i = skip_while(bytes, pos, |c| c.is_ascii_digit());
-        if at(i) == b'.' && at(i + 1).is_ascii_digit() {
+        if at(i) == b'.' {
+            // `1.5`, and `1.` with an empty fraction: like ptxas, a dot after digits always
+            // belongs to the number (`9.b8` is `9.` followed by `b8`).
             kind = FLOAT_NUMBER;
             i = skip_while(bytes, i + 1, |c| c.is_ascii_digit());
-        } else if at(i) == b'.' && !is_ident_start(at(i + 1)) {
-            // `1.` is a float with an empty fraction.
-            kind = FLOAT_NUMBER;
-            i += 1;
         }
         if matches!(at(i), b'e' | b'E') {
             let mut j = i + 1;
@@ -265,10 +296,6 @@ fn number(bytes: &[u8], pos: usize, errors: &mut Vec<LexError>) -> (SyntaxKind, 
                 i += 1;
             }
         }
-    }
-    if is_ident_continue(at(i)) {
-        i = skip_while(bytes, i, is_ident_continue);
-        ok = false;
     }
     if !ok {
         errors.push(LexError {
@@ -325,7 +352,15 @@ mod tests {
         );
         assert_eq!(lex("0f3F80").1.len(), 1);
         assert_eq!(lex("089").1.len(), 1);
-        assert_eq!(lex("12abc").1.len(), 1);
+        assert_eq!(
+            kinds("12abc 0$L1"),
+            vec![
+                (INT_NUMBER, "12"),
+                (IDENT, "abc"),
+                (INT_NUMBER, "0"),
+                (IDENT, "$L1")
+            ]
+        );
     }
 
     #[test]

@@ -27,6 +27,9 @@ mod tests;
 use std::fmt::Write as _;
 use std::sync::Arc;
 
+pub use grammar::{
+    BODY_DIRECTIVES, ENTRY_HEADER_DIRECTIVES, FUNC_HEADER_DIRECTIVES, MODULE_DIRECTIVES,
+};
 pub use rowan::{TextRange, TextSize};
 pub use syntax_kind::{PtxLanguage, SyntaxKind};
 
@@ -156,8 +159,7 @@ fn parse_with_errors(text: &str, mut errors: Vec<SyntaxError>) -> Parse {
     grammar::source_file(&mut p);
     let events = std::mem::take(&mut p.events);
     errors.append(&mut p.errors);
-    let mut cache = rowan::NodeCache::default();
-    let green = sink::build_tree(text, &tokens, events, &mut cache);
+    let green = sink::build_tree(text, &tokens, events);
     errors.sort_by_key(|e| (e.range.start(), e.range.end()));
     Parse {
         green,

@@ -84,6 +84,18 @@ pub(crate) struct Parser<'t> {
     pub(crate) events: Vec<Event>,
     pub(crate) errors: Vec<SyntaxError>,
     depth: u32,
+    /// Set while parsing instruction operands (see `grammar::name_ref`).
+    pub(crate) in_operands: bool,
+    /// Set while parsing the inside of an `[address]` operand.
+    pub(crate) in_address: bool,
+    /// Set while parsing the first operand of an instruction (where `a|b` pairs may appear).
+    pub(crate) first_operand: bool,
+    /// Set while parsing a constant expression in an operand (no names allowed).
+    pub(crate) const_only: bool,
+    /// Whether the last `decl_specifiers` saw a type word.
+    pub(crate) last_specifiers_had_type: bool,
+    /// Whether the last `decl_specifiers` saw a state-space word.
+    pub(crate) last_specifiers_had_state_space: bool,
 }
 
 impl<'t> Parser<'t> {
@@ -95,6 +107,12 @@ impl<'t> Parser<'t> {
             events: Vec::with_capacity(input.kinds.len() * 2),
             errors: Vec::new(),
             depth: 0,
+            in_operands: false,
+            in_address: false,
+            const_only: false,
+            first_operand: false,
+            last_specifiers_had_type: false,
+            last_specifiers_had_state_space: false,
         }
     }
 

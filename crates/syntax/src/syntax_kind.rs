@@ -120,6 +120,8 @@ pub enum SyntaxKind {
     INITIALIZER,
     /// `{ 1, 2, { 3 } }`
     INIT_LIST,
+    /// `name = value` in the initializer of a `.samplerref`/`.texref`/`.surfref`.
+    FIELD_INIT,
     /// `name:`
     LABEL,
     /// An instruction statement: guard, opcode, modifiers, operands, `;`.
@@ -150,6 +152,8 @@ pub enum SyntaxKind {
     CAST_EXPR,
     /// `c ? a : b`
     TERNARY_EXPR,
+    /// `arr[1]`: an array element operand.
+    INDEX_EXPR,
     #[doc(hidden)]
     __LAST,
 }
@@ -236,6 +240,7 @@ impl SyntaxKind {
             ARRAY_DIM,
             INITIALIZER,
             INIT_LIST,
+            FIELD_INIT,
             LABEL,
             INSTRUCTION,
             GUARD,
@@ -251,6 +256,7 @@ impl SyntaxKind {
             CALL_EXPR,
             CAST_EXPR,
             TERNARY_EXPR,
+            INDEX_EXPR,
             __LAST,
         ];
         // Raw kinds only come from trees we built, so they are always in range; map anything

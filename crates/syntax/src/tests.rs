@@ -181,9 +181,9 @@ fn func_decl_with_return_and_noreturn() {
                   L_PAREN@92..93 "("
                   R_PAREN@93..94 ")"
                 WHITESPACE@94..95 " "
-                PERF_DIRECTIVE@95..105
+                PERF_DIRECTIVE@95..104
                   DOT_IDENT@95..104 ".noreturn"
-                  SEMICOLON@104..105 ";"
+                SEMICOLON@104..105 ";"
               WHITESPACE@105..106 "\n"
         "#]],
     );
@@ -680,7 +680,7 @@ fn error_garbage_line_reports_and_continues() {
     check_errors(
         ".version 8.4 extra\n.entry k()\n{\nmov.u32 %r1, ];\n) junk junk;\nret;\n}\n}\n",
         expect![[r#"
-            1: 13..18 unexpected `extra` at end of directive
+            1: 13..18 expected a directive or declaration, found `extra` (instructions belong in a function body)
             4: 45..46 expected an operand, found `]`
             5: 48..49 expected a statement, found `)`
             8: 68..69 expected a directive or declaration, found `}`
@@ -901,7 +901,7 @@ fn error_noreturn_on_entry() {
     check_errors(
         ".entry k() .noreturn { ret; }\n.func f() .noreturn { ret; }\n",
         expect![[r#"
-            1: 11..20 `.noreturn` is only allowed on `.func`
+            1: 11..20 `.noreturn` is only allowed on `.func`, not on `.entry`
         "#]],
     );
 }
@@ -949,10 +949,9 @@ fn many_errors_are_all_reported() {
     check_errors(
         ".version\n.target\n.address_size x\n.global .u32 ;\n.global .u32 7 = 1;\n.entry k( .param .u32 ) {\nmov.u32 %r1 %r2;\n@ bra L;\nld.global.u32 %r1, [%rd1;\nL: ret\n}\n",
         expect![[r#"
-            1: 8..8 expected arguments for `.version`, found end of line
-            2: 16..16 expected arguments for `.target`, found end of line
+            1: 8..8 expected a version number like `8.4`, found end of line
+            2: 16..16 expected a target name like `sm_90`, found end of line
             3: 31..32 expected an address size (`32` or `64`), found `x`
-            4: 46..47 expected a variable name, found `;`
             5: 61..62 expected a variable name, found `7`
             6: 90..91 expected a parameter name, found `)`
             7: 106..109 expected `;`, found `%r2`
@@ -960,4 +959,162 @@ fn many_errors_are_all_reported() {
             10: 152..152 expected `;`, found end of line
         "#]],
     );
+}
+
+#[test]
+fn source_file_header_and_int_operands() {
+    let parse = parse(
+        ".version 8.4\n.target sm_90\n.address_size 64\n.entry k() { add.s32 %r1, %r1, -8; mov.u32 %r2, 0x10; }\n",
+    );
+    let file = parse.tree();
+    assert_eq!(file.version().unwrap().major_minor(), Some((8, 4)));
+    assert_eq!(
+        file.target()
+            .unwrap()
+            .targets()
+            .map(|t| t.text().to_string())
+            .collect::<Vec<_>>(),
+        ["sm_90"]
+    );
+    assert_eq!(file.address_size().unwrap().size(), Some(64));
+    let ints: Vec<_> = parse
+        .syntax_node()
+        .descendants()
+        .filter_map(ast::Instruction::cast)
+        .flat_map(|i| i.operands().collect::<Vec<_>>())
+        .map(|o| o.as_int())
+        .collect();
+    assert_eq!(
+        ints,
+        [None, None, Some(8u64.wrapping_neg()), None, Some(16)]
+    );
+}
+
+#[test]
+fn sampler_initializer_fields() {
+    check(
+        ".global .samplerref s = { addr_mode_0 = clamp_to_edge, filter_mode = nearest };\n",
+        expect![[r#"
+        SOURCE_FILE@0..80
+          GLOBAL_VAR@0..79
+            DOT_IDENT@0..7 ".global"
+            WHITESPACE@7..8 " "
+            DOT_IDENT@8..19 ".samplerref"
+            WHITESPACE@19..20 " "
+            DECLARATOR@20..78
+              IDENT@20..21 "s"
+              WHITESPACE@21..22 " "
+              INITIALIZER@22..78
+                EQ@22..23 "="
+                WHITESPACE@23..24 " "
+                INIT_LIST@24..78
+                  L_CURLY@24..25 "{"
+                  WHITESPACE@25..26 " "
+                  FIELD_INIT@26..53
+                    IDENT@26..37 "addr_mode_0"
+                    WHITESPACE@37..38 " "
+                    EQ@38..39 "="
+                    WHITESPACE@39..40 " "
+                    NAME_REF@40..53
+                      IDENT@40..53 "clamp_to_edge"
+                  COMMA@53..54 ","
+                  WHITESPACE@54..55 " "
+                  FIELD_INIT@55..76
+                    IDENT@55..66 "filter_mode"
+                    WHITESPACE@66..67 " "
+                    EQ@67..68 "="
+                    WHITESPACE@68..69 " "
+                    NAME_REF@69..76
+                      IDENT@69..76 "nearest"
+                  WHITESPACE@76..77 " "
+                  R_CURLY@77..78 "}"
+            SEMICOLON@78..79 ";"
+          WHITESPACE@79..80 "\n"
+    "#]],
+    );
+}
+
+#[test]
+fn section_label_difference_with_dotted_labels() {
+    let parse = parse(".section .debug_loc\n{\n.b32 .Ltmp1-.Ltmp0\n.b64 .Lfunc_end0+8\n}\n");
+    assert!(parse.errors().is_empty(), "{:?}", parse.errors());
+    let data: Vec<_> = parse
+        .syntax_node()
+        .descendants()
+        .filter_map(ast::DataDirective::cast)
+        .collect();
+    assert_eq!(data.len(), 2);
+    let ast::Operand::Binary(diff) = data[0].values().next().unwrap() else {
+        panic!("difference expected")
+    };
+    assert_eq!(diff.op().unwrap().kind(), SyntaxKind::MINUS);
+    assert_eq!(diff.lhs().unwrap().syntax().to_string(), ".Ltmp1");
+    assert_eq!(diff.rhs().unwrap().syntax().to_string(), ".Ltmp0");
+}
+
+#[test]
+fn error_vector_size_after_type() {
+    check_errors(
+        ".func f(.param .b32 .v2 x) { ret; }\n.global .v2 .b32 ok;\n",
+        expect![[r#"
+        1: 20..23 vector size `.v2` must come before the element type
+    "#]],
+    );
+}
+
+#[test]
+fn long_operator_chains_do_not_build_deep_trees() {
+    for chain in ["+1", "?1:1", "*(1)", "-1"] {
+        let text = format!(".entry k() {{ add.s32 %r1, 1{}; }}", chain.repeat(200_000));
+        let parsed = parse(&text);
+        assert_eq!(parsed.syntax_node().to_string(), text);
+        assert!(
+            parsed
+                .errors()
+                .iter()
+                .any(|e| e.message.contains("nesting deeper"))
+        );
+        let depth = parsed
+            .syntax_node()
+            .descendants()
+            .map(|n| n.ancestors().count())
+            .max()
+            .unwrap();
+        assert!(
+            depth < 2 * crate::parser::MAX_DEPTH as usize,
+            "tree depth {depth}"
+        );
+        drop(parsed);
+    }
+    // A chain within the limit is an ordinary expression.
+    let parsed = parse(&format!(
+        ".entry k() {{ add.s32 %r1, 1{}; }}",
+        "+1".repeat(100)
+    ));
+    assert!(parsed.errors().is_empty(), "{:?}", parsed.errors());
+}
+
+#[test]
+fn module_header_errors() {
+    let errors = |text: &str| -> String {
+        parse(text)
+            .errors()
+            .iter()
+            .map(|e| format!("{:?} {}\n", e.range, e.message))
+            .collect()
+    };
+    // A missing `.version`/`.target` is `hir`'s diagnostic (ptxas: "Missing .version
+    // directive at start of file", not a parse error).
+    expect![""].assert_eq(&errors(".target sm_90\n.visible .entry k() { ret; }\n"));
+    expect![[r#"
+        9..12 the version number must be on the same line as `.version`
+        56..69 `.address_size` must be at the start of the file, before other items
+    "#]]
+    .assert_eq(&errors(
+        ".version\n8.4\n.target sm_90\n.visible .entry k() { ret; }\n.address_size 64\n",
+    ));
+    // The header may share a line and a `.target` may sit in a body, as in ptxas.
+    let ok =
+        parse(".version 8.4 .target sm_90 .address_size 64\n.entry k() { .target sm_90\n ret; }\n");
+    assert!(ok.errors().is_empty(), "{:?}", ok.errors());
 }

@@ -22,7 +22,10 @@ use std::time::Instant;
 use crate::oracle;
 
 mod cubin;
+mod interp;
+mod json;
 pub mod parse;
+pub mod sema;
 
 const USAGE: &str = "usage: cargo xtask corpus <stage> [--dir DIR] [--arch sm_XX] [stage options]";
 
@@ -40,6 +43,8 @@ pub fn run(args: &[String]) -> Result<(), String> {
     };
     let args = CorpusArgs::parse(rest)?;
     match stage.as_str() {
+        "interp" => interp::run(&args),
+        "sema" => sema::run(&args),
         "cubin" => cubin::run(&args),
         "parse" => parse::run(&args),
         other => Err(format!("unknown corpus stage `{other}`\n{USAGE}")),

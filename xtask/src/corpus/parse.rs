@@ -11,8 +11,8 @@
 //! `mb_per_s` is single-thread parse throughput: total bytes (10^6 per MB) divided by the sum
 //! of the per-file `parse_bytes` times. Files are parsed one after another on purpose: on a
 //! small shared machine, parallel workers slow each other down and the per-file times would
-//! no longer measure the parser. Build with `--release` for a meaningful figure (the `dev`
-//! profile leaves workspace crates unoptimized). Fails unless every file is
+//! no longer measure the parser. (The `dev` profile optimizes the `syntax` crate, so plain
+//! `cargo xtask` gives a meaningful figure.) Fails unless every file is
 //! lossless, nothing panicked, and no accepted file has a syntax error.
 
 use std::path::PathBuf;
@@ -34,17 +34,20 @@ struct Parsed {
     lossless: bool,
     /// `line:col: message` for each syntax error.
     errors: Vec<String>,
+    /// The line of each syntax error.
+    error_lines: Vec<usize>,
 }
 
-fn line_col(text: &str, offset: usize) -> (usize, usize) {
-    let mut offset = offset.min(text.len());
-    while !text.is_char_boundary(offset) {
-        offset -= 1;
-    }
-    let before = &text[..offset];
-    let line = before.matches('\n').count() + 1;
-    let col = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
-    (line, col)
+/// Byte offsets of line starts, for turning error offsets into `line:col` in O(log n).
+fn line_starts(text: &str) -> Vec<usize> {
+    std::iter::once(0)
+        .chain(text.match_indices('\n').map(|(i, _)| i + 1))
+        .collect()
+}
+
+fn line_col(starts: &[usize], offset: usize) -> (usize, usize) {
+    let line = starts.partition_point(|&s| s <= offset).max(1);
+    (line, offset - starts[line - 1] + 1)
 }
 
 fn parse_one(bytes: &[u8]) -> (Parsed, f64) {
@@ -52,15 +55,22 @@ fn parse_one(bytes: &[u8]) -> (Parsed, f64) {
     let (text, parse) = syntax::parse_bytes(bytes);
     let seconds = start.elapsed().as_secs_f64();
     let lossless = parse.syntax_node().to_string() == text;
-    let errors = parse
-        .errors()
-        .iter()
-        .map(|e| {
-            let (l, c) = line_col(&text, usize::from(e.range.start()));
-            format!("{l}:{c}: {}", e.message)
-        })
-        .collect();
-    (Parsed { lossless, errors }, seconds)
+    let starts = line_starts(&text);
+    let mut errors = Vec::new();
+    let mut error_lines = Vec::new();
+    for e in parse.errors() {
+        let (l, c) = line_col(&starts, usize::from(e.range.start()));
+        errors.push(format!("{l}:{c}: {}", e.message));
+        error_lines.push(l);
+    }
+    (
+        Parsed {
+            lossless,
+            errors,
+            error_lines,
+        },
+        seconds,
+    )
 }
 
 pub fn run(args: &CorpusArgs) -> Result<(), String> {
@@ -174,6 +184,7 @@ pub fn run(args: &CorpusArgs) -> Result<(), String> {
         println!("(first {SHOW_ERRORS} syntax errors in accepted files shown; --errors lists all)");
     }
     groups.print(&["files", "lossless", "syn_errors", "panics"]);
+    compare_with_ptxas(&args.dir, &results);
     let mb = bytes as f64 / 1e6;
     let mb_per_s = if seconds > 0.0 { mb / seconds } else { 0.0 };
     println!("parsed {mb:.1} MB in {seconds:.2} s of parse time ({wall:.2} s wall in all)");
@@ -186,5 +197,83 @@ pub fn run(args: &CorpusArgs) -> Result<(), String> {
         Ok(())
     } else {
         Err("corpus parse failed (see above)".to_string())
+    }
+}
+
+/// The line of a ptxas "Parsing error" message
+/// (`ptxas x.ptx, line 36; fatal   : Parsing error near ')': syntax error`).
+fn ptxas_parse_error_line(message: &str) -> Option<usize> {
+    if !message.contains("Parsing error") {
+        return None;
+    }
+    let rest = &message[message.find(", line ")? + ", line ".len()..];
+    rest[..rest.find(';')?].trim().parse().ok()
+}
+
+/// Compares our syntax errors on rejected files with ptxas's first error from
+/// `rejected.tsv` (when the corpus has it): for every file ptxas rejects with a parse error,
+/// do we report a syntax error on the same line? Informational (ptxas's grammar is stricter in
+/// places that are `hir`'s job here), so it does not affect the exit status.
+fn compare_with_ptxas(dir: &std::path::Path, results: &[FileResult]) {
+    let Ok(tsv) = std::fs::read_to_string(dir.join("rejected.tsv")) else {
+        println!(
+            "skipping ptxas comparison: no rejected.tsv in {}",
+            dir.display()
+        );
+        return;
+    };
+    let (mut total, mut agree) = (0, 0);
+    for row in tsv.lines().skip(1) {
+        let Some((file, message)) = row.split_once('\t') else {
+            continue;
+        };
+        let Some(line) = ptxas_parse_error_line(message) else {
+            continue;
+        };
+        let Some(r) = results.iter().find(|r| r.rel == std::path::Path::new(file)) else {
+            continue;
+        };
+        total += 1;
+        match &r.outcome {
+            Ok(p) if p.error_lines.contains(&line) => agree += 1,
+            Ok(p) => println!(
+                "ptxas: {file}: parse error on line {line}; ours: {}",
+                if p.errors.is_empty() {
+                    "none".to_string()
+                } else {
+                    p.errors.join("; ")
+                }
+            ),
+            Err(e) => println!("ptxas: {file}: parse error on line {line}; ours: {e}"),
+        }
+    }
+    println!(
+        "rejected files with a ptxas parse error: {total}; with our syntax error on the same line: {agree}"
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ptxas_messages() {
+        let m = "ptxas ptx/a.ptx, line 36; fatal   : Parsing error near ')': syntax error";
+        assert_eq!(ptxas_parse_error_line(m), Some(36));
+        assert_eq!(
+            ptxas_parse_error_line("ptxas a.ptx, line 9; error   : Arguments mismatch"),
+            None
+        );
+    }
+
+    #[test]
+    fn line_columns() {
+        let starts = line_starts("ab\ncd\n\nx");
+        assert_eq!(line_col(&starts, 0), (1, 1));
+        assert_eq!(line_col(&starts, 2), (1, 3));
+        assert_eq!(line_col(&starts, 3), (2, 1));
+        assert_eq!(line_col(&starts, 6), (3, 1));
+        assert_eq!(line_col(&starts, 7), (4, 1));
+        assert_eq!(line_col(&starts, 8), (4, 2));
     }
 }

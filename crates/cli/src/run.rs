@@ -1,0 +1,277 @@
+//! `kiln run FILE.ptx --kernel NAME --grid X,Y,Z --block X,Y,Z --arg ...`: runs a kernel in
+//! the reference interpreter (`interp`) and writes the buffers back after the run.
+//!
+//! Arguments, one `--arg` per kernel parameter in order:
+//! * scalars `u8:V` .. `u64:V`, `s8:V` .. `s64:V`, `f32:V`, `f64:V`, `b32:0x..`;
+//! * buffers (the parameter receives their address): `file:PATH` (the file's bytes),
+//!   `zero:N` (N zero bytes), `rand:N` (N bytes from `--seed`).
+//!
+//! After the run every buffer is written to `--out DIR` (default `kiln-run-out`) as
+//! `argK.bin`; `file:` buffers are written back to their own path only with `--in-place`.
+
+use std::path::{Path, PathBuf};
+
+use crate::{Status, render};
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// The PTX file.
+    file: PathBuf,
+    /// The `.entry` to run.
+    #[arg(long)]
+    kernel: String,
+    /// Grid size in CTAs: X[,Y[,Z]].
+    #[arg(long, default_value = "1")]
+    grid: String,
+    /// CTA size in threads: X[,Y[,Z]].
+    #[arg(long, default_value = "1")]
+    block: String,
+    /// One argument per kernel parameter (see the module docs for the forms).
+    #[arg(long = "arg")]
+    args: Vec<String>,
+    /// Bytes of dynamic shared memory.
+    #[arg(long, default_value_t = 0)]
+    dynamic_shared: u32,
+    /// Seed of `rand:N` buffers.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Where buffers are written after the run.
+    #[arg(long, default_value = "kiln-run-out")]
+    out: PathBuf,
+    /// Write `file:PATH` buffers back to PATH.
+    #[arg(long)]
+    in_place: bool,
+    /// Instructions per CTA before the run is stopped.
+    #[arg(long, default_value_t = 100_000_000)]
+    step_limit: u64,
+}
+
+fn dims(s: &str, what: &str) -> Result<[u32; 3], String> {
+    let v: Vec<u32> = s
+        .split(',')
+        .map(|p| {
+            p.trim()
+                .parse::<u32>()
+                .map_err(|_| format!("--{what}: `{p}` is not a number"))
+        })
+        .collect::<Result<_, _>>()?;
+    if v.is_empty() || v.len() > 3 || v.contains(&0) {
+        return Err(format!(
+            "--{what} takes 1 to 3 positive numbers, e.g. 128,1,1"
+        ));
+    }
+    Ok([v[0], *v.get(1).unwrap_or(&1), *v.get(2).unwrap_or(&1)])
+}
+
+/// A parsed `--arg`.
+enum Arg {
+    Scalar(Vec<u8>),
+    Buffer {
+        data: Vec<u8>,
+        path: Option<PathBuf>,
+    },
+}
+
+fn parse_arg(s: &str, seed: &mut u64) -> Result<Arg, String> {
+    let (kind, v) = s.split_once(':').ok_or_else(|| {
+        format!(
+            "--arg `{s}`: expected KIND:VALUE (u32:5, f32:1.5, file:in.bin, zero:4096, rand:4096)"
+        )
+    })?;
+    let int = |v: &str| -> Result<i128, String> {
+        let (neg, body) = v.strip_prefix('-').map_or((false, v), |b| (true, b));
+        let x = if let Some(h) = body.strip_prefix("0x") {
+            i128::from_str_radix(h, 16)
+        } else {
+            body.parse::<i128>()
+        }
+        .map_err(|_| format!("--arg `{s}`: `{v}` is not an integer"))?;
+        Ok(if neg { -x } else { x })
+    };
+    let scalar = |bytes: usize, x: i128, signed: bool| -> Result<Arg, String> {
+        let bits = bytes as u32 * 8;
+        let (lo, hi) = if signed {
+            (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1)
+        } else {
+            (0, (1i128 << bits) - 1)
+        };
+        if x < lo || x > hi {
+            return Err(format!("--arg `{s}`: {x} does not fit in {kind}"));
+        }
+        Ok(Arg::Scalar((x as u128).to_le_bytes()[..bytes].to_vec()))
+    };
+    let size = |v: &str| {
+        v.parse::<usize>()
+            .map_err(|_| format!("--arg `{s}`: `{v}` is not a size"))
+    };
+    match kind {
+        "u8" | "b8" => scalar(1, int(v)?, false),
+        "u16" | "b16" => scalar(2, int(v)?, false),
+        "u32" | "b32" => scalar(4, int(v)?, false),
+        "u64" | "b64" => scalar(8, int(v)?, false),
+        "s8" => scalar(1, int(v)?, true),
+        "s16" => scalar(2, int(v)?, true),
+        "s32" => scalar(4, int(v)?, true),
+        "s64" => scalar(8, int(v)?, true),
+        "f32" => v
+            .parse::<f32>()
+            .map(|x| Arg::Scalar(x.to_le_bytes().to_vec()))
+            .map_err(|_| format!("--arg `{s}`: `{v}` is not a number")),
+        "f64" => v
+            .parse::<f64>()
+            .map(|x| Arg::Scalar(x.to_le_bytes().to_vec()))
+            .map_err(|_| format!("--arg `{s}`: `{v}` is not a number")),
+        "file" => std::fs::read(v)
+            .map(|data| Arg::Buffer {
+                data,
+                path: Some(PathBuf::from(v)),
+            })
+            .map_err(|e| format!("--arg `{s}`: cannot read {v}: {e}")),
+        "zero" => Ok(Arg::Buffer {
+            data: vec![0; size(v)?],
+            path: None,
+        }),
+        "rand" => {
+            let n = size(v)?;
+            let mut data = Vec::with_capacity(n);
+            for _ in 0..n {
+                // xorshift64*: reproducible from --seed.
+                *seed ^= *seed >> 12;
+                *seed ^= *seed << 25;
+                *seed ^= *seed >> 27;
+                data.push((seed.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 56) as u8);
+            }
+            Ok(Arg::Buffer { data, path: None })
+        }
+        _ => Err(format!("--arg `{s}`: unknown kind `{kind}`")),
+    }
+}
+
+pub fn run(args: Args) -> Status {
+    match run_inner(&args) {
+        Ok(s) => s,
+        Err(msg) => {
+            eprintln!("kiln: error: {msg}");
+            Status::Failure
+        }
+    }
+}
+
+fn run_inner(args: &Args) -> Result<Status, String> {
+    let bytes = std::fs::read(&args.file)
+        .map_err(|e| format!("cannot read {}: {e}", args.file.display()))?;
+    // Diagnostics first: a module ptxas would refuse is not run.
+    let mut db = db::RootDatabase::default();
+    let file = db.add_file(&args.file, &bytes);
+    let text = file.text(&db).to_string();
+    // Syntax and semantic diagnostics (crates/hir through the database).
+    let diags = db::diagnostics(&db, file).clone();
+    let color = render::stderr_color();
+    let shown = args.file.display().to_string();
+    let mut errors = 0;
+    for d in &diags {
+        if d.severity == db::Severity::Error {
+            errors += 1;
+        }
+        eprint!("{}", render::render(&shown, &text, d, color));
+    }
+    if errors > 0 {
+        eprintln!("kiln: {errors} error(s); not running");
+        return Ok(Status::InputErrors);
+    }
+
+    let mut prog = interp::Program::from_text(&text).map_err(|e| format!("{shown}:{e}"))?;
+    let k = prog.kernel(&args.kernel).ok_or_else(|| {
+        format!(
+            "no kernel `{}` in {shown} (kernels: {})",
+            args.kernel,
+            prog.kernels().join(", ")
+        )
+    })?;
+    let slots = prog.params(k).to_vec();
+    if slots.len() != args.args.len() {
+        return Err(format!(
+            "`{}` takes {} parameter(s) ({}), {} --arg given",
+            args.kernel,
+            slots.len(),
+            slots
+                .iter()
+                .map(|s| s.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
+            args.args.len()
+        ));
+    }
+    let mut mem = interp::Memory::new();
+    prog.load(&mut mem);
+    let mut seed = args.seed | 1;
+    let mut params = vec![0u8; prog.param_size(k) as usize];
+    let mut buffers: Vec<(usize, u64, Option<PathBuf>)> = Vec::new();
+    for (i, (slot, a)) in slots.iter().zip(&args.args).enumerate() {
+        let bytes = match parse_arg(a, &mut seed)? {
+            Arg::Scalar(b) => {
+                if b.len() as u64 != slot.size {
+                    return Err(format!(
+                        "parameter `{}` is {} bytes, --arg `{a}` gives {}",
+                        slot.name,
+                        slot.size,
+                        b.len()
+                    ));
+                }
+                b
+            }
+            Arg::Buffer { data, path } => {
+                if slot.size != 8 {
+                    return Err(format!(
+                        "parameter `{}` is {} bytes; a buffer address needs 8",
+                        slot.name, slot.size
+                    ));
+                }
+                let addr = mem.alloc(&format!("argument {i} ({})", slot.name), data);
+                buffers.push((i, addr, path));
+                addr.to_le_bytes().to_vec()
+            }
+        };
+        let at = slot.offset as usize;
+        params[at..at + bytes.len()].copy_from_slice(&bytes);
+    }
+    let launch = interp::Launch {
+        grid: dims(&args.grid, "grid")?,
+        block: dims(&args.block, "block")?,
+        dynamic_shared: args.dynamic_shared,
+        params,
+        step_limit: args.step_limit,
+    };
+    let result = prog.run(&mut mem, k, &launch);
+    // Buffers are written even after a trap: they show the state at the failure.
+    if !buffers.is_empty() {
+        std::fs::create_dir_all(&args.out)
+            .map_err(|e| format!("cannot create {}: {e}", args.out.display()))?;
+    }
+    for (i, addr, path) in &buffers {
+        let data = &mem.buffer(*addr).expect("allocated").data;
+        let dest = match path {
+            Some(p) if args.in_place => p.clone(),
+            _ => args.out.join(format!("arg{i}.bin")),
+        };
+        write(&dest, data)?;
+        println!("wrote {} ({} bytes)", dest.display(), data.len());
+    }
+    match result {
+        Ok(stats) => {
+            println!(
+                "ran `{}`: {} warp instructions, {} thread instructions",
+                args.kernel, stats.warp_steps, stats.thread_steps
+            );
+            Ok(Status::Ok)
+        }
+        Err(e) => {
+            eprintln!("{shown}: error: {e}");
+            Ok(Status::InputErrors)
+        }
+    }
+}
+
+fn write(p: &Path, data: &[u8]) -> Result<(), String> {
+    std::fs::write(p, data).map_err(|e| format!("cannot write {}: {e}", p.display()))
+}

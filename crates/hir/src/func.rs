@@ -1,0 +1,1006 @@
+//! Per-function checks.
+
+use std::collections::HashMap;
+
+use syntax::TextRange;
+use syntax::ast::{self, AstNode, DeclLike};
+
+use crate::Diagnostic;
+use crate::module::{ModuleScope, gate_directive_words, gate_type, vector_after_type};
+use crate::types::{Class, Fit, Ty, fits};
+
+/// A name declared in a function scope.
+#[derive(Debug, Clone)]
+enum Local {
+    /// A register: its type and vector width.
+    Reg(Option<Ty>, u32),
+    /// A variable in a state space (`.local`, `.shared`, `.param`, ...) and its type.
+    Var(String, Option<Ty>),
+}
+
+#[derive(Default)]
+struct Scope {
+    names: HashMap<String, Local>,
+    /// Parameterized registers `%r<N>`: (prefix, N, entry).
+    families: Vec<(String, u32, Local)>,
+}
+
+impl Scope {
+    fn get(&self, name: &str) -> Option<&Local> {
+        if let Some(l) = self.names.get(name) {
+            return Some(l);
+        }
+        for (prefix, n, l) in &self.families {
+            if let Some(rest) = name.strip_prefix(prefix.as_str())
+                && !rest.is_empty()
+                && rest.bytes().all(|b| b.is_ascii_digit())
+                && (rest == "0" || !rest.starts_with('0'))
+                && rest.parse::<u64>().is_ok_and(|k| k < *n as u64)
+            {
+                return Some(l);
+            }
+        }
+        None
+    }
+}
+
+struct Cx<'a> {
+    m: &'a ModuleScope,
+    scopes: Vec<Scope>,
+    labels: HashMap<String, TextRange>,
+    d: Vec<Diagnostic>,
+    reported_32: bool,
+}
+
+/// Checks one function (declarations without a body only get their header checked).
+pub fn check_function(m: &ModuleScope, f: &ast::Function) -> Vec<Diagnostic> {
+    let mut cx = Cx {
+        m,
+        scopes: vec![Scope::default()],
+        labels: HashMap::new(),
+        d: Vec::new(),
+        reported_32: false,
+    };
+    for p in f.return_params().chain(f.params()) {
+        cx.declare_param(&p);
+    }
+    if f.is_entry() {
+        for pd in f.perf_directives() {
+            if let Some(n) = pd.name().filter(|n| n.text() == ".noreturn") {
+                cx.d.push(Diagnostic::error(
+                    n.text_range(),
+                    "Parsing error near '.noreturn': syntax error (.noreturn is allowed on .func only, not on .entry)",
+                ));
+            }
+        }
+    }
+    if let Some(body) = f.body() {
+        cx.collect_labels(&body);
+        cx.block(&body, false);
+    }
+    cx.d
+}
+
+fn ty_of(tok: Option<syntax::SyntaxToken>) -> Option<Ty> {
+    tok.and_then(|t| Ty::parse(t.text()))
+}
+
+impl Cx<'_> {
+    fn err(&mut self, range: TextRange, msg: impl Into<String>) {
+        self.d.push(Diagnostic::error(range, msg));
+    }
+
+    fn declare_param(&mut self, p: &ast::Param) {
+        let space = p
+            .state_space()
+            .map(|t| t.text().to_string())
+            .unwrap_or_else(|| ".param".into());
+        let Some(name) = p.name() else { return };
+        let local = if space == ".reg" {
+            Local::Reg(ty_of(p.ty()), p.vector().unwrap_or(1))
+        } else {
+            Local::Var(space, ty_of(p.ty()))
+        };
+        self.insert(name.text(), name.text_range(), local);
+    }
+
+    fn insert(&mut self, name: &str, range: TextRange, local: Local) {
+        let scope = self.scopes.last_mut().expect("a scope");
+        if scope.get(name).is_some() {
+            self.d.push(Diagnostic::error(
+                range,
+                format!("Duplicate definition of variable '{name}'"),
+            ));
+            return;
+        }
+        scope.names.insert(name.to_string(), local);
+    }
+
+    fn collect_labels(&mut self, b: &ast::Block) {
+        for st in b.statements() {
+            match st {
+                ast::Statement::Label(l) => {
+                    if let Some(n) = l.name()
+                        && self
+                            .labels
+                            .insert(n.text().to_string(), n.text_range())
+                            .is_some()
+                    {
+                        self.err(
+                            n.text_range(),
+                            format!("Duplicate definition of label '{}'", n.text()),
+                        );
+                    }
+                }
+                ast::Statement::Block(inner) => self.collect_labels(&inner),
+                _ => {}
+            }
+        }
+    }
+
+    fn lookup(&self, name: &str) -> Option<Local> {
+        for s in self.scopes.iter().rev() {
+            if let Some(l) = s.get(name) {
+                return Some(l.clone());
+            }
+        }
+        None
+    }
+
+    /// Whether a name resolves to anything at all.
+    fn resolves(&self, name: &str) -> bool {
+        self.lookup(name).is_some()
+            || self.m.vars.contains_key(name)
+            || self.m.funcs.contains_key(name)
+            || self.labels.contains_key(name)
+            || is_sreg(name)
+            || name == "WARP_SZ"
+    }
+
+    fn block(&mut self, b: &ast::Block, nested: bool) {
+        if nested {
+            self.scopes.push(Scope::default());
+        }
+        for st in b.statements() {
+            match st {
+                ast::Statement::VarDecl(v) => self.var_decl(&v),
+                ast::Statement::Instruction(i) => self.instruction(&i),
+                ast::Statement::Block(inner) => self.block(&inner, true),
+                ast::Statement::Directive(dir) => {
+                    gate_directive_words(self.m, dir.syntax(), &mut self.d)
+                }
+                _ => {}
+            }
+        }
+        if nested {
+            self.scopes.pop();
+        }
+    }
+
+    fn var_decl(&mut self, v: &ast::VarDecl) {
+        let space = v
+            .state_space()
+            .map(|t| t.text().to_string())
+            .unwrap_or_default();
+        let ty = ty_of(v.ty());
+        if let Some(t) = v.ty() {
+            gate_type(self.m, t.text(), t.text_range(), &mut self.d);
+        }
+        vector_after_type(v, &mut self.d);
+        let vec = v.vector().unwrap_or(1);
+        let is_extern = v.linkage().iter().any(|t| t.text() == ".extern");
+        if space != ".reg" && !is_extern {
+            for decl in v.declarators() {
+                if decl.array_dims().any(|a| a.size().is_none()) && decl.initializer().is_none() {
+                    let name = decl
+                        .name()
+                        .map(|n| n.text().to_string())
+                        .unwrap_or_default();
+                    self.err(
+                        decl.syntax().text_range(),
+                        format!("Non-external variable '{name}' has incomplete type"),
+                    );
+                }
+            }
+        }
+        if vec == 8
+            && space == ".reg"
+            && let Some(t) = v.specifiers().find(|t| t.text() == ".v8")
+        {
+            self.err(
+                t.text_range(),
+                "Illegal vector size: 8 (register vectors have at most 4 elements)",
+            );
+        }
+        for decl in v.declarators() {
+            let Some(name) = decl.name() else { continue };
+            let local = if space == ".reg" {
+                Local::Reg(ty, vec)
+            } else {
+                Local::Var(space.clone(), ty)
+            };
+            if let Some(n) = decl.param_count() {
+                let scope = self.scopes.last_mut().expect("a scope");
+                if scope.names.contains_key(name.text())
+                    || scope.families.iter().any(|(p, _, _)| p == name.text())
+                {
+                    self.err(
+                        name.text_range(),
+                        format!("Duplicate definition of variable '{}<{n}>'", name.text()),
+                    );
+                } else {
+                    scope.families.push((name.text().to_string(), n, local));
+                }
+            } else {
+                self.insert(name.text(), name.text_range(), local);
+            }
+        }
+    }
+
+    /// Resolves every name in an operand; returns the register type of a plain register.
+    fn resolve(&mut self, o: &ast::Operand) {
+        match o {
+            ast::Operand::Name(n) => {
+                let Some(tok) = n.name() else { return };
+                let name = tok.text();
+                if name == "_" || self.resolves(name) {
+                    return;
+                }
+                self.err(tok.text_range(), format!("Unknown symbol '{name}'"));
+            }
+            ast::Operand::Call(c) => {
+                // `generic(sym)`: only the argument is a name to resolve.
+                if let Some(a) = c.arg() {
+                    self.resolve(&a);
+                }
+            }
+            other => {
+                for child in other.syntax().children() {
+                    if let Some(op) = ast::Operand::cast(child) {
+                        self.resolve(&op);
+                    }
+                }
+            }
+        }
+    }
+
+    /// The declared type of a plain register operand.
+    fn reg_ty(&self, o: &ast::Operand) -> Option<(Ty, TextRange)> {
+        self.reg_ty_in(o, false)
+    }
+
+    /// Like [`Self::reg_ty`]; with `whole_vectors`, a vector register used whole (the data
+    /// operand of ld/st) gives its element type.
+    fn reg_ty_in(&self, o: &ast::Operand, whole_vectors: bool) -> Option<(Ty, TextRange)> {
+        let ast::Operand::Name(n) = o else {
+            return None;
+        };
+        if n.components().next().is_some() {
+            return None;
+        }
+        let tok = n.name()?;
+        match self.lookup(tok.text())? {
+            Local::Reg(Some(t), 1) => Some((t, tok.text_range())),
+            Local::Reg(Some(t), _) if whole_vectors => Some((t, tok.text_range())),
+            _ => None,
+        }
+    }
+
+    fn instruction(&mut self, i: &ast::Instruction) {
+        let Some(op_tok) = i.opcode() else { return };
+        let opcode = op_tok.text().to_string();
+        let range = i.syntax().text_range();
+        let mods: Vec<String> = i.modifiers().map(|t| t.text().to_string()).collect();
+        let mod_refs: Vec<&str> = mods.iter().map(String::as_str).collect();
+        let operands: Vec<ast::Operand> = i.operands().collect();
+        let isa = ptx::isa();
+
+        if !isa.is_opcode(&opcode) {
+            self.err(
+                op_tok.text_range(),
+                format!("Not a name of any known instruction: '{opcode}'"),
+            );
+            return;
+        }
+        // Guard.
+        if let Some(g) = i.guard()
+            && let Some(p) = g.predicate().and_then(|p| p.name())
+        {
+            match self.lookup(p.text()) {
+                Some(Local::Reg(Some(t), _)) if t.class != Class::Pred => {
+                    self.err(
+                        p.text_range(),
+                        format!("Guard '{}' is not a .pred register", p.text()),
+                    );
+                }
+                None if !self.resolves(p.text()) => {
+                    self.err(p.text_range(), format!("Unknown symbol '{}'", p.text()));
+                }
+                _ => {}
+            }
+        }
+        // Names.
+        if opcode == "call" {
+            self.call(i, &operands);
+        } else {
+            for o in &operands {
+                self.resolve(o);
+            }
+        }
+        self.address_size(&opcode, &mod_refs, &operands);
+        self.spaces(&opcode, &mod_refs, &operands);
+        self.gating(&opcode, &mod_refs, op_tok.text_range(), range);
+        let before = self.d.len();
+        self.vectors(&opcode, &mod_refs, &operands, range);
+        if self.d.len() == before {
+            // One shape complaint per instruction is enough.
+            self.shape(&opcode, &mod_refs, &operands, op_tok.text_range(), range);
+        }
+        self.typing(&opcode, &mod_refs, &operands, range);
+    }
+
+    /// Without `.address_size`, ptxas infers 32-bit addressing from a 32-bit register used as
+    /// a generic or global address (or `cvta` to a `.u32`), and then refuses the module.
+    fn address_size(&mut self, opcode: &str, mods: &[&str], ops: &[ast::Operand]) {
+        if self.m.address_size_explicit || self.reported_32 {
+            return;
+        }
+        let local_space = mods.iter().any(|m| {
+            matches!(
+                *m,
+                ".shared"
+                    | ".shared::cta"
+                    | ".shared::cluster"
+                    | ".local"
+                    | ".param"
+                    | ".const"
+                    | ".param::entry"
+                    | ".param::func"
+            )
+        });
+        let mut culprit = None;
+        if matches!(opcode, "ld" | "ldu" | "st" | "atom" | "red" | "prefetch") && !local_space {
+            for o in ops {
+                let ast::Operand::Address(a) = o else {
+                    continue;
+                };
+                let Some(base) = a.operands().next() else {
+                    continue;
+                };
+                let base = match base {
+                    ast::Operand::Binary(b) => b.lhs(),
+                    other => Some(other),
+                };
+                if let Some(b) = base
+                    && let Some((t, r)) = self.reg_ty(&b)
+                    && t.bits == 32
+                {
+                    culprit = Some((r, b.syntax().text().to_string()));
+                }
+            }
+        }
+        if opcode == "cvta"
+            && mods.contains(&".u32")
+            && !local_space
+            && let Some(o) = ops.first()
+        {
+            culprit = Some((o.syntax().text_range(), o.syntax().text().to_string()));
+        }
+        if let Some((r, what)) = culprit {
+            self.reported_32 = true;
+            self.err(
+                r,
+                format!("32-Bit compilation is no longer supported (the module has no .address_size, and `{what}` is a 32-bit generic/global address, so ptxas infers .address_size 32)"),
+            );
+        }
+    }
+
+    /// The state space of a variable named as an address base.
+    fn var_space(&self, name: &str) -> Option<String> {
+        match self.lookup(name) {
+            Some(Local::Var(sp, _)) => Some(sp),
+            Some(Local::Reg(..)) => None,
+            None => self.m.vars.get(name).map(|v| v.space.clone()),
+        }
+    }
+
+    /// `ld.global [param_var]`: the instruction's state space must be the variable's;
+    /// `st.const` does not exist.
+    fn spaces(&mut self, opcode: &str, mods: &[&str], ops: &[ast::Operand]) {
+        if !matches!(opcode, "ld" | "ldu" | "st" | "atom" | "red" | "prefetch") {
+            return;
+        }
+        let norm = |s: &str| -> Option<&'static str> {
+            Some(match s {
+                ".global" => ".global",
+                ".shared" | ".shared::cta" | ".shared::cluster" => ".shared",
+                ".local" => ".local",
+                ".param" | ".param::entry" | ".param::func" => ".param",
+                ".const" => ".const",
+                _ => return None,
+            })
+        };
+        let Some(space) = mods.iter().find_map(|m| norm(m)) else {
+            return;
+        };
+        if opcode == "st" && space == ".const" {
+            if let Some(o) = ops.first() {
+                self.err(
+                    o.syntax().text_range(),
+                    "State space incorrect for instruction 'st': the constant space is read-only",
+                );
+            }
+            return;
+        }
+        for o in ops {
+            let ast::Operand::Address(a) = o else {
+                continue;
+            };
+            let Some(base) = a.operands().next() else {
+                continue;
+            };
+            let base = match base {
+                ast::Operand::Binary(b) => b.lhs(),
+                other => Some(other),
+            };
+            let Some(ast::Operand::Name(n)) = base else {
+                continue;
+            };
+            let Some(tok) = n.name() else { continue };
+            let Some(var_space) = self.var_space(tok.text()) else {
+                continue;
+            };
+            let Some(vs) = norm(&var_space) else { continue };
+            if vs != space {
+                self.err(
+                    tok.text_range(),
+                    format!(
+                        "State space mismatch between instruction and address in instruction '{opcode}': '{}' is a {vs} variable, the instruction accesses {space}",
+                        tok.text()
+                    ),
+                );
+            }
+        }
+    }
+
+    fn call(&mut self, i: &ast::Instruction, ops: &[ast::Operand]) {
+        let range = i.syntax().text_range();
+        let mut it = ops.iter().peekable();
+        let mut rets = None;
+        let mut ret_ops: Vec<ast::Operand> = Vec::new();
+        if let Some(ast::Operand::ArgList(l)) = it.peek() {
+            let v: Vec<ast::Operand> = l.args().collect();
+            for a in &v {
+                self.resolve(a);
+            }
+            rets = Some(v.len());
+            ret_ops = v;
+            it.next();
+        }
+        let Some(target) = it.next() else { return };
+        let ast::Operand::Name(n) = target else {
+            return;
+        };
+        let Some(tok) = n.name() else { return };
+        let name = tok.text().to_string();
+        let mut args = None;
+        let mut arg_ops: Vec<ast::Operand> = Vec::new();
+        if let Some(ast::Operand::ArgList(l)) = it.peek() {
+            let v: Vec<ast::Operand> = l.args().collect();
+            for a in &v {
+                self.resolve(a);
+            }
+            args = Some(v.len());
+            arg_ops = v;
+            it.next();
+        }
+        for rest in it {
+            self.resolve(rest);
+        }
+        if let Some(sig) = self.m.funcs.get(&name) {
+            if sig.is_entry {
+                self.err(
+                    tok.text_range(),
+                    format!("Call to '.entry' function '{name}' is not allowed"),
+                );
+                return;
+            }
+            // Each argument's type against its formal parameter (same size, compatible class).
+            let pairs = ret_ops
+                .iter()
+                .zip(sig.rets.iter().zip(&sig.ret_names))
+                .chain(arg_ops.iter().zip(sig.params.iter().zip(&sig.param_names)));
+            let mut mismatches = Vec::new();
+            for (op, ((_, formal), fname)) in pairs {
+                let Some(formal) = formal else { continue };
+                let actual = match op {
+                    ast::Operand::Name(n) if n.components().next().is_none() => {
+                        match n.name().and_then(|t| self.lookup(t.text())) {
+                            Some(Local::Reg(Some(t), 1)) | Some(Local::Var(_, Some(t))) => Some(t),
+                            _ => None,
+                        }
+                    }
+                    _ => None,
+                };
+                if let Some(actual) = actual
+                    && !fits(*formal, actual, Fit::Exact)
+                {
+                    mismatches.push((op.syntax().text_range(), fname.clone(), actual, *formal));
+                }
+            }
+            for (r, fname, actual, formal) in mismatches {
+                self.err(
+                    r,
+                    format!(
+                        "Type of argument does not match formal parameter '{fname}': the argument is {}, '{fname}' is {}",
+                        describe(actual),
+                        describe(formal)
+                    ),
+                );
+            }
+            if rets.unwrap_or(0) != sig.rets.len() || args.unwrap_or(0) != sig.params.len() {
+                self.err(
+                    range,
+                    format!(
+                        "Call has wrong number of parameters: '{name}' takes {} return value(s) and {} argument(s), the call passes {} and {}",
+                        sig.rets.len(),
+                        sig.params.len(),
+                        rets.unwrap_or(0),
+                        args.unwrap_or(0)
+                    ),
+                );
+            }
+        } else if self.lookup(&name).is_some() {
+            // Indirect call through a register: needs a prototype operand (checked by ptxas
+            // against `.callprototype`; we only resolve the names here).
+        } else if !self.resolves(&name) {
+            self.err(tok.text_range(), format!("Unknown symbol '{name}'"));
+        }
+    }
+
+    fn gating(&mut self, opcode: &str, mods: &[&str], op_range: TextRange, range: TextRange) {
+        let (Some(target), version) = (self.m.target, self.m.version) else {
+            return;
+        };
+        // vote/shfl without .sync.
+        if matches!(opcode, "vote" | "shfl") && !mods.contains(&".sync") {
+            let v64 = version.is_some_and(|v| v >= ptx::PtxVersion::new(6, 4));
+            if target.num >= 70 && v64 {
+                self.err(
+                    range,
+                    format!("Instruction '{opcode}' without '.sync' is not supported on .target sm_70 and higher from PTX ISA version 6.4"),
+                );
+                return;
+            }
+            // ptxas 13 compiles for sm_75 and later only, so it always warns.
+            self.d.push(Diagnostic::warning(
+                range,
+                format!("Instruction '{opcode}' without '.sync' may produce unpredictable results on sm_70 and later architectures"),
+            ));
+            if version.is_some_and(|v| v >= ptx::PtxVersion::new(6, 0)) {
+                self.d.push(Diagnostic::warning(
+                    range,
+                    format!("Instruction '{opcode}' without '.sync' is deprecated since PTX ISA version 6.0 and will be discontinued in a future PTX ISA version"),
+                ));
+            }
+        }
+        if matches!(opcode, "atom" | "red")
+            && mods
+                .iter()
+                .any(|m| matches!(*m, ".cta" | ".gpu" | ".sys" | ".cluster"))
+            && target.suffix.is_none()
+            && target.num < 60
+        {
+            self.err(
+                op_range,
+                "Feature 'scopes on atomic operations' requires .target sm_60 or higher",
+            );
+        }
+        if target.suffix.is_none()
+            && target.num < 80
+            && mods.iter().any(|m| matches!(*m, ".bf16" | ".bf16x2"))
+        {
+            self.err(op_range, "Feature '.bf16' requires .target sm_80 or higher");
+            return;
+        }
+        let forms = lookup_forms(opcode, mods);
+        if forms.is_empty() {
+            return;
+        }
+        if !forms.iter().any(|f| target.satisfies(f.min_sm)) {
+            let need = forms
+                .iter()
+                .map(|f| f.min_sm)
+                .min_by_key(|s| s.num)
+                .expect("non-empty");
+            self.err(
+                op_range,
+                format!("Feature '{opcode}' requires .target {need} or higher"),
+            );
+        }
+        if let Some(v) = version
+            && !forms.iter().any(|f| v >= f.min_ptx)
+        {
+            let need = forms.iter().map(|f| f.min_ptx).min().expect("non-empty");
+            self.err(
+                op_range,
+                format!("Feature '{opcode}' requires PTX ISA .version {need} or later"),
+            );
+        }
+    }
+
+    /// Modifier combination, operand count and result-register checks against the ISA table.
+    fn shape(
+        &mut self,
+        opcode: &str,
+        mods: &[&str],
+        ops: &[ast::Operand],
+        op_range: TextRange,
+        range: TextRange,
+    ) {
+        if matches!(opcode, "bar" | "barrier")
+            && !mods
+                .iter()
+                .any(|m| matches!(*m, ".sync" | ".arrive" | ".red" | ".warp" | ".cluster"))
+        {
+            self.err(
+                op_range,
+                format!(
+                    "Barrier modifier required for instruction '{opcode}' (.sync, .arrive or .red)"
+                ),
+            );
+            return;
+        }
+        if opcode == "call" {
+            return;
+        }
+        let isa = ptx::isa();
+        let forms = lookup_forms(opcode, mods);
+        if forms.is_empty() {
+            let written: String = mods.concat();
+            self.err(
+                op_range,
+                format!("Unexpected instruction types or modifiers specified for '{opcode}': no form of '{opcode}{written}' exists in PTX ISA 9.0"),
+            );
+            return;
+        }
+        let n = ops.len();
+        let fits_count = forms.iter().any(|f| {
+            let (lo, hi) = f.operand_count();
+            n >= lo && hi.is_none_or(|h| n <= h)
+        });
+        if !fits_count {
+            let (lo, hi) = forms[0].operand_count();
+            let want = match hi {
+                Some(h) if h == lo => format!("{lo}"),
+                Some(h) => format!("{lo} to {h}"),
+                None => format!("at least {lo}"),
+            };
+            self.err(range, format!("Arguments mismatch for instruction '{opcode}': it takes {want} operand(s), {n} given"));
+            return;
+        }
+        // A destination that must be a register.
+        if let Some(first) = ops.first() {
+            let is_literal = matches!(first, ast::Operand::Immediate(_))
+                || matches!(first, ast::Operand::Prefix(p) if p.expr().is_some_and(|e| matches!(e, ast::Operand::Immediate(_))));
+            let dest_is_reg = forms.iter().all(|f| {
+                f.operands.first().is_some_and(|o| {
+                    o.kinds.contains(ptx::OperandKind::Register)
+                        && !o.kinds.contains(ptx::OperandKind::Immediate)
+                })
+            });
+            if is_literal && dest_is_reg {
+                self.err(
+                    first.syntax().text_range(),
+                    format!("Result register required for instruction '{opcode}'"),
+                );
+            }
+        }
+        // Special registers carry their own type: mov.f32 %f, %tid.x is refused.
+        if opcode == "mov"
+            && let Some(t) = mods.iter().find_map(|m| Ty::parse(m))
+        {
+            for o in ops.iter().skip(1) {
+                if let ast::Operand::Name(nr) = o
+                    && let Some(tok) = nr.name()
+                    && self.lookup(tok.text()).is_none()
+                    && let Some(sr) = isa.special_register(tok.text())
+                    && let Some(st) = Ty::parse(sr.ty)
+                    && !fits(t, st, Fit::Exact)
+                    && !(t.is_int() && st.is_int())
+                {
+                    self.err(
+                                                tok.text_range(),
+                                                format!("Special register argument not allowed for instruction 'mov': {} is {}, the instruction type is {}", tok.text(), sr.ty, describe(t)),
+                                            );
+                }
+            }
+        }
+    }
+
+    /// Width of a vector operand: `{a, b}` or a vector register; 1 for scalars.
+    fn width(&self, o: &ast::Operand) -> u32 {
+        match o {
+            ast::Operand::Vector(v) => v.elements().count() as u32,
+            ast::Operand::Name(n) if n.components().next().is_none() => {
+                match n.name().and_then(|t| self.lookup(t.text())) {
+                    Some(Local::Reg(_, w)) => w,
+                    _ => 1,
+                }
+            }
+            _ => 1,
+        }
+    }
+
+    fn vectors(&mut self, opcode: &str, mods: &[&str], ops: &[ast::Operand], range: TextRange) {
+        let vec = mods.iter().find_map(|m| match *m {
+            ".v2" => Some(2),
+            ".v4" => Some(4),
+            ".v8" => Some(8),
+            _ => None,
+        });
+        if vec == Some(8) && !matches!(opcode, "ld" | "st" | "atom" | "red" | "multimem") {
+            self.err(
+                range,
+                format!(
+                    "Illegal vector size: 8 (`.v8` is allowed on ld/st only, not on '{opcode}')"
+                ),
+            );
+            return;
+        }
+        let data = match opcode {
+            "ld" | "ldu" => ops.first(),
+            "st" => ops.get(1),
+            "tex" | "tld4" | "suld" if vec.is_some() => ops.first(),
+            "sust" if vec.is_some() => ops.get(1),
+            _ => None,
+        };
+        if let Some(d) = data {
+            let w = self.width(d);
+            let want = vec.unwrap_or(1);
+            if w != want {
+                self.err(
+                    d.syntax().text_range(),
+                    format!("Argument vector size mismatch for instruction '{opcode}': the instruction moves {want} element(s), the operand has {w}"),
+                );
+            }
+        }
+        if opcode == "mov" {
+            let is_bit = mods.iter().any(|m| m.starts_with(".b"));
+            for o in ops {
+                if let ast::Operand::Vector(_) = o
+                    && vec.is_none()
+                    && !is_bit
+                {
+                    self.err(
+                            o.syntax().text_range(),
+                            format!("Argument vector size mismatch for instruction 'mov': packing a vector needs a .b16/.b32/.b64/.b128 type, not {}", mods.last().copied().unwrap_or("")),
+                        );
+                }
+                if let ast::Operand::Name(n) = o
+                    && let Some(tok) = n.name()
+                    && n.components().next().is_none()
+                    && self.lookup(tok.text()).is_none()
+                    && ptx::isa()
+                        .special_register(tok.text())
+                        .is_some_and(|r| r.shape == ptx::SregShape::Xyz)
+                    && vec.is_none()
+                {
+                    self.err(
+                                tok.text_range(),
+                                format!("Argument vector size mismatch for instruction 'mov': {} is a vector; name a component such as {}.x", tok.text(), tok.text()),
+                            );
+                }
+            }
+        }
+    }
+
+    fn typing(&mut self, opcode: &str, mods: &[&str], ops: &[ast::Operand], _range: TextRange) {
+        let types: Vec<Ty> = mods.iter().filter_map(|m| Ty::parse(m)).collect();
+        let has = |m: &str| mods.contains(&m);
+        // Each rule: (operand index, expected type, fit).
+        let mut rules: Vec<(usize, Ty, Fit)> = Vec::new();
+        let pred = Ty {
+            class: Class::Pred,
+            bits: 1,
+            packed: false,
+        };
+        let u32t = Ty {
+            class: Class::Unsigned,
+            bits: 32,
+            packed: false,
+        };
+        let one_type = types.len() == 1;
+        let t = types.first().copied();
+        match opcode {
+            "add" | "sub" | "min" | "max" | "and" | "or" | "xor" | "div" | "rem" | "copysign"
+            | "addc" | "subc"
+                if one_type && ops.len() == 3 =>
+            {
+                let t = t.expect("one type");
+                rules.extend((0..3).map(|k| (k, t, Fit::Exact)));
+            }
+            "mul" | "mad" if one_type => {
+                let t = t.expect("one type");
+                let n = if opcode == "mul" { 3 } else { 4 };
+                if ops.len() == n {
+                    if has(".wide") {
+                        rules.push((0, t.doubled(), Fit::Exact));
+                        rules.push((1, t, Fit::Exact));
+                        rules.push((2, t, Fit::Exact));
+                        if n == 4 {
+                            rules.push((3, t.doubled(), Fit::Exact));
+                        }
+                    } else {
+                        rules.extend((0..n).map(|k| (k, t, Fit::Exact)));
+                    }
+                }
+            }
+            "fma" if one_type && ops.len() == 4 => {
+                let t = t.expect("one type");
+                rules.extend((0..4).map(|k| (k, t, Fit::Exact)));
+            }
+            "abs" | "neg" | "not" | "cnot" | "rcp" | "sqrt" | "rsqrt" | "sin" | "cos" | "lg2"
+            | "ex2" | "tanh" | "brev"
+                if one_type && ops.len() == 2 =>
+            {
+                let t = t.expect("one type");
+                rules.extend((0..2).map(|k| (k, t, Fit::Exact)));
+            }
+            "setp" if one_type && (ops.len() == 3 || ops.len() == 4) => {
+                let t = t.expect("one type");
+                if !matches!(ops[0], ast::Operand::Binary(_)) && !t.packed {
+                    rules.push((0, pred, Fit::Exact));
+                }
+                rules.push((1, t, Fit::Exact));
+                rules.push((2, t, Fit::Exact));
+                if ops.len() == 4 {
+                    rules.push((3, pred, Fit::Exact));
+                }
+            }
+            "selp" if one_type && ops.len() == 4 => {
+                let t = t.expect("one type");
+                rules.extend((0..3).map(|k| (k, t, Fit::Exact)));
+                rules.push((3, pred, Fit::Exact));
+            }
+            "shl" | "shr" if one_type && ops.len() == 3 => {
+                let t = t.expect("one type");
+                rules.push((0, t, Fit::Exact));
+                rules.push((1, t, Fit::Exact));
+                rules.push((2, u32t, Fit::Exact));
+            }
+            "mov" if one_type && ops.len() == 2 && !mods.iter().any(|m| m.starts_with(".v")) => {
+                let t = t.expect("one type");
+                rules.push((0, t, Fit::Exact));
+                rules.push((1, t, Fit::Exact));
+            }
+            "ld" | "ldu" if one_type && !ops.is_empty() => {
+                let t = t.expect("one type");
+                rules.push((0, t, Fit::Wider));
+            }
+            "st" if one_type && ops.len() >= 2 => {
+                let t = t.expect("one type");
+                rules.push((1, t, Fit::Wider));
+            }
+            "atom"
+                if one_type
+                    && (ops.len() == 3 || ops.len() == 4)
+                    && !mods.iter().any(|m| m.starts_with(".v")) =>
+            {
+                let t = t.expect("one type");
+                rules.push((0, t, Fit::Exact));
+                rules.push((2, t, Fit::Exact));
+                if ops.len() == 4 {
+                    rules.push((3, t, Fit::Exact));
+                }
+            }
+            "red" if one_type && ops.len() == 2 && !mods.iter().any(|m| m.starts_with(".v")) => {
+                let t = t.expect("one type");
+                rules.push((1, t, Fit::Exact));
+            }
+            "cvt" if types.len() == 2 && ops.len() == 2 => {
+                let (dt, st) = (types[0], types[1]);
+                if !dt.packed && !st.packed {
+                    rules.push((0, dt, Fit::CvtDest));
+                    rules.push((1, st, Fit::Wider));
+                }
+            }
+            _ => {}
+        }
+        for (k, want, fit) in rules {
+            let Some(o) = ops.get(k) else { continue };
+            let elems: Vec<ast::Operand> = match o {
+                ast::Operand::Vector(v) if matches!(opcode, "ld" | "ldu" | "st") => {
+                    v.elements().collect()
+                }
+                other => vec![other.clone()],
+            };
+            let whole = matches!(opcode, "ld" | "ldu" | "st");
+            for e in &elems {
+                let Some((reg, r)) = self.reg_ty_in(e, whole) else {
+                    continue;
+                };
+                // A .pred instruction type never appears in these rules except for predicates.
+                if !fits(want, reg, fit) {
+                    let inst = if matches!(opcode, "mul" | "mad")
+                        && (has(".wide") || has(".lo") || has(".hi"))
+                    {
+                        let m = mods
+                            .iter()
+                            .find(|m| matches!(**m, ".wide" | ".lo" | ".hi"))
+                            .expect("a mode");
+                        format!("{opcode}{m}")
+                    } else {
+                        opcode.to_string()
+                    };
+                    self.err(
+                        r,
+                        format!(
+                            "Arguments mismatch for instruction '{inst}': operand {} is a {} register, the instruction needs {}",
+                            k + 1,
+                            describe(reg),
+                            describe_want(want, fit)
+                        ),
+                    );
+                }
+            }
+        }
+    }
+}
+
+fn describe(t: Ty) -> String {
+    let c = match t.class {
+        Class::Bit => "b",
+        Class::Unsigned => "u",
+        Class::Signed => "s",
+        Class::Float => "f",
+        Class::BFloat => "bf",
+        Class::Pred => return ".pred".into(),
+        Class::Other => return "opaque".into(),
+    };
+    if t.packed {
+        format!(".{c}16x2")
+    } else {
+        format!(".{c}{}", t.bits)
+    }
+}
+
+fn describe_want(t: Ty, fit: Fit) -> String {
+    let size = match (fit, t.is_int()) {
+        (Fit::Wider, true) => format!("at least {} bits", t.bits),
+        _ => format!("{} bits", t.bits),
+    };
+    match t.class {
+        Class::Pred => "a .pred".into(),
+        Class::Bit => format!("a register of {size}"),
+        Class::Unsigned | Class::Signed => format!("an integer register of {size}"),
+        Class::Float | Class::BFloat => format!("a {} or .b{} register", describe(t), t.bits),
+        Class::Other => "an opaque value".into(),
+    }
+}
+
+/// `ptx::isa().lookup`, memoized per thread: the same opcode and modifier spelling recurs
+/// thousands of times in a module, and matching modifiers against forms backtracks.
+fn lookup_forms(opcode: &str, mods: &[&str]) -> std::rc::Rc<Vec<&'static ptx::Form>> {
+    thread_local! {
+        static CACHE: std::cell::RefCell<HashMap<String, std::rc::Rc<Vec<&'static ptx::Form>>>> =
+            std::cell::RefCell::new(HashMap::new());
+    }
+    let mut key = String::with_capacity(opcode.len() + 8 * mods.len());
+    key.push_str(opcode);
+    for m in mods {
+        key.push_str(m);
+    }
+    CACHE.with(|c| {
+        if let Some(v) = c.borrow().get(&key) {
+            return v.clone();
+        }
+        let v = std::rc::Rc::new(ptx::isa().lookup(opcode, mods));
+        c.borrow_mut().insert(key, v.clone());
+        v
+    })
+}
+
+fn is_sreg(name: &str) -> bool {
+    ptx::isa().special_register(name).is_some()
+}

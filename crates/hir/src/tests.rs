@@ -1,0 +1,148 @@
+//! Checks on small modules; every expected verdict was confirmed with ptxas 13.0.88.
+
+use expect_test::{Expect, expect};
+
+fn check(text: &str, expect: Expect) {
+    let parse = syntax::parse(text);
+    assert!(parse.errors().is_empty(), "{:?}", parse.errors());
+    let diags = crate::check_module(&parse.tree());
+    let mut out = String::new();
+    for d in diags {
+        let line = text[..usize::from(d.range.start())].matches('\n').count() + 1;
+        out.push_str(&format!("{line}: {:?}: {}\n", d.severity, d.message));
+    }
+    expect.assert_eq(&out);
+}
+
+fn kernel(version: &str, target: &str, body: &str) -> String {
+    format!(
+        ".version {version}\n.target {target}\n.address_size 64\n.visible .entry k(.param .u64 a)\n{{\n.reg .u32 %r<4>;\n.reg .u64 %rd<4>;\n.reg .f32 %f<4>;\n.reg .pred %p<2>;\n{body}\nret;\n}}\n"
+    )
+}
+
+#[test]
+fn clean_kernel_has_no_diagnostics() {
+    check(
+        &kernel(
+            "8.0",
+            "sm_80",
+            "ld.param.u64 %rd1, [a];\nadd.u32 %r1, %r2, 1;\nsetp.eq.u32 %p1, %r1, %r2;\n@%p1 bra L;\nL:\nst.global.u32 [%rd1], %r1;",
+        ),
+        expect![[""]],
+    );
+}
+
+#[test]
+fn unknown_symbols_and_duplicates() {
+    check(
+        &kernel(
+            "8.0",
+            "sm_80",
+            "add.u32 %r1, %r9, 1;\nbra NOWHERE;\n.reg .u32 %r1;",
+        ),
+        expect![[r#"
+            10: Error: Unknown symbol '%r9'
+            11: Error: Unknown symbol 'NOWHERE'
+            12: Error: Duplicate definition of variable '%r1'
+        "#]],
+    );
+}
+
+#[test]
+fn operand_types() {
+    check(
+        &kernel(
+            "8.0",
+            "sm_80",
+            "add.u32 %r1, %rd1, 1;\nadd.f32 %f1, %r1, %f2;\nld.global.u64 %r1, [%rd2];\nmul.wide.u32 %r1, %r1, %r2;\nsetp.eq.u32 %r1, %r1, %r2;\nand.b32 %r1, %f1, %r1;\nld.global.u16 %r1, [%rd2];",
+        ),
+        expect![[r#"
+            10: Error: Arguments mismatch for instruction 'add': operand 2 is a .u64 register, the instruction needs an integer register of 32 bits
+            11: Error: Arguments mismatch for instruction 'add': operand 2 is a .u32 register, the instruction needs a .f32 or .b32 register
+            12: Error: Arguments mismatch for instruction 'ld': operand 1 is a .u32 register, the instruction needs an integer register of at least 64 bits
+            13: Error: Arguments mismatch for instruction 'mul.wide': operand 1 is a .u32 register, the instruction needs an integer register of 64 bits
+            14: Error: Arguments mismatch for instruction 'setp': operand 1 is a .u32 register, the instruction needs a .pred
+        "#]],
+    );
+}
+
+#[test]
+fn target_and_version_gating() {
+    check(
+        &kernel("7.0", "sm_75", "redux.sync.add.u32 %r1, %r2, -1;"),
+        expect![[r#"
+            10: Error: Feature 'redux' requires .target sm_80 or higher
+        "#]],
+    );
+    check(
+        &kernel("8.0", "sm_80", "vote.any.pred %p1, %p0;"),
+        expect![[r#"
+            10: Error: Instruction 'vote' without '.sync' is not supported on .target sm_70 and higher from PTX ISA version 6.4
+        "#]],
+    );
+    check(
+        &kernel("6.5", "sm_80", "ret;"),
+        expect![[r#"
+            2: Error: PTX .version 6.5 does not support .target sm_80
+        "#]],
+    );
+}
+
+#[test]
+fn module_level() {
+    check(
+        ".version 8.0\n.target sm_80\n.address_size 32\n.global .u32 g[];\n",
+        expect![[r#"
+            3: Error: 32-Bit compilation is no longer supported
+            4: Error: Non-external variable 'g' has incomplete type
+        "#]],
+    );
+    check(
+        ".version 2.0\n\n.visible .func f()\n{\nret;\n}\n",
+        expect![[r#"
+            3: Error: Missing .target directive at start of file (a `.target sm_XX` must follow `.version`)
+        "#]],
+    );
+}
+
+#[test]
+fn vectors() {
+    check(
+        &kernel(
+            "8.0",
+            "sm_80",
+            "ld.global.v2.u32 %r1, [%rd1];\nld.global.u32 {%r1,%r2}, [%rd1];\nmov.v8.u32 {%r0,%r1,%r2,%r3,%r0,%r1,%r2,%r3}, {%r0,%r1,%r2,%r3,%r0,%r1,%r2,%r3};\nmov.u32 %r1, %tid;",
+        ),
+        expect![[r#"
+            10: Error: Argument vector size mismatch for instruction 'ld': the instruction moves 2 element(s), the operand has 1
+            11: Error: Argument vector size mismatch for instruction 'ld': the instruction moves 1 element(s), the operand has 2
+            12: Error: Illegal vector size: 8 (`.v8` is allowed on ld/st only, not on 'mov')
+            13: Error: Argument vector size mismatch for instruction 'mov': %tid is a vector; name a component such as %tid.x
+        "#]],
+    );
+}
+
+#[test]
+fn whole_vector_registers_in_ld() {
+    check(
+        ".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry k(.param .u64 a)\n{\n.reg .u64 in;\n.reg .v4 .u32 t;\nld.v4.b64 t, [in];\nld.v4.u32 t, [in];\nret;\n}\n",
+        expect![[r#"
+            8: Error: Arguments mismatch for instruction 'ld': operand 1 is a .u32 register, the instruction needs a register of at least 64 bits
+        "#]],
+    );
+}
+
+/// Verdicts probed with ptxas 13.0.88: f32 for u32, u64 for u32 and a register of the wrong
+/// size are refused; s32 for u32 is accepted; the argument count must match.
+#[test]
+fn calls_against_signatures() {
+    check(
+        ".version 8.0\n.target sm_80\n.address_size 64\n.func (.param .u32 r) f(.param .u32 x) { ret; }\n.func (.reg .u32 r) g(.reg .u32 x) { ret; }\n.visible .entry k()\n{\n.reg .u32 %r<4>;\n.reg .u64 %rd<4>;\n.param .u32 p0;\n.param .u64 p2;\n.param .f32 p3;\n.param .s32 p4;\ncall (p0), f, (p3);\ncall (p0), f, (p4);\ncall (p2), f, (p0);\ncall (%r1), g, (%rd2);\ncall (p0), f, (p0, p0);\nret;\n}\n",
+        expect![[r#"
+            14: Error: Type of argument does not match formal parameter 'x': the argument is .f32, 'x' is .u32
+            16: Error: Type of argument does not match formal parameter 'r': the argument is .u64, 'r' is .u32
+            17: Error: Type of argument does not match formal parameter 'x': the argument is .u64, 'x' is .u32
+            18: Error: Call has wrong number of parameters: 'f' takes 1 return value(s) and 1 argument(s), the call passes 1 and 2
+        "#]],
+    );
+}

@@ -1,0 +1,49 @@
+//! Replays the committed mutation suite (`test-data/sema-mutations`, made by
+//! `cargo xtask mutate` from corpus files with ptxas 13.0.88's verdict recorded for each case)
+//! and requires at least 99% agreement with ptxas on accept/reject.
+
+use std::path::Path;
+
+/// Our verdict: whether `syntax` + `hir` report an error.
+fn rejects(text: &str) -> bool {
+    let parse = syntax::parse(text);
+    !parse.errors().is_empty()
+        || hir::check_module(&parse.tree())
+            .iter()
+            .any(|d| d.severity == hir::Severity::Error)
+}
+
+#[test]
+fn agrees_with_ptxas_on_mutants() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../test-data/sema-mutations");
+    let Ok(table) = std::fs::read_to_string(dir.join("expected.tsv")) else {
+        println!(
+            "skipping: {} is absent (run `cargo xtask mutate`)",
+            dir.display()
+        );
+        return;
+    };
+    let (mut n, mut agree) = (0, 0);
+    let mut disagreements = Vec::new();
+    for row in table.lines().skip(1) {
+        let cols: Vec<&str> = row.split('\t').collect();
+        let [file, _source, mutation, verdict, ..] = cols[..] else {
+            panic!("bad row {row}")
+        };
+        let text = std::fs::read_to_string(dir.join(file)).expect("mutant file");
+        let ptxas_rejects = verdict != "ok";
+        n += 1;
+        if rejects(&text) == ptxas_rejects {
+            agree += 1;
+        } else {
+            disagreements.push(format!("{file} ({mutation}): ptxas {verdict}"));
+        }
+    }
+    for d in &disagreements {
+        println!("disagree: {d}");
+    }
+    assert!(n >= 300, "the suite has only {n} cases");
+    let pct = 100.0 * agree as f64 / n as f64;
+    println!("mutation suite: {agree}/{n} agree ({pct:.1}%)");
+    assert!(pct >= 99.0, "agreement {pct:.1}% < 99%");
+}

@@ -1,0 +1,508 @@
+//! The interpreter's lowered form of a PTX module: names resolved to register slots, labels to
+//! instruction indices, variables to addresses, modifiers parsed into flags, once per module.
+
+use crate::float::Rnd;
+
+/// A PTX data type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Ty {
+    B8,
+    B16,
+    B32,
+    B64,
+    B128,
+    U8,
+    U16,
+    U32,
+    U64,
+    S8,
+    S16,
+    S32,
+    S64,
+    F16,
+    F16x2,
+    Bf16,
+    Bf16x2,
+    F32,
+    F64,
+    Pred,
+    E4m3x2,
+    E5m2x2,
+    Tf32,
+    U16x2,
+    S16x2,
+}
+
+impl Ty {
+    pub fn parse(s: &str) -> Option<Ty> {
+        Some(match s {
+            ".b8" => Ty::B8,
+            ".b16" => Ty::B16,
+            ".b32" => Ty::B32,
+            ".b64" => Ty::B64,
+            ".b128" => Ty::B128,
+            ".u8" => Ty::U8,
+            ".u16" => Ty::U16,
+            ".u32" => Ty::U32,
+            ".u64" => Ty::U64,
+            ".s8" => Ty::S8,
+            ".s16" => Ty::S16,
+            ".s32" => Ty::S32,
+            ".s64" => Ty::S64,
+            ".f16" => Ty::F16,
+            ".f16x2" => Ty::F16x2,
+            ".bf16" => Ty::Bf16,
+            ".bf16x2" => Ty::Bf16x2,
+            ".f32" => Ty::F32,
+            ".f64" => Ty::F64,
+            ".pred" => Ty::Pred,
+            ".e4m3x2" => Ty::E4m3x2,
+            ".e5m2x2" => Ty::E5m2x2,
+            ".tf32" => Ty::Tf32,
+            ".u16x2" => Ty::U16x2,
+            ".s16x2" => Ty::S16x2,
+            _ => return None,
+        })
+    }
+
+    /// Size in bytes (a predicate occupies one byte in memory).
+    pub fn size(self) -> u32 {
+        match self {
+            Ty::B8 | Ty::U8 | Ty::S8 | Ty::Pred => 1,
+            Ty::B16 | Ty::U16 | Ty::S16 | Ty::F16 | Ty::Bf16 | Ty::E4m3x2 | Ty::E5m2x2 => 2,
+            Ty::B32
+            | Ty::U32
+            | Ty::S32
+            | Ty::F32
+            | Ty::F16x2
+            | Ty::Bf16x2
+            | Ty::Tf32
+            | Ty::U16x2
+            | Ty::S16x2 => 4,
+            Ty::B64 | Ty::U64 | Ty::S64 | Ty::F64 => 8,
+            Ty::B128 => 16,
+        }
+    }
+
+    pub fn bits(self) -> u32 {
+        self.size() * 8
+    }
+
+    pub fn is_signed(self) -> bool {
+        matches!(self, Ty::S8 | Ty::S16 | Ty::S32 | Ty::S64)
+    }
+
+    pub fn is_float(self) -> bool {
+        matches!(
+            self,
+            Ty::F16 | Ty::F16x2 | Ty::Bf16 | Ty::Bf16x2 | Ty::F32 | Ty::F64
+        )
+    }
+
+    /// Mask of the low `bits()` bits.
+    pub fn mask(self) -> u64 {
+        if self.bits() >= 64 {
+            u64::MAX
+        } else {
+            (1u64 << self.bits()) - 1
+        }
+    }
+}
+
+/// A state space.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Space {
+    Generic,
+    Global,
+    Shared,
+    /// `.shared::cluster` (a cluster of one CTA here).
+    SharedCluster,
+    Local,
+    Const,
+    Param,
+}
+
+/// Where a variable lives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Loc {
+    /// A fixed address in its space (module globals, constants, shared variables, kernel
+    /// parameters).
+    Static(u64),
+    /// Offset in the current call frame's local area.
+    FrameLocal(u64),
+    /// Offset in the current call frame's parameter area.
+    FrameParam(u64),
+}
+
+/// A resolved variable reference.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct VarRef {
+    pub space: Space,
+    pub loc: Loc,
+}
+
+/// A literal.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Imm {
+    Int(u64),
+    F32Bits(u32),
+    F64(f64),
+}
+
+/// A special register.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sreg {
+    Tid(u8),
+    Ntid(u8),
+    Ctaid(u8),
+    Nctaid(u8),
+    Laneid,
+    Warpid,
+    Nwarpid,
+    Smid,
+    Nsmid,
+    Gridid,
+    LanemaskEq,
+    LanemaskLe,
+    LanemaskLt,
+    LanemaskGe,
+    LanemaskGt,
+    Clock,
+    ClockHi,
+    Clock64,
+    Globaltimer,
+    GlobaltimerLo,
+    GlobaltimerHi,
+    DynamicSmemSize,
+    TotalSmemSize,
+    /// `%envregN`, `%pmN`: read as zero here (documented).
+    Zero,
+}
+
+/// An operand after name resolution.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Operand {
+    /// A register slot of the current frame.
+    Reg(u32),
+    /// `reg + imm` used as a value.
+    RegOff(u32, i64),
+    /// `!p` used as a source.
+    NotPred(u32),
+    Imm(Imm),
+    Sreg(Sreg),
+    /// `{a, b, ...}`
+    Vec(Vec<Operand>),
+    /// `[base + offset]`
+    Addr {
+        base: AddrBase,
+        offset: i64,
+    },
+    /// A variable's address used as a value (`mov.u64 r, sym;`, `sym+4`): its address in its
+    /// own space, or its generic address inside `generic(sym)`.
+    VarAddr {
+        var: VarRef,
+        offset: i64,
+        generic: bool,
+    },
+    /// A function's address (`mov.u64 r, func;`), the function index.
+    Func(u32),
+    /// A branch target.
+    Label(u32),
+    Sink,
+}
+
+/// The base of an address operand.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum AddrBase {
+    /// An absolute address.
+    None,
+    Reg(u32),
+    Var(VarRef),
+}
+
+/// Comparison operators of `setp`/`set`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cmp {
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    Lo,
+    Ls,
+    Hi,
+    Hs,
+    Equ,
+    Neu,
+    Ltu,
+    Leu,
+    Gtu,
+    Geu,
+    Num,
+    Nan,
+}
+
+/// Boolean combination of `setp`/`set`/`bar.red`/`vote`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BoolOp {
+    And,
+    Or,
+    Xor,
+}
+
+/// Atomic / reduction operations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AtomOp {
+    And,
+    Or,
+    Xor,
+    Cas,
+    Exch,
+    Add,
+    Inc,
+    Dec,
+    Min,
+    Max,
+}
+
+/// The opcodes the interpreter knows. `Unsupported` carries the reason and is reported when
+/// executed (never silently skipped).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Op {
+    Mov,
+    Ld,
+    St,
+    Add,
+    Sub,
+    Mul,
+    Mad,
+    Mul24,
+    Mad24,
+    Sad,
+    Div,
+    Rem,
+    Abs,
+    Neg,
+    Min,
+    Max,
+    Popc,
+    Clz,
+    Bfind,
+    Brev,
+    Bfe,
+    Bfi,
+    Fns,
+    Szext,
+    Bmsk,
+    Dp4a,
+    Dp2a,
+    Addc,
+    Subc,
+    Madc,
+    Testp,
+    Copysign,
+    Fma,
+    Rcp,
+    Sqrt,
+    Rsqrt,
+    Sin,
+    Cos,
+    Lg2,
+    Ex2,
+    Tanh,
+    Set,
+    Setp,
+    Selp,
+    Slct,
+    And,
+    Or,
+    Xor,
+    Not,
+    Cnot,
+    Lop3,
+    Shf,
+    Shl,
+    Shr,
+    Prmt,
+    Cvt,
+    CvtPack,
+    Cvta,
+    Isspacep,
+    Bra,
+    Call,
+    Ret,
+    Exit,
+    Trap,
+    Bar,
+    BarWarp,
+    Membar,
+    Atom,
+    Red,
+    Vote,
+    Match,
+    Activemask,
+    Redux,
+    Shfl,
+    /// `ldmatrix.sync.aligned.m8n8.{x1,x2,x4}[.trans].b16`
+    Ldmatrix,
+    /// `mma.sync.aligned.m16n8k16` (f16/bf16 -> f32) and `m16n8k32` (s8/u8 -> s32), row.col
+    Mma,
+    Nop,
+    Unsupported,
+}
+
+/// Parsed modifiers. Unknown but semantically irrelevant modifiers (cache hints, memory
+/// ordering and scope in a sequential machine) are dropped at lowering; unknown relevant ones
+/// make the instruction `Unsupported`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Mods {
+    pub rnd: Option<Rnd>,
+    /// Integer rounding of float→float/int `cvt` (`.rni` ...).
+    pub irnd: Option<Rnd>,
+    pub rna: bool,
+    pub ftz: bool,
+    pub sat: bool,
+    pub satfinite: bool,
+    pub relu: bool,
+    pub approx: bool,
+    pub nan: bool,
+    pub xorsign_abs: bool,
+    pub cc: bool,
+    pub hi: bool,
+    pub lo: bool,
+    pub wide: bool,
+    pub sync: bool,
+    pub shiftamt: bool,
+    pub wrap: bool,
+    pub clamp: bool,
+    pub left: bool,
+    pub right: bool,
+    pub to: bool,
+    pub uni: bool,
+    pub cmp: Option<Cmp>,
+    pub boolop: Option<BoolOp>,
+    pub space: Option<Space>,
+    pub vec: u8,
+    pub atom: Option<AtomOp>,
+    /// shfl mode: 0 up, 1 down, 2 bfly, 3 idx.
+    pub shfl: u8,
+    /// vote mode: 0 all, 1 any, 2 uni, 3 ballot; match: 0 any, 1 all.
+    pub mode: u8,
+    /// bar: 0 sync, 1 arrive, 2 red; redux: popc flag in `boolop`.
+    pub bar: u8,
+    pub popc: bool,
+    /// prmt mode: 0 default, 1 f4e, 2 b4e, 3 rc8, 4 ecl, 5 ecr, 6 rc16.
+    pub prmt: u8,
+    /// testp class: 0 finite 1 infinite 2 number 3 notanumber 4 normal 5 subnormal.
+    pub testp: u8,
+    /// Matrix shape `.mMnNkK` of mma / ldmatrix (k is 0 for `.m8n8`).
+    pub shape: Option<(u8, u8, u8)>,
+    /// ldmatrix `.x1/.x2/.x4`.
+    pub xn: u8,
+    pub trans: bool,
+    /// mma operand layouts: `.row` (true) / `.col` (false), for A then B.
+    pub layouts: Vec<bool>,
+    pub types: Vec<Ty>,
+}
+
+impl Mods {
+    /// The first type modifier (the instruction type), `.b32` if none.
+    pub fn ty(&self) -> Ty {
+        self.types.first().copied().unwrap_or(Ty::B32)
+    }
+    /// The second type modifier (source type of `cvt`, `set`, ...).
+    pub fn ty2(&self) -> Ty {
+        self.types.get(1).copied().unwrap_or_else(|| self.ty())
+    }
+}
+
+/// A lowered instruction.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Inst {
+    pub guard: Option<(u32, bool)>,
+    pub op: Op,
+    pub mods: Mods,
+    pub args: Vec<Operand>,
+    /// For `call`: the callee and return/argument operand lists (in `args`: rets then args).
+    pub call: Option<CallInfo>,
+    /// Why `op` is `Unsupported`.
+    pub unsupported: Option<String>,
+    /// Source line (1-based) for reports.
+    pub line: u32,
+    /// The instruction's text (for reports).
+    pub text: String,
+}
+
+/// Call details.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CallInfo {
+    /// Function index, or `None` for an indirect call through a register (args[0]).
+    pub func: Option<u32>,
+    pub rets: Vec<Operand>,
+    pub args: Vec<Operand>,
+}
+
+/// A function parameter or return value.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ParamSlot {
+    pub name: String,
+    /// `.reg` parameters are register slots (`vec` consecutive ones for `.reg .v2`/`.v4`);
+    /// `.param` ones live in the frame's param area.
+    pub reg: Option<u32>,
+    pub vec: u32,
+    /// Offset in the frame param area (for `.param`), or in the kernel parameter buffer.
+    pub offset: u64,
+    pub size: u64,
+    pub ty: Ty,
+}
+
+/// A lowered function.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Function {
+    pub name: String,
+    pub is_entry: bool,
+    /// Whether it has a body (declarations without one cannot be called).
+    pub defined: bool,
+    pub params: Vec<ParamSlot>,
+    pub rets: Vec<ParamSlot>,
+    /// Declared width (bits) of each register slot; predicates have width 1.
+    pub reg_bits: Vec<u32>,
+    pub body: Vec<Inst>,
+    /// Bytes of `.local` storage per call frame.
+    pub local_size: u64,
+    /// Bytes of `.param` storage per call frame (parameters, return values, and `.param`
+    /// variables declared in the body).
+    pub param_size: u64,
+}
+
+/// A lowered module.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Module {
+    pub functions: Vec<Function>,
+    /// Initial image of module `.global` variables (one allocation).
+    pub globals: Vec<u8>,
+    /// Initial image of the constant bank.
+    pub consts: Vec<u8>,
+    /// Bytes of static shared memory (module and function `.shared` variables).
+    pub shared_static: u64,
+    /// Bytes of module-scope `.local` variables (at the bottom of every thread's local area).
+    pub local_static: u64,
+    /// Alignment of the dynamic shared area (start of `extern .shared` arrays).
+    pub dyn_shared_align: u64,
+    /// Generic address of the `.global` variable image (set by [`crate::mem::Memory`]).
+    pub global_base: u64,
+    /// Pointers to patch once addresses are known: (offset in globals/consts image, target).
+    pub relocs: Vec<Reloc>,
+}
+
+/// An initializer that holds an address (`.global .u64 p = sym;`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Reloc {
+    pub in_const: bool,
+    pub offset: u64,
+    pub size: u32,
+    pub target: VarRef,
+    pub addend: i64,
+    pub generic: bool,
+}

@@ -1,0 +1,616 @@
+//! `cargo xtask mutate [--dir CORPUS] [--count N] [--seed S] [--out DIR] [--check]`: breaks
+//! valid corpus PTX in small ways, asks ptxas 13.0.88 for its verdict on each mutant, and
+//! compares ours (`syntax` + `hir`).
+//!
+//! With `--out DIR` (default `test-data/sema-mutations`) the mutants are written as
+//! `DIR/NNNN.ptx` plus `DIR/expected.tsv` (`file  mutation  verdict  ptxas-message`), which the
+//! test `crates/hir/tests/mutations.rs` replays without ptxas. `--check` only compares (no
+//! files written). Mutants are produced deterministically from the seed.
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+use crate::corpus::{self, PtxasOutcome};
+
+const USAGE: &str =
+    "usage: cargo xtask mutate [--dir CORPUS] [--count N] [--seed S] [--out DIR] [--check]";
+
+/// A small deterministic generator (xorshift64*).
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        let mut x = self.0;
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        self.0 = x;
+        x.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+}
+
+/// The instruction lines of a text: (line index, text) of lines that look like instructions.
+fn instruction_lines(text: &str) -> Vec<(usize, &str)> {
+    text.lines()
+        .enumerate()
+        .filter(|(_, l)| {
+            let t = l.trim_start();
+            !t.is_empty()
+                && !t.starts_with("//")
+                && !t.starts_with('.')
+                && !t.starts_with('{')
+                && !t.starts_with('}')
+                && !t.starts_with('$')
+                && t.ends_with(';')
+                && !t.contains(':')
+                && t.chars()
+                    .next()
+                    .is_some_and(|c| c.is_ascii_lowercase() || c == '@')
+        })
+        .collect()
+}
+
+fn replace_line(text: &str, idx: usize, new: &str) -> String {
+    let mut out = String::new();
+    for (i, l) in text.lines().enumerate() {
+        out.push_str(if i == idx { new } else { l });
+        out.push('\n');
+    }
+    out
+}
+
+fn pick<'a>(rng: &mut Rng, v: &'a [(usize, &'a str)]) -> Option<(usize, &'a str)> {
+    if v.is_empty() {
+        None
+    } else {
+        Some(v[rng.below(v.len())])
+    }
+}
+
+/// One mutation operator: text -> (mutant, description).
+type Mutator = fn(&str, &mut Rng) -> Option<(String, String)>;
+
+/// Renames one register use to a name that is never declared.
+fn undeclared_register(text: &str, rng: &mut Rng) -> Option<(String, String)> {
+    let lines = instruction_lines(text);
+    let cands: Vec<_> = lines
+        .iter()
+        .copied()
+        .filter(|(_, l)| l.contains('%'))
+        .collect();
+    let (i, l) = pick(rng, &cands)?;
+    let pos: Vec<usize> = l.match_indices('%').map(|p| p.0).collect();
+    let p = pos[rng.below(pos.len())];
+    let end = l[p + 1..]
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .map_or(l.len(), |e| p + 1 + e);
+    let name = &l[p..end];
+    if name.starts_with("%tid")
+        || name.starts_with("%ntid")
+        || name.starts_with("%ctaid")
+        || name.len() < 2
+    {
+        return None;
+    }
+    let new = format!("{}{}_undef{}", &l[..p], name, &l[end..]);
+    Some((
+        replace_line(text, i, &new),
+        format!(
+            "line {}: rename use of {name} to an undeclared register",
+            i + 1
+        ),
+    ))
+}
+
+/// Changes an instruction's type modifier to another type (size or class mismatch, or valid).
+fn retype(text: &str, rng: &mut Rng) -> Option<(String, String)> {
+    const TYPES: &[&str] = &[
+        ".u32", ".s32", ".u64", ".s64", ".f32", ".f64", ".b32", ".b64", ".u16", ".b16", ".f16",
+        ".pred",
+    ];
+    let lines = instruction_lines(text);
+    let cands: Vec<_> = lines
+        .iter()
+        .copied()
+        .filter(|(_, l)| {
+            TYPES
+                .iter()
+                .any(|t| l.contains(&format!("{t} ")) || l.contains(&format!("{t}\t")))
+        })
+        .collect();
+    let (i, l) = pick(rng, &cands)?;
+    let from = TYPES
+        .iter()
+        .find(|t| l.contains(&format!("{t} ")) || l.contains(&format!("{t}\t")))?;
+    let to = TYPES[rng.below(TYPES.len())];
+    if to == *from {
+        return None;
+    }
+    let new = l.replacen(&from.to_string(), to, 1);
+    Some((
+        replace_line(text, i, &new),
+        format!("line {}: change type {from} to {to}", i + 1),
+    ))
+}
+
+/// Deletes a register declaration.
+fn delete_decl(text: &str, rng: &mut Rng) -> Option<(String, String)> {
+    let cands: Vec<_> = text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| l.trim_start().starts_with(".reg"))
+        .collect();
+    let (i, l) = pick(rng, &cands)?;
+    Some((
+        replace_line(text, i, ""),
+        format!("line {}: delete `{}`", i + 1, l.trim()),
+    ))
+}
+
+/// Duplicates a register declaration.
+fn duplicate_decl(text: &str, rng: &mut Rng) -> Option<(String, String)> {
+    let cands: Vec<_> = text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| l.trim_start().starts_with(".reg"))
+        .collect();
+    let (i, l) = pick(rng, &cands)?;
+    Some((
+        replace_line(text, i, &format!("{l}\n{l}")),
+        format!("line {}: duplicate `{}`", i + 1, l.trim()),
+    ))
+}
+
+/// Replaces the opcode with an unknown one.
+fn unknown_opcode(text: &str, rng: &mut Rng) -> Option<(String, String)> {
+    let lines = instruction_lines(text);
+    let (i, l) = pick(rng, &lines)?;
+    let start = l.find(|c: char| c.is_ascii_lowercase())?;
+    if l[..start].contains('@') && !l[start..].contains(' ') {
+        return None;
+    }
+    let end = start + l[start..].find(|c: char| !c.is_ascii_alphanumeric())?;
+    let op = &l[start..end];
+    let new = format!("{}{op}x{}", &l[..start], &l[end..]);
+    Some((
+        replace_line(text, i, &new),
+        format!("line {}: opcode {op} -> {op}x", i + 1),
+    ))
+}
+
+/// Lowers the `.target` (gating of newer instructions).
+fn lower_target(text: &str, rng: &mut Rng) -> Option<(String, String)> {
+    const T: &[&str] = &[
+        "sm_50", "sm_60", "sm_70", "sm_75", "sm_80", "sm_86", "sm_90",
+    ];
+    let (i, l) = text
+        .lines()
+        .enumerate()
+        .find(|(_, l)| l.trim_start().starts_with(".target"))?;
+    let to = T[rng.below(T.len())];
+    let rest = l.trim_start().trim_start_matches(".target").trim();
+    let first = rest.split(|c: char| c == ',' || c.is_whitespace()).next()?;
+    if first == to {
+        return None;
+    }
+    let new = l.replacen(first, to, 1);
+    Some((
+        replace_line(text, i, &new),
+        format!("line {}: .target {first} -> {to}", i + 1),
+    ))
+}
+
+/// Lowers the `.version`.
+fn lower_version(text: &str, rng: &mut Rng) -> Option<(String, String)> {
+    const V: &[&str] = &[
+        "4.3", "5.0", "6.0", "6.4", "7.0", "7.4", "7.8", "8.0", "8.3",
+    ];
+    let (i, l) = text
+        .lines()
+        .enumerate()
+        .find(|(_, l)| l.trim_start().starts_with(".version"))?;
+    let to = V[rng.below(V.len())];
+    let old = l
+        .trim_start()
+        .trim_start_matches(".version")
+        .trim()
+        .to_string();
+    if old == to {
+        return None;
+    }
+    let new = l.replacen(&old, to, 1);
+    Some((
+        replace_line(text, i, &new),
+        format!("line {}: .version {old} -> {to}", i + 1),
+    ))
+}
+
+/// Removes `.sync` from a warp instruction.
+fn drop_sync(text: &str, rng: &mut Rng) -> Option<(String, String)> {
+    let lines = instruction_lines(text);
+    let cands: Vec<_> = lines
+        .iter()
+        .copied()
+        .filter(|(_, l)| l.contains(".sync"))
+        .collect();
+    let (i, l) = pick(rng, &cands)?;
+    Some((
+        replace_line(text, i, &l.replacen(".sync", "", 1)),
+        format!("line {}: drop .sync", i + 1),
+    ))
+}
+
+/// Points a branch at a label that does not exist.
+fn bad_label(text: &str, rng: &mut Rng) -> Option<(String, String)> {
+    let lines = instruction_lines(text);
+    let cands: Vec<_> = lines
+        .iter()
+        .copied()
+        .filter(|(_, l)| l.contains("bra"))
+        .collect();
+    let (i, l) = pick(rng, &cands)?;
+    let semi = l.rfind(';')?;
+    let new = format!("{}_nolabel{}", &l[..semi], &l[semi..]);
+    Some((
+        replace_line(text, i, &new),
+        format!("line {}: branch to an undefined label", i + 1),
+    ))
+}
+
+/// Changes a vector width.
+fn revector(text: &str, rng: &mut Rng) -> Option<(String, String)> {
+    const V: &[&str] = &[".v2", ".v4", ".v8"];
+    let lines = instruction_lines(text);
+    let cands: Vec<_> = lines
+        .iter()
+        .copied()
+        .filter(|(_, l)| V.iter().any(|v| l.contains(v)))
+        .collect();
+    let (i, l) = pick(rng, &cands)?;
+    let from = V.iter().find(|v| l.contains(*v))?;
+    let to = V[rng.below(V.len())];
+    if to == *from {
+        return None;
+    }
+    Some((
+        replace_line(text, i, &l.replacen(from, to, 1)),
+        format!("line {}: {from} -> {to}", i + 1),
+    ))
+}
+
+/// Drops the last operand of an instruction.
+fn drop_operand(text: &str, rng: &mut Rng) -> Option<(String, String)> {
+    let lines = instruction_lines(text);
+    let cands: Vec<_> = lines
+        .iter()
+        .copied()
+        .filter(|(_, l)| l.matches(',').count() >= 1 && !l.contains('{') && !l.contains('('))
+        .collect();
+    let (i, l) = pick(rng, &cands)?;
+    let comma = l.rfind(',')?;
+    let new = format!("{};", &l[..comma]);
+    Some((
+        replace_line(text, i, &new),
+        format!("line {}: drop the last operand", i + 1),
+    ))
+}
+
+/// Declares 32-bit addressing.
+fn address_size_32(text: &str, _rng: &mut Rng) -> Option<(String, String)> {
+    let (i, l) = text
+        .lines()
+        .enumerate()
+        .find(|(_, l)| l.trim_start().starts_with(".address_size"))?;
+    Some((
+        replace_line(text, i, &l.replace("64", "32")),
+        format!("line {}: .address_size 32", i + 1),
+    ))
+}
+
+/// Puts an immediate where the destination register is.
+fn immediate_destination(text: &str, rng: &mut Rng) -> Option<(String, String)> {
+    let lines = instruction_lines(text);
+    let cands: Vec<_> = lines
+        .iter()
+        .copied()
+        .filter(|(_, l)| {
+            let t = l.trim_start();
+            (t.starts_with("add")
+                || t.starts_with("mov")
+                || t.starts_with("mul")
+                || t.starts_with("sub")
+                || t.starts_with("and")
+                || t.starts_with("or"))
+                && t.contains(',')
+        })
+        .collect();
+    let (i, l) = pick(rng, &cands)?;
+    let t = l.trim_start();
+    let sp = t.find(|c: char| c.is_whitespace())?;
+    let comma = t.find(',')?;
+    let new = format!("{}{} 7{}", &l[..l.len() - t.len()], &t[..sp], &t[comma..]);
+    Some((
+        replace_line(text, i, &new),
+        format!("line {}: immediate as destination", i + 1),
+    ))
+}
+
+/// Renames a register consistently (the mutant stays valid: tests false errors).
+fn rename_consistently(text: &str, rng: &mut Rng) -> Option<(String, String)> {
+    let cands: Vec<_> = text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| l.trim_start().starts_with(".reg") && !l.contains('<'))
+        .collect();
+    let (i, l) = pick(rng, &cands)?;
+    let name = l
+        .trim()
+        .trim_end_matches(';')
+        .split_whitespace()
+        .last()?
+        .to_string();
+    if name.contains(',') || name.len() < 2 {
+        return None;
+    }
+    let _ = i;
+    // Whole-word replacement.
+    let mut out = String::new();
+    let b = text.as_bytes();
+    let mut k = 0;
+    while k < text.len() {
+        if text[k..].starts_with(&name) {
+            let before = k == 0
+                || !(b[k - 1].is_ascii_alphanumeric()
+                    || b[k - 1] == b'_'
+                    || b[k - 1] == b'%'
+                    || b[k - 1] == b'$');
+            let after = k + name.len() >= text.len()
+                || !(b[k + name.len()].is_ascii_alphanumeric() || b[k + name.len()] == b'_');
+            if before && after {
+                out.push_str(&format!("{name}_renamed"));
+                k += name.len();
+                continue;
+            }
+        }
+        let c = text[k..].chars().next().expect("in bounds");
+        out.push(c);
+        k += c.len_utf8();
+    }
+    Some((out, format!("rename {name} everywhere (stays valid)")))
+}
+
+/// Duplicates a label definition.
+fn duplicate_label(text: &str, rng: &mut Rng) -> Option<(String, String)> {
+    let cands: Vec<_> = text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| {
+            let t = l.trim();
+            t.ends_with(':') && !t.contains(' ') && t.len() > 1
+        })
+        .collect();
+    let (i, l) = pick(rng, &cands)?;
+    Some((
+        replace_line(text, i, &format!("{l}\n{l}")),
+        format!("line {}: duplicate label `{}`", i + 1, l.trim()),
+    ))
+}
+
+/// Changes the state space of a load or store.
+fn respace(text: &str, rng: &mut Rng) -> Option<(String, String)> {
+    const S: &[&str] = &[".global", ".shared", ".local", ".param", ".const"];
+    let lines = instruction_lines(text);
+    let cands: Vec<_> = lines
+        .iter()
+        .copied()
+        .filter(|(_, l)| {
+            let t = l.trim_start().trim_start_matches(|c: char| {
+                c == '@' || c == '!' || c.is_alphanumeric() || c == '%' || c == '_'
+            });
+            let t = t.trim_start();
+            (l.contains("ld.") || l.contains("st."))
+                && S.iter().any(|s| l.contains(s))
+                && !t.is_empty()
+        })
+        .collect();
+    let (i, l) = pick(rng, &cands)?;
+    let from = S.iter().find(|s| l.contains(*s))?;
+    let to = S[rng.below(S.len())];
+    if to == *from {
+        return None;
+    }
+    Some((
+        replace_line(text, i, &l.replacen(from, to, 1)),
+        format!("line {}: {from} -> {to}", i + 1),
+    ))
+}
+
+/// Removes the `.target` directive.
+fn drop_target(text: &str, _rng: &mut Rng) -> Option<(String, String)> {
+    let (i, _) = text
+        .lines()
+        .enumerate()
+        .find(|(_, l)| l.trim_start().starts_with(".target"))?;
+    Some((
+        replace_line(text, i, ""),
+        format!("line {}: delete .target", i + 1),
+    ))
+}
+
+/// Swaps two operands of an instruction (often changes operand types).
+fn swap_operands(text: &str, rng: &mut Rng) -> Option<(String, String)> {
+    let lines = instruction_lines(text);
+    let cands: Vec<_> = lines
+        .iter()
+        .copied()
+        .filter(|(_, l)| {
+            l.matches(',').count() >= 2 && !l.contains('{') && !l.contains('[') && !l.contains('(')
+        })
+        .collect();
+    let (i, l) = pick(rng, &cands)?;
+    let t = l.trim_start();
+    let sp = t.find(char::is_whitespace)?;
+    let (head, ops) = t.split_at(sp);
+    let ops = ops.trim().trim_end_matches(';');
+    let mut v: Vec<&str> = ops.split(',').map(str::trim).collect();
+    let a = rng.below(v.len());
+    let b = rng.below(v.len());
+    if a == b || v[a] == v[b] {
+        return None;
+    }
+    v.swap(a, b);
+    let new = format!("{}{head} {};", &l[..l.len() - t.len()], v.join(", "));
+    Some((
+        replace_line(text, i, &new),
+        format!("line {}: swap operands {} and {}", i + 1, a + 1, b + 1),
+    ))
+}
+
+const MUTATORS: &[(&str, Mutator)] = &[
+    ("duplicate_label", duplicate_label),
+    ("respace", respace),
+    ("drop_target", drop_target),
+    ("swap_operands", swap_operands),
+    ("undeclared_register", undeclared_register),
+    ("retype", retype),
+    ("delete_decl", delete_decl),
+    ("duplicate_decl", duplicate_decl),
+    ("unknown_opcode", unknown_opcode),
+    ("lower_target", lower_target),
+    ("lower_version", lower_version),
+    ("drop_sync", drop_sync),
+    ("bad_label", bad_label),
+    ("revector", revector),
+    ("drop_operand", drop_operand),
+    ("address_size_32", address_size_32),
+    ("immediate_destination", immediate_destination),
+    ("rename_consistently", rename_consistently),
+];
+
+/// ptxas's verdict: `None` accepted, `Some((line, message))` rejected.
+fn ptxas_verdict(text: &str) -> Result<Option<(Option<usize>, String)>, String> {
+    let targets = corpus::scan_targets(text);
+    let sm = targets.iter().find_map(|t| corpus::parse_sm(t));
+    let arch = match sm {
+        Some((n, Some('a'))) => format!("sm_{n}a"),
+        Some((n, Some('f'))) => format!("sm_{n}f"),
+        Some((n, None)) if n >= 75 => format!("sm_{n}"),
+        _ => "sm_75".to_string(),
+    };
+    match corpus::ptxas_cubin(text, &arch, &[])? {
+        PtxasOutcome::Ok { .. } => Ok(None),
+        PtxasOutcome::Rejected(msg) => {
+            let first = msg
+                .lines()
+                .find(|l| l.contains("error") || l.contains("fatal"))
+                .unwrap_or("")
+                .to_string();
+            // Drop ptxas's temporary file name: keep `line N; error : message`.
+            let first = match (first.find(".ptx.tmp, "), first.find("ptxas ")) {
+                (Some(i), _) => first[i + ".ptx.tmp, ".len()..].to_string(),
+                _ => first,
+            };
+            let line = first
+                .split("line ")
+                .nth(1)
+                .and_then(|r| r.split(';').next())
+                .and_then(|n| n.trim().parse().ok());
+            Ok(Some((line, first)))
+        }
+    }
+}
+
+pub fn run(args: &[String]) -> Result<(), String> {
+    let mut dir = corpus::default_dir();
+    let mut count = 400usize;
+    let mut seed = 0x5eed_u64;
+    let mut out = Some(corpus::workspace_root().join("test-data/sema-mutations"));
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--dir" => dir = Some(PathBuf::from(it.next().ok_or(USAGE)?)),
+            "--count" => count = it.next().ok_or(USAGE)?.parse().map_err(|_| USAGE)?,
+            "--seed" => seed = it.next().ok_or(USAGE)?.parse().map_err(|_| USAGE)?,
+            "--out" => out = Some(PathBuf::from(it.next().ok_or(USAGE)?)),
+            "--check" => out = None,
+            _ => return Err(USAGE.into()),
+        }
+    }
+    let dir = dir.ok_or("no corpus (pass --dir)")?;
+    // Sources: small accepted files (the suite stays small and ptxas fast).
+    let mut sources: Vec<(PathBuf, String)> = Vec::new();
+    for rel in corpus::ptx_files(&dir) {
+        if !corpus::is_accepted(&rel) {
+            continue;
+        }
+        let text = corpus::read_text(&dir.join(&rel))?;
+        if text.len() <= 3500 && text.contains(".entry") {
+            sources.push((rel, text));
+        }
+    }
+    if sources.is_empty() {
+        return Err("no small accepted corpus files to mutate".into());
+    }
+    let mut rng = Rng(seed | 1);
+    let mut mutants: Vec<(String, String, String)> = Vec::new(); // (source, description, text)
+    let mut tries = 0;
+    while mutants.len() < count && tries < count * 50 {
+        tries += 1;
+        let (rel, text) = &sources[rng.below(sources.len())];
+        let (name, m) = MUTATORS[rng.below(MUTATORS.len())];
+        if let Some((mutant, desc)) = m(text, &mut rng)
+            && mutant != *text
+            && !mutants.iter().any(|x| x.2 == mutant)
+        {
+            mutants.push((rel.display().to_string(), format!("{name}: {desc}"), mutant));
+        }
+    }
+    corpus::quiet_panics();
+    let verdicts = corpus::par_map("ptxas", &mutants, |(_, _, text)| ptxas_verdict(text));
+    let mut agree = 0;
+    let mut rows = String::from("file\tsource\tmutation\tptxas\tptxas_message\n");
+    if let Some(o) = &out {
+        std::fs::create_dir_all(o).map_err(|e| format!("{}: {e}", o.display()))?;
+    }
+    for (k, ((src, desc, text), v)) in mutants.iter().zip(&verdicts).enumerate() {
+        let v = v.as_ref().map_err(|e| e.clone())?;
+        let ours = corpus::sema::first_error(text);
+        let theirs_reject = v.is_some();
+        if ours.is_some() == theirs_reject {
+            agree += 1;
+        } else {
+            println!(
+                "DISAGREE {k:04} {desc} [{src}]: ptxas {}, ours {}",
+                v.as_ref().map_or("accepts".to_string(), |(_, m)| m.clone()),
+                ours.as_ref()
+                    .map_or("accepts".to_string(), |(l, m)| format!("line {l}: {m}"))
+            );
+        }
+        let file = format!("{k:04}.ptx");
+        let verdict = match v {
+            None => "ok".to_string(),
+            Some((Some(l), _)) => format!("error:{l}"),
+            Some((None, _)) => "error".to_string(),
+        };
+        let msg = v
+            .as_ref()
+            .map_or(String::new(), |(_, m)| m.replace('\t', " "));
+        let _ = writeln!(rows, "{file}\t{src}\t{desc}\t{verdict}\t{msg}");
+        if let Some(o) = &out {
+            std::fs::write(o.join(&file), text).map_err(|e| e.to_string())?;
+        }
+    }
+    if let Some(o) = &out {
+        std::fs::write(o.join("expected.tsv"), rows).map_err(|e| e.to_string())?;
+        println!("wrote {} mutants to {}", mutants.len(), o.display());
+    }
+    let n = mutants.len();
+    println!(
+        "RESULT mutate cases={n} agree={agree} agreement={:.1}%",
+        100.0 * agree as f64 / n.max(1) as f64
+    );
+    Ok(())
+}
