@@ -5,6 +5,7 @@
 
 mod corpus;
 mod oracle;
+mod sass_probe;
 
 use std::process::ExitCode;
 
@@ -16,6 +17,9 @@ commands:
                             cache folder and print the folder holding the binaries
   corpus <stage> [--dir DIR] [--arch sm_XX]
                             run a conformance stage over the corpus (default ../shared/corpus)
+  sass-probe --arch sm_XX [--collect] [--dir DIR]
+                            learn crates/sass/tables/<sm>.txt from nvdisasm (--collect first
+                            picks seed words from ptxas output for the corpus)
 ";
 
 fn main() -> ExitCode {
@@ -27,6 +31,7 @@ fn main() -> ExitCode {
     let result = match cmd.as_str() {
         "oracle" => oracle::run(rest),
         "corpus" => corpus::run(rest),
+        "sass-probe" => sass_probe::run(rest),
         "-h" | "--help" | "help" => {
             print!("{USAGE}");
             Ok(())

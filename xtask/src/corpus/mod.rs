@@ -21,6 +21,8 @@ use std::time::Instant;
 
 use crate::oracle;
 
+pub mod disasm;
+
 const USAGE: &str = "usage: cargo xtask corpus <stage> [--dir DIR] [--arch sm_XX] [stage options]";
 
 /// Options common to every stage. Stage-specific flags stay in `rest`.
@@ -37,6 +39,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
     };
     let args = CorpusArgs::parse(rest)?;
     match stage.as_str() {
+        "disasm" => disasm::run(&args),
         other => Err(format!("unknown corpus stage `{other}`\n{USAGE}")),
     }
 }

@@ -1,0 +1,59 @@
+//! Printing whole functions as `nvdisasm -c` does: branch targets become `` `(.L_x_N) ``
+//! labels, numbered in order of first reference over all functions of a file.
+
+use std::collections::HashMap;
+
+use crate::decode::Value;
+use crate::table::Table;
+
+/// Label numbers shared by the functions of one file (nvdisasm numbers on across functions).
+#[derive(Debug, Default)]
+pub struct Labels {
+    next: usize,
+}
+
+/// One printed instruction of a listing.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Line {
+    pub pc: u64,
+    pub word: u128,
+    /// The text as `nvdisasm -c` prints it (without address and ` ;`), or an `.unknown` line.
+    pub text: String,
+    /// Whether the table knew the word.
+    pub known: bool,
+}
+
+impl Table {
+    /// Disassembles one function's code (`words` at addresses 0, 16, ...), naming branch
+    /// targets with labels from `labels`.
+    pub fn listing(&self, words: &[u128], labels: &mut Labels) -> Vec<Line> {
+        let decoded: Vec<_> =
+            words.iter().enumerate().map(|(i, &w)| self.decode(w, (i * 16) as u64)).collect();
+        let mut names: HashMap<i128, usize> = HashMap::new();
+        for d in decoded.iter().flatten() {
+            for v in &d.values {
+                if let Value::Target(t) = v {
+                    names.entry(*t).or_insert_with(|| {
+                        labels.next += 1;
+                        labels.next - 1
+                    });
+                }
+            }
+        }
+        let label = |t: i128| names.get(&t).map(|n| format!("`(.L_x_{n})"));
+        decoded
+            .iter()
+            .zip(words)
+            .enumerate()
+            .map(|(i, (d, &word))| Line {
+                pc: (i * 16) as u64,
+                word,
+                text: match d {
+                    Some(d) => d.text(&label),
+                    None => crate::unknown_text(word),
+                },
+                known: d.is_some(),
+            })
+            .collect()
+    }
+}

@@ -1,0 +1,272 @@
+//! Inferring encodings from nvdisasm's texts for single- and double-bit variations of seeds.
+
+use std::collections::BTreeMap;
+
+use sass::table::{Encoding, FloatFormat, OPCODE_MASK, SlotSpec, Table};
+use sass::text::{Slot, SlotKind, Split, split};
+
+use super::nvdisasm;
+
+/// Bits probed by flipping: everything between the opcode and the control field.
+const FIRST_BIT: u8 = 12;
+const LAST_BIT: u8 = 104;
+const REUSE_SHIFT: u32 = 122;
+/// Distance between a seed and its copy (pc-relative operands move by this much).
+const COPY_WORDS: usize = 1;
+
+/// What flipping one bit did to the text.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Effect {
+    /// Illegal, different template, or several slots changed: the bit is fixed.
+    Fixed,
+    /// Nothing printed changed.
+    Invisible,
+    /// Only the guard changed.
+    Guard,
+    /// Only slot `j` changed, by `delta` (integers) or to another float text.
+    Slot(usize, i128),
+}
+
+pub fn learn(sm: &str, seeds: &[u128]) -> Result<Table, String> {
+    let reuse_clear = !(0xfu128 << REUSE_SHIFT);
+    // Batch 1: per seed: base, flips, reuse probes, copy.
+    let nbits = usize::from(LAST_BIT - FIRST_BIT + 1);
+    let per = 1 + nbits + 4 + COPY_WORDS;
+    let mut words = Vec::with_capacity(seeds.len() * per);
+    for &s in seeds {
+        let base = s & reuse_clear;
+        words.push(base);
+        for b in FIRST_BIT..=LAST_BIT {
+            words.push(base ^ (1u128 << b));
+        }
+        for k in 0..4 {
+            words.push(base | 1u128 << (REUSE_SHIFT + k));
+        }
+        words.push(base);
+    }
+    let texts = nvdisasm::texts(sm, &words)?;
+    // Analyse single flips; gather double-flip requests.
+    struct Pending {
+        base: u128,
+        split: Split,
+        effects: Vec<Effect>,
+        reuse: [Option<usize>; 4],
+        pcrel: Vec<bool>,
+        guard_uniform: Option<bool>,
+    }
+    let mut pendings: Vec<Option<Pending>> = Vec::new();
+    let mut doubles: Vec<(usize, u8, u8, u128)> = Vec::new(); // (seed, bit, neighbour, word)
+    for (si, &s) in seeds.iter().enumerate() {
+        let base = s & reuse_clear;
+        let t = &texts[si * per..(si + 1) * per];
+        let Some(t0) = &t[0] else {
+            pendings.push(None);
+            continue;
+        };
+        let sp0 = split(t0);
+        if sass::text::has_marker_chars(t0) {
+            pendings.push(None);
+            continue;
+        }
+        let mut effects = Vec::with_capacity(nbits);
+        let mut guard_uniform = None;
+        for (k, tb) in t[1..=nbits].iter().enumerate() {
+            let e = match tb {
+                None => Effect::Fixed,
+                Some(tb) => {
+                    let sp = split(tb);
+                    if k < 4 && sp.guard.starts_with("@U") {
+                        guard_uniform = Some(true);
+                    } else if k < 4 && sp.guard.starts_with('@') {
+                        guard_uniform.get_or_insert(false);
+                    }
+                    effect(&sp0, &sp)
+                }
+            };
+            effects.push(e);
+        }
+        // Reuse positions: where `~` appears in the template when flag k is set.
+        let mut reuse = [None; 4];
+        for k in 0..4 {
+            if let Some(tk) = &t[1 + nbits + k] {
+                let spk = split(tk);
+                if let Some(p) = spk.template.find('~') {
+                    let mut without = spk.template.clone();
+                    without.remove(p);
+                    if without == sp0.template && spk.slots == sp0.slots {
+                        reuse[k] = Some(p);
+                    }
+                }
+            }
+        }
+        // pc-relative slots: the copy's value moved by the copy distance.
+        let copy_at = per - 1;
+        let delta_addr = ((per - 1) * 16) as i128;
+        let pcrel: Vec<bool> = match &t[copy_at] {
+            Some(tc) => {
+                let spc = split(tc);
+                sp0.slots
+                    .iter()
+                    .enumerate()
+                    .map(|(j, a)| {
+                        spc.slots.get(j).is_some_and(|c| {
+                            a.kind == SlotKind::Hex && c.value - a.value == delta_addr
+                        })
+                    })
+                    .collect()
+            }
+            None => vec![false; sp0.slots.len()],
+        };
+        // Double flips: a fixed bit next to a field bit may be part of the field (the single
+        // flip only reached a value printed specially, e.g. an omitted zero offset).
+        for (k, e) in effects.iter().enumerate() {
+            if *e != Effect::Fixed || t[1 + k].is_none() {
+                continue;
+            }
+            let b = FIRST_BIT + k as u8;
+            for nb in [b.wrapping_sub(1), b + 1] {
+                if !(FIRST_BIT..=LAST_BIT).contains(&nb) {
+                    continue;
+                }
+                if let Effect::Slot(_, _) = effects[usize::from(nb - FIRST_BIT)] {
+                    doubles.push((si, b, nb, base ^ (1u128 << b) ^ (1u128 << nb)));
+                }
+            }
+        }
+        pendings.push(Some(Pending { base, split: sp0, effects, reuse, pcrel, guard_uniform }));
+    }
+    let dwords: Vec<u128> = doubles.iter().map(|d| d.3).collect();
+    let dtexts = nvdisasm::texts(sm, &dwords)?;
+    let mut upgrades: BTreeMap<(usize, u8), Effect> = BTreeMap::new();
+    for ((si, b, nb, _), dt) in doubles.iter().zip(&dtexts) {
+        let (Some(p), Some(dt)) = (&pendings[*si], dt) else { continue };
+        if upgrades.contains_key(&(*si, *b)) {
+            continue;
+        }
+        // Texts of the double flip are at a different address: only compare non-pc-relative.
+        let sp = split(dt);
+        if let (Effect::Slot(j, dn), Effect::Slot(j2, d)) =
+            (p.effects[usize::from(nb - FIRST_BIT)], effect(&p.split, &sp))
+        {
+            if j == j2 && !p.pcrel[j] && p.split.slots[j].kind != SlotKind::Float {
+                upgrades.insert((*si, *b), Effect::Slot(j, d - dn));
+            }
+        }
+    }
+    let mut encodings = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for (si, p) in pendings.into_iter().enumerate() {
+        let Some(mut p) = p else { continue };
+        for ((s2, b), e) in upgrades.range((si, 0)..(si + 1, 0)) {
+            debug_assert_eq!(*s2, si);
+            p.effects[usize::from(b - FIRST_BIT)] = *e;
+        }
+        let Some(enc) = build(&p.base, &p.split, &p.effects, &p.reuse, &p.pcrel, p.guard_uniform, (si * per * 16) as i128)
+        else {
+            continue;
+        };
+        if seen.insert((enc.mask, enc.value, enc.template.clone())) {
+            encodings.push(enc);
+        }
+    }
+    let seeds_text: String = seeds.iter().map(|w| format!("{w:032x}\n")).collect();
+    let header = vec![
+        format!("kiln SASS encoding table for {sm}: generated by `cargo xtask sass-probe --arch {sm}`; do not edit"),
+        format!("oracle nvdisasm {}; generator {}; seeds {}", crate::oracle::DISASM_VERSION, super::GENERATOR_VERSION, seeds.len()),
+        format!("inputs-hash {:016x}", super::seeds_hash(sm, &seeds_text)),
+    ];
+    Ok(Table::new(sm, header, encodings))
+}
+
+/// Compares a variant's split text with the base's.
+fn effect(base: &Split, v: &Split) -> Effect {
+    if v.template != base.template || v.slots.len() != base.slots.len() {
+        return Effect::Fixed;
+    }
+    let changed: Vec<usize> =
+        (0..base.slots.len()).filter(|&j| v.slots[j] != base.slots[j]).collect();
+    match (changed.as_slice(), v.guard == base.guard) {
+        ([], true) => Effect::Invisible,
+        ([], false) => Effect::Guard,
+        ([j], true) => {
+            let (a, b): (&Slot, &Slot) = (&base.slots[*j], &v.slots[*j]);
+            if a.kind != b.kind {
+                Effect::Fixed
+            } else {
+                Effect::Slot(*j, b.value - a.value)
+            }
+        }
+        _ => Effect::Fixed,
+    }
+}
+
+fn build(
+    base: &u128,
+    sp: &Split,
+    effects: &[Effect],
+    reuse: &[Option<usize>; 4],
+    pcrel: &[bool],
+    guard_uniform: Option<bool>,
+    base_pc: i128,
+) -> Option<Encoding> {
+    let base = *base;
+    let bit = |b: u8| (base >> b) & 1 == 1;
+    // Guard: bits 12..=15 all only change the guard.
+    let guard_bits = (0..4).all(|k| effects[k] == Effect::Guard);
+    let guard = if guard_bits { Some(guard_uniform.unwrap_or(false)) } else { None };
+    let mut mask: u128 = OPCODE_MASK;
+    let mut defaults: u128 = 0;
+    let mut fields: Vec<Vec<(u8, i128)>> = vec![Vec::new(); sp.slots.len()];
+    for (k, e) in effects.iter().enumerate() {
+        let b = FIRST_BIT + k as u8;
+        match e {
+            Effect::Fixed => mask |= 1u128 << b,
+            Effect::Invisible => defaults |= base & (1u128 << b),
+            Effect::Guard if guard.is_some() => {}
+            Effect::Guard => mask |= 1u128 << b,
+            Effect::Slot(j, d) => {
+                let w = if bit(b) { -d } else { *d };
+                fields[*j].push((b, w));
+            }
+        }
+    }
+    let mut slots = Vec::with_capacity(sp.slots.len());
+    for (j, s) in sp.slots.iter().enumerate() {
+        let f = &fields[j];
+        if f.is_empty() {
+            slots.push(SlotSpec::Const { kind: s.kind, value: s.value, text: s.text.clone() });
+            continue;
+        }
+        if s.kind == SlotKind::Float {
+            let bits: Vec<u8> = f.iter().map(|(b, _)| *b).collect();
+            let raw = sass::table::gather(base, &bits);
+            let format = [FloatFormat::F16, FloatFormat::F32, FloatFormat::F64Hi]
+                .into_iter()
+                .filter(|fm| matches!((fm, bits.len()), (FloatFormat::F16, 16) | (_, 32)))
+                .find(|fm| fm.render(raw) == s.text)?;
+            slots.push(SlotSpec::Float { format, bits });
+            continue;
+        }
+        let mut c = s.value;
+        for &(b, w) in f {
+            if bit(b) {
+                c -= w;
+            }
+        }
+        if pcrel[j] {
+            // Stored relative to the instruction's own address.
+            c -= base_pc;
+        }
+        slots.push(SlotSpec::Linear { kind: s.kind, c, pcrel: pcrel[j], bits: f.clone() });
+    }
+    // Template with reuse markers `~k` at the recorded positions.
+    let mut template = sp.template.clone();
+    let mut marks: Vec<(usize, usize)> =
+        reuse.iter().enumerate().filter_map(|(k, p)| p.map(|p| (p, k))).collect();
+    marks.sort_by(|a, b| b.cmp(a));
+    for (p, k) in marks {
+        template.insert_str(p, &format!("~{k}"));
+    }
+    let _ = &sp.guard;
+    Some(Encoding { mask, value: base & mask, defaults, guard, template, slots })
+}
