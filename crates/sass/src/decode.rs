@@ -68,7 +68,7 @@ impl Instruction<'_> {
                     Some(Value::Float(f)) => out.push_str(f),
                     None => {}
                 },
-                '~' => {
+                '^' => {
                     let k = chars.next().and_then(|d| d.to_digit(10)).unwrap_or(9);
                     if k < 4 && self.control.reuse >> k & 1 == 1 {
                         out.push_str(".reuse");

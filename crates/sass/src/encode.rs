@@ -108,23 +108,23 @@ fn try_encoding(
         (None, Some(_)) => return Err("this encoding has no guard".into()),
         (None, None) => {}
     }
-    // Reuse flags: walk the encoding's template; each `~k` consumed by a `~` of the text.
+    // Reuse flags: walk the encoding's template; each `^k` consumed by a `^` of the text.
     let mut reuse = 0u8;
     let mut ti = 0usize;
     let tb = text_template.as_bytes();
     let eb = e.template.as_bytes();
     let mut i = 0;
     while i < eb.len() {
-        if eb[i] == b'~' {
+        if eb[i] == b'^' {
             let k = eb.get(i + 1).map_or(0, |d| d.wrapping_sub(b'0'));
-            if tb.get(ti) == Some(&b'~') {
+            if tb.get(ti) == Some(&b'^') {
                 reuse |= 1 << k;
                 ti += 1;
             }
             i += 2;
             continue;
         }
-        if tb.get(ti) == Some(&b'~') {
+        if tb.get(ti) == Some(&b'^') {
             return Err(".reuse where this encoding has none".into());
         }
         ti += 1;

@@ -3,7 +3,7 @@
 //!
 //! An [`Encoding`] says: a word whose bits under `mask` equal `value` prints as `template`,
 //! where each `%` is filled from a [`SlotSpec`] (a linear function of some bits, a float
-//! literal taken from some bits, or a constant) and each `~k` prints `.reuse` when reuse flag
+//! literal taken from some bits, or a constant) and each `^k` prints `.reuse` when reuse flag
 //! `k` of the control field is set. Bits 12..=15 are the guard predicate when `guard` is set.
 //! When several encodings match a word, the one with the most fixed bits wins (aliases such
 //! as `IMAD.MOV.U32` fix register fields that the general form leaves free).
@@ -94,7 +94,7 @@ pub struct Encoding {
     /// `None`: bits 12..=15 are ordinary bits; `Some(uniform)`: they are the guard predicate
     /// (`@UPn` when uniform).
     pub guard: Option<bool>,
-    /// Text with `%` for slots and `~k` (k = 0..=3) for reuse-flag positions.
+    /// Text with `%` for slots and `^k` (k = 0..=3) for reuse-flag positions.
     pub template: String,
     pub slots: Vec<SlotSpec>,
 }
@@ -292,12 +292,12 @@ impl Table {
     }
 }
 
-/// A template without its `~k` reuse markers (and a split text's template without `~`).
+/// A template without its `^k` reuse markers (and a split text's template without `^`).
 pub fn strip_reuse_markers(t: &str) -> String {
     let mut out = String::with_capacity(t.len());
     let mut chars = t.chars().peekable();
     while let Some(c) = chars.next() {
-        if c == '~' {
+        if c == '^' {
             if chars.peek().is_some_and(char::is_ascii_digit) {
                 chars.next();
             }

@@ -1,7 +1,7 @@
 //! Splitting nvdisasm's instruction text into a template and typed operand slots.
 //!
-//! `IMAD R3, R0.reuse, UR4, R3` becomes the template `IMAD %, %~, %, %` (`%` = a slot,
-//! `~` = where a `.reuse` flag was printed) and the slots `R3 R0 UR4 R3`. The probe learns,
+//! `IMAD R3, R0.reuse, UR4, R3` becomes the template `IMAD %, %^, %, %` (`%` = a slot,
+//! `^` = where a `.reuse` flag was printed) and the slots `R3 R0 UR4 R3`. The probe learns,
 //! per encoding, which bits give each slot its value; the printer substitutes values back; the
 //! assembler uses the same split to find the encoding that prints a given text.
 
@@ -91,14 +91,14 @@ pub struct Slot {
 pub struct Split {
     /// The guard as printed (`@!P0`), empty when none.
     pub guard: String,
-    /// The text with each slot replaced by `%` and each `.reuse` by `~`.
+    /// The text with each slot replaced by `%` and each `.reuse` by `^`.
     pub template: String,
     pub slots: Vec<Slot>,
 }
 
 /// Characters that may not appear in a template literal (they are the slot markers).
 pub fn has_marker_chars(s: &str) -> bool {
-    s.contains('%') || s.contains('~')
+    s.contains('%') || s.contains('^')
 }
 
 fn is_ident(c: u8) -> bool {
@@ -156,7 +156,7 @@ pub fn split(text: &str) -> Split {
             }
         }
         if t[i..].starts_with(".reuse") && !b.get(i + 6).copied().is_some_and(is_ident) {
-            template.push('~');
+            template.push('^');
             i += 6;
             continue;
         }
@@ -247,8 +247,9 @@ fn float_at(b: &[u8]) -> Option<usize> {
     Some(i)
 }
 
-/// Formats a double like C's `printf("%.20g")`, which is how nvdisasm prints float
-/// immediates; infinities and NaNs as `+INF `, `-QNAN ` (with the trailing space).
+/// Formats a double as nvdisasm prints float immediates: C's `%.20g` for non-integral
+/// values, integers as digits up to 2^31 and as `%.20e` beyond; infinities and NaNs as
+/// `+INF `, `-QNAN ` (with the trailing space).
 pub fn format_float(v: f64, quiet_nan: bool) -> String {
     let sign = if v.is_sign_negative() { '-' } else { '+' };
     if v.is_infinite() {
@@ -259,6 +260,18 @@ pub fn format_float(v: f64, quiet_nan: bool) -> String {
     }
     if v == 0.0 {
         return if v.is_sign_negative() { "-0".into() } else { "0".into() };
+    }
+    // Integral values: plain digits while they fit in an i32, `%.20e` beyond (seen in
+    // nvdisasm output: 16777216 but 2.14748364800000000000e+09).
+    if v.fract() == 0.0 {
+        if v.abs() < 2147483648.0 {
+            return format!("{}", v as i64);
+        }
+        let e = format!("{v:.20e}");
+        let (mant, exp) = e.split_once('e').expect("exponent form");
+        let exp: i32 = exp.parse().expect("exponent");
+        let (s, a) = if exp < 0 { ('-', -exp) } else { ('+', exp) };
+        return format!("{mant}e{s}{a:02}");
     }
     const P: i32 = 20;
     let e = format!("{:.*e}", (P - 1) as usize, v);
@@ -290,14 +303,14 @@ mod tests {
     fn splits_nvdisasm_text() {
         let s = split("@!P2 LOP3.LUT R2, RZ, R0.reuse, RZ, 0x33, !PT ;");
         assert_eq!(s.guard, "@!P2");
-        assert_eq!(s.template, "LOP3.LUT %, %, %~, %, %, !%");
+        assert_eq!(s.template, "LOP3.LUT %, %, %^, %, %, !%");
         assert_eq!(s.slots.len(), 6);
         assert_eq!(s.slots[1].value, 255);
         let s = split("LDG.E.128 R4, desc[UR4][R18.64+-0x10] ;");
         assert_eq!(s.template, "LDG.E.128 %, desc[%][%.64+%]");
         assert_eq!(s.slots[3].value, -0x10);
         let s = split("FSETP.NEU.FTZ.AND P0, PT, |R0|.reuse, +INF , PT ;");
-        assert_eq!(s.template, "FSETP.NEU.FTZ.AND %, %, |%|~, %, %");
+        assert_eq!(s.template, "FSETP.NEU.FTZ.AND %, %, |%|^, %, %");
         assert_eq!(s.slots[3].text, "+INF ");
         let s = split("S2R R3, SR_TID.X ;");
         assert_eq!(s.template, "S2R %, SR_TID.X");
@@ -312,5 +325,9 @@ mod tests {
         assert_eq!(format_float(255.0, true), "255");
         assert_eq!(format_float(0.9375, true), "0.9375");
         assert_eq!(format_float(f64::INFINITY, true), "+INF ");
+        assert_eq!(format_float(16777216.0, true), "16777216");
+        assert_eq!(format_float(2147483648.0, true), "2.14748364800000000000e+09");
+        assert_eq!(format_float(f64::from(f32::MAX), true), "3.40282346638528859812e+38");
+        assert_eq!(format_float(-18.614999771118164062, true), "-18.614999771118164062");
     }
 }

@@ -46,16 +46,9 @@ pub fn learn(sm: &str, seeds: &[u128]) -> Result<Table, String> {
     }
     let texts = nvdisasm::texts(sm, &words)?;
     // Analyse single flips; gather double-flip requests.
-    struct Pending {
-        base: u128,
-        split: Split,
-        effects: Vec<Effect>,
-        reuse: [Option<usize>; 4],
-        pcrel: Vec<bool>,
-        guard_uniform: Option<bool>,
-    }
     let mut pendings: Vec<Option<Pending>> = Vec::new();
     let mut doubles: Vec<(usize, u8, u8, u128)> = Vec::new(); // (seed, bit, neighbour, word)
+    let _ = &doubles;
     for (si, &s) in seeds.iter().enumerate() {
         let base = s & reuse_clear;
         let t = &texts[si * per..(si + 1) * per];
@@ -67,37 +60,6 @@ pub fn learn(sm: &str, seeds: &[u128]) -> Result<Table, String> {
         if sass::text::has_marker_chars(t0) {
             pendings.push(None);
             continue;
-        }
-        let mut effects = Vec::with_capacity(nbits);
-        let mut guard_uniform = None;
-        for (k, tb) in t[1..=nbits].iter().enumerate() {
-            let e = match tb {
-                None => Effect::Fixed,
-                Some(tb) => {
-                    let sp = split(tb);
-                    if k < 4 && sp.guard.starts_with("@U") {
-                        guard_uniform = Some(true);
-                    } else if k < 4 && sp.guard.starts_with('@') {
-                        guard_uniform.get_or_insert(false);
-                    }
-                    effect(&sp0, &sp)
-                }
-            };
-            effects.push(e);
-        }
-        // Reuse positions: where `~` appears in the template when flag k is set.
-        let mut reuse = [None; 4];
-        for k in 0..4 {
-            if let Some(tk) = &t[1 + nbits + k] {
-                let spk = split(tk);
-                if let Some(p) = spk.template.find('~') {
-                    let mut without = spk.template.clone();
-                    without.remove(p);
-                    if without == sp0.template && spk.slots == sp0.slots {
-                        reuse[k] = Some(p);
-                    }
-                }
-            }
         }
         // pc-relative slots: the copy's value moved by the copy distance.
         let copy_at = per - 1;
@@ -117,6 +79,44 @@ pub fn learn(sm: &str, seeds: &[u128]) -> Result<Table, String> {
             }
             None => vec![false; sp0.slots.len()],
         };
+        let mut effects = Vec::with_capacity(nbits);
+        let mut guard_uniform = None;
+        let mut float_texts = BTreeMap::new();
+        for (k, tb) in t[1..=nbits].iter().enumerate() {
+            let e = match tb {
+                None => Effect::Fixed,
+                Some(tb) => {
+                    let sp = split(tb);
+                    if k < 4 && sp.guard.starts_with("@U") {
+                        guard_uniform = Some(true);
+                    } else if k < 4 && sp.guard.starts_with('@') {
+                        guard_uniform.get_or_insert(false);
+                    }
+                    let e = effect(&sp0, &sp, &pcrel, 16 * (k as i128 + 1));
+                    if let Effect::Slot(j, _) = e {
+                        if sp0.slots[j].kind == SlotKind::Float {
+                            float_texts.insert(FIRST_BIT + k as u8, sp.slots[j].text.clone());
+                        }
+                    }
+                    e
+                }
+            };
+            effects.push(e);
+        }
+        // Reuse positions: where `~` appears in the template when flag k is set.
+        let mut reuse = [None; 4];
+        for k in 0..4 {
+            if let Some(tk) = &t[1 + nbits + k] {
+                let spk = split(tk);
+                if let Some(p) = spk.template.find('^') {
+                    let mut without = spk.template.clone();
+                    without.remove(p);
+                    if without == sp0.template && spk.slots == sp0.slots {
+                        reuse[k] = Some(p);
+                    }
+                }
+            }
+        }
         // Double flips: a fixed bit next to a field bit may be part of the field (the single
         // flip only reached a value printed specially, e.g. an omitted zero offset).
         for (k, e) in effects.iter().enumerate() {
@@ -133,12 +133,12 @@ pub fn learn(sm: &str, seeds: &[u128]) -> Result<Table, String> {
                 }
             }
         }
-        pendings.push(Some(Pending { base, split: sp0, effects, reuse, pcrel, guard_uniform }));
+        pendings.push(Some(Pending { base, split: sp0, effects, reuse, pcrel, guard_uniform, float_texts }));
     }
     let dwords: Vec<u128> = doubles.iter().map(|d| d.3).collect();
     let dtexts = nvdisasm::texts(sm, &dwords)?;
     let mut upgrades: BTreeMap<(usize, u8), Effect> = BTreeMap::new();
-    for ((si, b, nb, _), dt) in doubles.iter().zip(&dtexts) {
+    for (di, ((si, b, nb, _), dt)) in doubles.iter().zip(&dtexts).enumerate() {
         let (Some(p), Some(dt)) = (&pendings[*si], dt) else { continue };
         if upgrades.contains_key(&(*si, *b)) {
             continue;
@@ -146,9 +146,9 @@ pub fn learn(sm: &str, seeds: &[u128]) -> Result<Table, String> {
         // Texts of the double flip are at a different address: only compare non-pc-relative.
         let sp = split(dt);
         if let (Effect::Slot(j, dn), Effect::Slot(j2, d)) =
-            (p.effects[usize::from(nb - FIRST_BIT)], effect(&p.split, &sp))
+            (p.effects[usize::from(nb - FIRST_BIT)], effect(&p.split, &sp, &p.pcrel, (di * 16) as i128 - (si * per * 16) as i128))
         {
-            if j == j2 && !p.pcrel[j] && p.split.slots[j].kind != SlotKind::Float {
+            if j == j2 && p.split.slots[j].kind != SlotKind::Float {
                 upgrades.insert((*si, *b), Effect::Slot(j, d - dn));
             }
         }
@@ -161,7 +161,7 @@ pub fn learn(sm: &str, seeds: &[u128]) -> Result<Table, String> {
             debug_assert_eq!(*s2, si);
             p.effects[usize::from(b - FIRST_BIT)] = *e;
         }
-        let Some(enc) = build(&p.base, &p.split, &p.effects, &p.reuse, &p.pcrel, p.guard_uniform, (si * per * 16) as i128)
+        let Some(enc) = build(&p, (si * per * 16) as i128)
         else {
             continue;
         };
@@ -178,8 +178,28 @@ pub fn learn(sm: &str, seeds: &[u128]) -> Result<Table, String> {
     Ok(Table::new(sm, header, encodings))
 }
 
-/// Compares a variant's split text with the base's.
-fn effect(base: &Split, v: &Split) -> Effect {
+struct Pending {
+    base: u128,
+    split: Split,
+    effects: Vec<Effect>,
+    reuse: [Option<usize>; 4],
+    pcrel: Vec<bool>,
+    guard_uniform: Option<bool>,
+    float_texts: BTreeMap<u8, String>,
+}
+
+/// Compares a variant's split text with the base's; the variant sits `addr_delta` bytes
+/// after the base (pc-relative slots are corrected for it).
+fn effect(base: &Split, v: &Split, pcrel: &[bool], addr_delta: i128) -> Effect {
+    let v = &{
+        let mut v = v.clone();
+        for (j, s) in v.slots.iter_mut().enumerate() {
+            if pcrel.get(j).copied().unwrap_or(false) {
+                s.value -= addr_delta;
+            }
+        }
+        v
+    };
     if v.template != base.template || v.slots.len() != base.slots.len() {
         return Effect::Fixed;
     }
@@ -200,16 +220,9 @@ fn effect(base: &Split, v: &Split) -> Effect {
     }
 }
 
-fn build(
-    base: &u128,
-    sp: &Split,
-    effects: &[Effect],
-    reuse: &[Option<usize>; 4],
-    pcrel: &[bool],
-    guard_uniform: Option<bool>,
-    base_pc: i128,
-) -> Option<Encoding> {
-    let base = *base;
+fn build(p: &Pending, base_pc: i128) -> Option<Encoding> {
+    let (base, sp, effects, reuse, pcrel, guard_uniform) =
+        (p.base, &p.split, &p.effects, &p.reuse, &p.pcrel, p.guard_uniform);
     let bit = |b: u8| (base >> b) & 1 == 1;
     // Guard: bits 12..=15 all only change the guard.
     let guard_bits = (0..4).all(|k| effects[k] == Effect::Guard);
@@ -238,12 +251,30 @@ fn build(
             continue;
         }
         if s.kind == SlotKind::Float {
-            let bits: Vec<u8> = f.iter().map(|(b, _)| *b).collect();
-            let raw = sass::table::gather(base, &bits);
-            let format = [FloatFormat::F16, FloatFormat::F32, FloatFormat::F64Hi]
+            // The field ends at the highest bit that changed the literal (its sign bit);
+            // NaN payload bits print nothing, so the width comes from the format. The format
+            // must print the base and every single-bit variant exactly as nvdisasm did.
+            let top = f.iter().map(|(b, _)| *b).max()?;
+            let (format, bits) = [FloatFormat::F32, FloatFormat::F64Hi, FloatFormat::F16]
                 .into_iter()
-                .filter(|fm| matches!((fm, bits.len()), (FloatFormat::F16, 16) | (_, 32)))
-                .find(|fm| fm.render(raw) == s.text)?;
+                .filter_map(|fm| {
+                    let width = if fm == FloatFormat::F16 { 16 } else { 32 };
+                    let lo = top.checked_sub(width - 1)?;
+                    let bits: Vec<u8> = (lo..=top).collect();
+                    let raw = sass::table::gather(base, &bits);
+                    let ok = fm.render(raw) == s.text
+                        && f.iter().all(|(b, _)| {
+                            p.float_texts.get(b).is_some_and(|t| {
+                                *t == fm.render(raw ^ 1 << (b - lo))
+                            })
+                        });
+                    ok.then_some((fm, bits))
+                })
+                .next()?;
+            for b in &bits {
+                defaults &= !(1u128 << b);
+                mask &= !(1u128 << b);
+            }
             slots.push(SlotSpec::Float { format, bits });
             continue;
         }
@@ -259,13 +290,13 @@ fn build(
         }
         slots.push(SlotSpec::Linear { kind: s.kind, c, pcrel: pcrel[j], bits: f.clone() });
     }
-    // Template with reuse markers `~k` at the recorded positions.
+    // Template with reuse markers `^k` at the recorded positions.
     let mut template = sp.template.clone();
     let mut marks: Vec<(usize, usize)> =
         reuse.iter().enumerate().filter_map(|(k, p)| p.map(|p| (p, k))).collect();
     marks.sort_by(|a, b| b.cmp(a));
     for (p, k) in marks {
-        template.insert_str(p, &format!("~{k}"));
+        template.insert_str(p, &format!("^{k}"));
     }
     let _ = &sp.guard;
     Some(Encoding { mask, value: base & mask, defaults, guard, template, slots })

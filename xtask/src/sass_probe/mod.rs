@@ -123,7 +123,7 @@ fn collect_seeds(args: &CorpusArgs, sm: &str, mut seeds: Vec<u128>) -> Result<Ve
     let words = corpus_words(args, sm)?;
     eprintln!("{} distinct words in the corpus for {sm}", words.len());
     let truth = nvdisasm::texts(sm, &words)?;
-    for round in 0..12 {
+    for round in 0..rounds() {
         let table = learn::learn(sm, &seeds)?;
         // One new seed per (distinct nvdisasm template) the table gets wrong.
         let mut wrong: BTreeMap<String, u128> = BTreeMap::new();
@@ -135,6 +135,9 @@ fn collect_seeds(args: &CorpusArgs, sm: &str, mut seeds: Vec<u128>) -> Result<Ve
             if normalize(&ours) != normalize(t) {
                 n_wrong += 1;
                 let key = sass::text::split(t).template;
+                if std::env::var_os("KILN_PROBE_DEBUG").is_some() && !wrong.contains_key(&key) {
+                    eprintln!("  {w:032x}\n    ours     {ours}\n    nvdisasm {t}");
+                }
                 wrong.entry(key).or_insert(*w);
             }
         }
@@ -174,4 +177,9 @@ pub fn normalize(t: &str) -> String {
         }
     }
     out
+}
+
+/// Collection rounds (`$KILN_PROBE_ROUNDS`, default 12).
+fn rounds() -> usize {
+    std::env::var("KILN_PROBE_ROUNDS").ok().and_then(|r| r.parse().ok()).unwrap_or(12)
 }
