@@ -254,20 +254,19 @@ impl Table {
                     (Some(&"L"), 4) => {
                         let kind = SlotKind::from_name(f[1]).ok_or_else(|| err("bad kind"))?;
                         let rest: Vec<&str> = f[3].split(' ').collect();
-                        if rest.len() != 3 {
+                        if rest.len() != 2 {
                             return Err(err("bad linear slot"));
                         }
                         let c = f[2].parse().map_err(|_| err("bad constant"))?;
                         let mut bits = Vec::new();
-                        for p in rest[2].split(',').filter(|p| !p.is_empty()) {
+                        for p in rest[1].split(',').filter(|p| !p.is_empty()) {
                             let (b, w) = p.split_once(':').ok_or_else(|| err("bad bit"))?;
                             bits.push((
                                 b.parse().map_err(|_| err("bad bit"))?,
                                 w.parse().map_err(|_| err("bad weight"))?,
                             ));
                         }
-                        let _ = rest[0];
-                        SlotSpec::Linear { kind, c, pcrel: rest[1] == "1", bits }
+                        SlotSpec::Linear { kind, c, pcrel: rest[0] == "1", bits }
                     }
                     (Some(&"F"), 3) => SlotSpec::Float {
                         format: FloatFormat::from_name(f[1]).ok_or_else(|| err("bad format"))?,

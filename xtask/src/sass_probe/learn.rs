@@ -154,7 +154,7 @@ pub fn learn(sm: &str, seeds: &[u128]) -> Result<Table, String> {
         }
     }
     let mut encodings = Vec::new();
-    let mut seen = std::collections::HashSet::new();
+    let mut seen = std::collections::HashMap::new();
     for (si, p) in pendings.into_iter().enumerate() {
         let Some(mut p) = p else { continue };
         for ((s2, b), e) in upgrades.range((si, 0)..(si + 1, 0)) {
@@ -165,8 +165,20 @@ pub fn learn(sm: &str, seeds: &[u128]) -> Result<Table, String> {
         else {
             continue;
         };
-        if seen.insert((enc.mask, enc.value, enc.template.clone())) {
-            encodings.push(enc);
+        // The same encoding learned from several seeds: keep the variant that found the
+        // most reuse positions (a reuse probe can come back without `.reuse`).
+        let key = (enc.mask, enc.value, sass::table::strip_reuse_markers(&enc.template));
+        match seen.get(&key) {
+            Some(&i) => {
+                let e: &mut Encoding = &mut encodings[i];
+                if enc.template.matches('^').count() > e.template.matches('^').count() {
+                    *e = enc;
+                }
+            }
+            None => {
+                seen.insert(key, encodings.len());
+                encodings.push(enc);
+            }
         }
     }
     let seeds_text: String = seeds.iter().map(|w| format!("{w:032x}\n")).collect();
