@@ -1,6 +1,8 @@
 //! `kiln`: the command-line driver. Each subcommand lives in its own module and talks to the
 //! compiler through `db` (or, for tools on binary artifacts, through `sass`/`cubin`).
 
+mod disasm;
+
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
@@ -14,9 +16,21 @@ struct Cli {
 }
 
 #[derive(Subcommand)]
-enum Command {}
+enum Command {
+    /// Disassemble a cubin like `nvdisasm -c`.
+    Disasm(disasm::DisasmArgs),
+}
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    match cli.command {}
+    let result = match cli.command {
+        Command::Disasm(a) => disasm::run(&a),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("kiln: error: {e}");
+            ExitCode::FAILURE
+        }
+    }
 }

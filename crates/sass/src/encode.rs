@@ -189,6 +189,7 @@ fn float_bits(format: FloatFormat, text: &str) -> Option<u64> {
         "-INF" => f64::NEG_INFINITY,
         "+QNAN" => f64::NAN,
         "-QNAN" => -f64::NAN,
+        "-0.0" => -0.0,
         _ => t.parse().ok()?,
     };
     let raw = match format {

@@ -25,22 +25,27 @@ pub struct Line {
 
 impl Table {
     /// Disassembles one function's code (`words` at addresses 0, 16, ...), naming branch
-    /// targets with labels from `labels`.
-    pub fn listing(&self, words: &[u128], labels: &mut Labels) -> Vec<Line> {
+    /// targets with labels from `labels`. `symbols` are (address, name) of the symbols that
+    /// the code section defines (the function itself at 0, internal subroutines): targets at
+    /// those addresses print as `` `(name) `` and take no label number, as in nvdisasm.
+    pub fn listing(&self, words: &[u128], symbols: &[(u64, String)], labels: &mut Labels) -> Vec<Line> {
         let decoded: Vec<_> =
             words.iter().enumerate().map(|(i, &w)| self.decode(w, (i * 16) as u64)).collect();
-        let mut names: HashMap<i128, usize> = HashMap::new();
+        let mut names: HashMap<i128, String> = symbols
+            .iter()
+            .map(|(a, n)| (i128::from(*a), format!("`({n})")))
+            .collect();
         for d in decoded.iter().flatten() {
             for v in &d.values {
                 if let Value::Target(t) = v {
                     names.entry(*t).or_insert_with(|| {
                         labels.next += 1;
-                        labels.next - 1
+                        format!("`(.L_x_{})", labels.next - 1)
                     });
                 }
             }
         }
-        let label = |t: i128| names.get(&t).map(|n| format!("`(.L_x_{n})"));
+        let label = |t: i128| names.get(&t).cloned();
         decoded
             .iter()
             .zip(words)

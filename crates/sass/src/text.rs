@@ -215,9 +215,9 @@ fn hex_at(b: &[u8]) -> Option<usize> {
 }
 
 /// Length of a float literal at the start of `b`: `[-]digits[.digits][e±digits]`, or
-/// `±INF `, `±QNAN `, `±SNAN ` (nvdisasm prints those with a trailing space).
+/// `±INF `, `±QNAN `, `±SNAN `, `-0.0 ` (nvdisasm prints those with a trailing space).
 fn float_at(b: &[u8]) -> Option<usize> {
-    for special in [&b"INF "[..], b"QNAN ", b"SNAN "] {
+    for special in [&b"INF "[..], b"QNAN ", b"SNAN ", b"0.0 "] {
         if (b.first() == Some(&b'+') || b.first() == Some(&b'-')) && b[1..].starts_with(special) {
             return Some(1 + special.len());
         }
@@ -259,7 +259,8 @@ pub fn format_float(v: f64, quiet_nan: bool) -> String {
         return format!("{sign}{}NAN ", if quiet_nan { 'Q' } else { 'S' });
     }
     if v == 0.0 {
-        return if v.is_sign_negative() { "-0".into() } else { "0".into() };
+        // nvdisasm prints negative zero as `-0.0 ` (trailing space, like `+INF `).
+        return if v.is_sign_negative() { "-0.0 ".into() } else { "0".into() };
     }
     // Integral values: plain digits while they fit in an i32, `%.20e` beyond (seen in
     // nvdisasm output: 16777216 but 2.14748364800000000000e+09).
@@ -326,6 +327,7 @@ mod tests {
         assert_eq!(format_float(0.9375, true), "0.9375");
         assert_eq!(format_float(f64::INFINITY, true), "+INF ");
         assert_eq!(format_float(16777216.0, true), "16777216");
+        assert_eq!(format_float(-0.0, true), "-0.0 ");
         assert_eq!(format_float(2147483648.0, true), "2.14748364800000000000e+09");
         assert_eq!(format_float(f64::from(f32::MAX), true), "3.40282346638528859812e+38");
         assert_eq!(format_float(-18.614999771118164062, true), "-18.614999771118164062");

@@ -9,8 +9,35 @@ use std::process::Command;
 use super::{CorpusArgs, PtxasOutcome};
 use crate::oracle;
 
+/// The code of a cubin: per `.text.<function>` section in file order, the function name, the
+/// code bytes, and the (offset, name) of the symbols defined in the section.
+pub type CodeSections = Vec<(String, Vec<u8>, Vec<(u64, String)>)>;
+
+/// Reads a cubin's code sections (ELF glue kept in one place; to be replaced by
+/// `crates/cubin`).
+pub fn code_sections(cubin: &Path) -> Result<CodeSections, String> {
+    use object::{Object, ObjectSection, ObjectSymbol};
+    let data = std::fs::read(cubin).map_err(|e| format!("{}: {e}", cubin.display()))?;
+    let file = object::File::parse(&*data).map_err(|e| format!("{}: {e}", cubin.display()))?;
+    let mut out = Vec::new();
+    for s in file.sections() {
+        let Ok(name) = s.name() else { continue };
+        if let Some(f) = name.strip_prefix(".text.") {
+            let bytes = s.data().map_err(|e| format!("{}: {name}: {e}", cubin.display()))?;
+            let mut syms: Vec<(u64, String)> = file
+                .symbols()
+                .filter(|y| y.section_index() == Some(s.index()))
+                .filter(|y| y.kind() == object::SymbolKind::Text)
+                .filter_map(|y| Some((y.address(), y.name().ok()?.to_string())))
+                .collect();
+            syms.sort();
+            out.push((f.to_string(), bytes.to_vec(), syms));
+        }
+    }
+    Ok(out)
+}
+
 /// The `.text.<function>` sections of a cubin, in file order: (function name, code bytes).
-/// (ELF glue kept in one place; to be replaced by `crates/cubin`.)
 pub fn text_sections(cubin: &Path) -> Result<Vec<(String, Vec<u8>)>, String> {
     use object::{Object, ObjectSection};
     let data = std::fs::read(cubin).map_err(|e| format!("{}: {e}", cubin.display()))?;
@@ -95,7 +122,7 @@ pub fn run(args: &CorpusArgs) -> Result<(), String> {
                 return r;
             }
         };
-        match (text_sections(&cubin), oracle_listing(&cubin)) {
+        match (code_sections(&cubin), oracle_listing(&cubin)) {
             (Ok(secs), Ok(oracle)) => compare(table, &secs, &oracle, &mut r),
             (Err(e), _) | (_, Err(e)) => r.error = Some(e),
         }
@@ -151,15 +178,15 @@ fn print_top(title: &str, m: &BTreeMap<String, (usize, String)>) {
 
 fn compare(
     table: &sass::Table,
-    secs: &[(String, Vec<u8>)],
+    secs: &[(String, Vec<u8>, Vec<(u64, String)>)],
     oracle: &BTreeMap<String, Vec<String>>,
     r: &mut FileResult,
 ) {
     let mut labels = sass::listing::Labels::default();
-    for (name, bytes) in secs {
+    for (name, bytes, syms) in secs {
         let words = sass::words(bytes);
         r.kernels += 1;
-        let ours = match super::catch(|| table.listing(&words, &mut labels)) {
+        let ours = match super::catch(|| table.listing(&words, syms, &mut labels)) {
             Ok(l) => l,
             Err(_) => {
                 r.panics += 1;
@@ -191,8 +218,17 @@ fn compare(
                     e.1 = format!("ours `{o}` nvdisasm `{}`", t.unwrap_or_default());
                 }
             }
-            // Re-encode our text (at this pc) and compare with the word.
-            match super::catch(|| sass::encode::assemble_line(table, &line.text, line.pc, &|_| None)) {
+            // Re-encode our text (at this pc, branch targets as addresses, with the explicit
+            // control field) and compare with the word. Unknown words are not re-encoded.
+            if !line.known {
+                continue;
+            }
+            let text = format!(
+                "{} {}",
+                sass::Control::from_word(line.word).to_text(),
+                table.print(line.word, line.pc, &|_| None)
+            );
+            match super::catch(|| sass::encode::assemble_line(table, &text, line.pc, &|_| None)) {
                 Ok(Ok(w)) if w == line.word => r.reencode_equal += 1,
                 Ok(res) => {
                     let e = r.reencode_bad.entry(op).or_insert((0, String::new()));
