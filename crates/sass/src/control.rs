@@ -22,6 +22,11 @@ pub struct Control {
     pub reuse: u8,
     /// Bits 126..=127, unused by ptxas; kept so that re-encoding is lossless.
     pub spare: u8,
+    /// Not part of the control field: operand-area bits that nvdisasm does not print for this
+    /// instruction, as a difference from the table's defaults (see
+    /// [`crate::Instruction::hidden_bits`]); written `:H<hex>` so that text re-assembles bit for
+    /// bit. Zero from [`Control::from_word`].
+    pub hidden: u128,
 }
 
 /// First bit of the control field.
@@ -41,6 +46,7 @@ impl Control {
             wait_mask: ((c >> 11) & 0x3f) as u8,
             reuse: ((c >> 17) & 0xf) as u8,
             spare: ((c >> 21) & 3) as u8,
+            hidden: 0,
         }
     }
 
@@ -82,6 +88,9 @@ impl Control {
         }
         if self.spare != 0 {
             s.push_str(&format!(":X{}", self.spare));
+        }
+        if self.hidden != 0 {
+            s.push_str(&format!(":H{:x}", self.hidden));
         }
         s.push(']');
         s
@@ -129,10 +138,21 @@ impl Control {
             .and_then(|s| s.parse().ok())
             .filter(|s| *s < 16)
             .ok_or_else(bad)?;
-        let mut c = Control { stall, yield_bit, write_sb, read_sb, wait_mask, reuse: 0, spare: 0 };
+        let mut c = Control {
+            stall,
+            yield_bit,
+            write_sb,
+            read_sb,
+            wait_mask,
+            reuse: 0,
+            spare: 0,
+            hidden: 0,
+        };
         for p in &parts[5..] {
             if let Some(u) = p.strip_prefix('U') {
                 c.reuse = u8::from_str_radix(u, 16).ok().filter(|u| *u < 16).ok_or_else(bad)?;
+            } else if let Some(h) = p.strip_prefix('H') {
+                c.hidden = u128::from_str_radix(h, 16).map_err(|_| bad())?;
             } else if let Some(x) = p.strip_prefix('X') {
                 c.spare = x.parse().ok().filter(|x| *x < 4).ok_or_else(bad)?;
             } else {

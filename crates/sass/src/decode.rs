@@ -35,6 +35,20 @@ pub struct Instruction<'t> {
 }
 
 impl Instruction<'_> {
+    /// Bits of the word that the printed text does not determine (outside the fixed bits,
+    /// operand fields, guard and control field), XOR the table's defaults: zero for words as
+    /// the probe saw them.
+    pub fn hidden_bits(&self) -> u128 {
+        let free = !self.encoding.determined_mask();
+        (self.word ^ self.encoding.defaults) & free
+    }
+
+    /// The control field with [`Control::hidden`] filled in: its text plus the instruction
+    /// text re-assembles to exactly this word.
+    pub fn full_control(&self) -> Control {
+        Control { hidden: self.hidden_bits(), ..self.control }
+    }
+
     /// The mnemonic with its modifiers, e.g. `IMAD.MOV.U32`.
     pub fn opcode(&self) -> &str {
         let t = &self.encoding.template;

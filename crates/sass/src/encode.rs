@@ -53,6 +53,7 @@ pub fn assemble_line(
                 let reuse = Control::from_word(w).reuse | control.reuse;
                 let c = Control { reuse, ..control };
                 let w = (w & !crate::control::CONTROL_MASK) | c.to_bits();
+                let w = w ^ (control.hidden & !e.determined_mask());
                 let got = table.print(w, pc, &|_| None);
                 if normalized(&got) == want {
                     return Ok(w);

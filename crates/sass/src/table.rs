@@ -99,6 +99,24 @@ pub struct Encoding {
     pub slots: Vec<SlotSpec>,
 }
 
+impl Encoding {
+    /// Bits the text determines: fixed bits, operand fields, guard, control field.
+    pub fn determined_mask(&self) -> u128 {
+        let mut m = self.mask | crate::control::CONTROL_MASK;
+        if self.guard.is_some() {
+            m |= GUARD_MASK;
+        }
+        for s in &self.slots {
+            match s {
+                SlotSpec::Linear { bits, .. } => bits.iter().for_each(|(b, _)| m |= 1u128 << b),
+                SlotSpec::Float { bits, .. } => bits.iter().for_each(|b| m |= 1u128 << b),
+                SlotSpec::Const { .. } => {}
+            }
+        }
+        m
+    }
+}
+
 /// All encodings known for one SM.
 #[derive(Debug, Default)]
 pub struct Table {

@@ -89,6 +89,8 @@ struct FileResult {
     reencode_equal: usize,
     unknown: usize,
     panics: usize,
+    /// Known words whose re-encoding needed `:H` (bits nvdisasm does not print).
+    hidden: usize,
     /// opcode -> (count, example: ours / nvdisasm's)
     mismatches: BTreeMap<String, (usize, String)>,
     reencode_bad: BTreeMap<String, (usize, String)>,
@@ -143,6 +145,7 @@ pub fn run(args: &CorpusArgs) -> Result<(), String> {
         tot.reencode_equal += r.reencode_equal;
         tot.unknown += r.unknown;
         tot.panics += r.panics;
+        tot.hidden += r.hidden;
         for (k, (n, ex)) in r.mismatches {
             let e = tot.mismatches.entry(k).or_insert((0, ex));
             e.0 += n;
@@ -154,6 +157,11 @@ pub fn run(args: &CorpusArgs) -> Result<(), String> {
     }
     print_top("text mismatches by opcode", &tot.mismatches);
     print_top("re-encoding mismatches by opcode", &tot.reencode_bad);
+    println!(
+        "{} known instructions carry operand-area bits nvdisasm does not print (written :H in \
+         the control field for re-encoding)",
+        tot.hidden
+    );
     if errors > 0 {
         println!("{errors} files could not be compared (errors above)");
     }
@@ -223,11 +231,12 @@ fn compare(
             if !line.known {
                 continue;
             }
-            let text = format!(
-                "{} {}",
-                sass::Control::from_word(line.word).to_text(),
-                table.print(line.word, line.pc, &|_| None)
-            );
+            let Some(d) = table.decode(line.word, line.pc) else { continue };
+            let control = d.full_control();
+            if control.hidden != 0 {
+                r.hidden += 1;
+            }
+            let text = format!("{} {}", control.to_text(), d.text(&|_| None));
             match super::catch(|| sass::encode::assemble_line(table, &text, line.pc, &|_| None)) {
                 Ok(Ok(w)) if w == line.word => r.reencode_equal += 1,
                 Ok(res) => {
