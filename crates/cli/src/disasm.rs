@@ -45,20 +45,37 @@ pub fn run(a: &DisasmArgs) -> Result<(), String> {
     for (fi, (name, bytes, syms)) in funcs.iter().enumerate() {
         let lines = table.listing(&sass::words(bytes), syms, &mut labels);
         if a.json {
-            let _ = write!(out, "{}{{\"name\": {}, \"instructions\": [", if fi > 0 { ", " } else { "" }, json_str(name));
+            let _ = write!(
+                out,
+                "{}{{\"name\": {}, \"instructions\": [",
+                if fi > 0 { ", " } else { "" },
+                json_str(name)
+            );
             for (i, l) in lines.iter().enumerate() {
                 let c = sass::Control::from_word(l.word);
                 let _ = write!(
                     out,
                     "{}{{\"pc\": {}, \"word\": \"0x{:032x}\", \"text\": {}, \"known\": {}, \"control\": {{\"stall\": {}, \"yield\": {}, \"write_sb\": {}, \"read_sb\": {}, \"wait_mask\": {}, \"reuse\": {}}}}}",
                     if i > 0 { ", " } else { "" },
-                    l.pc, l.word, json_str(&l.text), l.known, c.stall, c.yield_bit, c.write_sb, c.read_sb, c.wait_mask, c.reuse
+                    l.pc,
+                    l.word,
+                    json_str(&l.text),
+                    l.known,
+                    c.stall,
+                    c.yield_bit,
+                    c.write_sb,
+                    c.read_sb,
+                    c.wait_mask,
+                    c.reuse
                 );
             }
             out.push_str("]}");
             continue;
         }
-        let _ = writeln!(out, "//--------------------- .text.{name} --------------------------");
+        let _ = writeln!(
+            out,
+            "//--------------------- .text.{name} --------------------------"
+        );
         let _ = writeln!(out, ".text.{name}:");
         for l in &lines {
             let (guard, body) = match l.text.strip_prefix('@') {
@@ -123,7 +140,11 @@ fn read_cubin(data: &[u8]) -> Result<(String, Vec<Function>), String> {
         .ok_or("truncated ELF header")?;
     // ABI version 8+ (CUDA 12.x+) keeps the SM in bits 8..16 of e_flags, older ones in 0..8.
     let abi = data.get(8).copied().unwrap_or(0);
-    let sm = if abi >= 8 { (flags >> 8) & 0xff } else { flags & 0xff };
+    let sm = if abi >= 8 {
+        (flags >> 8) & 0xff
+    } else {
+        flags & 0xff
+    };
     let mut funcs = Vec::new();
     for s in file.sections() {
         let Ok(name) = s.name() else { continue };

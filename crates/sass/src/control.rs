@@ -98,7 +98,8 @@ impl Control {
 
     /// Parses the text written by [`Control::to_text`].
     pub fn parse(text: &str) -> Result<Control, String> {
-        let bad = || format!("malformed control field `{text}` (expected e.g. `[B------:R-:W-:Y:S04]`)");
+        let bad =
+            || format!("malformed control field `{text}` (expected e.g. `[B------:R-:W-:Y:S04]`)");
         let inner = text
             .strip_prefix('[')
             .and_then(|t| t.strip_suffix(']'))
@@ -107,7 +108,10 @@ impl Control {
         if parts.len() < 5 {
             return Err(bad());
         }
-        let wait = parts[0].strip_prefix('B').filter(|w| w.len() == 6).ok_or_else(bad)?;
+        let wait = parts[0]
+            .strip_prefix('B')
+            .filter(|w| w.len() == 6)
+            .ok_or_else(bad)?;
         let mut wait_mask = 0u8;
         for (i, ch) in wait.chars().enumerate() {
             match ch {
@@ -150,7 +154,10 @@ impl Control {
         };
         for p in &parts[5..] {
             if let Some(u) = p.strip_prefix('U') {
-                c.reuse = u8::from_str_radix(u, 16).ok().filter(|u| *u < 16).ok_or_else(bad)?;
+                c.reuse = u8::from_str_radix(u, 16)
+                    .ok()
+                    .filter(|u| *u < 16)
+                    .ok_or_else(bad)?;
             } else if let Some(h) = p.strip_prefix('H') {
                 c.hidden = u128::from_str_radix(h, 16).map_err(|_| bad())?;
             } else if let Some(x) = p.strip_prefix('X') {
@@ -191,7 +198,11 @@ mod tests {
 
     #[test]
     fn roundtrip() {
-        for w in [0x001e240000001000u128 << 64, 0x041fe2000f8e0203u128 << 64, !0u128] {
+        for w in [
+            0x001e240000001000u128 << 64,
+            0x041fe2000f8e0203u128 << 64,
+            !0u128,
+        ] {
             let c = Control::from_word(w);
             assert_eq!(c.to_bits(), w & CONTROL_MASK);
             assert_eq!(Control::parse(&c.to_text()), Ok(c));

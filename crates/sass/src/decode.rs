@@ -46,7 +46,10 @@ impl Instruction<'_> {
     /// The control field with [`Control::hidden`] filled in: its text plus the instruction
     /// text re-assembles to exactly this word.
     pub fn full_control(&self) -> Control {
-        Control { hidden: self.hidden_bits(), ..self.control }
+        Control {
+            hidden: self.hidden_bits(),
+            ..self.control
+        }
     }
 
     /// The mnemonic with its modifiers, e.g. `IMAD.MOV.U32`.
@@ -109,7 +112,12 @@ impl Table {
             .slots
             .iter()
             .map(|s| match s {
-                SlotSpec::Linear { kind, c, pcrel, bits } => {
+                SlotSpec::Linear {
+                    kind,
+                    c,
+                    pcrel,
+                    bits,
+                } => {
                     let mut v = *c;
                     for &(b, w) in bits {
                         if (word >> b) & 1 == 1 {
@@ -123,11 +131,21 @@ impl Table {
                     }
                 }
                 SlotSpec::Float { format, bits } => Value::Float(format.render(gather(word, bits))),
-                SlotSpec::Const { kind: SlotKind::Float, text, .. } => Value::Float(text.clone()),
+                SlotSpec::Const {
+                    kind: SlotKind::Float,
+                    text,
+                    ..
+                } => Value::Float(text.clone()),
                 SlotSpec::Const { kind, value, .. } => Value::Int(*kind, *value),
             })
             .collect();
-        Some(Instruction { word, encoding: e, guard, values, control: Control::from_word(word) })
+        Some(Instruction {
+            word,
+            encoding: e,
+            guard,
+            values,
+            control: Control::from_word(word),
+        })
     }
 
     /// The text of `word` at `pc`: the instruction, or an `.unknown` line.

@@ -69,7 +69,10 @@ pub fn assemble_line(
 fn normalized(t: &str) -> String {
     let t = t.trim();
     let t = t.strip_suffix(';').unwrap_or(t).trim_end();
-    t.split(' ').filter(|s| !s.is_empty()).collect::<Vec<_>>().join(" ")
+    t.split(' ')
+        .filter(|s| !s.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 fn parse_guard(g: &str) -> Result<Option<Guard>, String> {
@@ -87,8 +90,16 @@ fn parse_guard(g: &str) -> Result<Option<Guard>, String> {
         r = &r[1..];
     }
     let r = r.strip_prefix('P').ok_or_else(bad)?;
-    let pred = if r == "T" { 7 } else { r.parse::<u8>().ok().filter(|p| *p < 7).ok_or_else(bad)? };
-    Ok(Some(Guard { uniform, pred, negated }))
+    let pred = if r == "T" {
+        7
+    } else {
+        r.parse::<u8>().ok().filter(|p| *p < 7).ok_or_else(bad)?
+    };
+    Ok(Some(Guard {
+        uniform,
+        pred,
+        negated,
+    }))
 }
 
 fn try_encoding(
@@ -105,7 +116,13 @@ fn try_encoding(
     match (e.guard, guard) {
         (Some(u), Some(g)) if u == g.uniform => w |= guard_bits(g),
         (Some(_), Some(_)) => return Err("guard kind differs".into()),
-        (Some(_), None) => w |= guard_bits(Guard { uniform: false, pred: 7, negated: false }),
+        (Some(_), None) => {
+            w |= guard_bits(Guard {
+                uniform: false,
+                pred: 7,
+                negated: false,
+            })
+        }
         (None, Some(_)) => return Err("this encoding has no guard".into()),
         (None, None) => {}
     }
@@ -136,12 +153,21 @@ fn try_encoding(
         match spec {
             SlotSpec::Const { kind, value, text } => {
                 let ok = *kind == s.kind
-                    && if *kind == SlotKind::Float { *text == s.text } else { *value == s.value };
+                    && if *kind == SlotKind::Float {
+                        *text == s.text
+                    } else {
+                        *value == s.value
+                    };
                 if !ok {
                     return Err("fixed operand differs".into());
                 }
             }
-            SlotSpec::Linear { kind, c, pcrel, bits } => {
+            SlotSpec::Linear {
+                kind,
+                c,
+                pcrel,
+                bits,
+            } => {
                 if *kind != s.kind {
                     return Err("operand kind differs".into());
                 }

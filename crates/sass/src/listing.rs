@@ -28,9 +28,17 @@ impl Table {
     /// targets with labels from `labels`. `symbols` are (address, name) of the symbols that
     /// the code section defines (the function itself at 0, internal subroutines): targets at
     /// those addresses print as `` `(name) `` and take no label number, as in nvdisasm.
-    pub fn listing(&self, words: &[u128], symbols: &[(u64, String)], labels: &mut Labels) -> Vec<Line> {
-        let decoded: Vec<_> =
-            words.iter().enumerate().map(|(i, &w)| self.decode(w, (i * 16) as u64)).collect();
+    pub fn listing(
+        &self,
+        words: &[u128],
+        symbols: &[(u64, String)],
+        labels: &mut Labels,
+    ) -> Vec<Line> {
+        let decoded: Vec<_> = words
+            .iter()
+            .enumerate()
+            .map(|(i, &w)| self.decode(w, (i * 16) as u64))
+            .collect();
         let mut names: HashMap<i128, String> = symbols
             .iter()
             .map(|(a, n)| (i128::from(*a), format!("`({n})")))

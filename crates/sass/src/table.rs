@@ -14,11 +14,20 @@ use crate::text::{SlotKind, format_float};
 #[derive(Debug, Clone, PartialEq)]
 pub enum SlotSpec {
     /// `value = c + Σ weight_i · bit_i (+ pc when pc-relative)`, printed as `kind`.
-    Linear { kind: SlotKind, c: i128, pcrel: bool, bits: Vec<(u8, i128)> },
+    Linear {
+        kind: SlotKind,
+        c: i128,
+        pcrel: bool,
+        bits: Vec<(u8, i128)>,
+    },
     /// A float literal whose encoding is the given bits (least significant first).
     Float { format: FloatFormat, bits: Vec<u8> },
     /// Printed the same for every word this encoding matches.
-    Const { kind: SlotKind, value: i128, text: String },
+    Const {
+        kind: SlotKind,
+        value: i128,
+        text: String,
+    },
 }
 
 /// Encodings of float immediates.
@@ -160,7 +169,9 @@ impl Table {
         self.by_opcode = by;
         let mut bt: std::collections::HashMap<String, Vec<u32>> = Default::default();
         for (i, e) in self.encodings.iter().enumerate() {
-            bt.entry(strip_reuse_markers(&e.template)).or_default().push(i as u32);
+            bt.entry(strip_reuse_markers(&e.template))
+                .or_default()
+                .push(i as u32);
         }
         for list in bt.values_mut() {
             list.sort_by_key(|&i| std::cmp::Reverse(self.encodings[i as usize].mask.count_ones()));
@@ -207,11 +218,20 @@ impl Table {
                 Some(false) => "P",
                 Some(true) => "U",
             };
-            let _ = writeln!(s, "E {:032x} {:032x} {:032x} {g}", e.mask, e.value, e.defaults);
+            let _ = writeln!(
+                s,
+                "E {:032x} {:032x} {:032x} {g}",
+                e.mask, e.value, e.defaults
+            );
             let _ = writeln!(s, "T {}", e.template);
             for sl in &e.slots {
                 match sl {
-                    SlotSpec::Linear { kind, c, pcrel, bits } => {
+                    SlotSpec::Linear {
+                        kind,
+                        c,
+                        pcrel,
+                        bits,
+                    } => {
                         let bits: Vec<String> =
                             bits.iter().map(|(b, w)| format!("{b}:{w}")).collect();
                         let _ = writeln!(
@@ -284,7 +304,12 @@ impl Table {
                                 w.parse().map_err(|_| err("bad weight"))?,
                             ));
                         }
-                        SlotSpec::Linear { kind, c, pcrel: rest[0] == "1", bits }
+                        SlotSpec::Linear {
+                            kind,
+                            c,
+                            pcrel: rest[0] == "1",
+                            bits,
+                        }
                     }
                     (Some(&"F"), 3) => SlotSpec::Float {
                         format: FloatFormat::from_name(f[1]).ok_or_else(|| err("bad format"))?,

@@ -129,7 +129,11 @@ pub fn split(text: &str) -> Split {
         let boundary = !is_ident(prev) && prev != b'.';
         if boundary {
             if let Some((kind, value, len)) = register_at(&b[i..]) {
-                slots.push(Slot { kind, value, text: String::new() });
+                slots.push(Slot {
+                    kind,
+                    value,
+                    text: String::new(),
+                });
                 template.push('%');
                 i += len;
                 continue;
@@ -142,14 +146,22 @@ pub fn split(text: &str) -> Split {
                 };
                 if let Ok(v) = i128::from_str_radix(digits, 16) {
                     let value = if neg { -v } else { v };
-                    slots.push(Slot { kind: SlotKind::Hex, value, text: String::new() });
+                    slots.push(Slot {
+                        kind: SlotKind::Hex,
+                        value,
+                        text: String::new(),
+                    });
                     template.push('%');
                     i += len;
                     continue;
                 }
             }
             if let Some(len) = float_at(&b[i..]) {
-                slots.push(Slot { kind: SlotKind::Float, value: 0, text: t[i..i + len].to_string() });
+                slots.push(Slot {
+                    kind: SlotKind::Float,
+                    value: 0,
+                    text: t[i..i + len].to_string(),
+                });
                 template.push('%');
                 i += len;
                 continue;
@@ -164,12 +176,18 @@ pub fn split(text: &str) -> Split {
         template.push(ch);
         i += ch.len_utf8();
     }
-    Split { guard, template, slots }
+    Split {
+        guard,
+        template,
+        slots,
+    }
 }
 
 /// A register token at the start of `b`: (kind, number, length).
 fn register_at(b: &[u8]) -> Option<(SlotKind, i128, usize)> {
-    const PREFIXES: [(&[u8], SlotKind, Option<(u8, i128)>); 6] = [
+    /// (prefix, kind, special suffix letter and its value).
+    type Prefix = (&'static [u8], SlotKind, Option<(u8, i128)>);
+    const PREFIXES: [Prefix; 6] = [
         (b"UR", SlotKind::Ur, Some((b'Z', 63))),
         (b"UP", SlotKind::Up, Some((b'T', 7))),
         (b"SB", SlotKind::Sb, None),
@@ -207,7 +225,10 @@ fn hex_at(b: &[u8]) -> Option<usize> {
     if !b[start..].starts_with(b"0x") {
         return None;
     }
-    let n = b[start + 2..].iter().take_while(|c| c.is_ascii_hexdigit()).count();
+    let n = b[start + 2..]
+        .iter()
+        .take_while(|c| c.is_ascii_hexdigit())
+        .count();
     if n == 0 || b.get(start + 2 + n).copied().is_some_and(is_ident) {
         return None;
     }
@@ -260,7 +281,11 @@ pub fn format_float(v: f64, quiet_nan: bool) -> String {
     }
     if v == 0.0 {
         // nvdisasm prints negative zero as `-0.0 ` (trailing space, like `+INF `).
-        return if v.is_sign_negative() { "-0.0 ".into() } else { "0".into() };
+        return if v.is_sign_negative() {
+            "-0.0 ".into()
+        } else {
+            "0".into()
+        };
     }
     // Integral values: plain digits while they fit in an i32, `%.20e` beyond (seen in
     // nvdisasm output: 16777216 but 2.14748364800000000000e+09).
@@ -278,7 +303,7 @@ pub fn format_float(v: f64, quiet_nan: bool) -> String {
     let e = format!("{:.*e}", (P - 1) as usize, v);
     let (mant, exp) = e.split_once('e').expect("exponent form");
     let exp: i32 = exp.parse().expect("exponent");
-    if exp < -4 || exp >= P {
+    if !(-4..P).contains(&exp) {
         let mant = strip_zeros(mant);
         let (s, a) = if exp < 0 { ('-', -exp) } else { ('+', exp) };
         format!("{mant}e{s}{a:02}")
@@ -320,16 +345,34 @@ mod tests {
     /// Float texts seen in `nvdisasm -c` output of sm_90 corpus cubins.
     #[test]
     fn formats_like_nvdisasm() {
-        assert_eq!(format_float(f64::from(0.1f32), true), "0.10000000149011611938");
-        assert_eq!(format_float(f64::from(1.0f32 / 49.0), true), "0.02040816284716129303");
-        assert_eq!(format_float(-7.688999176025390625e-06, true), "-7.688999176025390625e-06");
+        assert_eq!(
+            format_float(f64::from(0.1f32), true),
+            "0.10000000149011611938"
+        );
+        assert_eq!(
+            format_float(f64::from(1.0f32 / 49.0), true),
+            "0.02040816284716129303"
+        );
+        assert_eq!(
+            format_float("-7.688999176025390625e-06".parse().expect("float"), true),
+            "-7.688999176025390625e-06"
+        );
         assert_eq!(format_float(255.0, true), "255");
         assert_eq!(format_float(0.9375, true), "0.9375");
         assert_eq!(format_float(f64::INFINITY, true), "+INF ");
         assert_eq!(format_float(16777216.0, true), "16777216");
         assert_eq!(format_float(-0.0, true), "-0.0 ");
-        assert_eq!(format_float(2147483648.0, true), "2.14748364800000000000e+09");
-        assert_eq!(format_float(f64::from(f32::MAX), true), "3.40282346638528859812e+38");
-        assert_eq!(format_float(-18.614999771118164062, true), "-18.614999771118164062");
+        assert_eq!(
+            format_float(2147483648.0, true),
+            "2.14748364800000000000e+09"
+        );
+        assert_eq!(
+            format_float(f64::from(f32::MAX), true),
+            "3.40282346638528859812e+38"
+        );
+        assert_eq!(
+            format_float("-18.614999771118164062".parse().expect("float"), true),
+            "-18.614999771118164062"
+        );
     }
 }

@@ -27,12 +27,18 @@ fn check(sm: &str, data: &str, max_unknown: usize) {
         let text = format!("{} {got}", d.full_control().to_text());
         let back = sass::encode::assemble_line(table, &text, pc, &|_| None)
             .unwrap_or_else(|e| panic!("{sm} word {n} `{text}`: {e}"));
-        assert_eq!(back, word, "{sm} re-encoding of `{text}`: {back:032x} != {word:032x}");
+        assert_eq!(
+            back, word,
+            "{sm} re-encoding of `{text}`: {back:032x} != {word:032x}"
+        );
         n += 1;
     }
     println!("{sm}: {n} words, {unknown} unknown");
     assert!(n > 100);
-    assert!(unknown <= max_unknown, "{sm}: {unknown} unknown words (at most {max_unknown})");
+    assert!(
+        unknown <= max_unknown,
+        "{sm}: {unknown} unknown words (at most {max_unknown})"
+    );
 }
 
 #[test]

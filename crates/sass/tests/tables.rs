@@ -15,10 +15,38 @@ fn committed_tables_parse_and_are_fresh() {
         assert_eq!(t.to_text(), *text, "{sm} table is not in canonical form");
         let seeds_path = format!("{}/tables/{sm}.seeds", env!("CARGO_MANIFEST_DIR"));
         let seeds = std::fs::read_to_string(&seeds_path).expect("seeds committed");
-        let n = seeds.lines().filter(|l| !l.starts_with('#') && !l.is_empty()).count();
-        assert!(
-            t.header.iter().any(|h| h.contains(&format!("seeds {n}"))),
-            "{sm} table was generated from a different seed list: run cargo xtask sass-probe --arch {sm}"
+        // Recompute the generator's input hash (xtask/src/sass_probe: FNV-1a over generator
+        // version, SM, nvdisasm version and the seed list) from the committed seeds.
+        let field = |key: &str| -> String {
+            t.header
+                .iter()
+                .find_map(|h| h.split("; ").find_map(|p| p.strip_prefix(key)))
+                .unwrap_or_else(|| panic!("{sm} table header lacks `{key}`"))
+                .to_string()
+        };
+        let generator = field("generator ");
+        let disasm = field("oracle nvdisasm ");
+        let want = field("inputs-hash ");
+        let seeds_text: String = seeds
+            .lines()
+            .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+            .map(|l| {
+                format!(
+                    "{:032x}\n",
+                    u128::from_str_radix(l.trim(), 16).expect("hex seed")
+                )
+            })
+            .collect();
+        let h = fnv1a64(&[
+            generator.as_bytes(),
+            sm.as_bytes(),
+            disasm.as_bytes(),
+            seeds_text.as_bytes(),
+        ]);
+        assert_eq!(
+            format!("{h:016x}"),
+            want,
+            "{sm} table is stale (seeds changed): run cargo xtask sass-probe --arch {sm}"
         );
     }
 }
@@ -47,4 +75,18 @@ fn random_words_never_panic() {
         let text = t.print(w, i * 16, &|_| None);
         assert!(!text.is_empty());
     }
+}
+
+/// The FNV-1a variant of `xtask/src/corpus/mod.rs::fnv1a64` (parts separated by 0xff).
+fn fnv1a64(parts: &[&[u8]]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for part in parts {
+        for &b in *part {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+        h ^= 0xff;
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    h
 }

@@ -23,7 +23,9 @@ pub fn code_sections(cubin: &Path) -> Result<CodeSections, String> {
     for s in file.sections() {
         let Ok(name) = s.name() else { continue };
         if let Some(f) = name.strip_prefix(".text.") {
-            let bytes = s.data().map_err(|e| format!("{}: {name}: {e}", cubin.display()))?;
+            let bytes = s
+                .data()
+                .map_err(|e| format!("{}: {name}: {e}", cubin.display()))?;
             let mut syms: Vec<(u64, String)> = file
                 .symbols()
                 .filter(|y| y.section_index() == Some(s.index()))
@@ -46,7 +48,9 @@ pub fn text_sections(cubin: &Path) -> Result<Vec<(String, Vec<u8>)>, String> {
     for s in file.sections() {
         let Ok(name) = s.name() else { continue };
         if let Some(f) = name.strip_prefix(".text.") {
-            let bytes = s.data().map_err(|e| format!("{}: {name}: {e}", cubin.display()))?;
+            let bytes = s
+                .data()
+                .map_err(|e| format!("{}: {name}: {e}", cubin.display()))?;
             out.push((f.to_string(), bytes.to_vec()));
         }
     }
@@ -61,21 +65,27 @@ fn oracle_listing(cubin: &Path) -> Result<BTreeMap<String, Vec<String>>, String>
         .output()
         .map_err(|e| format!("running nvdisasm: {e}"))?;
     if !out.status.success() {
-        return Err(format!("nvdisasm -c failed: {}", String::from_utf8_lossy(&out.stderr)));
+        return Err(format!(
+            "nvdisasm -c failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        ));
     }
     let mut map: BTreeMap<String, Vec<String>> = BTreeMap::new();
     let mut cur: Option<String> = None;
     for line in String::from_utf8_lossy(&out.stdout).lines() {
-        if let Some(name) = line.strip_prefix(".text.").and_then(|l| l.strip_suffix(':')) {
+        if let Some(name) = line
+            .strip_prefix(".text.")
+            .and_then(|l| l.strip_suffix(':'))
+        {
             cur = Some(name.to_string());
             map.entry(name.to_string()).or_default();
             continue;
         }
         let l = line.trim_start();
-        if let (Some(f), Some(rest)) = (&cur, l.strip_prefix("/*")) {
-            if let Some((_, text)) = rest.split_once("*/") {
-                map.get_mut(f).expect("entry").push(text.to_string());
-            }
+        if let (Some(f), Some(rest)) = (&cur, l.strip_prefix("/*"))
+            && let Some((_, text)) = rest.split_once("*/")
+        {
+            map.get_mut(f).expect("entry").push(text.to_string());
         }
     }
     Ok(map)
@@ -102,10 +112,15 @@ pub fn run(args: &CorpusArgs) -> Result<(), String> {
     let sm = sass::normalize_sm(&arch).ok_or_else(|| format!("bad --arch `{arch}`"))?;
     let table = sass::table(&sm).ok_or_else(|| format!("no SASS table for {sm}"))?;
     if table.encodings.is_empty() {
-        return Err(format!("the {sm} table is empty (run cargo xtask sass-probe --arch {sm})"));
+        return Err(format!(
+            "the {sm} table is empty (run cargo xtask sass-probe --arch {sm})"
+        ));
     }
     super::quiet_panics();
-    let files: Vec<_> = super::ptx_files(&args.dir).into_iter().filter(|f| super::is_accepted(f)).collect();
+    let files: Vec<_> = super::ptx_files(&args.dir)
+        .into_iter()
+        .filter(|f| super::is_accepted(f))
+        .collect();
     let results = super::par_map("disasm", &files, |rel| {
         let mut r = FileResult::default();
         let text = match super::read_text(&args.dir.join(rel)) {
@@ -115,7 +130,9 @@ pub fn run(args: &CorpusArgs) -> Result<(), String> {
                 return r;
             }
         };
-        let Some(a) = super::arch_for_file(&super::scan_targets(&text), &arch) else { return r };
+        let Some(a) = super::arch_for_file(&super::scan_targets(&text), &arch) else {
+            return r;
+        };
         let cubin = match super::ptxas_cubin(&text, &a, &[]) {
             Ok(PtxasOutcome::Ok { cubin, .. }) => cubin,
             Ok(PtxasOutcome::Rejected(_)) => return r,
@@ -186,7 +203,7 @@ fn print_top(title: &str, m: &BTreeMap<String, (usize, String)>) {
 
 fn compare(
     table: &sass::Table,
-    secs: &[(String, Vec<u8>, Vec<(u64, String)>)],
+    secs: &CodeSections,
     oracle: &BTreeMap<String, Vec<String>>,
     r: &mut FileResult,
 ) {
@@ -208,12 +225,18 @@ fn compare(
             if !line.known {
                 r.unknown += 1;
             }
-            let t = theirs.and_then(|t| t.get(i)).map(|t| crate::sass_probe::normalize(t));
+            let t = theirs
+                .and_then(|t| t.get(i))
+                .map(|t| crate::sass_probe::normalize(t));
             let o = crate::sass_probe::normalize(&line.text);
             let op = t
                 .as_deref()
                 .map(|t| {
-                    let t = if t.starts_with('@') { t.split_once(' ').map_or(t, |x| x.1) } else { t };
+                    let t = if t.starts_with('@') {
+                        t.split_once(' ').map_or(t, |x| x.1)
+                    } else {
+                        t
+                    };
                     t.split(' ').next().unwrap_or("").to_string()
                 })
                 .unwrap_or_default();
@@ -231,7 +254,9 @@ fn compare(
             if !line.known {
                 continue;
             }
-            let Some(d) = table.decode(line.word, line.pc) else { continue };
+            let Some(d) = table.decode(line.word, line.pc) else {
+                continue;
+            };
             let control = d.full_control();
             if control.hidden != 0 {
                 r.hidden += 1;

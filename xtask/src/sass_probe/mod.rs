@@ -44,19 +44,31 @@ pub fn run(args: &[String]) -> Result<(), String> {
     };
     let sm = sass::normalize_sm(&arch).ok_or_else(|| format!("bad --arch `{arch}`"))?;
     let seeds_path = tables_dir().join(format!("{sm}.seeds"));
-    let mut seeds = if seeds_path.is_file() { read_seeds(&seeds_path)? } else { Vec::new() };
+    let mut seeds = if seeds_path.is_file() {
+        read_seeds(&seeds_path)?
+    } else {
+        Vec::new()
+    };
     if collect {
         let cargs = CorpusArgs::parse(&rest)?;
         seeds = collect_seeds(&cargs, &sm, seeds)?;
         write_seeds(&seeds_path, &seeds)?;
     }
     if seeds.is_empty() {
-        return Err(format!("no seeds in {} (run with --collect)", seeds_path.display()));
+        return Err(format!(
+            "no seeds in {} (run with --collect)",
+            seeds_path.display()
+        ));
     }
     let table = learn::learn(&sm, &seeds)?;
     let out = tables_dir().join(format!("{sm}.txt"));
     std::fs::write(&out, table.to_text()).map_err(|e| format!("{}: {e}", out.display()))?;
-    println!("wrote {} ({} encodings from {} seeds)", out.display(), table.encodings.len(), seeds.len());
+    println!(
+        "wrote {} ({} encodings from {} seeds)",
+        out.display(),
+        table.encodings.len(),
+        seeds.len()
+    );
     Ok(())
 }
 
@@ -84,7 +96,10 @@ fn read_seeds(path: &std::path::Path) -> Result<Vec<u128>, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
     text.lines()
         .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
-        .map(|l| u128::from_str_radix(l.trim(), 16).map_err(|e| format!("{}: `{l}`: {e}", path.display())))
+        .map(|l| {
+            u128::from_str_radix(l.trim(), 16)
+                .map_err(|e| format!("{}: `{l}`: {e}", path.display()))
+        })
         .collect()
 }
 
@@ -102,15 +117,24 @@ fn write_seeds(path: &std::path::Path, seeds: &[u128]) -> Result<(), String> {
 /// Every distinct instruction word ptxas emits for the corpus on this SM.
 pub fn corpus_words(args: &CorpusArgs, sm: &str) -> Result<Vec<u128>, String> {
     let files = corpus::ptx_files(&args.dir);
-    let files: Vec<_> = files.into_iter().filter(|f| corpus::is_accepted(f)).collect();
+    let files: Vec<_> = files
+        .into_iter()
+        .filter(|f| corpus::is_accepted(f))
+        .collect();
     let per_file = corpus::par_map("ptxas", &files, |rel| -> Vec<u128> {
-        let Ok(text) = corpus::read_text(&args.dir.join(rel)) else { return Vec::new() };
+        let Ok(text) = corpus::read_text(&args.dir.join(rel)) else {
+            return Vec::new();
+        };
         let Some(arch) = corpus::arch_for_file(&corpus::scan_targets(&text), sm) else {
             return Vec::new();
         };
         match corpus::ptxas_cubin(&text, &arch, &[]) {
             Ok(corpus::PtxasOutcome::Ok { cubin, .. }) => corpus::disasm::text_sections(&cubin)
-                .map(|secs| secs.into_iter().flat_map(|(_, b)| sass::words(&b)).collect())
+                .map(|secs| {
+                    secs.into_iter()
+                        .flat_map(|(_, b)| sass::words(&b))
+                        .collect()
+                })
                 .unwrap_or_default(),
             _ => Vec::new(),
         }
@@ -181,5 +205,8 @@ pub fn normalize(t: &str) -> String {
 
 /// Collection rounds (`$KILN_PROBE_ROUNDS`, default 12).
 fn rounds() -> usize {
-    std::env::var("KILN_PROBE_ROUNDS").ok().and_then(|r| r.parse().ok()).unwrap_or(12)
+    std::env::var("KILN_PROBE_ROUNDS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(12)
 }

@@ -22,7 +22,12 @@ fn texts_chunk(sm: &str, words: &[u128]) -> Result<Vec<Option<String>>, String> 
     let nvdisasm = oracle::tool("nvdisasm")?;
     let dir = corpus::cache_dir("sass-probe");
     std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
-    let blob = dir.join(format!("batch.{}.{:?}.bin", std::process::id(), std::thread::current().id()))
+    let blob = dir
+        .join(format!(
+            "batch.{}.{:?}.bin",
+            std::process::id(),
+            std::thread::current().id()
+        ))
         .to_string_lossy()
         .replace(['(', ')'], "");
     let mut illegal: BTreeSet<usize> = BTreeSet::new();
@@ -43,12 +48,11 @@ fn texts_chunk(sm: &str, words: &[u128]) -> Result<Vec<Option<String>>, String> 
         let stderr = String::from_utf8_lossy(&o.stderr);
         let mut new_illegal = 0;
         for line in stderr.lines() {
-            if let Some(a) = line.split("at address 0x").nth(1) {
-                if let Ok(addr) = usize::from_str_radix(a.trim(), 16) {
-                    if illegal.insert(addr / 16) {
-                        new_illegal += 1;
-                    }
-                }
+            if let Some(a) = line.split("at address 0x").nth(1)
+                && let Ok(addr) = usize::from_str_radix(a.trim(), 16)
+                && illegal.insert(addr / 16)
+            {
+                new_illegal += 1;
             }
         }
         if o.status.success() && new_illegal == 0 {
@@ -57,9 +61,15 @@ fn texts_chunk(sm: &str, words: &[u128]) -> Result<Vec<Option<String>>, String> 
             let mut res: Vec<Option<String>> = vec![None; words.len()];
             for line in stdout.lines() {
                 let l = line.trim_start();
-                let Some(rest) = l.strip_prefix("/*") else { continue };
-                let Some((addr, text)) = rest.split_once("*/") else { continue };
-                let Ok(addr) = usize::from_str_radix(addr, 16) else { continue };
+                let Some(rest) = l.strip_prefix("/*") else {
+                    continue;
+                };
+                let Some((addr, text)) = rest.split_once("*/") else {
+                    continue;
+                };
+                let Ok(addr) = usize::from_str_radix(addr, 16) else {
+                    continue;
+                };
                 let i = addr / 16;
                 if i < words.len() && !illegal.contains(&i) {
                     res[i] = Some(text.trim_start().to_string());
@@ -68,7 +78,10 @@ fn texts_chunk(sm: &str, words: &[u128]) -> Result<Vec<Option<String>>, String> 
             return Ok(res);
         }
         if new_illegal == 0 {
-            return Err(format!("nvdisasm failed without naming an address: {}", stderr.lines().next().unwrap_or("")));
+            return Err(format!(
+                "nvdisasm failed without naming an address: {}",
+                stderr.lines().next().unwrap_or("")
+            ));
         }
     }
     Err("nvdisasm: too many retries".into())
