@@ -1,18 +1,20 @@
 //! Decoding words with a [`Table`] and printing them as nvdisasm does.
 
 use crate::control::Control;
-use crate::table::{Encoding, GUARD_MASK, SlotSpec, Table, gather};
+use crate::table::{Encoding, FloatFormat, GUARD_MASK, SlotSpec, Table, gather};
 use crate::text::SlotKind;
 
 /// A typed operand value of a decoded instruction.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Value {
+pub enum Value<'t> {
     /// Register, predicate, barrier or integer immediate (see [`SlotKind`]).
     Int(SlotKind, i128),
     /// A branch target: an absolute code address.
     Target(i128),
-    /// A float literal, as printed.
-    Float(String),
+    /// A float immediate: its format and raw bits (printed like nvdisasm by [`Value::text`]).
+    Float(FloatFormat, u64),
+    /// A literal printed the same for every word of the encoding (e.g. a fixed float).
+    Fixed(&'t str),
 }
 
 /// The guard predicate of an instruction.
@@ -30,7 +32,7 @@ pub struct Instruction<'t> {
     pub word: u128,
     pub encoding: &'t Encoding,
     pub guard: Option<Guard>,
-    pub values: Vec<Value>,
+    pub values: Vec<Value<'t>>,
     pub control: Control,
 }
 
@@ -82,7 +84,8 @@ impl Instruction<'_> {
                         Some(l) => out.push_str(&l),
                         None => SlotKind::Hex.render(*t, &mut out),
                     },
-                    Some(Value::Float(f)) => out.push_str(f),
+                    Some(Value::Float(f, raw)) => out.push_str(&f.render(*raw)),
+                    Some(Value::Fixed(t)) => out.push_str(t),
                     None => {}
                 },
                 '^' => {
@@ -102,7 +105,9 @@ impl Table {
     /// Decodes one word at code address `pc`; `None` when no encoding matches (print it with
     /// [`unknown_text`]).
     pub fn decode(&self, word: u128, pc: u64) -> Option<Instruction<'_>> {
-        let e = self.lookup(word)?;
+        let ei = self.lookup_index(word)?;
+        let e = &self.encodings[ei];
+        let fast = &self.fields[ei];
         let guard = e.guard.map(|uniform| Guard {
             uniform,
             pred: ((word >> 12) & 7) as u8,
@@ -130,12 +135,12 @@ impl Table {
                         Value::Int(*kind, v)
                     }
                 }
-                SlotSpec::Float { format, bits } => Value::Float(format.render(gather(word, bits))),
+                SlotSpec::Float { format, bits } => Value::Float(*format, gather(word, bits)),
                 SlotSpec::Const {
                     kind: SlotKind::Float,
                     text,
                     ..
-                } => Value::Float(text.clone()),
+                } => Value::Fixed(text),
                 SlotSpec::Const { kind, value, .. } => Value::Int(*kind, *value),
             })
             .collect();

@@ -137,6 +137,34 @@ pub struct Table {
     by_opcode: Vec<Vec<u32>>,
     /// Template without reuse markers -> indices of encodings, most specific first.
     by_template: std::collections::HashMap<String, Vec<u32>>,
+    /// Per encoding and slot: `(lo, width, signed)` when a linear slot is a plain contiguous
+    /// bit field (weights 1, 2, 4, ..., the top one negative when signed), for fast decoding.
+    pub(crate) fields: Vec<Vec<Option<(u8, u8, bool)>>>,
+}
+
+/// Recognizes a contiguous (possibly two's-complement) bit field among linear weights.
+fn contiguous(bits: &[(u8, i128)]) -> Option<(u8, u8, bool)> {
+    let lo = bits.first()?.0;
+    let n = bits.len();
+    if n > 64 {
+        return None;
+    }
+    let mut signed = false;
+    for (i, &(b, w)) in bits.iter().enumerate() {
+        if usize::from(b) != usize::from(lo) + i {
+            return None;
+        }
+        let p = 1i128 << i;
+        if w == p {
+            continue;
+        }
+        if i == n - 1 && w == -p {
+            signed = true;
+            continue;
+        }
+        return None;
+    }
+    Some((lo, n as u8, signed))
 }
 
 /// Bits of the guard predicate.
@@ -153,6 +181,7 @@ impl Table {
             encodings,
             by_opcode: Vec::new(),
             by_template: Default::default(),
+            fields: Vec::new(),
         };
         t.index();
         t
@@ -177,6 +206,19 @@ impl Table {
             list.sort_by_key(|&i| std::cmp::Reverse(self.encodings[i as usize].mask.count_ones()));
         }
         self.by_template = bt;
+        self.fields = self
+            .encodings
+            .iter()
+            .map(|e| {
+                e.slots
+                    .iter()
+                    .map(|s| match s {
+                        SlotSpec::Linear { bits, .. } => contiguous(bits),
+                        _ => None,
+                    })
+                    .collect()
+            })
+            .collect();
     }
 
     /// Encodings whose template, reuse markers removed, is `key`.
@@ -190,10 +232,15 @@ impl Table {
 
     /// The encoding that decodes `word`, if the table knows one.
     pub fn lookup(&self, word: u128) -> Option<&Encoding> {
+        self.lookup_index(word).map(|i| &self.encodings[i])
+    }
+
+    /// Index (in `encodings`) of the encoding that decodes `word`.
+    pub fn lookup_index(&self, word: u128) -> Option<usize> {
         let list = self.by_opcode.get((word & OPCODE_MASK) as usize)?;
         list.iter()
-            .map(|&i| &self.encodings[i as usize])
-            .find(|e| word & e.mask == e.value)
+            .map(|&i| i as usize)
+            .find(|&i| word & self.encodings[i].mask == self.encodings[i].value)
     }
 
     /// Indices of the encodings whose opcode bits are `opcode`.
