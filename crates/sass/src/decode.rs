@@ -116,7 +116,8 @@ impl Table {
         let values = e
             .slots
             .iter()
-            .map(|s| match s {
+            .zip(fast)
+            .map(|(s, f)| match s {
                 SlotSpec::Linear {
                     kind,
                     c,
@@ -124,9 +125,19 @@ impl Table {
                     bits,
                 } => {
                     let mut v = *c;
-                    for &(b, w) in bits {
-                        if (word >> b) & 1 == 1 {
-                            v += w;
+                    if let Some((lo, n, signed)) = *f {
+                        let raw = (word >> lo) as u64 & (u64::MAX >> (64 - u32::from(n)));
+                        let x = i128::from(raw);
+                        v += if signed && raw >> (n - 1) & 1 == 1 {
+                            x - (1i128 << n)
+                        } else {
+                            x
+                        };
+                    } else {
+                        for &(b, w) in bits {
+                            if (word >> b) & 1 == 1 {
+                                v += w;
+                            }
                         }
                     }
                     if *pcrel {

@@ -396,6 +396,7 @@ fn validate(sm: &str, encodings: Vec<Encoding>, seeds: &[u128]) -> Result<Vec<En
     let mut out = Vec::with_capacity(encodings.len());
     let mut retry = Vec::new();
     let mut retry_seeds = Vec::new();
+    let mut pin_later = Vec::new();
     let mut dropped = 0;
     for ((e, good), seed) in encodings.into_iter().zip(ok).zip(seeds) {
         if good {
@@ -404,12 +405,28 @@ fn validate(sm: &str, encodings: Vec<Encoding>, seeds: &[u128]) -> Result<Vec<En
             retry.push(p);
             retry_seeds.push(*seed);
         } else {
-            dropped += 1;
+            pin_later.push((e, *seed));
         }
     }
+    // Round 2: RZ/PT operands pinned. Round 3: whatever still fails gets each operand that
+    // changes the text on its own (an immediate deciding IMAD.SHL or IMAD.IADD) pinned too.
+    let mut failed = Vec::new();
     if !retry.is_empty() {
         let ok = validate_round(sm, &retry, &retry_seeds, &mut rnd)?;
-        for (e, g) in retry.into_iter().zip(ok) {
+        for ((e, g), seed) in retry.into_iter().zip(ok).zip(retry_seeds) {
+            if g {
+                out.push(e);
+            } else {
+                failed.push((e, seed));
+            }
+        }
+    }
+    failed.extend(pin_later);
+    if !failed.is_empty() {
+        let (encs, seeds2): (Vec<_>, Vec<_>) = failed.into_iter().unzip();
+        let pinned = pin_fields(sm, &encs, &seeds2, &mut rnd)?;
+        let ok = validate_round(sm, &pinned, &seeds2, &mut rnd)?;
+        for (e, g) in pinned.into_iter().zip(ok) {
             if g {
                 out.push(e);
             } else {
@@ -538,4 +555,92 @@ fn pin_special(e: &Encoding, seed: u128) -> Option<Encoding> {
         }
     }
     pinned.then_some(e)
+}
+
+/// For each encoding, randomizes one operand at a time (the others at the seed's values) and
+/// pins every operand whose values alone make nvdisasm print something the encoding does not
+/// predict (it becomes a constant with the seed's value).
+fn pin_fields(
+    sm: &str,
+    encs: &[Encoding],
+    seeds: &[u128],
+    rnd: &mut dyn FnMut() -> u64,
+) -> Result<Vec<Encoding>, String> {
+    const K: usize = 8;
+    let field_bits = |sl: &SlotSpec| -> u128 {
+        let mut m = 0u128;
+        match sl {
+            SlotSpec::Linear {
+                bits, pcrel: false, ..
+            } => bits.iter().for_each(|(b, _)| m |= 1u128 << b),
+            SlotSpec::Float { bits, .. } => bits.iter().for_each(|b| m |= 1u128 << b),
+            _ => {}
+        }
+        m
+    };
+    let mut words = Vec::new();
+    let mut index = Vec::new(); // (encoding, slot)
+    for (i, (e, seed)) in encs.iter().zip(seeds).enumerate() {
+        let base = (seed & !(0xfu128 << REUSE_SHIFT) & !e.mask) | e.value;
+        for (j, sl) in e.slots.iter().enumerate() {
+            let m = field_bits(sl);
+            if m == 0 {
+                continue;
+            }
+            for _ in 0..K {
+                let r = u128::from(rnd()) | u128::from(rnd()) << 64;
+                words.push((base & !m) | (r & m));
+                index.push((i, j));
+            }
+        }
+    }
+    let texts = nvdisasm::texts(sm, &words)?;
+    let mut bad: std::collections::BTreeSet<(usize, usize)> = Default::default();
+    for (idx, ((w, t), (i, j))) in words.iter().zip(&texts).zip(&index).enumerate() {
+        let Some(t) = t else { continue };
+        let one = Table::new(sm, Vec::new(), vec![encs[*i].clone()]);
+        let ours = one.print(*w, (idx * 16) as u64, &|_| None);
+        if super::normalize(&ours) != super::normalize(t) {
+            bad.insert((*i, *j));
+        }
+    }
+    Ok(encs
+        .iter()
+        .zip(seeds)
+        .enumerate()
+        .map(|(i, (e, seed))| {
+            let mut e = e.clone();
+            for j in 0..e.slots.len() {
+                if !bad.contains(&(i, j)) {
+                    continue;
+                }
+                let m = field_bits(&e.slots[j]);
+                let konst = match &e.slots[j] {
+                    SlotSpec::Linear { kind, c, bits, .. } => {
+                        let v = *c
+                            + bits
+                                .iter()
+                                .filter(|(b, _)| seed >> b & 1 == 1)
+                                .map(|(_, w)| w)
+                                .sum::<i128>();
+                        SlotSpec::Const {
+                            kind: *kind,
+                            value: v,
+                            text: String::new(),
+                        }
+                    }
+                    SlotSpec::Float { format, bits } => SlotSpec::Const {
+                        kind: SlotKind::Float,
+                        value: 0,
+                        text: format.render(sass::table::gather(*seed, bits)),
+                    },
+                    other => other.clone(),
+                };
+                e.slots[j] = konst;
+                e.mask |= m;
+                e.value = (e.value & !m) | (seed & m);
+            }
+            e
+        })
+        .collect())
 }

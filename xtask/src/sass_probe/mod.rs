@@ -25,7 +25,7 @@ use crate::corpus::{self, CorpusArgs};
 const USAGE: &str = "usage: cargo xtask sass-probe --arch sm_XX [--collect] [--dir DIR]";
 
 /// Version of the learning method; part of the staleness hash in the table header.
-pub const GENERATOR_VERSION: u32 = 3;
+pub const GENERATOR_VERSION: u32 = 4;
 
 pub fn run(args: &[String]) -> Result<(), String> {
     let collect = args.iter().any(|a| a == "--collect");
@@ -158,7 +158,17 @@ fn collect_seeds(args: &CorpusArgs, sm: &str, mut seeds: Vec<u128>) -> Result<Ve
             let ours = table.print(*w, pc, &|_| None);
             if normalize(&ours) != normalize(t) {
                 n_wrong += 1;
-                let key = sass::text::split(t).template;
+                // One seed per template and immediate values (encodings may be pinned to an
+                // immediate that decides an alias, e.g. IMAD.SHL.U32 for powers of two).
+                let sp = sass::text::split(t);
+                let mut key = sp.template;
+                for sl in sp
+                    .slots
+                    .iter()
+                    .filter(|s| s.kind == sass::text::SlotKind::Hex)
+                {
+                    key.push_str(&format!(" {:x}", sl.value));
+                }
                 if std::env::var_os("KILN_PROBE_DEBUG").is_some() && !wrong.contains_key(&key) {
                     eprintln!("  {w:032x}\n    ours     {ours}\n    nvdisasm {t}");
                 }
