@@ -111,6 +111,13 @@ pub fn split(text: &str) -> Split {
     let mut t = text.trim_start();
     t = t.strip_suffix(';').unwrap_or(t);
     t = t.strip_suffix(' ').unwrap_or(t);
+    // A final `+INF `/`-QNAN `/`-0.0 ` literal keeps its trailing space (also when the line
+    // was trimmed).
+    let owned;
+    if t.ends_with("INF") || t.ends_with("NAN") || t.ends_with("-0.0") {
+        owned = format!("{t} ");
+        t = &owned;
+    }
     let mut guard = String::new();
     if t.starts_with('@') {
         let end = t.find(' ').unwrap_or(t.len());
@@ -338,6 +345,8 @@ mod tests {
         let s = split("FSETP.NEU.FTZ.AND P0, PT, |R0|.reuse, +INF , PT ;");
         assert_eq!(s.template, "FSETP.NEU.FTZ.AND %, %, |%|^, %, %");
         assert_eq!(s.slots[3].text, "+INF ");
+        let s = split("HFMA2.MMA R7, -RZ, RZ, -INF , -INF");
+        assert_eq!(s.slots[3].text, "-INF ");
         let s = split("S2R R3, SR_TID.X ;");
         assert_eq!(s.template, "S2R %, SR_TID.X");
     }

@@ -188,10 +188,19 @@ pub fn learn(sm: &str, seeds: &[u128]) -> Result<Table, String> {
         };
         // The same encoding learned from several seeds: keep the variant that found the
         // most reuse positions (a reuse probe can come back without `.reuse`).
+        // Seeds that differ in an immediate stay apart until validation (which may pin it).
+        let imms: Vec<i128> = p
+            .split
+            .slots
+            .iter()
+            .filter(|sl| sl.kind == SlotKind::Hex)
+            .map(|sl| sl.value)
+            .collect();
         let key = (
             enc.mask,
             enc.value,
             sass::table::strip_reuse_markers(&enc.template),
+            imms,
         );
         match seen.get(&key) {
             Some(&i) => {
@@ -208,7 +217,30 @@ pub fn learn(sm: &str, seeds: &[u128]) -> Result<Table, String> {
             }
         }
     }
-    let encodings = validate(sm, encodings, &controls)?;
+    let validated = validate(sm, encodings, &controls)?;
+    // Merge what validation left identical, keeping the most reuse positions.
+    let mut encodings: Vec<Encoding> = Vec::new();
+    let mut seen2 = std::collections::HashMap::new();
+    for enc in validated {
+        let key = (
+            enc.mask,
+            enc.value,
+            sass::table::strip_reuse_markers(&enc.template),
+            format!("{:?}", enc.slots),
+        );
+        match seen2.get(&key) {
+            Some(&i) => {
+                let e: &mut Encoding = &mut encodings[i];
+                if enc.template.matches('^').count() > e.template.matches('^').count() {
+                    *e = enc;
+                }
+            }
+            None => {
+                seen2.insert(key, encodings.len());
+                encodings.push(enc);
+            }
+        }
+    }
     let seeds_text: String = seeds.iter().map(|w| format!("{w:032x}\n")).collect();
     let header = vec![
         format!(
@@ -596,9 +628,13 @@ fn pin_fields(
     }
     let texts = nvdisasm::texts(sm, &words)?;
     let mut bad: std::collections::BTreeSet<(usize, usize)> = Default::default();
+    let tables: Vec<Table> = encs
+        .iter()
+        .map(|e| Table::new(sm, Vec::new(), vec![e.clone()]))
+        .collect();
     for (idx, ((w, t), (i, j))) in words.iter().zip(&texts).zip(&index).enumerate() {
         let Some(t) = t else { continue };
-        let one = Table::new(sm, Vec::new(), vec![encs[*i].clone()]);
+        let one = &tables[*i];
         let ours = one.print(*w, (idx * 16) as u64, &|_| None);
         if super::normalize(&ours) != super::normalize(t) {
             bad.insert((*i, *j));
