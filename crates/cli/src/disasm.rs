@@ -78,6 +78,9 @@ pub fn run(a: &DisasmArgs) -> Result<(), String> {
         );
         let _ = writeln!(out, ".text.{name}:");
         for l in &lines {
+            if let Some(label) = &l.label {
+                let _ = writeln!(out, "{label}:");
+            }
             let (guard, body) = match l.text.strip_prefix('@') {
                 Some(_) => l.text.split_once(' ').unwrap_or((&l.text, "")),
                 None => ("", l.text.as_str()),

@@ -21,6 +21,8 @@ pub struct Line {
     pub text: String,
     /// Whether the table knew the word.
     pub known: bool,
+    /// The `.L_x_N` label defined at this address, if a branch targets it.
+    pub label: Option<String>,
 }
 
 impl Table {
@@ -66,6 +68,10 @@ impl Table {
                     None => crate::unknown_text(word),
                 },
                 known: d.is_some(),
+                label: names
+                    .get(&((i * 16) as i128))
+                    .filter(|n| n.starts_with("`(.L_x_"))
+                    .map(|n| n[2..n.len() - 1].to_string()),
             })
             .collect()
     }
