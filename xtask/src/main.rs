@@ -9,6 +9,7 @@ mod fuzz;
 mod fuzz_cubin;
 mod mutate;
 mod oracle;
+mod sass_probe;
 
 use std::process::ExitCode;
 
@@ -30,6 +31,9 @@ commands:
                             mutation-fuzz the PTX parser (panics, hangs, lossless round trip)
   fuzz ptxas-diff [--cases N] [--seed S] [--strict]
                             differential test: does the parser accept what ptxas parses?
+  sass-probe --arch sm_XX [--collect] [--dir DIR]
+                            learn crates/sass/tables/<sm>.txt from nvdisasm (--collect first
+                            picks seed words from ptxas output for the corpus)
 ";
 
 fn main() -> ExitCode {
@@ -45,6 +49,7 @@ fn main() -> ExitCode {
         "fuzz-cubin" => fuzz_cubin::run(rest),
         "cubin-names" => cubin_names::run(rest),
         "fuzz" => fuzz::run(rest),
+        "sass-probe" => sass_probe::run(rest),
         "-h" | "--help" | "help" => {
             print!("{USAGE}");
             Ok(())

@@ -11,6 +11,9 @@ mod parse;
 mod render;
 mod run;
 
+mod asm;
+mod disasm;
+
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
@@ -33,6 +36,10 @@ enum Command {
     Run(run::Args),
     /// List a cubin's sections, symbols and EIATTR records (like `cuobjdump -elf`).
     Objdump(objdump::ObjdumpArgs),
+    /// Disassemble a cubin like `nvdisasm -c`.
+    Disasm(disasm::DisasmArgs),
+    /// Assemble nvdisasm-format SASS text into raw instruction words.
+    Asm(asm::AsmArgs),
 }
 
 /// What a subcommand returns: its exit status.
@@ -52,10 +59,24 @@ fn main() -> ExitCode {
         Command::Parse(args) => parse::run(args),
         Command::Run(args) => run::run(args),
         Command::Objdump(args) => objdump::run(&args),
+        Command::Disasm(args) => tool_result(disasm::run(&args)),
+        Command::Asm(args) => tool_result(asm::run(&args)),
     };
     match status {
         Status::Ok => ExitCode::SUCCESS,
         Status::InputErrors => ExitCode::from(1),
         Status::Failure => ExitCode::from(2),
+    }
+}
+
+/// Maps the result of a binary tool (`disasm`, `asm`) to a status: its error is printed and
+/// exits 1.
+fn tool_result(result: Result<(), String>) -> Status {
+    match result {
+        Ok(()) => Status::Ok,
+        Err(e) => {
+            eprintln!("kiln: error: {e}");
+            Status::InputErrors
+        }
     }
 }

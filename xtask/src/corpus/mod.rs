@@ -22,6 +22,7 @@ use std::time::Instant;
 use crate::oracle;
 
 mod cubin;
+pub mod disasm;
 mod interp;
 mod json;
 pub mod parse;
@@ -47,6 +48,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
         "sema" => sema::run(&args),
         "cubin" => cubin::run(&args),
         "parse" => parse::run(&args),
+        "disasm" => disasm::run(&args),
         other => Err(format!("unknown corpus stage `{other}`\n{USAGE}")),
     }
 }

@@ -1,0 +1,184 @@
+//! Decoding words with a [`Table`] and printing them as nvdisasm does.
+
+use crate::control::Control;
+use crate::table::{Encoding, FloatFormat, GUARD_MASK, SlotSpec, Table, gather};
+use crate::text::SlotKind;
+
+/// A typed operand value of a decoded instruction.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value<'t> {
+    /// Register, predicate, barrier or integer immediate (see [`SlotKind`]).
+    Int(SlotKind, i128),
+    /// A branch target: an absolute code address.
+    Target(i128),
+    /// A float immediate: its format and raw bits (printed like nvdisasm by [`Value::text`]).
+    Float(FloatFormat, u64),
+    /// A literal printed the same for every word of the encoding (e.g. a fixed float).
+    Fixed(&'t str),
+}
+
+/// The guard predicate of an instruction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Guard {
+    pub uniform: bool,
+    /// 0..=7, 7 = `PT`.
+    pub pred: u8,
+    pub negated: bool,
+}
+
+/// One decoded instruction: its encoding (template), slot values, guard and control field.
+#[derive(Debug, Clone)]
+pub struct Instruction<'t> {
+    pub word: u128,
+    pub encoding: &'t Encoding,
+    pub guard: Option<Guard>,
+    pub values: Vec<Value<'t>>,
+    pub control: Control,
+}
+
+impl Instruction<'_> {
+    /// Bits of the word that the printed text does not determine (outside the fixed bits,
+    /// operand fields, guard and control field), XOR the table's defaults: zero for words as
+    /// the probe saw them.
+    pub fn hidden_bits(&self) -> u128 {
+        let free = !self.encoding.determined_mask();
+        (self.word ^ self.encoding.defaults) & free
+    }
+
+    /// The control field with [`Control::hidden`] filled in: its text plus the instruction
+    /// text re-assembles to exactly this word.
+    pub fn full_control(&self) -> Control {
+        Control {
+            hidden: self.hidden_bits(),
+            ..self.control
+        }
+    }
+
+    /// The mnemonic with its modifiers, e.g. `IMAD.MOV.U32`.
+    pub fn opcode(&self) -> &str {
+        let t = &self.encoding.template;
+        &t[..t.find(' ').unwrap_or(t.len())]
+    }
+
+    /// Prints the instruction like `nvdisasm` (guard, mnemonic, operands; no ` ;`). Branch
+    /// targets go through `label` (nvdisasm `-c` prints them as `` `(.L_x_N) ``); without a
+    /// label they print as hex addresses like `nvdisasm --binary`.
+    pub fn text(&self, label: &dyn Fn(i128) -> Option<String>) -> String {
+        let mut out = String::with_capacity(48);
+        if let Some(g) = self.guard.filter(|g| g.pred != 7 || g.negated) {
+            out.push('@');
+            if g.negated {
+                out.push('!');
+            }
+            let kind = if g.uniform { SlotKind::Up } else { SlotKind::P };
+            kind.render(i128::from(g.pred), &mut out);
+            out.push(' ');
+        }
+        let mut vals = self.values.iter();
+        let mut chars = self.encoding.template.chars();
+        while let Some(c) = chars.next() {
+            match c {
+                '%' => match vals.next() {
+                    Some(Value::Int(k, v)) => k.render(*v, &mut out),
+                    Some(Value::Target(t)) => match label(*t) {
+                        Some(l) => out.push_str(&l),
+                        None => SlotKind::Hex.render(*t, &mut out),
+                    },
+                    Some(Value::Float(f, raw)) => out.push_str(&f.render(*raw)),
+                    Some(Value::Fixed(t)) => out.push_str(t),
+                    None => {}
+                },
+                '^' => {
+                    let k = chars.next().and_then(|d| d.to_digit(10)).unwrap_or(9);
+                    if k < 4 && self.control.reuse >> k & 1 == 1 {
+                        out.push_str(".reuse");
+                    }
+                }
+                c => out.push(c),
+            }
+        }
+        out
+    }
+}
+
+impl Table {
+    /// Decodes one word at code address `pc`; `None` when no encoding matches (print it with
+    /// [`unknown_text`]).
+    pub fn decode(&self, word: u128, pc: u64) -> Option<Instruction<'_>> {
+        let ei = self.lookup_index(word)?;
+        let e = &self.encodings[ei];
+        let fast = &self.fields[ei];
+        let guard = e.guard.map(|uniform| Guard {
+            uniform,
+            pred: ((word >> 12) & 7) as u8,
+            negated: (word >> 15) & 1 == 1,
+        });
+        let values = e
+            .slots
+            .iter()
+            .zip(fast)
+            .map(|(s, f)| match s {
+                SlotSpec::Linear {
+                    kind,
+                    c,
+                    pcrel,
+                    bits,
+                } => {
+                    let mut v = *c;
+                    if let Some((lo, n, signed)) = *f {
+                        let raw = (word >> lo) as u64 & (u64::MAX >> (64 - u32::from(n)));
+                        let x = i128::from(raw);
+                        v += if signed && raw >> (n - 1) & 1 == 1 {
+                            x - (1i128 << n)
+                        } else {
+                            x
+                        };
+                    } else {
+                        for &(b, w) in bits {
+                            if (word >> b) & 1 == 1 {
+                                v += w;
+                            }
+                        }
+                    }
+                    if *pcrel {
+                        Value::Target(v + i128::from(pc))
+                    } else {
+                        Value::Int(*kind, v)
+                    }
+                }
+                SlotSpec::Float { format, bits } => Value::Float(*format, gather(word, bits)),
+                SlotSpec::Const {
+                    kind: SlotKind::Float,
+                    text,
+                    ..
+                } => Value::Fixed(text),
+                SlotSpec::Const { kind, value, .. } => Value::Int(*kind, *value),
+            })
+            .collect();
+        Some(Instruction {
+            word,
+            encoding: e,
+            guard,
+            values,
+            control: Control::from_word(word),
+        })
+    }
+
+    /// The text of `word` at `pc`: the instruction, or an `.unknown` line.
+    pub fn print(&self, word: u128, pc: u64, label: &dyn Fn(i128) -> Option<String>) -> String {
+        match self.decode(word, pc) {
+            Some(i) => i.text(label),
+            None => unknown_text(word),
+        }
+    }
+}
+
+/// The line printed for a word no encoding matches.
+pub fn unknown_text(word: u128) -> String {
+    format!(".unknown 0x{word:032x}")
+}
+
+/// Whether an encoding guards with bits 12..=15 (used by the encoder).
+pub(crate) fn guard_bits(g: Guard) -> u128 {
+    (u128::from(g.pred & 7) | u128::from(g.negated) << 3) << 12 & GUARD_MASK
+}

@@ -1,0 +1,405 @@
+//! Encoding tables: per SM, a list of encodings learned from nvdisasm by `cargo xtask
+//! sass-probe`, stored as text in `tables/<sm>.txt` and embedded in the crate.
+//!
+//! An [`Encoding`] says: a word whose bits under `mask` equal `value` prints as `template`,
+//! where each `%` is filled from a [`SlotSpec`] (a linear function of some bits, a float
+//! literal taken from some bits, or a constant) and each `^k` prints `.reuse` when reuse flag
+//! `k` of the control field is set. Bits 12..=15 are the guard predicate when `guard` is set.
+//! When several encodings match a word, the one with the most fixed bits wins (aliases such
+//! as `IMAD.MOV.U32` fix register fields that the general form leaves free).
+
+use crate::text::{SlotKind, format_float};
+
+/// How a slot's value is obtained from the word.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SlotSpec {
+    /// `value = c + Σ weight_i · bit_i (+ pc when pc-relative)`, printed as `kind`.
+    Linear {
+        kind: SlotKind,
+        c: i128,
+        pcrel: bool,
+        bits: Vec<(u8, i128)>,
+    },
+    /// A float literal whose encoding is the given bits (least significant first).
+    Float { format: FloatFormat, bits: Vec<u8> },
+    /// Printed the same for every word this encoding matches.
+    Const {
+        kind: SlotKind,
+        value: i128,
+        text: String,
+    },
+}
+
+/// Encodings of float immediates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FloatFormat {
+    F16,
+    F32,
+    /// The high 32 bits of an IEEE double (the low 32 are zero).
+    F64Hi,
+}
+
+impl FloatFormat {
+    pub fn name(self) -> &'static str {
+        match self {
+            FloatFormat::F16 => "f16",
+            FloatFormat::F32 => "f32",
+            FloatFormat::F64Hi => "f64hi",
+        }
+    }
+
+    fn from_name(s: &str) -> Option<FloatFormat> {
+        Some(match s {
+            "f16" => FloatFormat::F16,
+            "f32" => FloatFormat::F32,
+            "f64hi" => FloatFormat::F64Hi,
+            _ => return None,
+        })
+    }
+
+    /// Prints raw bits of this format as nvdisasm does.
+    pub fn render(self, raw: u64) -> String {
+        match self {
+            FloatFormat::F32 => {
+                let f = f32::from_bits(raw as u32);
+                format_float(f64::from(f), raw >> 22 & 1 == 1)
+            }
+            FloatFormat::F64Hi => {
+                let f = f64::from_bits(raw << 32);
+                format_float(f, raw >> 19 & 1 == 1)
+            }
+            FloatFormat::F16 => {
+                let (f, quiet) = f16_to_f64(raw as u16);
+                format_float(f, quiet)
+            }
+        }
+    }
+}
+
+/// A binary16 value as a double, and whether a NaN is quiet.
+pub fn f16_to_f64(h: u16) -> (f64, bool) {
+    let sign = if h >> 15 == 1 { -1.0 } else { 1.0 };
+    let exp = i32::from(h >> 10 & 0x1f);
+    let man = f64::from(h & 0x3ff);
+    let quiet = h >> 9 & 1 == 1;
+    let v = match exp {
+        0 => sign * man * 2f64.powi(-24),
+        31 if man == 0.0 => sign * f64::INFINITY,
+        31 => return (if sign < 0.0 { -f64::NAN } else { f64::NAN }, quiet),
+        e => sign * (1.0 + man / 1024.0) * 2f64.powi(e - 15),
+    };
+    (v, quiet)
+}
+
+/// One learned encoding.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Encoding {
+    /// Bits that must equal `value` (opcode, modifiers, pinned operands).
+    pub mask: u128,
+    pub value: u128,
+    /// Bits nvdisasm ignores for this form, as ptxas set them in the sampled word; used only
+    /// when encoding.
+    pub defaults: u128,
+    /// `None`: bits 12..=15 are ordinary bits; `Some(uniform)`: they are the guard predicate
+    /// (`@UPn` when uniform).
+    pub guard: Option<bool>,
+    /// Text with `%` for slots and `^k` (k = 0..=3) for reuse-flag positions.
+    pub template: String,
+    pub slots: Vec<SlotSpec>,
+}
+
+impl Encoding {
+    /// Bits the text determines: fixed bits, operand fields, guard, control field.
+    pub fn determined_mask(&self) -> u128 {
+        let mut m = self.mask | crate::control::CONTROL_MASK;
+        if self.guard.is_some() {
+            m |= GUARD_MASK;
+        }
+        for s in &self.slots {
+            match s {
+                SlotSpec::Linear { bits, .. } => bits.iter().for_each(|(b, _)| m |= 1u128 << b),
+                SlotSpec::Float { bits, .. } => bits.iter().for_each(|b| m |= 1u128 << b),
+                SlotSpec::Const { .. } => {}
+            }
+        }
+        m
+    }
+}
+
+/// All encodings known for one SM.
+#[derive(Debug, Default)]
+pub struct Table {
+    pub sm: String,
+    /// Header comment lines (generator, input hash).
+    pub header: Vec<String>,
+    pub encodings: Vec<Encoding>,
+    /// For each 12-bit opcode value, indices of encodings, most specific first.
+    by_opcode: Vec<Vec<u32>>,
+    /// Template without reuse markers -> indices of encodings, most specific first.
+    by_template: std::collections::HashMap<String, Vec<u32>>,
+    /// Per encoding and slot: `(lo, width, signed)` when a linear slot is a plain contiguous
+    /// bit field (weights 1, 2, 4, ..., the top one negative when signed), for fast decoding.
+    pub(crate) fields: Vec<Vec<Option<(u8, u8, bool)>>>,
+}
+
+/// Recognizes a contiguous (possibly two's-complement) bit field among linear weights.
+fn contiguous(bits: &[(u8, i128)]) -> Option<(u8, u8, bool)> {
+    let lo = bits.first()?.0;
+    let n = bits.len();
+    if n > 64 {
+        return None;
+    }
+    let mut signed = false;
+    for (i, &(b, w)) in bits.iter().enumerate() {
+        if usize::from(b) != usize::from(lo) + i {
+            return None;
+        }
+        let p = 1i128 << i;
+        if w == p {
+            continue;
+        }
+        if i == n - 1 && w == -p {
+            signed = true;
+            continue;
+        }
+        return None;
+    }
+    Some((lo, n as u8, signed))
+}
+
+/// Bits of the guard predicate.
+pub const GUARD_MASK: u128 = 0xf << 12;
+/// Bits of the primary opcode, always part of an encoding's mask.
+pub const OPCODE_MASK: u128 = 0xfff;
+
+impl Table {
+    /// Builds a table (and its lookup index) from encodings.
+    pub fn new(sm: &str, header: Vec<String>, encodings: Vec<Encoding>) -> Table {
+        let mut t = Table {
+            sm: sm.to_string(),
+            header,
+            encodings,
+            by_opcode: Vec::new(),
+            by_template: Default::default(),
+            fields: Vec::new(),
+        };
+        t.index();
+        t
+    }
+
+    fn index(&mut self) {
+        let mut by = vec![Vec::new(); 1 << 12];
+        for (i, e) in self.encodings.iter().enumerate() {
+            by[(e.value & OPCODE_MASK) as usize].push(i as u32);
+        }
+        for list in &mut by {
+            list.sort_by_key(|&i| std::cmp::Reverse(self.encodings[i as usize].mask.count_ones()));
+        }
+        self.by_opcode = by;
+        let mut bt: std::collections::HashMap<String, Vec<u32>> = Default::default();
+        for (i, e) in self.encodings.iter().enumerate() {
+            bt.entry(strip_reuse_markers(&e.template))
+                .or_default()
+                .push(i as u32);
+        }
+        for list in bt.values_mut() {
+            list.sort_by_key(|&i| std::cmp::Reverse(self.encodings[i as usize].mask.count_ones()));
+        }
+        self.by_template = bt;
+        self.fields = self
+            .encodings
+            .iter()
+            .map(|e| {
+                e.slots
+                    .iter()
+                    .map(|s| match s {
+                        SlotSpec::Linear { bits, .. } => contiguous(bits),
+                        _ => None,
+                    })
+                    .collect()
+            })
+            .collect();
+    }
+
+    /// Encodings whose template, reuse markers removed, is `key`.
+    pub fn by_template(&self, key: &str) -> impl Iterator<Item = &Encoding> {
+        self.by_template
+            .get(key)
+            .into_iter()
+            .flatten()
+            .map(|&i| &self.encodings[i as usize])
+    }
+
+    /// The encoding that decodes `word`, if the table knows one.
+    pub fn lookup(&self, word: u128) -> Option<&Encoding> {
+        self.lookup_index(word).map(|i| &self.encodings[i])
+    }
+
+    /// Index (in `encodings`) of the encoding that decodes `word`.
+    pub fn lookup_index(&self, word: u128) -> Option<usize> {
+        let list = self.by_opcode.get((word & OPCODE_MASK) as usize)?;
+        list.iter()
+            .map(|&i| i as usize)
+            .find(|&i| word & self.encodings[i].mask == self.encodings[i].value)
+    }
+
+    /// Indices of the encodings whose opcode bits are `opcode`.
+    pub fn candidates(&self, opcode: u16) -> impl Iterator<Item = &Encoding> {
+        self.by_opcode
+            .get(usize::from(opcode))
+            .into_iter()
+            .flatten()
+            .map(|&i| &self.encodings[i as usize])
+    }
+
+    /// Serializes the table in its text format (see module docs of `tables/README.md`).
+    pub fn to_text(&self) -> String {
+        use std::fmt::Write;
+        let mut s = String::new();
+        for h in &self.header {
+            let _ = writeln!(s, "# {h}");
+        }
+        for e in &self.encodings {
+            let g = match e.guard {
+                None => "-",
+                Some(false) => "P",
+                Some(true) => "U",
+            };
+            let _ = writeln!(
+                s,
+                "E {:032x} {:032x} {:032x} {g}",
+                e.mask, e.value, e.defaults
+            );
+            let _ = writeln!(s, "T {}", e.template);
+            for sl in &e.slots {
+                match sl {
+                    SlotSpec::Linear {
+                        kind,
+                        c,
+                        pcrel,
+                        bits,
+                    } => {
+                        let bits: Vec<String> =
+                            bits.iter().map(|(b, w)| format!("{b}:{w}")).collect();
+                        let _ = writeln!(
+                            s,
+                            "S L {} {c} {} {}",
+                            kind.name(),
+                            u8::from(*pcrel),
+                            bits.join(",")
+                        );
+                    }
+                    SlotSpec::Float { format, bits } => {
+                        let bits: Vec<String> = bits.iter().map(u8::to_string).collect();
+                        let _ = writeln!(s, "S F {} {}", format.name(), bits.join(","));
+                    }
+                    SlotSpec::Const { kind, value, text } => {
+                        let _ = writeln!(s, "S C {} {value} {text}", kind.name());
+                    }
+                }
+            }
+        }
+        s
+    }
+
+    /// Parses the text format written by [`Table::to_text`].
+    pub fn parse(sm: &str, text: &str) -> Result<Table, String> {
+        let mut header = Vec::new();
+        let mut encs: Vec<Encoding> = Vec::new();
+        for (n, line) in text.lines().enumerate() {
+            let err = |m: &str| format!("{sm} table line {}: {m}: `{line}`", n + 1);
+            if let Some(h) = line.strip_prefix("# ") {
+                header.push(h.to_string());
+            } else if let Some(r) = line.strip_prefix("E ") {
+                let f: Vec<&str> = r.split(' ').collect();
+                if f.len() != 4 {
+                    return Err(err("expected 4 fields"));
+                }
+                let hex = |s: &str| u128::from_str_radix(s, 16).map_err(|_| err("bad hex"));
+                let guard = match f[3] {
+                    "-" => None,
+                    "P" => Some(false),
+                    "U" => Some(true),
+                    _ => return Err(err("bad guard")),
+                };
+                encs.push(Encoding {
+                    mask: hex(f[0])?,
+                    value: hex(f[1])?,
+                    defaults: hex(f[2])?,
+                    guard,
+                    template: String::new(),
+                    slots: Vec::new(),
+                });
+            } else if let Some(t) = line.strip_prefix("T ") {
+                encs.last_mut().ok_or_else(|| err("T before E"))?.template = t.to_string();
+            } else if let Some(r) = line.strip_prefix("S ") {
+                let e = encs.last_mut().ok_or_else(|| err("S before E"))?;
+                let f: Vec<&str> = r.splitn(4, ' ').collect();
+                let spec = match (f.first(), f.len()) {
+                    (Some(&"L"), 4) => {
+                        let kind = SlotKind::from_name(f[1]).ok_or_else(|| err("bad kind"))?;
+                        let rest: Vec<&str> = f[3].split(' ').collect();
+                        if rest.len() != 2 {
+                            return Err(err("bad linear slot"));
+                        }
+                        let c = f[2].parse().map_err(|_| err("bad constant"))?;
+                        let mut bits = Vec::new();
+                        for p in rest[1].split(',').filter(|p| !p.is_empty()) {
+                            let (b, w) = p.split_once(':').ok_or_else(|| err("bad bit"))?;
+                            bits.push((
+                                b.parse().map_err(|_| err("bad bit"))?,
+                                w.parse().map_err(|_| err("bad weight"))?,
+                            ));
+                        }
+                        SlotSpec::Linear {
+                            kind,
+                            c,
+                            pcrel: rest[0] == "1",
+                            bits,
+                        }
+                    }
+                    (Some(&"F"), 3) => SlotSpec::Float {
+                        format: FloatFormat::from_name(f[1]).ok_or_else(|| err("bad format"))?,
+                        bits: f[2]
+                            .split(',')
+                            .map(|b| b.parse().map_err(|_| err("bad bit")))
+                            .collect::<Result<_, _>>()?,
+                    },
+                    (Some(&"C"), 3 | 4) => SlotSpec::Const {
+                        kind: SlotKind::from_name(f[1]).ok_or_else(|| err("bad kind"))?,
+                        value: f[2].parse().map_err(|_| err("bad value"))?,
+                        text: f.get(3).map_or(String::new(), |s| (*s).to_string()),
+                    },
+                    _ => return Err(err("bad slot")),
+                };
+                e.slots.push(spec);
+            } else if !line.trim().is_empty() {
+                return Err(err("unknown line"));
+            }
+        }
+        Ok(Table::new(sm, header, encs))
+    }
+}
+
+/// A template without its `^k` reuse markers (and a split text's template without `^`).
+pub fn strip_reuse_markers(t: &str) -> String {
+    let mut out = String::with_capacity(t.len());
+    let mut chars = t.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '^' {
+            if chars.peek().is_some_and(char::is_ascii_digit) {
+                chars.next();
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Extracts bits (least significant first) into an integer.
+pub fn gather(word: u128, bits: &[u8]) -> u64 {
+    bits.iter()
+        .enumerate()
+        .fold(0u64, |acc, (i, &b)| acc | (((word >> b) & 1) as u64) << i)
+}

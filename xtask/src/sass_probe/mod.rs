@@ -1,0 +1,222 @@
+//! `cargo xtask sass-probe --arch sm_XX [--collect] [--dir DIR]`: learns the SASS encoding
+//! table of one SM from NVIDIA's nvdisasm and writes `crates/sass/tables/<sm>.txt`.
+//!
+//! Inputs: `crates/sass/tables/<sm>.seeds`, a committed list of instruction words (taken from
+//! ptxas output for the corpus). For every seed the probe decodes, in one nvdisasm batch, the
+//! seed itself, the seed at a second address (finds pc-relative operands), the seed with each
+//! of bits 12..=104 flipped, and the seed with each reuse flag set; a second batch flips pairs
+//! of neighbouring bits where a single flip only hit a special value (an omitted `+0x0`).
+//! From the texts it infers one [`sass::Encoding`]: fixed bits, per-operand bit fields with
+//! weights, float fields, guard and reuse positions (see `learn`).
+//!
+//! `--collect` first (re)builds the seeds: it compiles the corpus with ptxas for the SM,
+//! decodes every distinct word with the current table and with nvdisasm, and adds words the
+//! table gets wrong as seeds, round after round, until the table explains the corpus or stops
+//! improving.
+
+mod learn;
+pub mod nvdisasm;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+
+use crate::corpus::{self, CorpusArgs};
+
+const USAGE: &str = "usage: cargo xtask sass-probe --arch sm_XX [--collect] [--dir DIR]";
+
+/// Version of the learning method; part of the staleness hash in the table header.
+pub const GENERATOR_VERSION: u32 = 4;
+
+pub fn run(args: &[String]) -> Result<(), String> {
+    let collect = args.iter().any(|a| a == "--collect");
+    let rest: Vec<String> = args.iter().filter(|a| *a != "--collect").cloned().collect();
+    let arch = {
+        let mut it = rest.iter();
+        let mut arch = None;
+        while let Some(a) = it.next() {
+            if a == "--arch" {
+                arch = it.next().cloned();
+            } else if let Some(v) = a.strip_prefix("--arch=") {
+                arch = Some(v.to_string());
+            }
+        }
+        arch.ok_or(USAGE)?
+    };
+    let sm = sass::normalize_sm(&arch).ok_or_else(|| format!("bad --arch `{arch}`"))?;
+    let seeds_path = tables_dir().join(format!("{sm}.seeds"));
+    let mut seeds = if seeds_path.is_file() {
+        read_seeds(&seeds_path)?
+    } else {
+        Vec::new()
+    };
+    if collect {
+        let cargs = CorpusArgs::parse(&rest)?;
+        seeds = collect_seeds(&cargs, &sm, seeds)?;
+        write_seeds(&seeds_path, &seeds)?;
+    }
+    if seeds.is_empty() {
+        return Err(format!(
+            "no seeds in {} (run with --collect)",
+            seeds_path.display()
+        ));
+    }
+    let table = learn::learn(&sm, &seeds)?;
+    let out = tables_dir().join(format!("{sm}.txt"));
+    std::fs::write(&out, table.to_text()).map_err(|e| format!("{}: {e}", out.display()))?;
+    println!(
+        "wrote {} ({} encodings from {} seeds)",
+        out.display(),
+        table.encodings.len(),
+        seeds.len()
+    );
+    Ok(())
+}
+
+/// `crates/sass/tables`.
+pub fn tables_dir() -> PathBuf {
+    corpus::workspace_root().join("crates/sass/tables")
+}
+
+/// The nvdisasm `--binary` name of an SM: `sm_90` -> `SM90`.
+pub fn binary_name(sm: &str) -> String {
+    sm.replace("sm_", "SM").to_ascii_uppercase()
+}
+
+/// Staleness key of a table: FNV-1a of the generator version, the SM and the seeds text.
+pub fn seeds_hash(sm: &str, seeds_text: &str) -> u64 {
+    corpus::fnv1a64(&[
+        GENERATOR_VERSION.to_string().as_bytes(),
+        sm.as_bytes(),
+        crate::oracle::DISASM_VERSION.as_bytes(),
+        seeds_text.as_bytes(),
+    ])
+}
+
+fn read_seeds(path: &std::path::Path) -> Result<Vec<u128>, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    text.lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .map(|l| {
+            u128::from_str_radix(l.trim(), 16)
+                .map_err(|e| format!("{}: `{l}`: {e}", path.display()))
+        })
+        .collect()
+}
+
+fn write_seeds(path: &std::path::Path, seeds: &[u128]) -> Result<(), String> {
+    let mut s = String::from(
+        "# Probe seeds: instruction words from ptxas output for the corpus, chosen by\n\
+         # `cargo xtask sass-probe --collect` (input of the table generator).\n",
+    );
+    for w in seeds {
+        s.push_str(&format!("{w:032x}\n"));
+    }
+    std::fs::write(path, s).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// Every distinct instruction word ptxas emits for the corpus on this SM.
+pub fn corpus_words(args: &CorpusArgs, sm: &str) -> Result<Vec<u128>, String> {
+    let files = corpus::ptx_files(&args.dir);
+    let files: Vec<_> = files
+        .into_iter()
+        .filter(|f| corpus::is_accepted(f))
+        .collect();
+    let per_file = corpus::par_map("ptxas", &files, |rel| -> Vec<u128> {
+        let Ok(text) = corpus::read_text(&args.dir.join(rel)) else {
+            return Vec::new();
+        };
+        let Some(arch) = corpus::arch_for_file(&corpus::scan_targets(&text), sm) else {
+            return Vec::new();
+        };
+        match corpus::ptxas_cubin(&text, &arch, &[]) {
+            Ok(corpus::PtxasOutcome::Ok { cubin, .. }) => corpus::disasm::text_sections(&cubin)
+                .map(|secs| {
+                    secs.into_iter()
+                        .flat_map(|(_, b)| sass::words(&b))
+                        .collect()
+                })
+                .unwrap_or_default(),
+            _ => Vec::new(),
+        }
+    });
+    let set: BTreeSet<u128> = per_file.into_iter().flatten().collect();
+    Ok(set.into_iter().collect())
+}
+
+fn collect_seeds(args: &CorpusArgs, sm: &str, mut seeds: Vec<u128>) -> Result<Vec<u128>, String> {
+    let words = corpus_words(args, sm)?;
+    eprintln!("{} distinct words in the corpus for {sm}", words.len());
+    let truth = nvdisasm::texts(sm, &words)?;
+    for round in 0..rounds() {
+        let table = learn::learn(sm, &seeds)?;
+        // One new seed per (distinct nvdisasm template) the table gets wrong.
+        let mut wrong: BTreeMap<String, u128> = BTreeMap::new();
+        let mut n_wrong = 0usize;
+        for (i, (w, t)) in words.iter().zip(&truth).enumerate() {
+            let Some(t) = t else { continue };
+            let pc = (i * 16) as u64;
+            let ours = table.print(*w, pc, &|_| None);
+            if normalize(&ours) != normalize(t) {
+                n_wrong += 1;
+                // One seed per template and immediate values (encodings may be pinned to an
+                // immediate that decides an alias, e.g. IMAD.SHL.U32 for powers of two).
+                let sp = sass::text::split(t);
+                let mut key = sp.template;
+                for sl in sp
+                    .slots
+                    .iter()
+                    .filter(|s| s.kind == sass::text::SlotKind::Hex)
+                {
+                    key.push_str(&format!(" {:x}", sl.value));
+                }
+                if std::env::var_os("KILN_PROBE_DEBUG").is_some() && !wrong.contains_key(&key) {
+                    eprintln!("  {w:032x}\n    ours     {ours}\n    nvdisasm {t}");
+                }
+                wrong.entry(key).or_insert(*w);
+            }
+        }
+        eprintln!(
+            "round {round}: {} encodings, {n_wrong}/{} words wrong, {} new seeds",
+            table.encodings.len(),
+            words.len(),
+            wrong.len()
+        );
+        let before = seeds.len();
+        let known: BTreeSet<u128> = seeds.iter().copied().collect();
+        seeds.extend(wrong.into_values().filter(|w| !known.contains(w)));
+        if seeds.len() == before {
+            break;
+        }
+    }
+    seeds.sort_unstable();
+    seeds.dedup();
+    Ok(seeds)
+}
+
+/// Collapses runs of spaces (nvdisasm pads the guard column) and trims ` ;`.
+pub fn normalize(t: &str) -> String {
+    let t = t.trim();
+    let t = t.strip_suffix(';').unwrap_or(t).trim_end();
+    let mut out = String::with_capacity(t.len());
+    let mut prev_space = false;
+    for c in t.chars() {
+        if c == ' ' {
+            if !prev_space {
+                out.push(c);
+            }
+            prev_space = true;
+        } else {
+            out.push(c);
+            prev_space = false;
+        }
+    }
+    out
+}
+
+/// Collection rounds (`$KILN_PROBE_ROUNDS`, default 12).
+fn rounds() -> usize {
+    std::env::var("KILN_PROBE_ROUNDS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(12)
+}
