@@ -232,7 +232,8 @@ pub fn run(args: &[String]) -> Result<(), String> {
             break;
         }
         std::thread::sleep(Duration::from_millis(200));
-        let since = t0.elapsed().as_millis() as u64 - started.load(Ordering::SeqCst);
+        let since =
+            (t0.elapsed().as_millis() as u64).saturating_sub(started.load(Ordering::SeqCst));
         if busy.load(Ordering::SeqCst) && since > 10_000 {
             let data = current.lock().map(|d| d.clone()).unwrap_or_default();
             let path = save("hang", &data);
