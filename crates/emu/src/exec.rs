@@ -717,6 +717,13 @@ fn release_cta_barriers(warps: &mut [Warp]) -> bool {
     released
 }
 
+/// Whether `KILN_EMU_TRACE` is set: every instruction warp 0 of CTA 0 executes is printed to
+/// stderr (pc, active mask, text) — a debugging aid.
+fn trace_enabled() -> bool {
+    static T: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *T.get_or_init(|| std::env::var_os("KILN_EMU_TRACE").is_some())
+}
+
 /// Executes the instruction at `pc` for the lanes in `active`.
 fn step(ctx: &mut Ctx<'_>, w: &mut Warp, pc: u64, active: u32) -> R<()> {
     if !ctx.prog.unapplied.is_empty() {
@@ -731,7 +738,12 @@ fn step(ctx: &mut Ctx<'_>, w: &mut Warp, pc: u64, active: u32) -> R<()> {
             lane: active.trailing_zeros() as usize,
         })?;
     let inst: &Inst = match slot {
-        Slot::Inst { inst, .. } => inst,
+        Slot::Inst { inst, text } => {
+            if trace_enabled() && w.index == 0 && ctx.cta.id == [0, 0, 0] {
+                eprintln!("[emu] {pc:#06x} {active:08x} {text}");
+            }
+            inst
+        }
         Slot::Unknown(why) => return unsupported(why.clone()),
     };
     // The guard splits the active lanes.

@@ -42,7 +42,7 @@ impl Default for Config {
             dynamic_shared: 4096,
             buffer_bytes: 16384,
             seed: 0x5eed,
-            step_limit: 2_000_000,
+            step_limit: 200_000,
         }
     }
 }
@@ -170,7 +170,7 @@ pub fn compare(ptx: &str, cubin: &[u8], kernel: &str, cfg: &Config) -> Verdict {
         block,
         dynamic_shared: cfg.dynamic_shared,
         params: iparams.clone(),
-        step_limit: cfg.step_limit * 32,
+        step_limit: cfg.step_limit * 4,
     };
     let itrap = match prog.run(&mut imem, k, &launch) {
         Ok(_) => None,

@@ -12,6 +12,7 @@
 #![forbid(unsafe_code)]
 
 pub mod exec;
+pub mod fallback;
 pub mod harness;
 pub mod load;
 pub mod ops;

@@ -97,6 +97,7 @@ pub fn load(bytes: &[u8], mem: &mut Memory) -> Result<Program, LoadError> {
     let table = sass::table(&format!("sm_{sm}"))
         .ok_or_else(|| LoadError(format!("no SASS table for sm_{sm} (have sm_80, sm_90)")))?;
     let param_base = cubin::builder::param_base(sm);
+    let merged = crate::fallback::table(&format!("sm_{sm}"));
 
     // Section addresses: code sections in one code space, globals in memory.
     let mut sec_addr: HashMap<usize, u64> = HashMap::new();
@@ -213,7 +214,10 @@ pub fn load(bytes: &[u8], mem: &mut Memory) -> Result<Program, LoadError> {
     let mut code = Vec::with_capacity(code_words.len());
     for (pc, w) in code_words {
         debug_assert_eq!(pc as usize / 16, code.len());
-        let slot = match table.decode(w, pc) {
+        let decoded = table
+            .decode(w, pc)
+            .or_else(|| merged.and_then(|m| m.decode(w, pc)));
+        let slot = match decoded {
             Some(d) => match Inst::from_decoded(&d) {
                 Ok(inst) => Slot::Inst {
                     text: d.text(&|t| Some(format!("{t:#x}"))),
@@ -222,7 +226,17 @@ pub fn load(bytes: &[u8], mem: &mut Memory) -> Result<Program, LoadError> {
                 Err(e) => Slot::Unknown(format!("unparsed instruction text: {e}")),
             },
             None => Slot::Unknown(format!(
-                "undecoded word {}",
+                "undecoded word (opcode {:#05x}{}) {}",
+                w & 0xfff,
+                table
+                    .candidates((w & 0xfff) as u16)
+                    .next()
+                    .map(|e| {
+                        let t = &e.template;
+                        let m = &t[..t.find([' ', '.']).unwrap_or(t.len())];
+                        format!(", a {m} form")
+                    })
+                    .unwrap_or_default(),
                 sass::unknown_text(w)
             )),
         };

@@ -1600,8 +1600,9 @@ fn half_src(
         let op2 = ops
             .get(*i + 1)
             .ok_or_else(|| Fault::Unsupported("half2 immediate without its pair".into()))?;
-        let lo = raw32(ctx, w, l, op)?;
-        let hi = raw32(ctx, w, l, op2)?;
+        // nvdisasm prints the high half first.
+        let hi = raw32(ctx, w, l, op)?;
+        let lo = raw32(ctx, w, l, op2)?;
         *i += 2;
         return Ok((fmt.to_f64(u64::from(lo & 0xffff)), fmt.to_f64(u64::from(hi & 0xffff))));
     }
