@@ -461,7 +461,9 @@ pub fn const_addr(w: &Warp, lane: usize, bank: &ConstBank, addr: &Address) -> R<
     let mut off: i64 = 0;
     for t in &addr.terms {
         match t {
-            AddrTerm::Int(i) => off += *i,
+            // The immediate offset field is 16 bits; nvdisasm prints offsets of 0x8000 and
+            // above as negative numbers (`c[0x0][-0x6880]` is byte 0x9780 of the bank).
+            AddrTerm::Int(i) => off += *i & 0xffff,
             AddrTerm::Reg { reg, suffixes } => {
                 if !suffixes.is_empty() {
                     return unsupported("constant address with register suffixes");

@@ -526,7 +526,13 @@ pub fn execute(ctx: &mut Ctx<'_>, w: &mut Warp, inst: &Inst, active: u32, exec: 
             Ok(())
         }
         _ => {
-            for l in lanes(exec) {
+            // An instruction writing only uniform registers runs once (for the first lane),
+            // since it may overwrite its own uniform inputs.
+            let uniform = inst.operands.first().is_some_and(|o| {
+                matches!(&o.kind, OperandKind::Reg(r) if matches!(r.file, RegFile::Ur | RegFile::Up))
+            });
+            let run = if uniform { exec & exec.wrapping_neg() } else { exec };
+            for l in lanes(run) {
                 lane_op(ctx, w, inst, l, active)?;
             }
             next(w);
