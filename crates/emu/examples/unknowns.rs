@@ -18,6 +18,7 @@ fn main() {
     let merged = emu::fallback::table(sm).expect("merged");
     let mut fb: Vec<(u128, String)> = Vec::new();
     let mut nofb = 0usize;
+    let mut left: Vec<u128> = Vec::new();
     for f in files {
         let Ok(bytes) = std::fs::read(f) else { continue };
         let Ok(c) = cubin::read(&bytes) else { continue };
@@ -38,6 +39,7 @@ fn main() {
                         fb.push((w, d.text(&|_| None)));
                     } else {
                         nofb += 1;
+                        left.push(w);
                     }
                 }
             }
@@ -63,6 +65,11 @@ fn main() {
     }
     std::fs::write(format!("{out}.fb.bin"), b).expect("write");
     std::fs::write(format!("{out}.fb.txt"), t).expect("write");
+    // Words still unknown (deduplicated): OUT.left.bin.
+    left.sort();
+    left.dedup();
+    let lb: Vec<u8> = left.iter().flat_map(|w| w.to_le_bytes()).collect();
+    std::fs::write(format!("{out}.left.bin"), lb).expect("write");
     std::fs::write(out, bin).expect("write");
 }
 

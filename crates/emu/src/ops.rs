@@ -39,8 +39,24 @@ fn op_at(inst: &Inst, i: usize) -> R<&Operand> {
 // ---------------------------------------------------------------------------------------
 // Operand access.
 
-/// The raw 32-bit value of a source operand (no `-`, `|..|`, `~`, `!` applied).
+/// The raw 32-bit value of a source operand (no `-`, `|..|`, `~`, `!` applied); a byte
+/// selector (`R2.B1`..`.B3`) shifts the selected byte down.
 fn raw32(ctx: &Ctx<'_>, w: &Warp, l: usize, op: &Operand) -> R<u32> {
+    let v = raw32_whole(ctx, w, l, op)?;
+    Ok(if op.suffixes.is_empty() {
+        v
+    } else if op.has_suffix("B1") {
+        v >> 8
+    } else if op.has_suffix("B2") {
+        v >> 16
+    } else if op.has_suffix("B3") {
+        v >> 24
+    } else {
+        v
+    })
+}
+
+fn raw32_whole(ctx: &Ctx<'_>, w: &Warp, l: usize, op: &Operand) -> R<u32> {
     Ok(match &op.kind {
         OperandKind::Reg(r) => match r.file {
             RegFile::R => w.reg(l, r.index),
@@ -369,11 +385,14 @@ pub fn execute(ctx: &mut Ctx<'_>, w: &mut Warp, inst: &Inst, active: u32, exec: 
             let mut take = exec;
             if inst.has_mod("DIV") {
                 // BRA.DIV URx: taken when the active lanes differ from the mask in URx.
-                let m = match inst.operands.first().map(|o| &o.kind) {
-                    Some(OperandKind::Reg(r)) if r.file == RegFile::Ur => w.ureg(r.index),
+                let m = match inst.operands.first() {
+                    Some(o) if matches!(&o.kind, OperandKind::Reg(r) if r.file == RegFile::Ur) => {
+                        let l0 = lanes(active).next().unwrap_or(0);
+                        int32(ctx, w, l0, o)?
+                    }
                     _ => return unsupported("BRA.DIV without a uniform mask"),
                 };
-                take = if active != m { exec } else { 0 };
+                take = if active != m & w.present_mask() { exec } else { 0 };
             }
             for l in lanes(active) {
                 w.pc[l] = if take >> l & 1 == 1 { target } else { pc + 16 };
@@ -1106,6 +1125,7 @@ fn imad(ctx: &Ctx<'_>, w: &mut Warp, inst: &Inst, l: usize) -> R<()> {
     let unsigned = inst.has_mod("U32");
     let av = raw32(ctx, w, l, a)?;
     let bv = raw32(ctx, w, l, b)?;
+    let (av, bv) = (if a.invert { !av } else { av }, if b.invert { !bv } else { bv });
     // Negated multiplicands negate the product.
     let neg_prod = a.neg != b.neg;
     let prod: i128 = if unsigned {
@@ -1116,6 +1136,7 @@ fn imad(ctx: &Ctx<'_>, w: &mut Warp, inst: &Inst, l: usize) -> R<()> {
     let prod = if neg_prod { -prod } else { prod };
     if inst.has_mod("WIDE") {
         let cv = raw64(ctx, w, l, c)?;
+        let cv = if c.invert { !cv } else { cv };
         let cv = u128::from(if c.neg {
             if x { !cv } else { cv.wrapping_neg() }
         } else {
@@ -1130,6 +1151,7 @@ fn imad(ctx: &Ctx<'_>, w: &mut Warp, inst: &Inst, l: usize) -> R<()> {
         return Ok(());
     }
     let cv = raw32(ctx, w, l, c)?;
+    let cv = if c.invert { !cv } else { cv };
     let cv = u64::from(if c.neg {
         if x { !cv } else { cv.wrapping_neg() }
     } else {
@@ -1169,24 +1191,38 @@ fn iadd3(ctx: &Ctx<'_>, w: &mut Warp, inst: &Inst, l: usize) -> R<()> {
         i += 1;
     }
     let x = inst.has_mod("X");
-    let mut s: u64 = 0;
-    for op in &ops[i..i + 3] {
+    let mut t = [0u64; 3];
+    for (k, op) in ops[i..i + 3].iter().enumerate() {
         let v = raw32(ctx, w, l, op)?;
         let v = if op.invert { !v } else { v };
-        s += if op.neg {
+        // `-x` is `~x + 1` in the adder (so `a - 0` carries out, like a borrow-free
+        // subtraction); with `.X` the carry-in supplies the `+ 1`.
+        t[k] = if op.neg {
             if x { u64::from(!v) } else { u64::from(!v) + 1 }
         } else {
             u64::from(v)
         };
     }
+    let mut cin = 0u64;
     if x {
         for op in &ops[i + 3..] {
-            s += u64::from(pred(w, l, op)?);
+            cin += u64::from(pred(w, l, op)?);
         }
     }
-    wr(w, l, d, s as u32)?;
-    for (k, p) in couts.iter().enumerate() {
-        wp(w, l, p, s >> (32 + k) & 1 == 1)?;
+    // Two additions: the first carry-out predicate is the carry of `a + b`, the second the
+    // carry of adding `c` (and the carry-ins); `.X` consumers add both back.
+    let s1 = t[0] + t[1];
+    let c1 = s1 >> 32;
+    let s2 = (s1 & 0xffff_ffff) + t[2] + cin;
+    let c2 = s2 >> 32;
+    wr(w, l, d, s2 as u32)?;
+    match couts.as_slice() {
+        [] => {}
+        [p] => wp(w, l, p, (c1 + c2) & 1 == 1)?,
+        [p, q, ..] => {
+            wp(w, l, p, c1 & 1 == 1)?;
+            wp(w, l, q, c2 & 1 == 1)?;
+        }
     }
     Ok(())
 }
@@ -1537,6 +1573,8 @@ fn i2f(ctx: &Ctx<'_>, w: &mut Warp, inst: &Inst, l: usize) -> R<()> {
     let src = op_at(inst, 1)?;
     let raw = if matches!(sty, "U64" | "S64") {
         raw64(ctx, w, l, src)?
+    } else if src.has_suffix("H1") {
+        u64::from(raw32(ctx, w, l, src)? >> 16)
     } else {
         u64::from(raw32(ctx, w, l, src)?)
     };
@@ -1835,9 +1873,17 @@ fn atom(ctx: &mut Ctx<'_>, w: &mut Warp, inst: &Inst, l: usize) -> R<()> {
         _ => return unsupported(format!("atomic .{op}")),
     };
     ctx.store(w, l, space, a, &new.to_le_bytes()[..n])?;
-    // ATOM/ATOMG/ATOMS return the old value in their first operand (RZ = none); RED does not.
-    if mi == 1 {
-        let d = op_at(inst, 0)?;
+    // ATOM/ATOMG/ATOMS return the old value in the register before the address (RZ = none;
+    // ATOM/ATOMG first name a predicate, PT when discarded); RED returns nothing.
+    if mi >= 2 {
+        let p = op_at(inst, mi - 2)?;
+        if !matches!(&p.kind, OperandKind::Reg(r) if r.file == RegFile::P && r.is_zero() && !p.not)
+        {
+            return unsupported(format!("{} with a predicate result", inst.opcode));
+        }
+    }
+    if mi >= 1 {
+        let d = op_at(inst, mi - 1)?;
         if is64 {
             wr64(w, l, d, old)?;
         } else {
