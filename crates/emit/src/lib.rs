@@ -72,7 +72,7 @@ pub fn encode(
         s2rctaid_offsets: Vec::new(),
         instructions: n,
     };
-    let mut push = |text: String, control: Control, out: &mut Encoded| -> Result<(), String> {
+    let push = |text: String, control: Control, out: &mut Encoded| -> Result<(), String> {
         let pc = out.code.len() as u64;
         let line = format!("{} {text}", control.to_text());
         let w = sass::encode::assemble_line(table, &line, pc, &resolve)

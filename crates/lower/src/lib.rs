@@ -259,6 +259,15 @@ pub fn lower_kernel(function: &SyntaxNode, target: LowerTarget) -> Result<Lowere
     // Labels are visible in the whole body: create their blocks first.
     collect_labels(&body, &mut cx);
     cx.block(&body)?;
+    // The empty block opened after a final `ret` is not a label: drop it.
+    while cx.f.order.len() > 1 {
+        let last = *cx.f.order.last().expect("blocks");
+        if cx.f.blocks[last].insts.is_empty() && !cx.labels.values().any(|b| *b == last) {
+            cx.f.order.pop();
+        } else {
+            break;
+        }
+    }
     // A body that falls off its end exits.
     let last = *cx.f.order.last().expect("entry block");
     let ends = cx.f.blocks[last]

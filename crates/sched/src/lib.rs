@@ -236,6 +236,11 @@ pub fn schedule(f: &Func, assign: &dyn Fn(VReg) -> u8, sm: u32) -> Schedule {
             slots.push((Slot::Inst { block: k, index: j }, c));
         }
     }
+    // nvdisasm rejects the yield flag together with long stalls (`S13` + yield is an
+    // undefined control value); ptxas sets it only on stalls up to 8.
+    for (_, c) in &mut slots {
+        c.yield_bit = c.stall <= 8;
+    }
     Schedule { slots, block_start }
 }
 
