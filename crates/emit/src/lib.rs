@@ -4,8 +4,8 @@
 //! Each slot prints as nvdisasm text with an explicit control field and is assembled with
 //! `sass::encode::assemble_line`, which only accepts a word that decodes back to the same
 //! text; an instruction form the learned tables cannot encode is an `unsupported: encoding
-//! ...` error, never a wrong word. Branch targets print as nvdisasm names them (`.L_x_N` by
-//! ascending address), so the listing is directly comparable with `nvdisasm -c`. The code is
+//! ...` error, never a wrong word. Branch targets print as nvdisasm names them (`.L_x_N` in
+//! the order of first reference), so the listing is directly comparable with `nvdisasm -c`. The code is
 //! closed like ptxas closes it: `BRA` to itself, then at least 8 `NOP`s up to a multiple of
 //! 128 bytes.
 
@@ -40,7 +40,6 @@ pub fn encode(
     let table = sass::table(&format!("sm_{sm}"))
         .ok_or_else(|| format!("unsupported: no SASS table for sm_{sm}"))?;
     let n = sched.slots.len();
-    // Addresses of block starts; labels named in address order as nvdisasm does.
     let block_addr = |pos: usize| (sched.block_start[pos] * 16) as u64;
     let pos_of = |b: ir::Block| f.order.iter().position(|x| *x == b).unwrap_or(0);
     let mut targets: Vec<u64> = Vec::new();
@@ -55,8 +54,9 @@ pub fn encode(
     }
     let trailer = (n * 16) as u64;
     targets.push(trailer);
-    targets.sort_unstable();
-    targets.dedup();
+    // nvdisasm numbers labels in the order of their first reference.
+    let mut seen = std::collections::HashSet::new();
+    targets.retain(|a| seen.insert(*a));
     let name_of = |addr: u64| {
         let k = targets.iter().position(|a| *a == addr).unwrap_or(0);
         format!(".L_x_{k}")
