@@ -21,6 +21,7 @@ use std::time::Instant;
 
 use crate::oracle;
 
+mod compile;
 mod cubin;
 pub mod disasm;
 mod interp;
@@ -49,6 +50,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
         "cubin" => cubin::run(&args),
         "parse" => parse::run(&args),
         "disasm" => disasm::run(&args),
+        "compile" => compile::run(&args),
         other => Err(format!("unknown corpus stage `{other}`\n{USAGE}")),
     }
 }
