@@ -67,9 +67,10 @@ pub fn allocated<'db>(
     kt: KernelTarget<'db>,
 ) -> Result<regalloc::Allocation, CodegenError> {
     let l = lowered(db, kt).as_ref().map_err(Clone::clone)?;
-    let budget = kt
-        .target(db)
-        .max_registers
+    let budget = [kt.target(db).max_registers, l.max_registers]
+        .into_iter()
+        .flatten()
+        .min()
         .unwrap_or(regalloc::MAX_REGISTERS);
     regalloc::allocate(&l.func, budget).map_err(|e| CodegenError::plain(e.0))
 }

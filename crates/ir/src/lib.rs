@@ -460,7 +460,8 @@ pub fn inst_text(
                 if *offset > 0 {
                     let _ = write!(s, "+0x{offset:x}");
                 } else if *offset < 0 {
-                    let _ = write!(s, "-0x{:x}", offset.unsigned_abs());
+                    // nvdisasm's spelling of a negative offset.
+                    let _ = write!(s, "+-0x{:x}", offset.unsigned_abs());
                 }
                 s.push(']');
             }

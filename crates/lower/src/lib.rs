@@ -64,6 +64,8 @@ pub struct Lowered {
     /// `.maxntid` / `.reqntid` of the kernel header.
     pub max_threads: Option<[u32; 3]>,
     pub reqntid: Option<[u32; 3]>,
+    /// `.maxnreg`: the kernel's register budget.
+    pub max_registers: Option<u32>,
 }
 
 /// The stack-pointer register ptxas initializes in every kernel (`R1 = c[0x0][0x28]`).
@@ -152,6 +154,8 @@ struct Cx {
     regs: FxHashMap<String, (VReg, Ty)>,
     params: FxHashMap<String, (u32, u32)>,
     labels: FxHashMap<String, Block>,
+    /// Declared registers of types outside the subset (an error where used).
+    unsupported_regs: FxHashMap<String, String>,
     guard: Option<Guard>,
     needs_desc: bool,
 }
@@ -180,6 +184,7 @@ pub fn lower_kernel(function: &SyntaxNode, target: LowerTarget) -> Result<Lowere
         regs: FxHashMap::default(),
         params: FxHashMap::default(),
         labels: FxHashMap::default(),
+        unsupported_regs: FxHashMap::default(),
         guard: None,
         needs_desc: false,
     };
@@ -228,6 +233,7 @@ pub fn lower_kernel(function: &SyntaxNode, target: LowerTarget) -> Result<Lowere
     }
     let mut max_threads = None;
     let mut reqntid = None;
+    let mut max_registers = None;
     for d in f.perf_directives() {
         let dname = d.name().map(|t| t.text().to_string()).unwrap_or_default();
         let args: Vec<u32> = d
@@ -243,7 +249,9 @@ pub fn lower_kernel(function: &SyntaxNode, target: LowerTarget) -> Result<Lowere
         match dname.as_str() {
             ".maxntid" => max_threads = Some(dims),
             ".reqntid" => reqntid = Some(dims),
-            ".noreturn" => {}
+            // Occupancy hints: they bound ptxas's register choice, not the semantics.
+            ".noreturn" | ".minnctapersm" => {}
+            ".maxnreg" => max_registers = args.first().copied(),
             other => {
                 return Err(unsupported(d.syntax(), format!("kernel directive {other}")));
             }
@@ -299,6 +307,7 @@ pub fn lower_kernel(function: &SyntaxNode, target: LowerTarget) -> Result<Lowere
         params,
         max_threads,
         reqntid,
+        max_registers,
     })
 }
 
@@ -441,9 +450,24 @@ impl Cx {
             return Err(unsupported(v.syntax(), "vector registers"));
         }
         let tyt = v.ty().map(|t| t.text().to_string()).unwrap_or_default();
-        let ty = Ty::parse(&tyt)
-            .filter(|t| *t != Ty::F64)
-            .ok_or_else(|| unsupported(v.syntax(), format!("{tyt} registers")))?;
+        let Some(ty) = Ty::parse(&tyt).filter(|t| *t != Ty::F64) else {
+            // Declaring registers of an unsupported type is harmless; using one is not.
+            for d in v.declarators() {
+                let Some(n) = d.name() else { continue };
+                let n = n.text().to_string();
+                match d.param_count() {
+                    Some(k) => {
+                        for i in 0..k {
+                            self.unsupported_regs.insert(format!("{n}{i}"), tyt.clone());
+                        }
+                    }
+                    None => {
+                        self.unsupported_regs.insert(n, tyt.clone());
+                    }
+                }
+            }
+            return Ok(());
+        };
         let (class, width) = if ty == Ty::Pred {
             (Class::P, 1)
         } else {
@@ -477,6 +501,9 @@ impl Cx {
         match o {
             ast::Operand::Name(n) => {
                 let name = n.name().map(|t| t.text().to_string()).unwrap_or_default();
+                if let Some(ty) = self.unsupported_regs.get(&name) {
+                    return Err(unsupported(n.syntax(), format!("{ty} registers")));
+                }
                 if let Some((r, ty)) = self.regs.get(&name) {
                     if n.components().next().is_some() {
                         return Err(unsupported(n.syntax(), "vector components"));
@@ -648,7 +675,10 @@ impl Cx {
                 Self::need(node, ops, 2)?;
                 let ty = Self::ty_of(node, mods)?;
                 if ty == Ty::Pred {
-                    return unsup("mov.pred");
+                    let d = self.pred_dst(&ops[0])?;
+                    let a = self.pred_src(&ops[1])?;
+                    self.plop3(d, a, Operand::pt(), 0xf0);
+                    return Ok(());
                 }
                 let w = ty.words();
                 let d = self.dst(&ops[0], w)?;
@@ -680,14 +710,18 @@ impl Cx {
             "and" | "or" | "xor" => {
                 Self::need(node, ops, 3)?;
                 let ty = Self::ty_of(node, mods)?;
-                if ty == Ty::Pred {
-                    return unsup("predicate logic");
-                }
                 let lut = match opcode {
                     "and" => 0xc0,
                     "or" => 0xfc,
                     _ => 0x3c,
                 };
+                if ty == Ty::Pred {
+                    let d = self.pred_dst(&ops[0])?;
+                    let a = self.pred_src(&ops[1])?;
+                    let b = self.pred_src(&ops[2])?;
+                    self.plop3(d, a, b, lut);
+                    return Ok(());
+                }
                 let w = ty.words();
                 let d = self.dst(&ops[0], w)?;
                 let a = self.reg_src(&ops[1], w)?;
@@ -701,7 +735,11 @@ impl Cx {
                 Self::need(node, ops, 2)?;
                 let ty = Self::ty_of(node, mods)?;
                 if ty == Ty::Pred {
-                    return unsup("predicate logic");
+                    let d = self.pred_dst(&ops[0])?;
+                    let a = self.pred_src(&ops[1])?;
+                    // ~a with a in the first LUT input (0xf0).
+                    self.plop3(d, a, Operand::pt(), 0x0f);
+                    return Ok(());
                 }
                 let w = ty.words();
                 let d = self.dst(&ops[0], w)?;
@@ -846,6 +884,24 @@ impl Cx {
             }
             Src::Special(_) => Err(unsupported(node, "64-bit special registers")),
         }
+    }
+
+    /// `d = lut(a, b, PT)` on predicates (LUT inputs a = 0xf0, b = 0xcc, c = 0xaa), the
+    /// second destination unused (PT, LUT 0).
+    fn plop3(&mut self, d: Reg, a: Operand, b: Operand, lut: u32) {
+        self.push(Inst::new(
+            "PLOP3.LUT",
+            vec![
+                Operand::r(d),
+                Operand::pt(),
+                a,
+                b,
+                Operand::pt(),
+                Operand::Hex(lut),
+                Operand::Hex(0),
+            ],
+            vec![0],
+        ));
     }
 
     fn lop3(&mut self, d: Reg, a: Reg, b: Reg, lut: u32) {
@@ -1338,12 +1394,34 @@ impl Cx {
         mods: &[String],
         ops: &[ast::Operand],
     ) -> Result<(), LowerError> {
-        if ops.len() != 3 {
-            return Err(unsupported(
-                node,
-                "setp with a second destination or a combining predicate",
-            ));
-        }
+        // `setp.cmp[.bool].type p, a, b[, {!}c]`: the combining predicate is ISETP's last
+        // source with the bool op in the mnemonic (`ISETP.LT.OR P0, PT, R1, R2, P1`).
+        let (bool_op, mods): (&str, Vec<String>) = {
+            let b = mods
+                .iter()
+                .find(|m| matches!(m.as_str(), ".and" | ".or" | ".xor"));
+            let op = match b.map(String::as_str) {
+                Some(".and") => "AND",
+                Some(".or") => "OR",
+                Some(".xor") => "XOR",
+                _ => "",
+            };
+            let rest = mods
+                .iter()
+                .filter(|m| !matches!(m.as_str(), ".and" | ".or" | ".xor"))
+                .cloned()
+                .collect();
+            (op, rest)
+        };
+        let mods = &mods[..];
+        let combine = match (ops.len(), bool_op) {
+            (3, "") => Operand::pt(),
+            (4, op) if !op.is_empty() => self.pred_src(&ops[3])?,
+            _ => {
+                return Err(unsupported(node, "setp with a second destination"));
+            }
+        };
+        let bool_op = if bool_op.is_empty() { "AND" } else { bool_op };
         let ty = Self::ty_of(node, mods)?;
         let cmp = mods.first().map(String::as_str).unwrap_or("");
         let p = self.pred_dst(&ops[0])?;
@@ -1369,22 +1447,22 @@ impl Cx {
             let a = self.reg_src(&ops[1], 1)?;
             let b = self.reg_src(&ops[2], 1)?;
             self.push(Inst::new(
-                format!("FSETP.{c}{sfx}.AND"),
+                format!("FSETP.{c}{sfx}.{bool_op}"),
                 vec![
                     Operand::r(p),
                     Operand::pt(),
                     Operand::r(a),
                     Operand::r(b),
-                    Operand::pt(),
+                    combine,
                 ],
                 vec![0],
             ));
             return Ok(());
         }
-        if ty.words() != 1 || mods.len() != 2 || ty == Ty::Pred {
-            return Err(unsupported(node, "this setp form (64-bit, predicate)"));
+        if mods.len() != 2 || ty == Ty::Pred || ty == Ty::F64 {
+            return Err(unsupported(node, "this setp form"));
         }
-        let unsigned = matches!(ty, Ty::U32 | Ty::B32);
+        let unsigned = matches!(ty, Ty::U32 | Ty::B32 | Ty::U64 | Ty::B64);
         let c = match cmp {
             ".eq" => "EQ",
             ".ne" => "NE",
@@ -1395,9 +1473,43 @@ impl Cx {
             other => return Err(unsupported(node, format!("setp comparison {other}"))),
         };
         let unsigned = unsigned || matches!(cmp, ".lo" | ".ls" | ".hi" | ".hs");
+        if ty.words() == 2 {
+            // ptxas's pair: the low words unsigned, then the high words with `.EX` chained
+            // on the low result (`ISETP.GE.U32.AND P0 ..; ISETP.GE.AND.EX P0 .., P0`).
+            if ops.len() == 4 {
+                return Err(unsupported(node, "64-bit setp with a combining predicate"));
+            }
+            let a = self.reg_src(&ops[1], 2)?;
+            let b = self.reg_src(&ops[2], 2)?;
+            let lo = Reg::v(self.ptmp(), 1);
+            self.push(Inst::new(
+                format!("ISETP.{c}.U32.AND"),
+                vec![
+                    Operand::r(lo),
+                    Operand::pt(),
+                    Operand::r(sub(a, 0)),
+                    Operand::r(sub(b, 0)),
+                    Operand::pt(),
+                ],
+                vec![0],
+            ));
+            self.push(Inst::new(
+                format!("ISETP.{c}{}.AND.EX", if unsigned { ".U32" } else { "" }),
+                vec![
+                    Operand::r(p),
+                    Operand::pt(),
+                    Operand::r(sub(a, 1)),
+                    Operand::r(sub(b, 1)),
+                    Operand::pt(),
+                    Operand::r(lo),
+                ],
+                vec![0],
+            ));
+            return Ok(());
+        }
         let a = self.reg_src(&ops[1], 1)?;
         let b = self.reg_src(&ops[2], 1)?;
-        let op = format!("ISETP.{c}{}.AND", if unsigned { ".U32" } else { "" });
+        let op = format!("ISETP.{c}{}.{bool_op}", if unsigned { ".U32" } else { "" });
         self.push(Inst::new(
             op,
             vec![
@@ -1405,7 +1517,7 @@ impl Cx {
                 Operand::pt(),
                 Operand::r(a),
                 Operand::r(b),
-                Operand::pt(),
+                combine,
             ],
             vec![0],
         ));

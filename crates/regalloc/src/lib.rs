@@ -95,11 +95,13 @@ pub fn allocate(f: &Func, max_registers: u32) -> Result<Allocation, AllocError> 
             let mut base = 0;
             loop {
                 if base + width - 1 > limit {
+                    let what = match class {
+                        Class::R => format!("{max_registers} registers"),
+                        _ => "7 predicate registers".to_string(),
+                    };
                     return Err(AllocError(format!(
-                        "unsupported: register pressure (kernel `{}` needs more than {} {} registers; spilling is not implemented)",
-                        f.name,
-                        max_registers,
-                        if class == Class::R { "R" } else { "predicate" }
+                        "unsupported: register pressure (kernel `{}` needs more than {what}; spilling is not implemented)",
+                        f.name
                     )));
                 }
                 if (base..base + width).all(|b| !busy(b)) {

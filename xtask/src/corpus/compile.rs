@@ -76,6 +76,39 @@ fn nvdisasm_lines(text: &str) -> Vec<String> {
         .collect()
 }
 
+/// Renames `.L_x_N` labels by order of first appearance, restarting at each function (a line
+/// at address 0): nvdisasm numbers labels across the whole file, kiln per kernel.
+fn canonical_labels(lines: &[String]) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    lines
+        .iter()
+        .map(|l| {
+            if l.starts_with("/*0000*/") {
+                names.clear();
+            }
+            let mut out = String::new();
+            let mut rest = l.as_str();
+            while let Some(i) = rest.find(".L_x_") {
+                out.push_str(&rest[..i]);
+                let tail = &rest[i + 5..];
+                let digits = tail.chars().take_while(char::is_ascii_digit).count();
+                let name = &rest[i..i + 5 + digits];
+                let k = match names.iter().position(|n| n == name) {
+                    Some(k) => k,
+                    None => {
+                        names.push(name.to_string());
+                        names.len() - 1
+                    }
+                };
+                out.push_str(&format!("L{k}"));
+                rest = &tail[digits..];
+            }
+            out.push_str(rest);
+            out
+        })
+        .collect()
+}
+
 fn norm(l: &str) -> String {
     let body = l.split(';').next().unwrap_or(l);
     body.split_whitespace().collect::<Vec<_>>().join(" ")
@@ -185,11 +218,12 @@ fn tool_check(cubin_path: &Path, bytes: &[u8], listing: &[String]) -> Result<(),
     if !nv.status.success() || !err.trim().is_empty() {
         return Err(format!("nvdisasm: {}", err.trim()));
     }
-    let got = nvdisasm_lines(&String::from_utf8_lossy(&nv.stdout));
+    let got = canonical_labels(&nvdisasm_lines(&String::from_utf8_lossy(&nv.stdout)));
+    let listing = canonical_labels(listing);
     if got != listing {
         let at = got
             .iter()
-            .zip(listing)
+            .zip(&listing)
             .position(|(a, b)| a != b)
             .unwrap_or(got.len().min(listing.len()));
         return Err(format!(
