@@ -187,6 +187,26 @@ fn unsupported_features_fail_closed_with_a_span() {
     );
     let r = usize::from(d.range.start())..usize::from(d.range.end());
     assert_eq!(&text[r], "min.s32 %r18, %r17, %r14;");
+    // A form the learned SASS tables cannot encode is refused at emission, with the span of
+    // the PTX instruction it came from.
+    let text = std::fs::read_to_string("../../test-data/codegen/compare.ptx")
+        .unwrap()
+        .replace(
+            "setp.lt.and.s32 %p7, %r9, 1, !%p7;",
+            "setp.lt.or.s32 %p7, %r9, 1, !%p7;",
+        );
+    let file = db.add_file("compare.ptx", text.as_bytes());
+    let out = db::cubin(&db, FileTarget::new(&db, file, target("sm_80")));
+    assert!(out.bytes.is_none());
+    let d = &out.diagnostics[0];
+    assert!(
+        d.message
+            .contains("unsupported: encoding of `ISETP.LT.OR P1, PT, R0, R2, !P1` on sm_80"),
+        "{}",
+        d.message
+    );
+    let r = usize::from(d.range.start())..usize::from(d.range.end());
+    assert_eq!(&text[r], "setp.lt.or.s32 %p7, %r9, 1, !%p7;");
 }
 
 fn oracle() -> Option<PathBuf> {

@@ -30,15 +30,24 @@ pub struct Encoded {
     pub instructions: usize,
 }
 
+/// An emission failure and the source range of the instruction responsible, if known.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct EmitError {
+    pub message: String,
+    pub origin: Option<(u32, u32)>,
+}
+
 /// Encodes a scheduled function for `sm` (80, 90).
 pub fn encode(
     f: &Func,
     assign: &dyn Fn(VReg) -> u8,
     sched: &Schedule,
     sm: u32,
-) -> Result<Encoded, String> {
-    let table = sass::table(&format!("sm_{sm}"))
-        .ok_or_else(|| format!("unsupported: no SASS table for sm_{sm}"))?;
+) -> Result<Encoded, EmitError> {
+    let table = sass::table(&format!("sm_{sm}")).ok_or_else(|| EmitError {
+        message: format!("unsupported: no SASS table for sm_{sm}"),
+        origin: None,
+    })?;
     let n = sched.slots.len();
     let block_addr = |pos: usize| (sched.block_start[pos] * 16) as u64;
     let pos_of = |b: ir::Block| f.order.iter().position(|x| *x == b).unwrap_or(0);
@@ -72,11 +81,17 @@ pub fn encode(
         s2rctaid_offsets: Vec::new(),
         instructions: n,
     };
-    let push = |text: String, control: Control, out: &mut Encoded| -> Result<(), String> {
+    let push = |text: String,
+                control: Control,
+                origin: Option<(u32, u32)>,
+                out: &mut Encoded|
+     -> Result<(), EmitError> {
         let pc = out.code.len() as u64;
         let line = format!("{} {text}", control.to_text());
-        let w = sass::encode::assemble_line(table, &line, pc, &resolve)
-            .map_err(|e| format!("unsupported: encoding of `{text}` on sm_{sm} ({e})"))?;
+        let w = sass::encode::assemble_line(table, &line, pc, &resolve).map_err(|e| EmitError {
+            message: format!("unsupported: encoding of `{text}` on sm_{sm} ({e})"),
+            origin,
+        })?;
         out.code.extend_from_slice(&w.to_le_bytes());
         out.listing.push(format!("/*{pc:04x}*/ {text} ;"));
         Ok(())
@@ -91,8 +106,8 @@ pub fn encode(
             ..Control::default()
         };
         let pc = out.code.len() as u32;
-        let text = match slot {
-            Slot::Nop => "NOP".to_string(),
+        let (text, origin) = match slot {
+            Slot::Nop => ("NOP".to_string(), None),
             Slot::Inst { block, index } => {
                 let i = &f.blocks[f.order[*block]].insts[*index];
                 if i.base_op() == "EXIT" {
@@ -105,22 +120,23 @@ pub fn encode(
                 {
                     out.s2rctaid_offsets.push(pc);
                 }
-                ir::inst_text(f, i, Some(assign), &|b| {
+                let text = ir::inst_text(f, i, Some(assign), &|b| {
                     format!("`({})", name_of(block_addr(pos_of(b))))
-                })
+                });
+                (text, i.origin)
             }
         };
-        push(text, control, &mut out)?;
+        push(text, control, origin, &mut out)?;
     }
     let idle = Control {
         write_sb: 7,
         read_sb: 7,
         ..Control::default()
     };
-    push(format!("BRA `({})", name_of(trailer)), idle, &mut out)?;
+    push(format!("BRA `({})", name_of(trailer)), idle, None, &mut out)?;
     let mut nops = 0;
     while nops < 8 || out.code.len() % 128 != 0 {
-        push("NOP".into(), idle, &mut out)?;
+        push("NOP".into(), idle, None, &mut out)?;
         nops += 1;
     }
     Ok(out)

@@ -183,6 +183,9 @@ pub struct Inst {
     /// Registers read without appearing in the text (sm_80 `LDG.E` reads its memory
     /// descriptor from UR4 without printing it).
     pub implicit_uses: Vec<Reg>,
+    /// The source construct it came from: a byte range `(start, end)` in the input the
+    /// lowering was given, for diagnostics of later passes.
+    pub origin: Option<(u32, u32)>,
 }
 
 impl Inst {
@@ -193,6 +196,7 @@ impl Inst {
             operands,
             defs,
             implicit_uses: Vec::new(),
+            origin: None,
         }
     }
     /// The mnemonic without modifiers (`IADD3` for `IADD3.X`).

@@ -154,6 +154,8 @@ struct Cx {
     regs: FxHashMap<String, (VReg, Ty)>,
     params: FxHashMap<String, (u32, u32)>,
     labels: FxHashMap<String, Block>,
+    /// The range of the PTX instruction being lowered (recorded on every IR instruction).
+    origin: Option<(u32, u32)>,
     /// Declared registers of types outside the subset (an error where used).
     unsupported_regs: FxHashMap<String, String>,
     guard: Option<Guard>,
@@ -185,6 +187,7 @@ pub fn lower_kernel(function: &SyntaxNode, target: LowerTarget) -> Result<Lowere
         params: FxHashMap::default(),
         labels: FxHashMap::default(),
         unsupported_regs: FxHashMap::default(),
+        origin: None,
         guard: None,
         needs_desc: false,
     };
@@ -360,6 +363,7 @@ impl Cx {
         if i.guard.is_none() {
             i.guard = self.guard;
         }
+        i.origin = self.origin;
         let b = self.cur;
         self.f.blocks[b].insts.push(i);
     }
@@ -631,11 +635,14 @@ impl Cx {
             }
             None => None,
         };
+        let r = node.text_range();
+        self.origin = Some((r.start().into(), r.end().into()));
         let opcode = i.opcode().map(|t| t.text().to_string()).unwrap_or_default();
         let mods: Vec<String> = i.modifiers().map(|t| t.text().to_string()).collect();
         let ops: Vec<ast::Operand> = i.operands().collect();
         let r = self.select(node, &opcode, &mods, &ops);
         self.guard = None;
+        self.origin = None;
         r
     }
 
