@@ -23,6 +23,7 @@ use crate::oracle;
 
 mod compile;
 mod cubin;
+mod emu;
 pub mod disasm;
 mod interp;
 mod json;
@@ -51,6 +52,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
         "parse" => parse::run(&args),
         "disasm" => disasm::run(&args),
         "compile" => compile::run(&args),
+        "emu" => emu::run(&args),
         other => Err(format!("unknown corpus stage `{other}`\n{USAGE}")),
     }
 }
