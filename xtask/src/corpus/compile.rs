@@ -10,9 +10,11 @@
 //! compared with ptxas's `-v` report (`ptxas_kernels.tsv`), instruction counts with ptxas's
 //! cubin (instructions before the closing `BRA`-to-self and `NOP` padding).
 //!
-//! `verified` counts kernels whose cubin was *executed* and matched the interpreter; no SASS
-//! emulator is merged yet, so it is 0 and `miscompiled` is `na` (not checked) — a compiled
-//! kernel is only known to be well-formed and encoded as listed.
+//! Execution: every compiled kernel runs in the SASS emulator (`crates/emu`) on kiln's cubin
+//! and in the PTX interpreter on the same inputs (`emu::harness`, two seeds). `verified`
+//! counts kernels whose buffers matched byte for byte, `miscompiled` those that differed
+//! (each printed); kernels one side cannot run are listed as not executed, with reasons.
+//! The emulator is functional: control codes are checked only by nvdisasm's acceptance.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
@@ -22,9 +24,21 @@ use std::time::Instant;
 use super::{CorpusArgs, PtxasOutcome};
 use crate::oracle;
 
+/// What executing a compiled kernel showed.
+enum Exec {
+    /// Emulator on kiln's cubin == interpreter on the PTX, for every seed.
+    Verified,
+    /// A difference (the description).
+    Miscompiled(String),
+    /// Not executed: the emulator or interpreter cannot run it (the reason).
+    Unchecked(String),
+}
+
 struct FileOutcome {
     /// (kernel, Ok(kiln registers, kiln instructions) | Err(reason)).
     kernels: Vec<(String, Result<(u32, usize), String>)>,
+    /// Per compiled kernel: the execution check.
+    exec: HashMap<String, Exec>,
     /// Tool problems with the produced cubin.
     tool_error: Option<String>,
     kiln_s: f64,
@@ -135,6 +149,7 @@ fn check_file(path: &Path, rel: &str, text: &str, arch: &str, dir: &Path) -> Fil
     let mut out = FileOutcome {
         kernels: Vec::new(),
         tool_error: None,
+        exec: HashMap::new(),
         kiln_s: 0.0,
         ptxas_instr: HashMap::new(),
     };
@@ -194,6 +209,9 @@ fn check_file(path: &Path, rel: &str, text: &str, arch: &str, dir: &Path) -> Fil
             }
             out.tool_error = tool_check(&cubin_path, b, &listing).err();
             let _ = std::fs::remove_file(&cubin_path);
+            for n in &names {
+                out.exec.insert(n.clone(), execute(text, b, n));
+            }
         }
     }
     if let Ok(PtxasOutcome::Ok { cubin, .. }) = super::ptxas_cubin(text, arch, &[])
@@ -206,6 +224,25 @@ fn check_file(path: &Path, rel: &str, text: &str, arch: &str, dir: &Path) -> Fil
         }
     }
     out
+}
+
+/// Runs a compiled kernel in the emulator and the PTX in the interpreter on the same inputs
+/// (`emu::harness`, two seeds).
+fn execute(ptx: &str, cubin: &[u8], kernel: &str) -> Exec {
+    use emu::harness::{Config, Verdict, compare};
+    for seed in [1u64, 2] {
+        let cfg = Config {
+            seed,
+            ..Config::default()
+        };
+        match compare(ptx, cubin, kernel, &cfg) {
+            Verdict::Equal => {}
+            Verdict::Differ(d) => return Exec::Miscompiled(d),
+            Verdict::Unsupported(r) => return Exec::Unchecked(format!("emu: {r}")),
+            Verdict::NotComparable(r) => return Exec::Unchecked(r),
+        }
+    }
+    Exec::Verified
 }
 
 fn tool_check(cubin_path: &Path, bytes: &[u8], listing: &[String]) -> Result<(), String> {
@@ -315,6 +352,8 @@ pub fn run(args: &CorpusArgs) -> Result<(), String> {
     let mut reasons: BTreeMap<String, usize> = BTreeMap::new();
     let (mut kernels, mut compiled, mut unsupported, mut panics, mut rejected) = (0, 0, 0, 0, 0);
     let (mut regs_le, mut regs_ratio, mut instr_ratio) = (0usize, Vec::new(), Vec::new());
+    let (mut verified, mut miscompiled) = (0usize, 0usize);
+    let mut unchecked: BTreeMap<String, usize> = BTreeMap::new();
     let (mut kiln_s, mut ptxas_s) = (0.0, 0.0);
     for ((_, rel, _), r) in files.iter().zip(results) {
         let out = match r {
@@ -343,6 +382,17 @@ pub fn run(args: &CorpusArgs) -> Result<(), String> {
                 }
                 Ok((regs, instrs)) => {
                     compiled += 1;
+                    match out.exec.get(name) {
+                        Some(Exec::Verified) => verified += 1,
+                        Some(Exec::Miscompiled(d)) => {
+                            miscompiled += 1;
+                            println!("MISCOMPILED {rel} {name}: {d}");
+                        }
+                        Some(Exec::Unchecked(r)) => {
+                            *unchecked.entry(r.clone()).or_default() += 1;
+                        }
+                        None => {}
+                    }
                     if let Some(p) = ptxas_regs.get(&(rel.clone(), name.clone())) {
                         if regs <= p {
                             regs_le += 1;
@@ -362,12 +412,13 @@ pub fn run(args: &CorpusArgs) -> Result<(), String> {
     for (r, n) in by_count {
         println!("{n:>7}  {r}");
     }
-    println!(
-        "execution check: not run (no SASS emulator merged yet); verified counts executed kernels only"
-    );
+    println!("compiled kernels not executed, by reason:");
+    for (r, n) in &unchecked {
+        println!("{n:>7}  {r}");
+    }
     println!("tool_rejected={rejected} (cubins nvdisasm/cuobjdump refused or listed differently)");
     println!(
-        "RESULT compile {arch} kernels={kernels} compiled={compiled} verified=0 miscompiled=na unsupported={unsupported} panics={panics} regs_le_ptxas={regs_le} regs_ratio_median={:.2} instr_ratio_median={:.2} kiln_s={kiln_s:.2} ptxas_s={ptxas_s:.2}",
+        "RESULT compile {arch} kernels={kernels} compiled={compiled} verified={verified} miscompiled={miscompiled} unsupported={unsupported} panics={panics} regs_le_ptxas={regs_le} regs_ratio_median={:.2} instr_ratio_median={:.2} kiln_s={kiln_s:.2} ptxas_s={ptxas_s:.2}",
         median(regs_ratio),
         median(instr_ratio)
     );
