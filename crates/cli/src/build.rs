@@ -90,9 +90,14 @@ pub fn run(args: Args) -> Status {
                     } else {
                         String::new()
                     };
+                    let smem = if s.shared_bytes > 0 {
+                        format!(", {} bytes smem", s.shared_bytes)
+                    } else {
+                        String::new()
+                    };
                     println!(
-                        "kiln info    : Used {} registers, used 0 barriers{cmem}",
-                        s.registers
+                        "kiln info    : Used {} registers, used {} barriers{smem}{cmem}",
+                        s.registers, s.barriers
                     );
                 }
                 if args.sass

@@ -109,6 +109,7 @@ pub struct KernelStats {
     pub spill_stores: u32,
     pub spill_loads: u32,
     pub shared_bytes: u32,
+    pub barriers: u32,
     /// Bytes of constant bank 0 (parameter base + parameters), as ptxas's `cmem[0]`.
     pub cmem0: u32,
     pub instructions: usize,
@@ -136,7 +137,8 @@ pub fn kernel_stats<'db>(
         stack_frame: 0,
         spill_stores: 0,
         spill_loads: 0,
-        shared_bytes: 0,
+        shared_bytes: l.shared_size,
+        barriers: u32::from(l.num_barriers),
         cmem0: ::cubin::builder::param_base(sm) + params_end,
         instructions: e.instructions,
     })
@@ -259,5 +261,7 @@ fn compile_kernel<'db>(
         registers: stats.registers,
         max_threads: l.max_threads,
         reqntid: l.reqntid,
+        shared_size: l.shared_size,
+        num_barriers: l.num_barriers,
     })
 }

@@ -151,6 +151,9 @@ pub struct KernelCode {
     pub registers: u32,
     pub max_threads: Option<[u32; 3]>,
     pub reqntid: Option<[u32; 3]>,
+    /// Bytes of static shared memory (`.nv.shared.<kernel>`).
+    pub shared_size: u32,
+    pub num_barriers: u8,
 }
 
 /// Builds the cubin bytes for `kernels` on `sm`.
@@ -174,6 +177,8 @@ pub fn build_cubin(sm: u32, kernels: &[KernelCode]) -> Result<Vec<u8>, String> {
             s2rctaid_offsets: k.encoded.s2rctaid_offsets.clone(),
             max_threads: k.max_threads,
             reqntid: k.reqntid,
+            shared_size: u64::from(k.shared_size),
+            num_barriers: k.num_barriers,
             ..cubin::builder::Kernel::default()
         });
     }

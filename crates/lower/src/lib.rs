@@ -66,6 +66,10 @@ pub struct Lowered {
     pub reqntid: Option<[u32; 3]>,
     /// `.maxnreg`: the kernel's register budget.
     pub max_registers: Option<u32>,
+    /// Bytes of static shared memory.
+    pub shared_size: u32,
+    /// Named barriers used (`bar.sync 0` only: 0 or 1).
+    pub num_barriers: u8,
 }
 
 /// The stack-pointer register ptxas initializes in every kernel (`R1 = c[0x0][0x28]`).
@@ -156,6 +160,10 @@ struct Cx {
     labels: FxHashMap<String, Block>,
     /// The range of the PTX instruction being lowered (recorded on every IR instruction).
     origin: Option<(u32, u32)>,
+    /// Function-scope shared variables: name → offset in the static shared block.
+    shared: FxHashMap<String, u32>,
+    shared_size: u32,
+    uses_barrier: bool,
     /// Declared registers of types outside the subset (an error where used).
     unsupported_regs: FxHashMap<String, String>,
     guard: Option<Guard>,
@@ -187,6 +195,9 @@ pub fn lower_kernel(function: &SyntaxNode, target: LowerTarget) -> Result<Lowere
         params: FxHashMap::default(),
         labels: FxHashMap::default(),
         unsupported_regs: FxHashMap::default(),
+        shared: FxHashMap::default(),
+        shared_size: 0,
+        uses_barrier: false,
         origin: None,
         guard: None,
         needs_desc: false,
@@ -311,6 +322,8 @@ pub fn lower_kernel(function: &SyntaxNode, target: LowerTarget) -> Result<Lowere
         max_threads,
         reqntid,
         max_registers,
+        shared_size: cx.shared_size,
+        num_barriers: u8::from(cx.uses_barrier),
     })
 }
 
@@ -447,6 +460,9 @@ impl Cx {
             .state_space()
             .map(|t| t.text().to_string())
             .unwrap_or_default();
+        if space == ".shared" {
+            return self.shared_decl(v);
+        }
         if space != ".reg" {
             return Err(unsupported(v.syntax(), format!("{space} variables")));
         }
@@ -500,6 +516,64 @@ impl Cx {
         Ok(())
     }
 
+    /// A function-scope `.shared` variable: placed in the kernel's static shared block
+    /// (sm_80 only: sm_90 puts user shared memory after a reserved window and addresses it
+    /// through the cluster CTA id, which v1 does not generate).
+    fn shared_decl(&mut self, v: &ast::VarDecl) -> Result<(), LowerError> {
+        if self.target.sm >= 90 {
+            return Err(unsupported(
+                v.syntax(),
+                "shared memory on sm_90 (reserved window, cluster addressing)",
+            ));
+        }
+        if !v.linkage().is_empty() {
+            return Err(unsupported(v.syntax(), "extern or linked shared variables"));
+        }
+        let tyt = v.ty().map(|t| t.text().to_string()).unwrap_or_default();
+        let elem: u32 = match tyt.as_str() {
+            ".b8" | ".u8" | ".s8" => 1,
+            ".b16" | ".u16" | ".s16" | ".f16" | ".bf16" => 2,
+            ".b32" | ".u32" | ".s32" | ".f32" | ".f16x2" | ".bf16x2" => 4,
+            ".b64" | ".u64" | ".s64" | ".f64" => 8,
+            other => {
+                return Err(unsupported(
+                    v.syntax(),
+                    format!("shared variables of type {other}"),
+                ));
+            }
+        };
+        let elem = elem * v.vector().unwrap_or(1);
+        let align = v.align().unwrap_or(elem).max(1);
+        for d in v.declarators() {
+            let Some(n) = d.name() else { continue };
+            if d.initializer().is_some() {
+                return Err(unsupported(
+                    d.syntax(),
+                    "shared variables with initializers",
+                ));
+            }
+            let mut count = 1u32;
+            for dim in d.array_dims() {
+                let k = dim
+                    .size()
+                    .and_then(|e| e.as_int())
+                    .ok_or_else(|| unsupported(d.syntax(), "shared arrays of unknown size"))?;
+                count = count
+                    .checked_mul(k as u32)
+                    .ok_or_else(|| unsupported(d.syntax(), "shared arrays this large"))?;
+            }
+            let at = self.shared_size.div_ceil(align) * align;
+            self.shared_size = at
+                .checked_add(elem * count)
+                .filter(|e| *e <= 48 * 1024)
+                .ok_or_else(|| {
+                    unsupported(d.syntax(), "more than 48 KiB of static shared memory")
+                })?;
+            self.shared.insert(n.text().to_string(), at);
+        }
+        Ok(())
+    }
+
     /// Resolves a source operand.
     fn src(&self, o: &ast::Operand) -> Result<Src, LowerError> {
         match o {
@@ -507,6 +581,10 @@ impl Cx {
                 let name = n.name().map(|t| t.text().to_string()).unwrap_or_default();
                 if let Some(ty) = self.unsupported_regs.get(&name) {
                     return Err(unsupported(n.syntax(), format!("{ty} registers")));
+                }
+                if let Some(&at) = self.shared.get(&name) {
+                    // The variable's address in the shared window.
+                    return Ok(Src::Imm(u64::from(at)));
                 }
                 if let Some((r, ty)) = self.regs.get(&name) {
                     if n.components().next().is_some() {
@@ -675,9 +753,14 @@ impl Cx {
         let has = |m: &str| mods.iter().any(|x| x == m);
         match opcode {
             "ld" if has(".param") => self.ld_param(node, mods, ops),
-            "ld" if has(".global") => self.ld_st_global(node, mods, ops, true),
-            "st" if has(".global") => self.ld_st_global(node, mods, ops, false),
-            "ld" | "st" => unsup(&format!("{opcode} outside .global/.param spaces")),
+            "ld" | "st" if has(".global") => self.ld_st(node, mods, ops, opcode == "ld", false),
+            "ld" | "st" if has(".shared") => {
+                if self.target.sm >= 90 {
+                    return unsup("shared memory on sm_90 (reserved window, cluster addressing)");
+                }
+                self.ld_st(node, mods, ops, opcode == "ld", true)
+            }
+            "ld" | "st" => unsup(&format!("{opcode} outside .global/.shared/.param spaces")),
             "mov" => {
                 Self::need(node, ops, 2)?;
                 let ty = Self::ty_of(node, mods)?;
@@ -832,6 +915,24 @@ impl Cx {
                 self.push(Inst::new("EXIT", vec![], vec![]));
                 let next = self.f.new_block();
                 self.start_block(next);
+                Ok(())
+            }
+            "bar" | "barrier" => {
+                let ok = mods
+                    .iter()
+                    .all(|m| matches!(m.as_str(), ".sync" | ".aligned"))
+                    && (has(".sync") || (opcode == "bar" && mods.is_empty()))
+                    && ops.len() == 1
+                    && ops[0].as_int() == Some(0);
+                if !ok || self.guard.is_some() {
+                    return unsup("barrier forms other than `bar.sync 0`");
+                }
+                self.uses_barrier = true;
+                self.push(Inst::new(
+                    "BAR.SYNC.DEFER_BLOCKING",
+                    vec![Operand::Imm(0)],
+                    vec![],
+                ));
                 Ok(())
             }
             other => unsup(&format!("instruction `{other}`")),
@@ -990,80 +1091,114 @@ impl Cx {
         }
     }
 
-    fn ld_st_global(
+    fn ld_st(
         &mut self,
         node: &SyntaxNode,
         mods: &[String],
         ops: &[ast::Operand],
         load: bool,
+        shared: bool,
     ) -> Result<(), LowerError> {
         Self::need(node, ops, 2)?;
-        let ty = Self::ty_of(node, mods)?;
         let mut nc = false;
+        let mut size = None;
         for m in mods {
             match m.as_str() {
-                ".global" => {}
-                ".nc" if load => nc = true,
-                ".weak" => {}
-                m if ast::TYPES.contains(&m) => {}
+                ".global" | ".shared" | ".weak" => {}
+                ".nc" if load && !shared => nc = true,
+                // Sub-word accesses: (bytes, SASS suffix, sign-extending).
+                ".u8" | ".b8" => size = Some((1, ".U8")),
+                ".s8" => size = Some((1, ".S8")),
+                ".u16" | ".b16" => size = Some((2, ".U16")),
+                ".s16" => size = Some((2, ".S16")),
+                ".b32" | ".u32" | ".s32" | ".f32" => size = Some((4, "")),
+                ".b64" | ".u64" | ".s64" | ".f64" => size = Some((8, ".64")),
                 other => return Err(unsupported(node, format!("ld/st modifier {other}"))),
             }
         }
-        if ty == Ty::Pred {
-            return Err(unsupported(node, "predicate loads"));
-        }
-        let w = ty.words();
+        let Some((bytes, suffix)) = size else {
+            return Err(malformed(node, "ld/st without a type"));
+        };
+        // Stores of sub-words write the low bytes (no sign in the SASS form).
+        let suffix = if !load && bytes < 4 {
+            if bytes == 1 { ".U8" } else { ".U16" }
+        } else {
+            suffix
+        };
+        let w: u8 = if bytes == 8 { 2 } else { 1 };
         let (addr_op, val_op) = if load {
             (&ops[1], &ops[0])
         } else {
             (&ops[0], &ops[1])
         };
         let (name, off) = self.address_name(addr_op)?;
-        let (base, bty) = *self
-            .regs
-            .get(&name)
-            .ok_or_else(|| unsupported(addr_op.syntax(), format!("address of `{name}`")))?;
-        if bty.words() != 2 {
-            return Err(unsupported(addr_op.syntax(), "32-bit global addresses"));
-        }
-        let offset = i32::try_from(off)
-            .ok()
-            .filter(|o| (-(1 << 23)..(1 << 23)).contains(o))
-            .ok_or_else(|| unsupported(addr_op.syntax(), "address offset out of range"))?;
-        self.needs_desc = true;
         let sm90 = self.target.sm >= 90;
-        let mem = Operand::Mem {
-            base: Reg::v(base, 2),
-            offset,
-            desc: sm90.then(desc_reg),
-        };
-        let mut op = if load {
-            "LDG.E".to_string()
+        let (mem, mut op) = if shared {
+            // Shared addresses are 32-bit offsets in the CTA's window (sm_80: window offset 0
+            // is the first static variable); a 64-bit register holds one in its low word.
+            let offset = i32::try_from(off)
+                .ok()
+                .filter(|o| (-(1 << 23)..(1 << 23)).contains(o))
+                .ok_or_else(|| unsupported(addr_op.syntax(), "address offset out of range"))?;
+            let (base, offset) = if let Some(&at) = self.shared.get(&name) {
+                let t = self.tmp(1);
+                self.mov_imm(Reg::v(t, 1), at.wrapping_add(offset as u32));
+                (Reg::v(t, 1), 0)
+            } else {
+                let (r, rty) = *self
+                    .regs
+                    .get(&name)
+                    .ok_or_else(|| unsupported(addr_op.syntax(), format!("address of `{name}`")))?;
+                if rty == Ty::Pred || rty == Ty::F32 {
+                    return Err(unsupported(
+                        addr_op.syntax(),
+                        "shared address register type",
+                    ));
+                }
+                (Reg::part(r, 0), offset)
+            };
+            let mem = Operand::Mem {
+                base,
+                offset,
+                desc: None,
+            };
+            (mem, if load { "LDS" } else { "STS" }.to_string())
         } else {
-            "STG.E".to_string()
+            let (base, bty) = *self
+                .regs
+                .get(&name)
+                .ok_or_else(|| unsupported(addr_op.syntax(), format!("address of `{name}`")))?;
+            if bty.words() != 2 {
+                return Err(unsupported(addr_op.syntax(), "32-bit global addresses"));
+            }
+            let offset = i32::try_from(off)
+                .ok()
+                .filter(|o| (-(1 << 23)..(1 << 23)).contains(o))
+                .ok_or_else(|| unsupported(addr_op.syntax(), "address offset out of range"))?;
+            self.needs_desc = true;
+            let mem = Operand::Mem {
+                base: Reg::v(base, 2),
+                offset,
+                desc: sm90.then(desc_reg),
+            };
+            (mem, if load { "LDG.E" } else { "STG.E" }.to_string())
         };
-        if w == 2 {
-            op.push_str(".64");
-        }
+        op.push_str(suffix);
         if nc {
             op.push_str(".CONSTANT");
         }
-        if load {
+        let mut inst = if load {
             let d = self.dst(val_op, w)?;
-            let mut inst = Inst::new(op, vec![Operand::r(d), mem], vec![0]);
-            if !sm90 {
-                // sm_80 LDG reads the descriptor from UR4 without printing it.
-                inst.implicit_uses.push(desc_reg());
-            }
-            self.push(inst);
+            Inst::new(op, vec![Operand::r(d), mem], vec![0])
         } else {
             let v = self.reg_src(val_op, w)?;
-            let mut inst = Inst::new(op, vec![mem, Operand::r(v)], vec![]);
-            if !sm90 {
-                inst.implicit_uses.push(desc_reg());
-            }
-            self.push(inst);
+            Inst::new(op, vec![mem, Operand::r(v)], vec![])
+        };
+        if !sm90 && !shared {
+            // sm_80 LDG/STG read the memory descriptor from UR4 without printing it.
+            inst.implicit_uses.push(desc_reg());
         }
+        self.push(inst);
         Ok(())
     }
 
