@@ -209,8 +209,13 @@ fn check_file(path: &Path, rel: &str, text: &str, arch: &str, dir: &Path) -> Fil
             }
             out.tool_error = tool_check(&cubin_path, b, &listing).err();
             let _ = std::fs::remove_file(&cubin_path);
+            let theirs = match super::ptxas_cubin(text, arch, &[]) {
+                Ok(PtxasOutcome::Ok { cubin, .. }) => std::fs::read(cubin).ok(),
+                _ => None,
+            };
             for n in &names {
-                out.exec.insert(n.clone(), execute(text, b, n));
+                out.exec
+                    .insert(n.clone(), execute(text, b, theirs.as_deref(), n));
             }
         }
     }
@@ -227,8 +232,9 @@ fn check_file(path: &Path, rel: &str, text: &str, arch: &str, dir: &Path) -> Fil
 }
 
 /// Runs a compiled kernel in the emulator and the PTX in the interpreter on the same inputs
-/// (`emu::harness`, two seeds).
-fn execute(ptx: &str, cubin: &[u8], kernel: &str) -> Exec {
+/// (`emu::harness`, two seeds); `ptxas` is ptxas's cubin of the same PTX, the reference when
+/// the two disagree.
+fn execute(ptx: &str, cubin: &[u8], ptxas: Option<&[u8]>, kernel: &str) -> Exec {
     use emu::harness::{Config, Verdict, compare};
     for seed in [1u64, 2] {
         let cfg = Config {
@@ -237,7 +243,20 @@ fn execute(ptx: &str, cubin: &[u8], kernel: &str) -> Exec {
         };
         match compare(ptx, cubin, kernel, &cfg) {
             Verdict::Equal => {}
-            Verdict::Differ(d) => return Exec::Miscompiled(d),
+            Verdict::Differ(d) => {
+                // The interpreter is more permissive than the hardware (e.g. misaligned
+                // accesses, which PTX leaves undefined): when ptxas's own cubin differs from
+                // the interpreter in the same way, the inputs are outside defined behaviour.
+                if let Some(theirs) = ptxas
+                    && compare(ptx, theirs, kernel, &cfg) == Verdict::Differ(d.clone())
+                {
+                    return Exec::Unchecked(format!(
+                        "ptxas's cubin differs from the interpreter the same way: {}",
+                        d.split(" at 0x").next().unwrap_or(&d)
+                    ));
+                }
+                return Exec::Miscompiled(d);
+            }
             Verdict::Unsupported(r) => return Exec::Unchecked(format!("emu: {r}")),
             Verdict::NotComparable(r) => return Exec::Unchecked(r),
         }

@@ -23,8 +23,8 @@ use crate::oracle;
 
 mod compile;
 mod cubin;
-mod emu;
 pub mod disasm;
+mod emu;
 mod interp;
 mod json;
 pub mod parse;
