@@ -135,7 +135,7 @@ pub fn encode(
     };
     push(format!("BRA `({})", name_of(trailer)), idle, None, &mut out)?;
     let mut nops = 0;
-    while nops < 8 || out.code.len() % 128 != 0 {
+    while nops < 8 || !out.code.len().is_multiple_of(128) {
         push("NOP".into(), idle, None, &mut out)?;
         nops += 1;
     }

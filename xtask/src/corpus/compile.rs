@@ -34,9 +34,11 @@ enum Exec {
     Unchecked(String),
 }
 
+/// A kernel's compilation: Ok(kiln registers, kiln instructions) or Err(unsupported reason).
+type KernelResult = Result<(u32, usize), String>;
+
 struct FileOutcome {
-    /// (kernel, Ok(kiln registers, kiln instructions) | Err(reason)).
-    kernels: Vec<(String, Result<(u32, usize), String>)>,
+    kernels: Vec<(String, KernelResult)>,
     /// Per compiled kernel: the execution check.
     exec: HashMap<String, Exec>,
     /// Tool problems with the produced cubin.
