@@ -221,10 +221,14 @@ pub fn run(args: &CorpusArgs) -> Result<(), String> {
 
     // ZLUDA run tests through the emulator.
     let (zt, zp, zf, zu) = zluda(&args.dir, &arch, verbose)?;
-    println!("ZLUDA run tests through the emulator: tests={zt} pass={zp} fail={zf} unsupported={zu}");
+    println!(
+        "ZLUDA run tests through the emulator: tests={zt} pass={zp} fail={zf} unsupported={zu}"
+    );
 
     let hazards = 0;
-    println!("hazard checker: not available in this build (crates/hazard not merged); hazards=0 means not checked");
+    println!(
+        "hazard checker: not available in this build (crates/hazard not merged); hazards=0 means not checked"
+    );
     println!(
         "RESULT emu {arch} kernels={kernels} equal={equal} differ={differ} unsupported={unsupported} hazards={hazards} panics={panics}"
     );
@@ -322,7 +326,11 @@ fn zluda_one(dir: &Path, arch: &str, t: &Json) -> ZOutcome {
     if *got == expected {
         ZOutcome::Pass
     } else {
-        let first = got.iter().zip(&expected).position(|(a, b)| a != b).unwrap_or(0);
+        let first = got
+            .iter()
+            .zip(&expected)
+            .position(|(a, b)| a != b)
+            .unwrap_or(0);
         ZOutcome::Fail(format!("output differs from byte {first}"))
     }
 }
@@ -331,7 +339,9 @@ fn zluda(dir: &Path, arch: &str, verbose: bool) -> Result<(usize, usize, usize, 
     let path = dir.join("zluda_run_tests.json");
     let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
     let doc = json::parse(&text)?;
-    let tests = doc.as_array().ok_or("zluda_run_tests.json is not an array")?;
+    let tests = doc
+        .as_array()
+        .ok_or("zluda_run_tests.json is not an array")?;
     let runnable: Vec<&Json> = tests.iter().filter(|t| t.get("output").is_some()).collect();
     let results = par_map("emu-zluda", &runnable, |t| {
         catch(|| zluda_one(dir, arch, t)).unwrap_or_else(|p| ZOutcome::Fail(format!("panic: {p}")))
