@@ -315,3 +315,41 @@ impl Program {
             .find(|s| pc >= s.base && pc < s.base + s.size)
     }
 }
+
+/// A one-kernel program from instruction text in nvdisasm syntax (one instruction per line,
+/// branch targets written `` `(@0x40) ``), with `param_bytes` bytes of parameters: for tests
+/// and tools that exercise instruction semantics without a cubin.
+pub fn program_from_text(sm: u32, lines: &[&str], param_bytes: u32) -> Result<Program, LoadError> {
+    let mut code = Vec::new();
+    for l in lines {
+        let inst = Inst::parse(l).map_err(|e| LoadError(format!("`{l}`: {e}")))?;
+        code.push(Slot::Inst {
+            inst,
+            text: l.to_string(),
+        });
+    }
+    let param_base = cubin::builder::param_base(sm);
+    let size = code.len() as u64 * 16;
+    Ok(Program {
+        sm,
+        param_base,
+        code,
+        sections: vec![CodeSection {
+            name: ".text.k".into(),
+            base: 0,
+            size,
+        }],
+        kernels: vec![Kernel {
+            name: "k".into(),
+            entry: 0,
+            cbank0: vec![0; (param_base + param_bytes) as usize],
+            params: Vec::new(),
+            param_block: (param_base, param_bytes),
+            shared_static: 0,
+            local_bytes: 256,
+            banks: HashMap::new(),
+        }],
+        banks: HashMap::new(),
+        unapplied: Vec::new(),
+    })
+}
