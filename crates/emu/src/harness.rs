@@ -150,10 +150,25 @@ pub struct Side {
 
 /// Runs `kernel` of `ptx` in the interpreter and `cubin` in the emulator and compares.
 pub fn compare(ptx: &str, cubin: &[u8], kernel: &str, cfg: &Config) -> Verdict {
-    let mut prog = match interp::Program::from_text(ptx) {
+    let prog = match interp::Program::from_text(ptx) {
         Ok(p) => p,
         Err(e) => return Verdict::NotComparable(format!("interp: lowering: {}", e.message)),
     };
+    let image = match crate::load::decode(cubin) {
+        Ok(i) => i,
+        Err(e) => return Verdict::Unsupported(format!("load: {e}")),
+    };
+    compare_kernel(&prog, &image, kernel, cfg)
+}
+
+/// [`compare`] with the PTX lowered and the cubin decoded once (for files with many kernels).
+pub fn compare_kernel(
+    iprog: &interp::Program,
+    image: &crate::load::Image,
+    kernel: &str,
+    cfg: &Config,
+) -> Verdict {
+    let mut prog = iprog.clone();
     let Some(k) = prog.kernel(kernel) else {
         return Verdict::NotComparable(format!("interp: no kernel `{kernel}`"));
     };
@@ -191,7 +206,7 @@ pub fn compare(ptx: &str, cubin: &[u8], kernel: &str, cfg: &Config) -> Verdict {
     // Emulator.
     let mut emem = Memory::new();
     let (eparams, eaddrs) = place(&inp, &mut emem);
-    let eprog = match crate::load(cubin, &mut emem) {
+    let eprog = match image.instantiate(&mut emem) {
         Ok(p) => p,
         Err(e) => return Verdict::Unsupported(format!("load: {e}")),
     };

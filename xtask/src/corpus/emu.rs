@@ -97,8 +97,21 @@ fn run_file(dir: &Path, rel: &Path, arch: &str, cfg: &Config) -> Option<FileResu
         }
     };
     let nd = nondeterminism(&text);
+    let image = match emu::load::decode(&bytes) {
+        Ok(i) => i,
+        Err(e) => {
+            for n in names {
+                r.kernels.push((
+                    n,
+                    KernelOutcome::Verdict(Verdict::Unsupported(format!("load: {e}"))),
+                    None,
+                ));
+            }
+            return Some(r);
+        }
+    };
     for n in names {
-        let o = match catch(|| emu::harness::compare(&text, &bytes, &n, cfg)) {
+        let o = match catch(|| emu::harness::compare_kernel(&prog, &image, &n, cfg)) {
             Ok(v) => KernelOutcome::Verdict(v),
             Err(p) => KernelOutcome::Panic(p),
         };
