@@ -96,9 +96,10 @@ fn infer_field(members: &[&Encoding], i: usize) -> Option<SlotSpec> {
     };
     let m = (1u128 << width) - 1;
     let lo = (16..=(104 - width)).find(|&lo| {
-        members.iter().zip(&vals).all(|(e, v)| {
-            (e.mask >> lo) & m == m && (e.value >> lo) & m == *v
-        })
+        members
+            .iter()
+            .zip(&vals)
+            .all(|(e, v)| (e.mask >> lo) & m == m && (e.value >> lo) & m == *v)
     })?;
     Some(SlotSpec::Linear {
         kind,

@@ -69,14 +69,14 @@ impl Rng {
     pub fn new(seed: u64) -> Rng {
         Rng(seed | 1)
     }
-    pub fn next(&mut self) -> u64 {
+    pub fn next_u64(&mut self) -> u64 {
         self.0 ^= self.0 >> 12;
         self.0 ^= self.0 << 25;
         self.0 ^= self.0 >> 27;
         self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
     }
     pub fn below(&mut self, n: u64) -> u64 {
-        (self.next() >> 32) % n
+        (self.next_u64() >> 32) % n
     }
 }
 
@@ -119,8 +119,12 @@ pub fn inputs(slots: &[interp::ParamSlot], param_size: usize, cfg: &Config) -> I
                 buffers.push((i, at, buffer(&mut rng, cfg.buffer_bytes)));
                 continue;
             }
-            (Ty::F32, 4) => (((rng.below(64) as f32) - 32.0) / 8.0).to_le_bytes().to_vec(),
-            (Ty::F64, 8) => (((rng.below(64) as f64) - 32.0) / 8.0).to_le_bytes().to_vec(),
+            (Ty::F32, 4) => (((rng.below(64) as f32) - 32.0) / 8.0)
+                .to_le_bytes()
+                .to_vec(),
+            (Ty::F64, 8) => (((rng.below(64) as f64) - 32.0) / 8.0)
+                .to_le_bytes()
+                .to_vec(),
             _ if n <= 8 => (1 + rng.below(16)).to_le_bytes()[..n].to_vec(),
             _ => (0..n).map(|_| rng.below(16) as u8).collect(),
         };

@@ -238,7 +238,8 @@ impl Image {
                 match (r.rtype, sym_addr(r.sym)) {
                     (R_CUDA_64, Some(a)) if r.offset as usize + 8 <= data.len() => {
                         let v = (a as i64).wrapping_add(r.addend) as u64;
-                        data[r.offset as usize..r.offset as usize + 8].copy_from_slice(&v.to_le_bytes());
+                        data[r.offset as usize..r.offset as usize + 8]
+                            .copy_from_slice(&v.to_le_bytes());
                     }
                     (t, _) => unapplied.push(format!(
                         "relocation type {t} against `{name}` in {}",
@@ -313,7 +314,11 @@ impl Image {
                 .param_block
                 .map_or((param_base, 0), |(o, s)| (u32::from(o), u32::from(s)));
             let local = u64::from(f.frame_size.unwrap_or(0))
-                + u64::from(f.max_stack_size.unwrap_or(0).max(f.min_stack_size.unwrap_or(0)))
+                + u64::from(
+                    f.max_stack_size
+                        .unwrap_or(0)
+                        .max(f.min_stack_size.unwrap_or(0)),
+                )
                 + f.local_size;
             let own_banks = kernel_banks
                 .iter()

@@ -61,10 +61,13 @@ const SAMPLES: &[(u32, u32, u32)] = &[
     (0x7fff_ffff, 0xdead_beef, 0x0000_0000),
 ];
 
+/// A three-input bitwise function.
+type Op3 = fn(u32, u32, u32) -> u32;
+
 #[test]
 fn lop3_truth_tables() {
     // lut = f(0xf0, 0xcc, 0xaa): the PTX lop3 definition.
-    let luts: &[(u32, fn(u32, u32, u32) -> u32)] = &[
+    let luts: &[(u32, Op3)] = &[
         (0x96, |a, b, c| a ^ b ^ c),
         (0xe8, |a, b, c| (a & b) | (a & c) | (b & c)),
         (0xc0, |a, b, _| a & b),
@@ -85,7 +88,11 @@ fn lop3_truth_tables() {
             let b2: Vec<&str> = body.iter().map(String::as_str).collect();
             let got = one(&b2, &["R7", "R9"]);
             let want = f(a, b, c);
-            assert_eq!(got, vec![want, u32::from(want != 0)], "lut {lut:#x} on {a:#x} {b:#x} {c:#x}");
+            assert_eq!(
+                got,
+                vec![want, u32::from(want != 0)],
+                "lut {lut:#x} on {a:#x} {b:#x} {c:#x}"
+            );
         }
     }
 }
@@ -111,7 +118,15 @@ fn iadd3_carry_chains_add_and_subtract_64_bit() {
         let g = one(&b2, &["R8", "R9", "R11", "R12"]);
         let sum = x.wrapping_add(y);
         let diff = x.wrapping_sub(y);
-        assert_eq!(g, vec![sum as u32, (sum >> 32) as u32, diff as u32, (diff >> 32) as u32]);
+        assert_eq!(
+            g,
+            vec![
+                sum as u32,
+                (sum >> 32) as u32,
+                diff as u32,
+                (diff >> 32) as u32
+            ]
+        );
     }
 }
 
@@ -125,7 +140,10 @@ fn iadd3_two_carry_outs_sum_three_words() {
     ];
     let b2: Vec<&str> = body.iter().map(String::as_str).collect();
     let total = 3 * u64::from(u32::MAX);
-    assert_eq!(one(&b2, &["R5", "R6"]), vec![total as u32, (total >> 32) as u32]);
+    assert_eq!(
+        one(&b2, &["R5", "R6"]),
+        vec![total as u32, (total >> 32) as u32]
+    );
 }
 
 #[test]
@@ -234,7 +252,10 @@ fn lea_forms_compute_64_bit_scaled_addresses() {
         ];
         let b2: Vec<&str> = body.iter().map(String::as_str).collect();
         let want = base.wrapping_add((i64::from(i) << 3) as u64);
-        assert_eq!(one(&b2, &["R8", "R9"]), vec![want as u32, (want >> 32) as u32]);
+        assert_eq!(
+            one(&b2, &["R8", "R9"]),
+            vec![want as u32, (want >> 32) as u32]
+        );
     }
 }
 
@@ -376,7 +397,9 @@ fn divergent_branch_reconverges_at_bsync() {
 fn out_of_bounds_store_traps_with_the_thread() {
     let body = ["IMAD.MOV.U32 R4, RZ, RZ, 0x7", "STG.E [R2.64+0x4000], R4"];
     match run(&body, &[], 2) {
-        Err(EmuError::Trap { message, thread, .. }) => {
+        Err(EmuError::Trap {
+            message, thread, ..
+        }) => {
             assert!(message.contains("out of bounds"), "{message}");
             assert_eq!(thread, [0, 0, 0]);
         }

@@ -8,14 +8,18 @@ use std::process::Command;
 fn corpus() -> Option<PathBuf> {
     let d = std::env::var_os("KILN_CORPUS")
         .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus"));
+        .unwrap_or_else(|| {
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus")
+        });
     d.join("ptx").is_dir().then_some(d)
 }
 
 fn ptxas() -> Option<PathBuf> {
-    let dir = std::env::var_os("KILN_ORACLE_DIR").map(PathBuf::from).or_else(|| {
-        std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/kiln-oracle/13.0.88"))
-    })?;
+    let dir = std::env::var_os("KILN_ORACLE_DIR")
+        .map(PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/kiln-oracle/13.0.88"))
+        })?;
     let p = dir.join("bin/ptxas");
     p.is_file().then_some(p)
 }
