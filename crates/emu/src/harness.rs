@@ -180,34 +180,7 @@ pub fn compare_kernel(
     let inp = inputs(&slots, prog.param_size(k) as usize, cfg);
     let block = cfg.block;
 
-    // Interpreter.
-    let mut imem = Memory::new();
-    let (iparams, iaddrs) = place(&inp, &mut imem);
-    prog.load(&mut imem);
-    let launch = interp::Launch {
-        grid: cfg.grid,
-        block,
-        dynamic_shared: cfg.dynamic_shared,
-        params: iparams.clone(),
-        step_limit: cfg.step_limit * 4,
-    };
-    let itrap = match prog.run(&mut imem, k, &launch) {
-        Ok(_) => None,
-        Err(interp::RunError::Trap { message, .. }) => Some(message),
-        Err(interp::RunError::Unsupported { reason, .. }) => {
-            return Verdict::NotComparable(format!("interp: unsupported: {reason}"));
-        }
-        Err(interp::RunError::StepLimit) => {
-            return Verdict::NotComparable("interp: step limit".into());
-        }
-        Err(e) => return Verdict::NotComparable(format!("interp: {e}")),
-    };
-    let ibufs: Vec<Vec<u8>> = iaddrs
-        .iter()
-        .map(|a| imem.buffer(*a).expect("allocated").data.clone())
-        .collect();
-
-    // Emulator.
+    // Emulator first: an unsupported kernel is not run in the interpreter at all.
     let mut emem = Memory::new();
     let (eparams, eaddrs) = place(&inp, &mut emem);
     let eprog = match image.instantiate(&mut emem) {
@@ -229,6 +202,33 @@ pub fn compare_kernel(
         Err(EmuError::Deadlock(m)) => return Verdict::Differ(format!("emulator deadlock: {m}")),
         Err(EmuError::BadLaunch(m)) => return Verdict::Unsupported(format!("launch: {m}")),
     };
+    // Interpreter.
+    let mut imem = Memory::new();
+    let (iparams, iaddrs) = place(&inp, &mut imem);
+    prog.load(&mut imem);
+    let launch = interp::Launch {
+        grid: cfg.grid,
+        block,
+        dynamic_shared: cfg.dynamic_shared,
+        params: iparams.clone(),
+        step_limit: cfg.step_limit,
+    };
+    let itrap = match prog.run(&mut imem, k, &launch) {
+        Ok(_) => None,
+        Err(interp::RunError::Trap { message, .. }) => Some(message),
+        Err(interp::RunError::Unsupported { reason, .. }) => {
+            return Verdict::NotComparable(format!("interp: unsupported: {reason}"));
+        }
+        Err(interp::RunError::StepLimit) => {
+            return Verdict::NotComparable("interp: step limit".into());
+        }
+        Err(e) => return Verdict::NotComparable(format!("interp: {e}")),
+    };
+    let ibufs: Vec<Vec<u8>> = iaddrs
+        .iter()
+        .map(|a| imem.buffer(*a).expect("allocated").data.clone())
+        .collect();
+
     match (&itrap, &etrap) {
         (Some(_), Some(_)) => return Verdict::Equal,
         (Some(i), None) => {
