@@ -22,6 +22,7 @@ use std::time::Instant;
 use crate::oracle;
 
 mod cubin;
+pub mod hazard;
 pub mod disasm;
 mod interp;
 mod json;
@@ -49,6 +50,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
         "cubin" => cubin::run(&args),
         "parse" => parse::run(&args),
         "disasm" => disasm::run(&args),
+        "hazard" => hazard::run(&args),
         other => Err(format!("unknown corpus stage `{other}`\n{USAGE}")),
     }
 }
