@@ -558,10 +558,8 @@ fn depbar(inst: &Inst) -> Option<Depbar> {
             OperandKind::Other(s) => {
                 // `{5,4,3}`: further scoreboards waited to zero.
                 for d in s.trim_matches(['{', '}']).split(',') {
-                    if let Ok(i) = d.trim().parse::<u8>() {
-                        if i < 6 {
-                            also |= 1 << i;
-                        }
+                    if let Some(i) = d.trim().parse::<u8>().ok().filter(|i| *i < 6) {
+                        also |= 1 << i;
                     }
                 }
             }
@@ -612,27 +610,18 @@ mod tests {
 
     #[test]
     fn roles_and_widths() {
-        assert_eq!(
-            rw("IADD3 R9, P0, R6, UR6, RZ"),
-            "w[R9 P0] r[R6 UR6]"
-        );
+        assert_eq!(rw("IADD3 R9, P0, R6, UR6, RZ"), "w[R9 P0] r[R6 UR6]");
         assert_eq!(
             rw("IADD3.X R11, R7, UR7, RZ, P0, !PT"),
             "w[R11] r[R7 UR7 P0]"
         );
-        assert_eq!(
-            rw("IMAD.WIDE R8, R4, 0x8, R8"),
-            "w[R8x2] r[R4 R8x2]"
-        );
+        assert_eq!(rw("IMAD.WIDE R8, R4, 0x8, R8"), "w[R8x2] r[R4 R8x2]");
         assert_eq!(
             rw("@!P0 LDG.E.64.CONSTANT R8, desc[UR4][R8.64]"),
             "w[R8x2] r[P0 UR4x2 R8x2]"
         );
         assert_eq!(rw("STS.128 [R5+UR4], R8"), "w[] r[R5 UR4 R8x4]");
-        assert_eq!(
-            rw("ISETP.GE.AND P0, PT, R4, UR4, PT"),
-            "w[P0] r[R4 UR4]"
-        );
+        assert_eq!(rw("ISETP.GE.AND P0, PT, R4, UR4, PT"), "w[P0] r[R4 UR4]");
         assert_eq!(
             rw("PLOP3.LUT P0, PT, P0, P1, P2, 0xe0, 0x0"),
             "w[P0] r[P0 P1 P2]"
@@ -649,7 +638,10 @@ mod tests {
             rw("IMMA.16816.U8.U8 R12, R18.reuse.ROW, R22.COL, R12"),
             "w[R12x4] r[R18x2 R22 R12x4]"
         );
-        assert_eq!(rw("LDSM.16.M88.4 R12, [R31+UR9+0x2000]"), "w[R12x4] r[R31 UR9]");
+        assert_eq!(
+            rw("LDSM.16.M88.4 R12, [R31+UR9+0x2000]"),
+            "w[R12x4] r[R31 UR9]"
+        );
         assert_eq!(
             rw("ATOM.E.CAST.SPIN.64 PT, R30, [R66], R28, R30"),
             "w[R30x2] r[R66 R28x2 R30x2]"
@@ -658,7 +650,10 @@ mod tests {
         assert_eq!(rw("R2P PR, R8, 0x7e"), "w[P1 P2 P3 P4 P5 P6] r[R8]");
         assert_eq!(rw("SHFL.BFLY PT, R10, R5, 0x10, 0x1f"), "w[R10] r[R5]");
         assert_eq!(rw("VOTE.ANY R8, PT, P0"), "w[R8] r[P0]");
-        assert_eq!(rw("LEA.HI.X.SX32 R14, R9, R15, 0x1, P0"), "w[R14] r[R9 R15 P0]");
+        assert_eq!(
+            rw("LEA.HI.X.SX32 R14, R9, R15, 0x1, P0"),
+            "w[R14] r[R9 R15 P0]"
+        );
         assert_eq!(rw("LOP3.LUT P0, RZ, R3, 0x1, RZ, 0xc0, !PT"), "w[P0] r[R3]");
         assert_eq!(rw("CS2R R6, SRZ"), "w[R6x2] r[]");
         assert_eq!(rw("BSSY B0, `(@0x2c0)"), "w[B0] r[]");
@@ -687,10 +682,7 @@ mod tests {
                 conditional: true
             }
         );
-        assert_eq!(
-            eff("@P0 EXIT").flow,
-            Flow::Exit { conditional: true }
-        );
+        assert_eq!(eff("@P0 EXIT").flow, Flow::Exit { conditional: true });
         assert_eq!(
             eff("DEPBAR.LE SB5, 0x5").depbar,
             Some(Depbar {

@@ -113,7 +113,9 @@ impl State {
         let before = self.clone();
         let mut m: BTreeMap<(u16, PendKind, u32, GuardKey), u16> = BTreeMap::new();
         for p in self.pend.iter().chain(&o.pend) {
-            let e = m.entry((p.key, p.kind, p.inst, p.guard)).or_insert(p.elapsed);
+            let e = m
+                .entry((p.key, p.kind, p.inst, p.guard))
+                .or_insert(p.elapsed);
             *e = (*e).min(p.elapsed);
         }
         self.pend = m
@@ -220,9 +222,7 @@ pub fn analyze(nodes: &[Node], rules: &dyn Rules, obs: &mut dyn Observer) {
         return;
     }
     let n = nodes.len();
-    let index_of = |pc: u64| -> Option<usize> {
-        nodes.binary_search_by_key(&pc, |x| x.pc).ok()
-    };
+    let index_of = |pc: u64| -> Option<usize> { nodes.binary_search_by_key(&pc, |x| x.pc).ok() };
     // Return points: the instruction after each CALL.REL.
     let mut returns = Vec::new();
     let mut leader = vec![false; n];
@@ -259,7 +259,7 @@ pub fn analyze(nodes: &[Node], rules: &dyn Rules, obs: &mut dyn Observer) {
     let block_of = |i: usize| starts.partition_point(|&s| s <= i) - 1;
     let nb = starts.len();
     let end = |b: usize| if b + 1 < nb { starts[b + 1] } else { n };
-    let mut succ: Vec<Vec<usize>> = vec![Vec::new(); nb];
+    let mut succ: Vec<Vec<usize>> = Vec::with_capacity(nb);
     let mut has_pred = vec![false; nb];
     for b in 0..nb {
         let last = end(b) - 1;
@@ -302,7 +302,7 @@ pub fn analyze(nodes: &[Node], rules: &dyn Rules, obs: &mut dyn Observer) {
         for &t in &s {
             has_pred[t] = true;
         }
-        succ[b] = s;
+        succ.push(s);
     }
     // Fixed point.
     let mut input: Vec<Option<State>> = vec![None; nb];
@@ -380,8 +380,18 @@ fn step(nodes: &[Node], i: usize, st: &mut State, rules: &dyn Rules, obs: &mut d
             if let Some((setter, el)) = st.set[usize::from(s)] {
                 obs.sb_wait(setter as usize, i, s, el);
             }
-            released.extend(st.sb[usize::from(s)].iter().filter(|p| p.write).map(|p| p.inst));
-            read_released.extend(st.sb[usize::from(s)].iter().filter(|p| !p.write).map(|p| p.inst));
+            released.extend(
+                st.sb[usize::from(s)]
+                    .iter()
+                    .filter(|p| p.write)
+                    .map(|p| p.inst),
+            );
+            read_released.extend(
+                st.sb[usize::from(s)]
+                    .iter()
+                    .filter(|p| !p.write)
+                    .map(|p| p.inst),
+            );
             st.sb[usize::from(s)].clear();
             st.set[usize::from(s)] = None;
         }
@@ -484,8 +494,8 @@ fn step(nodes: &[Node], i: usize, st: &mut State, rules: &dyn Rules, obs: &mut d
             }
         }
         for f in &st.floating {
-            let touched = read_keys.binary_search(&f.key).is_ok()
-                || write_keys.binary_search(&f.key).is_ok();
+            let touched =
+                read_keys.binary_search(&f.key).is_ok() || write_keys.binary_search(&f.key).is_ok();
             if touched && !exclusive(f.guard, g) && f.inst as usize != i {
                 obs.floating(f.inst as usize, i, f.key, f.done.map(|v| v as usize));
             }
@@ -504,14 +514,17 @@ fn step(nodes: &[Node], i: usize, st: &mut State, rules: &dyn Rules, obs: &mut d
         // 3. Scoreboard reuse.
         for s in [c.write_sb, c.read_sb] {
             if s < 6 && !st.sb[usize::from(s)].is_empty() {
-                let pending: Vec<usize> =
-                    st.sb[usize::from(s)].iter().map(|p| p.inst as usize).collect();
+                let pending: Vec<usize> = st.sb[usize::from(s)]
+                    .iter()
+                    .map(|p| p.inst as usize)
+                    .collect();
                 obs.sb_reuse(i, s, &pending);
             }
         }
         // 4. Own effects. Writing a predicate ends the exclusivity of guards on it.
         if g.is_none() {
-            st.pend.retain(|p| write_keys.binary_search(&p.key).is_err());
+            st.pend
+                .retain(|p| write_keys.binary_search(&p.key).is_err());
             st.floating
                 .retain(|f| write_keys.binary_search(&f.key).is_err());
         }

@@ -62,9 +62,7 @@ impl Obsv<'_> {
 }
 
 fn add(map: &mut BTreeMap<(String, String), Obs>, a: String, b: String, d: u16) {
-    map.entry((a, b))
-        .or_insert(Obs { min: d, n: 0 })
-        .add(d);
+    map.entry((a, b)).or_insert(Obs { min: d, n: 0 }).add(d);
 }
 
 fn is_variable(c: &ClassInfo) -> bool {
@@ -126,10 +124,7 @@ impl Observer for Obsv<'_> {
     fn sb_wait(&mut self, _setter: usize, _waiter: usize, _sb: u8, elapsed: u16) {
         self.l
             .sbwait
-            .get_or_insert(Obs {
-                min: elapsed,
-                n: 0,
-            })
+            .get_or_insert(Obs { min: elapsed, n: 0 })
             .add(elapsed);
     }
     fn sb_reuse(&mut self, inst: usize, _sb: u8, pending: &[usize]) {

@@ -44,11 +44,17 @@ fn keys(r: &[RegRange]) -> Vec<u16> {
     v
 }
 
+/// General registers only (what a read scoreboard protects).
+fn gprs(r: &[RegRange]) -> Vec<u16> {
+    keys(r).into_iter().filter(|&k| k < 256).collect()
+}
+
 fn touches(a: &[u16], b: &[u16]) -> bool {
     a.iter().any(|k| b.binary_search(k).is_ok())
 }
 
 struct Ctx<'a> {
+    table: &'a LatencyTable,
     nodes: &'a [Node],
     /// Instructions that start a block reached by a jump, call or return.
     joined: Vec<bool>,
@@ -73,6 +79,10 @@ impl Ctx<'_> {
                 .is_some_and(|d| d.sb == s || d.also >> s & 1 == 1)
     }
 
+    fn variable(&self, class: &str) -> bool {
+        self.table.is_variable(class)
+    }
+
     fn sets(&self, i: usize, s: u8) -> bool {
         let c = self.nodes[i].control;
         c.write_sb == s || c.read_sb == s
@@ -84,7 +94,9 @@ fn pick<T>(mut v: Vec<T>) -> Vec<T> {
         return v;
     }
     let n = v.len();
-    let idx: Vec<usize> = (0..PER_KIND).map(|k| (k * 2 + 1) * n / (PER_KIND * 2)).collect();
+    let idx: Vec<usize> = (0..PER_KIND)
+        .map(|k| (k * 2 + 1) * n / (PER_KIND * 2))
+        .collect();
     let mut out = Vec::new();
     for (j, x) in v.drain(..).enumerate() {
         if idx.contains(&j) {
@@ -103,7 +115,8 @@ pub fn run(table: &LatencyTable, nodes: &[Node]) -> Vec<Perturbation> {
     let index_of = |pc: u64| nodes.binary_search_by_key(&pc, |x| x.pc).ok();
     for (i, n) in nodes.iter().enumerate() {
         match n.effects.as_ref().map(|e| e.flow) {
-            Some(Flow::Branch { target, .. }) | Some(Flow::Call {
+            Some(Flow::Branch { target, .. })
+            | Some(Flow::Call {
                 target: Some(target),
             }) => {
                 if let Some(t) = index_of(target) {
@@ -118,7 +131,11 @@ pub fn run(table: &LatencyTable, nodes: &[Node]) -> Vec<Perturbation> {
             _ => {}
         }
     }
-    let cx = Ctx { nodes, joined };
+    let cx = Ctx {
+        table,
+        nodes,
+        joined,
+    };
     let mut cands: Vec<(&'static str, usize, Vec<Node>, String)> = Vec::new();
     let mut stall = Vec::new();
     let mut wait = Vec::new();
@@ -198,10 +215,19 @@ pub fn run(table: &LatencyTable, nodes: &[Node]) -> Vec<Perturbation> {
                 }
                 let Some(pe) = cx.eff(p) else { break };
                 let ctl = nodes[p].control;
+                // Waiting for p's result also ends its reads.
+                let result_waited =
+                    ctl.write_sb < 6 && (p + 1..=c).any(|i| cx.waits(i, ctl.write_sb));
+                let waw_ordered =
+                    cx.variable(&ce.class) && table.is_ordered("waw", &pe.class, &ce.class);
                 let hit = (ctl.write_sb == s
                     && (touches(&keys(&pe.writes), &creads)
-                        || touches(&keys(&pe.writes), &cwrites)))
-                    || (ctl.read_sb == s && touches(&keys(&pe.reads), &cwrites));
+                        || (!waw_ordered && touches(&keys(&pe.writes), &cwrites))))
+                    || (ctl.read_sb == s
+                        && !result_waited
+                        && touches(&gprs(&pe.reads), &cwrites)
+                        && !(cx.variable(&ce.class)
+                            && table.is_ordered("war", &pe.class, &ce.class)));
                 if hit && !cx.waits(p, s) {
                     let mut m = nodes.to_vec();
                     m[c].control.wait_mask &= !(1 << s);
@@ -239,8 +265,7 @@ pub fn run(table: &LatencyTable, nodes: &[Node]) -> Vec<Perturbation> {
         }
         let (mut did_swap, mut did_reuse) = (false, false);
         for t in 0..6u8 {
-            if t == s || (p + 1..=c).any(|i| cx.waits(i, t)) || (p + 1..c).any(|i| cx.sets(i, t))
-            {
+            if t == s || (p + 1..=c).any(|i| cx.waits(i, t)) || (p + 1..c).any(|i| cx.sets(i, t)) {
                 continue;
             }
             // Is t pending at p: set by an earlier instruction of the straight run and not

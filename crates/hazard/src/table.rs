@@ -220,11 +220,9 @@ impl LatencyTable {
     /// (`kind` = `war`: on its read scoreboard; `waw`: its own pending write) without waiting.
     pub fn is_ordered(&self, kind: &str, first: &str, writer: &str) -> bool {
         self.is_variable(writer)
-            && self.ordered.contains_key(&(
-                kind.to_string(),
-                first.to_string(),
-                writer.to_string(),
-            ))
+            && self
+                .ordered
+                .contains_key(&(kind.to_string(), first.to_string(), writer.to_string()))
     }
 
     /// The largest RAW minimum in the table (how long fixed-latency results stay relevant).

@@ -202,7 +202,11 @@ pub fn run(args: &CorpusArgs) -> Result<(), String> {
                 } else {
                     Vec::new()
                 };
-                Ok::<_, String>((nodes.iter().filter(|n| n.effects.is_none()).count(), found, pert))
+                Ok::<_, String>((
+                    nodes.iter().filter(|n| n.effects.is_none()).count(),
+                    found,
+                    pert,
+                ))
             });
             match out {
                 Ok(Ok((undecoded, found, pert))) => {

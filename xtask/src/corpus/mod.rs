@@ -22,8 +22,8 @@ use std::time::Instant;
 use crate::oracle;
 
 mod cubin;
-pub mod hazard;
 pub mod disasm;
+pub mod hazard;
 mod interp;
 mod json;
 pub mod parse;
