@@ -3,9 +3,10 @@
 //! compares ours (`syntax` + `hir`).
 //!
 //! With `--out DIR` (default `test-data/sema-mutations`) the mutants are written as
-//! `DIR/NNNN.ptx` plus `DIR/expected.tsv` (`file  mutation  verdict  ptxas-message`), which the
-//! test `crates/hir/tests/mutations.rs` replays without ptxas. `--check` only compares (no
-//! files written). Mutants are produced deterministically from the seed.
+//! `DIR/NNNN.ptx` plus `DIR/expected.tsv` (`file  source  mutation  verdict  ptxas-message`,
+//! verdict `ok`, `error`, `error:LINE`, or `crash` when ptxas died on a signal and so gave no
+//! verdict), which the test `crates/hir/tests/mutations.rs` replays without ptxas. `--check`
+//! only compares (no files written). Mutants are produced deterministically from the seed.
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -490,7 +491,8 @@ const MUTATORS: &[(&str, Mutator)] = &[
     ("rename_consistently", rename_consistently),
 ];
 
-/// ptxas's verdict: `None` accepted, `Some((line, message))` rejected.
+/// ptxas's verdict: `None` accepted, `Some((line, message))` rejected (the message starts with
+/// [`corpus::CRASH_PREFIX`] when ptxas crashed instead).
 fn ptxas_verdict(text: &str) -> Result<Option<(Option<usize>, String)>, String> {
     let targets = corpus::scan_targets(text);
     let sm = targets.iter().find_map(|t| corpus::parse_sm(t));
@@ -502,6 +504,9 @@ fn ptxas_verdict(text: &str) -> Result<Option<(Option<usize>, String)>, String> 
     };
     match corpus::ptxas_cubin(text, &arch, &[])? {
         PtxasOutcome::Ok { .. } => Ok(None),
+        PtxasOutcome::Rejected(msg) if corpus::crash_signal(&msg).is_some() => {
+            Ok(Some((None, msg.lines().next().unwrap_or("").to_string())))
+        }
         PtxasOutcome::Rejected(msg) => {
             let first = msg
                 .lines()
@@ -570,7 +575,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
     }
     corpus::quiet_panics();
     let verdicts = corpus::par_map("ptxas", &mutants, |(_, _, text)| ptxas_verdict(text));
-    let mut agree = 0;
+    let (mut agree, mut crashes) = (0, 0);
     let mut rows = String::from("file\tsource\tmutation\tptxas\tptxas_message\n");
     if let Some(o) = &out {
         std::fs::create_dir_all(o).map_err(|e| format!("{}: {e}", o.display()))?;
@@ -579,7 +584,19 @@ pub fn run(args: &[String]) -> Result<(), String> {
         let v = v.as_ref().map_err(|e| e.clone())?;
         let ours = corpus::sema::first_error(text);
         let theirs_reject = v.is_some();
-        if ours.is_some() == theirs_reject {
+        let crashed = v
+            .as_ref()
+            .is_some_and(|(_, m)| corpus::crash_signal(m).is_some());
+        if crashed {
+            // No verdict from ptxas: recorded as `crash`, counted apart.
+            crashes += 1;
+            println!(
+                "CRASH    {k:04} {desc} [{src}]: {}; ours {}",
+                v.as_ref().map_or("", |(_, m)| m.as_str()),
+                ours.as_ref()
+                    .map_or("accepts".to_string(), |(l, m)| format!("line {l}: {m}"))
+            );
+        } else if ours.is_some() == theirs_reject {
             agree += 1;
         } else {
             println!(
@@ -591,6 +608,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
         }
         let file = format!("{k:04}.ptx");
         let verdict = match v {
+            _ if crashed => "crash".to_string(),
             None => "ok".to_string(),
             Some((Some(l), _)) => format!("error:{l}"),
             Some((None, _)) => "error".to_string(),
@@ -598,6 +616,8 @@ pub fn run(args: &[String]) -> Result<(), String> {
         let msg = v
             .as_ref()
             .map_or(String::new(), |(_, m)| m.replace('\t', " "));
+        // Descriptions quote PTX text, which may hold tabs: keep the table's five columns.
+        let desc = desc.replace('\t', " ");
         let _ = writeln!(rows, "{file}\t{src}\t{desc}\t{verdict}\t{msg}");
         if let Some(o) = &out {
             std::fs::write(o.join(&file), text).map_err(|e| e.to_string())?;
@@ -607,9 +627,9 @@ pub fn run(args: &[String]) -> Result<(), String> {
         std::fs::write(o.join("expected.tsv"), rows).map_err(|e| e.to_string())?;
         println!("wrote {} mutants to {}", mutants.len(), o.display());
     }
-    let n = mutants.len();
+    let n = mutants.len() - crashes;
     println!(
-        "RESULT mutate cases={n} agree={agree} agreement={:.1}%",
+        "RESULT mutate cases={n} agree={agree} agreement={:.1}% ptxas_crashes={crashes}",
         100.0 * agree as f64 / n.max(1) as f64
     );
     Ok(())

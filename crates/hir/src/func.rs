@@ -1,6 +1,6 @@
 //! Per-function checks.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use syntax::TextRange;
 use syntax::ast::{self, AstNode, DeclLike};
@@ -50,6 +50,14 @@ struct Cx<'a> {
     labels: HashMap<String, TextRange>,
     d: Vec<Diagnostic>,
     reported_32: bool,
+    /// Whether the function is a kernel (`.entry`).
+    is_entry: bool,
+    /// `.param` variables declared in the function body (call arguments and results).
+    body_params: HashSet<String>,
+    /// Names used as return operands of a `call` (`call (r), f, ...`).
+    call_results: HashSet<String>,
+    /// `ld.param` reads through a plain variable name: (name, range of the name).
+    param_reads: Vec<(String, TextRange)>,
 }
 
 /// Checks one function (declarations without a body only get their header checked).
@@ -60,6 +68,10 @@ pub fn check_function(m: &ModuleScope, f: &ast::Function) -> Vec<Diagnostic> {
         labels: HashMap::new(),
         d: Vec::new(),
         reported_32: false,
+        is_entry: f.is_entry(),
+        body_params: HashSet::new(),
+        call_results: HashSet::new(),
+        param_reads: Vec::new(),
     };
     for p in f.return_params().chain(f.params()) {
         cx.declare_param(&p);
@@ -78,7 +90,24 @@ pub fn check_function(m: &ModuleScope, f: &ast::Function) -> Vec<Diagnostic> {
         cx.collect_labels(&body);
         cx.block(&body, false);
     }
+    cx.body_param_reads();
     cx.d
+}
+
+/// The variable named as the base of an address operand (`[v]`, `[v+8]`) and its range.
+fn address_var(o: &ast::Operand) -> Option<(String, TextRange)> {
+    let ast::Operand::Address(a) = o else {
+        return None;
+    };
+    let base = match a.operands().next()? {
+        ast::Operand::Binary(b) => b.lhs()?,
+        other => other,
+    };
+    let ast::Operand::Name(n) = base else {
+        return None;
+    };
+    let tok = n.name()?;
+    Some((tok.text().to_string(), tok.text_range()))
 }
 
 fn ty_of(tok: Option<syntax::SyntaxToken>) -> Option<Ty> {
@@ -102,6 +131,29 @@ impl Cx<'_> {
             Local::Var(space, ty_of(p.ty()))
         };
         self.insert(name.text(), name.text_range(), local);
+    }
+
+    /// In a kernel, `ld.param` from a `.param` variable declared in the body that is never a
+    /// call's result. The PTX ISA gives body `.param` variables two uses, call arguments
+    /// (written with `st.param`) and call results (read with `ld.param` after the call);
+    /// reading any other is undefined (`ld.param::func` needs a device-function parameter
+    /// address, `ld.param::entry` a kernel parameter), not ill-formed, so this is a warning.
+    /// ptxas 13.0.88 crashes (SIGSEGV) on such a read in a kernel, with or without `::entry` /
+    /// `::func`, whether or not the variable was passed to a call; it accepts it in a `.func`.
+    fn body_param_reads(&mut self) {
+        if !self.is_entry {
+            return;
+        }
+        for (name, range) in std::mem::take(&mut self.param_reads) {
+            if self.body_params.contains(&name) && !self.call_results.contains(&name) {
+                self.d.push(Diagnostic::warning(
+                    range,
+                    format!(
+                        "ld.param reads '{name}', a .param variable declared in the kernel body that is not the result of a call: the PTX ISA defines such variables only as call arguments and results, so the value read is undefined (and ptxas 13.0.88 crashes on this read)"
+                    ),
+                ));
+            }
+        }
     }
 
     fn insert(&mut self, name: &str, range: TextRange, local: Local) {
@@ -214,6 +266,9 @@ impl Cx<'_> {
         }
         for decl in v.declarators() {
             let Some(name) = decl.name() else { continue };
+            if space == ".param" {
+                self.body_params.insert(name.text().to_string());
+            }
             let local = if space == ".reg" {
                 Local::Reg(ty, vec)
             } else {
@@ -328,6 +383,12 @@ impl Cx<'_> {
             }
         }
         self.address_size(&opcode, &mod_refs, &operands);
+        if opcode == "ld"
+            && mod_refs.iter().any(|m| m.starts_with(".param"))
+            && let Some(name) = operands.get(1).and_then(address_var)
+        {
+            self.param_reads.push(name);
+        }
         self.spaces(&opcode, &mod_refs, &operands);
         self.gating(&opcode, &mod_refs, op_tok.text_range(), range);
         let before = self.d.len();
@@ -474,6 +535,13 @@ impl Cx<'_> {
                 self.resolve(a);
             }
             rets = Some(v.len());
+            for r in &v {
+                if let ast::Operand::Name(n) = r
+                    && let Some(t) = n.name()
+                {
+                    self.call_results.insert(t.text().to_string());
+                }
+            }
             ret_ops = v;
             it.next();
         }

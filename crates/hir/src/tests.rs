@@ -146,3 +146,30 @@ fn calls_against_signatures() {
         "#]],
     );
 }
+
+/// ptxas 13.0.88 segfaults on `ld.param` from a kernel-body `.param` variable that is not a
+/// call result (checked: with and without `::entry`/`::func`, passed to a call or not; the
+/// same code in a `.func`, and a read after `call (v), ...`, compile). We warn; the PTX ISA
+/// makes the value undefined rather than the program ill-formed.
+#[test]
+fn kernel_body_param_reads() {
+    let module = |kind: &str, body: &str| {
+        format!(
+            ".version 8.0\n.target sm_80\n.address_size 64\n.func (.param .b32 r) h()\n{{\nst.param.b32 [r], 1;\nret;\n}}\n.visible {kind} k(.param .u64 a)\n{{\n.reg .b32 %r<2>;\n.param .b32 v;\n{body}\nret;\n}}\n"
+        )
+    };
+    check(
+        &module(".entry", "st.param.b32 [v], 5;\nld.param.b32 %r1, [v];"),
+        expect![[r#"
+            14: Warning: ld.param reads 'v', a .param variable declared in the kernel body that is not the result of a call: the PTX ISA defines such variables only as call arguments and results, so the value read is undefined (and ptxas 13.0.88 crashes on this read)
+        "#]],
+    );
+    check(
+        &module(".entry", "call (v), h, ();\nld.param.b32 %r1, [v+0];"),
+        expect![[""]],
+    );
+    check(
+        &module(".func", "st.param.b32 [v], 5;\nld.param.b32 %r1, [v];"),
+        expect![[""]],
+    );
+}
