@@ -13,8 +13,7 @@ use std::path::PathBuf;
 
 use crate::corpus::{self, PtxasOutcome};
 
-const USAGE: &str =
-    "usage: cargo xtask mutate [--dir CORPUS] [--count N] [--seed S] [--out DIR] [--check]";
+const USAGE: &str = "usage: cargo xtask mutate [--dir CORPUS] [--count N] [--seed S] [--out DIR] [--check] [--max-bytes N]";
 
 /// A small deterministic generator (xorshift64*).
 struct Rng(u64);
@@ -532,6 +531,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
     let mut dir = corpus::default_dir();
     let mut count = 400usize;
     let mut seed = 0x5eed_u64;
+    let mut max_bytes = 3500usize;
     let mut out = Some(corpus::workspace_root().join("test-data/sema-mutations"));
     let mut it = args.iter();
     while let Some(a) = it.next() {
@@ -541,18 +541,20 @@ pub fn run(args: &[String]) -> Result<(), String> {
             "--seed" => seed = it.next().ok_or(USAGE)?.parse().map_err(|_| USAGE)?,
             "--out" => out = Some(PathBuf::from(it.next().ok_or(USAGE)?)),
             "--check" => out = None,
+            "--max-bytes" => max_bytes = it.next().ok_or(USAGE)?.parse().map_err(|_| USAGE)?,
             _ => return Err(USAGE.into()),
         }
     }
     let dir = dir.ok_or("no corpus (pass --dir)")?;
-    // Sources: small accepted files (the suite stays small and ptxas fast).
+    // Sources: small accepted files, at most `--max-bytes` (the suite stays small and ptxas
+    // fast).
     let mut sources: Vec<(PathBuf, String)> = Vec::new();
     for rel in corpus::ptx_files(&dir) {
         if !corpus::is_accepted(&rel) {
             continue;
         }
         let text = corpus::read_text(&dir.join(&rel))?;
-        if text.len() <= 3500 && text.contains(".entry") {
+        if text.len() <= max_bytes && text.contains(".entry") {
             sources.push((rel, text));
         }
     }

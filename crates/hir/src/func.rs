@@ -219,13 +219,36 @@ impl Cx<'_> {
                 ast::Statement::Instruction(i) => self.instruction(&i),
                 ast::Statement::Block(inner) => self.block(&inner, true),
                 ast::Statement::Directive(dir) => {
-                    gate_directive_words(self.m, dir.syntax(), &mut self.d)
+                    gate_directive_words(self.m, dir.syntax(), &mut self.d);
+                    self.loc_inlined_at(&dir);
                 }
                 _ => {}
             }
         }
         if nested {
             self.scopes.pop();
+        }
+    }
+
+    /// `.loc f l c, function_name s, inlined_at f l c` needs PTX 7.0 (ptxas: "Line
+    /// information of inline functions").
+    fn loc_inlined_at(&mut self, dir: &ast::Directive) {
+        let words: Vec<syntax::SyntaxToken> = dir
+            .syntax()
+            .descendants_with_tokens()
+            .filter_map(|e| e.into_token())
+            .collect();
+        if !words.first().is_some_and(|t| t.text() == ".loc") {
+            return;
+        }
+        if let Some(t) = words.iter().find(|t| t.text() == "inlined_at")
+            && let Some(v) = self.m.version
+            && v < ptx::PtxVersion::new(7, 0)
+        {
+            self.err(
+                t.text_range(),
+                "Feature 'Line information of inline functions' requires PTX ISA .version 7.0 or later",
+            );
         }
     }
 
@@ -388,6 +411,21 @@ impl Cx<'_> {
             && let Some(name) = operands.get(1).and_then(address_var)
         {
             self.param_reads.push(name);
+        }
+        if opcode == "st"
+            && self.is_entry
+            && mod_refs.iter().any(|m| m.starts_with(".param"))
+            && let Some((name, r)) = operands.first().and_then(address_var)
+            && matches!(self.lookup(&name), Some(Local::Reg(..)))
+        {
+            // A kernel's parameters are read-only, and `mov` cannot take the address of a
+            // body `.param` variable, so no register holds an address `st.param` may write.
+            self.d.push(Diagnostic::warning(
+                r,
+                format!(
+                    "st.param through register '{name}' in a kernel: a register cannot hold the address of a writable .param variable here (kernel parameters are read-only, and mov cannot take the address of a call argument), so the store is undefined (ptxas 13.0.88 crashes on some such stores)"
+                ),
+            ));
         }
         self.spaces(&opcode, &mod_refs, &operands);
         self.gating(&opcode, &mod_refs, op_tok.text_range(), range);
@@ -930,6 +968,20 @@ impl Cx<'_> {
                 let t = t.expect("one type");
                 rules.extend((0..3).map(|k| (k, t, Fit::Exact)));
                 rules.push((3, pred, Fit::Exact));
+            }
+            // Bit-field insert/extract: the position and length are .u32 (probed: .s32 and
+            // .b32 registers fit, .f32, .u16 and .b64 do not).
+            "bfi" if one_type && ops.len() == 5 => {
+                let t = t.expect("one type");
+                rules.extend((0..3).map(|k| (k, t, Fit::Exact)));
+                rules.push((3, u32t, Fit::Exact));
+                rules.push((4, u32t, Fit::Exact));
+            }
+            "bfe" if one_type && ops.len() == 4 => {
+                let t = t.expect("one type");
+                rules.extend((0..2).map(|k| (k, t, Fit::Exact)));
+                rules.push((2, u32t, Fit::Exact));
+                rules.push((3, u32t, Fit::Exact));
             }
             "shl" | "shr" if one_type && ops.len() == 3 => {
                 let t = t.expect("one type");

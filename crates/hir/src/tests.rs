@@ -173,3 +173,78 @@ fn kernel_body_param_reads() {
         expect![[""]],
     );
 }
+
+/// `st.param` through a register in a kernel: undefined; ptxas 13.0.88 segfaults on
+/// `mov.u32 %r1, 16; st.param.u32 [%r1], %r2;` in a kernel without parameters (and on a
+/// corpus-derived mutant with parameters), compiles it in other kernels and in a `.func`.
+#[test]
+fn kernel_st_param_through_register() {
+    let module = |kind: &str| {
+        format!(
+            ".version 9.0\n.target sm_90\n.address_size 64\n.visible {kind} k()\n{{\n.reg .b32 %r<3>;\nmov.u32 %r1, 16;\nmov.u32 %r2, 0;\nst.param.u32 [%r1], %r2;\nret;\n}}\n"
+        )
+    };
+    check(
+        &module(".entry"),
+        expect![[r#"
+            9: Warning: st.param through register '%r1' in a kernel: a register cannot hold the address of a writable .param variable here (kernel parameters are read-only, and mov cannot take the address of a call argument), so the store is undefined (ptxas 13.0.88 crashes on some such stores)
+        "#]],
+    );
+    check(&module(".func"), expect![[""]]);
+}
+
+/// Each verdict probed with ptxas 13.0.88 (found by mutating PTX in test-data/unseen).
+#[test]
+fn bit_field_operand_types() {
+    check(
+        &kernel(
+            "8.0",
+            "sm_80",
+            "bfi.b64 %rd1, %rd2, %rd3, 32, 32;\nbfi.b64 %rd1, %rd2, 32, 32, %rd3;\nbfi.b32 %r1, %f2, %r3, %r1, %r1;\nbfi.b32 %r1, %r2, %rd3, %r1, %r1;\nbfe.u64 %rd1, %rd2, %rd3, 8;\nbfe.u32 %r1, %f2, 8, 8;\nbfe.u32 %r1, %r2, %r3, 8;",
+        ),
+        expect![[r#"
+            11: Error: Arguments mismatch for instruction 'bfi': operand 5 is a .u64 register, the instruction needs an integer register of 32 bits
+            13: Error: Arguments mismatch for instruction 'bfi': operand 3 is a .u64 register, the instruction needs a register of 32 bits
+            14: Error: Arguments mismatch for instruction 'bfe': operand 3 is a .u64 register, the instruction needs an integer register of 32 bits
+            15: Error: Arguments mismatch for instruction 'bfe': operand 2 is a .f32 register, the instruction needs an integer register of 32 bits
+        "#]],
+    );
+}
+
+/// Debug-info gating and section labels; every verdict probed with ptxas 13.0.88 (found by
+/// mutating -lineinfo PTX in test-data/unseen).
+#[test]
+fn line_info_and_section_labels() {
+    let module = |ver: &str, loc: &str, sections: &str| {
+        format!(
+            ".version {ver}\n.target sm_75\n.address_size 64\n.file 1 \"a.cu\"\n.file 2 \"b.h\"\n.visible .entry k()\n{{\n.loc 1 3 1\n{loc}\nret;\n}}\n{sections}"
+        )
+    };
+    let ok = ".section .debug_str\n{\n$L__s0:\n.b8 102,0\n$L__s1:\n.b8 103,0\n}\n";
+    let dup = ".section .debug_str\n{\n$L__s0:\n.b8 102,0\n}\n.section .debug_abbrev\n{\n$L__s0:\n.b8 1\n}\n";
+    let inl = ".loc 2 5 1, function_name $L__s0, inlined_at 1 3 1";
+    check(&module("7.0", inl, ok), expect![[""]]);
+    check(
+        &module("6.4", inl, ok),
+        expect![[r#"
+            9: Error: Feature 'Line information of inline functions' requires PTX ISA .version 7.0 or later
+            14: Error: Feature 'Defining labels in .section' requires PTX ISA .version 7.0 or later
+            16: Error: Feature 'Defining labels in .section' requires PTX ISA .version 7.0 or later
+        "#]],
+    );
+    check(
+        &module("8.0", ".loc 1 4 1", dup),
+        expect![[r#"
+            19: Error: Duplicate definition of label '$L__s0'
+        "#]],
+    );
+    // A section label may repeat a function name.
+    check(
+        &module(
+            "8.0",
+            ".loc 1 4 1",
+            ".section .debug_str\n{\nk:\n.b8 102,0\n}\n",
+        ),
+        expect![[""]],
+    );
+}
