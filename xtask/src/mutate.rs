@@ -492,7 +492,9 @@ const MUTATORS: &[(&str, Mutator)] = &[
 
 /// ptxas's verdict: `None` accepted, `Some((line, message))` rejected (the message starts with
 /// [`corpus::CRASH_PREFIX`] when ptxas crashed instead).
-fn ptxas_verdict(text: &str) -> Result<Option<(Option<usize>, String)>, String> {
+/// `reloc`: compile with `-c`, as the corpus did for the source (unresolved `.extern`
+/// functions are then not an error).
+fn ptxas_verdict(text: &str, reloc: bool) -> Result<Option<(Option<usize>, String)>, String> {
     let targets = corpus::scan_targets(text);
     let sm = targets.iter().find_map(|t| corpus::parse_sm(t));
     let arch = match sm {
@@ -501,7 +503,8 @@ fn ptxas_verdict(text: &str) -> Result<Option<(Option<usize>, String)>, String> 
         Some((n, None)) if n >= 75 => format!("sm_{n}"),
         _ => "sm_75".to_string(),
     };
-    match corpus::ptxas_cubin(text, &arch, &[])? {
+    let flags: &[&str] = if reloc { &["-c"] } else { &[] };
+    match corpus::ptxas_cubin(text, &arch, flags)? {
         PtxasOutcome::Ok { .. } => Ok(None),
         PtxasOutcome::Rejected(msg) if corpus::crash_signal(&msg).is_some() => {
             Ok(Some((None, msg.lines().next().unwrap_or("").to_string())))
@@ -525,6 +528,22 @@ fn ptxas_verdict(text: &str) -> Result<Option<(Option<usize>, String)>, String> 
             Ok(Some((line, first)))
         }
     }
+}
+
+/// Corpus files that ptxas compiled with `-c` (mode `reloc(-c)` in `ptxas_results.tsv`).
+fn reloc_sources(dir: &std::path::Path) -> std::collections::HashSet<String> {
+    let text = std::fs::read_to_string(dir.join("ptxas_results.tsv")).unwrap_or_default();
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap_or("").split('\t').collect();
+    let Some(col) = header.iter().position(|h| *h == "mode") else {
+        return Default::default();
+    };
+    lines
+        .filter_map(|l| {
+            let cols: Vec<&str> = l.split('\t').collect();
+            (cols.get(col) == Some(&"reloc(-c)")).then(|| cols[0].to_string())
+        })
+        .collect()
 }
 
 pub fn run(args: &[String]) -> Result<(), String> {
@@ -576,7 +595,10 @@ pub fn run(args: &[String]) -> Result<(), String> {
         }
     }
     corpus::quiet_panics();
-    let verdicts = corpus::par_map("ptxas", &mutants, |(_, _, text)| ptxas_verdict(text));
+    let reloc = reloc_sources(&dir);
+    let verdicts = corpus::par_map("ptxas", &mutants, |(src, _, text)| {
+        ptxas_verdict(text, reloc.contains(src))
+    });
     let (mut agree, mut crashes) = (0, 0);
     let mut rows = String::from("file\tsource\tmutation\tptxas\tptxas_message\n");
     if let Some(o) = &out {

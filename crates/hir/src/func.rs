@@ -397,6 +397,7 @@ impl Cx<'_> {
                 _ => {}
             }
         }
+        let start = self.d.len();
         // Names.
         if opcode == "call" {
             self.call(i, &operands);
@@ -436,12 +437,17 @@ impl Cx<'_> {
             self.shape(&opcode, &mod_refs, &operands, op_tok.text_range(), range);
         }
         self.typing(&opcode, &mod_refs, &operands, range);
+        if self.d.len() == start {
+            self.wide_256(&opcode, &mod_refs, range);
+        }
     }
 
     /// Without `.address_size`, ptxas infers 32-bit addressing from a 32-bit register used as
-    /// a generic or global address (or `cvta` to a `.u32`), and then refuses the module.
+    /// a generic or global address (or `cvta` to a `.u32`), and then refuses the module; with
+    /// `.address_size 64` it refuses the same uses ("Program uses 32-bit address ... conflicting
+    /// with .address_size 64", then the fatal 32-bit error; probed with ptxas 13.0.88).
     fn address_size(&mut self, opcode: &str, mods: &[&str], ops: &[ast::Operand]) {
-        if self.m.address_size_explicit || self.reported_32 {
+        if self.reported_32 || (self.m.address_size_explicit && self.m.address_size != 64) {
             return;
         }
         let local_space = mods.iter().any(|m| {
@@ -487,9 +493,18 @@ impl Cx<'_> {
         }
         if let Some((r, what)) = culprit {
             self.reported_32 = true;
+            let why = if self.m.address_size_explicit {
+                format!(
+                    "`{what}` is a 32-bit generic/global address, which conflicts with .address_size 64"
+                )
+            } else {
+                format!(
+                    "the module has no .address_size, and `{what}` is a 32-bit generic/global address, so ptxas infers .address_size 32"
+                )
+            };
             self.err(
                 r,
-                format!("32-Bit compilation is no longer supported (the module has no .address_size, and `{what}` is a 32-bit generic/global address, so ptxas infers .address_size 32)"),
+                format!("32-Bit compilation is no longer supported ({why})"),
             );
         }
     }
@@ -838,6 +853,51 @@ impl Cx<'_> {
         }
     }
 
+    /// A 256-bit `ld`/`st` (`.v8` of 32-bit or `.v4` of 64-bit elements) needs PTX 8.8, sm_100
+    /// and global memory (generic addresses are accepted). Probed with ptxas 13.0.88; its
+    /// messages, checked in this order.
+    /// ptxas checks operands first: call this only for an instruction without other errors.
+    fn wide_256(&mut self, opcode: &str, mods: &[&str], range: TextRange) {
+        const FEATURE: &str = "'256 bit wide load/store'";
+        let vec = mods.iter().find_map(|m| match *m {
+            ".v4" => Some(4),
+            ".v8" => Some(8),
+            _ => None,
+        });
+        let wide = vec.is_some_and(|n| {
+            matches!(opcode, "ld" | "st")
+                && mods
+                    .iter()
+                    .find_map(|m| Ty::parse(m))
+                    .is_some_and(|t| t.bits * n == 256)
+        });
+        if !wide {
+            return;
+        }
+        if let Some(v) = self.m.version
+            && v < ptx::PtxVersion::new(8, 8)
+        {
+            self.err(
+                range,
+                format!("Feature {FEATURE} requires PTX ISA .version 8.8 or later"),
+            );
+        } else if let Some(t) = self.m.target
+            && t.num < 100
+        {
+            self.err(
+                range,
+                format!("Feature {FEATURE} requires .target sm_100 or higher"),
+            );
+        } else if mods.iter().any(|m| {
+            m.starts_with(".shared") || m.starts_with(".param") || matches!(*m, ".local" | ".const")
+        }) {
+            self.err(
+                range,
+                format!("global state space expected for feature {FEATURE}"),
+            );
+        }
+    }
+
     fn vectors(&mut self, opcode: &str, mods: &[&str], ops: &[ast::Operand], range: TextRange) {
         let vec = mods.iter().find_map(|m| match *m {
             ".v2" => Some(2),
@@ -983,6 +1043,16 @@ impl Cx<'_> {
                 rules.push((2, u32t, Fit::Exact));
                 rules.push((3, u32t, Fit::Exact));
             }
+            // `vote{.sync}.mode.{pred,b32} d, {!}a{, membermask}`: the source is a predicate
+            // and the member mask a 32-bit integer (probed).
+            "vote" if one_type && (ops.len() == 2 || ops.len() == 3) => {
+                let t = t.expect("one type");
+                rules.push((0, t, Fit::Exact));
+                rules.push((1, pred, Fit::Exact));
+                if ops.len() == 3 {
+                    rules.push((2, u32t, Fit::Exact));
+                }
+            }
             "shl" | "shr" if one_type && ops.len() == 3 => {
                 let t = t.expect("one type");
                 rules.push((0, t, Fit::Exact));
@@ -1017,6 +1087,17 @@ impl Cx<'_> {
             "red" if one_type && ops.len() == 2 && !mods.iter().any(|m| m.starts_with(".v")) => {
                 let t = t.expect("one type");
                 rules.push((1, t, Fit::Exact));
+            }
+            // Packed `cvt.rn{.relu}.{f16x2,bf16x2}.f32 d, a, b`: d a bit register of at least
+            // 32 bits or the packed type, a and b .f32 or bit registers of at least 32 bits
+            // (probed: .u32/.s32/.f64/.b16 are refused in either place, .b64 accepted).
+            "cvt" if types.len() == 2 && ops.len() == 3 && types[0].packed => {
+                let (dt, st) = (types[0], types[1]);
+                if matches!(dt.class, Class::Float | Class::BFloat) {
+                    rules.push((0, dt, Fit::Wider));
+                    rules.push((1, st, Fit::Wider));
+                    rules.push((2, st, Fit::Wider));
+                }
             }
             "cvt" if types.len() == 2 && ops.len() == 2 => {
                 let (dt, st) = (types[0], types[1]);

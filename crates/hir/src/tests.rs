@@ -248,3 +248,96 @@ fn line_info_and_section_labels() {
         expect![[""]],
     );
 }
+
+/// `vote` operand types; every verdict probed with ptxas 13.0.88.
+#[test]
+fn vote_operand_types() {
+    check(
+        &kernel(
+            "8.0",
+            "sm_80",
+            "vote.sync.ballot.b32 %r1, %p1, %r2;\nvote.sync.ballot.b32 %f1, !%p1, %r2;\nvote.sync.any.pred %p1, %p0, 0xffffffff;\nvote.sync.ballot.b32 %r1, %r2, %p1;\nvote.sync.ballot.b32 %r1, %p1, %f2;\nvote.sync.ballot.b32 %rd1, %p1, %r2;\nvote.sync.any.pred %r1, %p0, %r2;",
+        ),
+        expect![[r#"
+            13: Error: Arguments mismatch for instruction 'vote': operand 2 is a .u32 register, the instruction needs a .pred
+            13: Error: Arguments mismatch for instruction 'vote': operand 3 is a .pred register, the instruction needs an integer register of 32 bits
+            14: Error: Arguments mismatch for instruction 'vote': operand 3 is a .f32 register, the instruction needs an integer register of 32 bits
+            15: Error: Arguments mismatch for instruction 'vote': operand 1 is a .u64 register, the instruction needs a register of 32 bits
+            16: Error: Arguments mismatch for instruction 'vote': operand 1 is a .u32 register, the instruction needs a .pred
+        "#]],
+    );
+}
+
+/// Packed `cvt` operand types and 256-bit loads/stores; every verdict probed with ptxas
+/// 13.0.88 (found by mutating corpus PTX).
+#[test]
+fn packed_cvt_and_256_bit_accesses() {
+    let k = |v: &str, t: &str, body: &str| {
+        format!(
+            ".version {v}\n.target {t}\n.address_size 64\n.visible .entry k()\n{{\n.reg .b32 %r<9>;\n.reg .u32 %u<2>;\n.reg .f32 %f<3>;\n.reg .f64 %fd<2>;\n.reg .b64 %rd<5>;\n.reg .f16x2 %hh<2>;\n{body}\nret;\n}}\n"
+        )
+    };
+    check(
+        &k(
+            "8.8",
+            "sm_90",
+            "cvt.rn.f16x2.f32 %r1, %f1, %f2;\ncvt.rn.f16x2.f32 %rd1, %r1, %f2;\ncvt.rn.f16x2.f32 %hh1, %f1, %rd2;\ncvt.rn.bf16x2.f32 %r1, %f1, %f2;\ncvt.rn.f16x2.f32 %f1, %f1, %f2;\ncvt.rn.bf16x2.f32 %u1, %f1, %f2;\ncvt.rn.f16x2.f32 %r1, %u1, %f2;\ncvt.rn.f16x2.f32 %r1, %f1, %fd1;",
+        ),
+        expect![[r#"
+            16: Error: Arguments mismatch for instruction 'cvt': operand 1 is a .f32 register, the instruction needs a .f16x2 or .b32 register
+            17: Error: Arguments mismatch for instruction 'cvt': operand 1 is a .u32 register, the instruction needs a .bf16x2 or .b32 register
+            18: Error: Arguments mismatch for instruction 'cvt': operand 2 is a .u32 register, the instruction needs a .f32 or .b32 register
+            19: Error: Arguments mismatch for instruction 'cvt': operand 3 is a .f64 register, the instruction needs a .f32 or .b32 register
+        "#]],
+    );
+    let v8 = "ld.global.v8.b32 {%r1,%r2,%r3,%r4,%r5,%r6,%r7,%r8}, [%rd1];\nld.v4.b64 {%rd1,%rd2,%rd3,%rd4}, [%rd1];\nld.local.v8.b32 {%r1,%r2,%r3,%r4,%r5,%r6,%r7,%r8}, [%rd1];\nld.global.v4.b32 {%r1,%r2,%r3,%r4}, [%rd1];";
+    check(
+        &k("8.0", "sm_90", v8),
+        expect![[r#"
+        12: Error: Feature '256 bit wide load/store' requires PTX ISA .version 8.8 or later
+        13: Error: Feature '256 bit wide load/store' requires PTX ISA .version 8.8 or later
+        14: Error: Feature '256 bit wide load/store' requires PTX ISA .version 8.8 or later
+    "#]],
+    );
+    check(
+        &k("8.8", "sm_90", v8),
+        expect![[r#"
+        12: Error: Feature '256 bit wide load/store' requires .target sm_100 or higher
+        13: Error: Feature '256 bit wide load/store' requires .target sm_100 or higher
+        14: Error: Feature '256 bit wide load/store' requires .target sm_100 or higher
+    "#]],
+    );
+    check(
+        &k("8.8", "sm_100", v8),
+        expect![[r#"
+        14: Error: global state space expected for feature '256 bit wide load/store'
+    "#]],
+    );
+}
+
+/// A 32-bit register as a generic/global address with `.address_size 64`: ptxas 13.0.88 warns
+/// "Program uses 32-bit address ... conflicting with .address_size 64" and fails with its
+/// 32-bit error (probed for ld, st, ldu, red, prefetch, cvta); shared addresses are fine.
+#[test]
+fn thirty_two_bit_address_with_address_size_64() {
+    check(
+        &kernel(
+            "8.0",
+            "sm_90",
+            "ld.shared.u32 %r1, [%r2];\nld.global.u32 %r1, [%rd2];",
+        ),
+        expect![[""]],
+    );
+    check(
+        &kernel("8.0", "sm_90", "ld.u32 %r1, [%r2+4];"),
+        expect![[r#"
+            10: Error: 32-Bit compilation is no longer supported (`%r2` is a 32-bit generic/global address, which conflicts with .address_size 64)
+        "#]],
+    );
+    check(
+        &kernel("8.0", "sm_90", "cvta.to.global.u32 %r1, %r2;"),
+        expect![[r#"
+            10: Error: 32-Bit compilation is no longer supported (`%r1` is a 32-bit generic/global address, which conflicts with .address_size 64)
+        "#]],
+    );
+}
