@@ -238,7 +238,7 @@ impl Cx<'_> {
             .descendants_with_tokens()
             .filter_map(|e| e.into_token())
             .collect();
-        if !words.first().is_some_and(|t| t.text() == ".loc") {
+        if words.first().is_none_or(|t| t.text() != ".loc") {
             return;
         }
         if let Some(t) = words.iter().find(|t| t.text() == "inlined_at")
