@@ -2,8 +2,6 @@
 //! `cargo xtask mutate` from corpus files with ptxas 13.0.88's verdict recorded for each case)
 //! and requires at least 99% agreement with ptxas on accept/reject.
 
-use std::path::Path;
-
 /// Our verdict: whether `syntax` + `hir` report an error.
 fn rejects(text: &str) -> bool {
     let parse = syntax::parse(text);
@@ -15,27 +13,23 @@ fn rejects(text: &str) -> bool {
 
 #[test]
 fn agrees_with_ptxas_on_mutants() {
-    replay("../../test-data/sema-mutations", 300);
+    replay("sema-mutations", 300);
 }
 
 /// The mutants of `test-data/unseen` (PTX that nvcc made from our own kernels, never part of
 /// the corpus the checks were developed on).
 #[test]
 fn agrees_with_ptxas_on_unseen_mutants() {
-    replay("../../test-data/unseen-mutations", 90);
+    replay("unseen-mutations", 90);
 }
 
-/// Replays the suite in `rel` (from this crate) and requires at least `min_cases` cases with
+/// Replays the suite in `test-data/<rel>` and requires at least `min_cases` cases with
 /// a ptxas verdict and 99% agreement.
 fn replay(rel: &str, min_cases: usize) {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join(rel);
-    let Ok(table) = std::fs::read_to_string(dir.join("expected.tsv")) else {
-        println!(
-            "skipping: {} is absent (run `cargo xtask mutate`)",
-            dir.display()
-        );
+    let Some(dir) = test_support::test_data_or_skip(rel) else {
         return;
     };
+    let table = std::fs::read_to_string(dir.join("expected.tsv")).expect("expected.tsv");
     let (mut n, mut agree) = (0, 0);
     let mut disagreements = Vec::new();
     for row in table.lines().skip(1) {
