@@ -387,6 +387,26 @@ def u_calls(inp):
     return out
 
 
+def u_atomics(inp):
+    dyn = [0] * 32
+    dyn[17] = dyn[20] = M32
+    for t, v in enumerate(inp):
+        dyn[v & 15] += 1
+        dyn[16] = max(dyn[16], v)
+        dyn[17] = min(dyn[17], v)
+        dyn[18] |= 1 << (v & 31)
+        dyn[19] ^= v
+        dyn[20] &= ~(1 << (t & 31)) & M32
+        dyn[21] = 0 if dyn[21] >= 9 else dyn[21] + 1
+        dyn[22] = 7 if dyn[22] == 0 or dyn[22] > 7 else dyn[22] - 1
+        dyn[23] = (dyn[23] - (v & 0xFF)) & M32
+    total = sum(v * 1000003 for v in inp) & M64
+    fsum = f32_bits(float(sum(v & 255 for v in inp)))
+    fmax = f32_bits(max(v * 0.5 for v in inp))
+    smax = max(0, max(inp) - 300000)
+    return dyn + [total & M32, total >> 32, fsum, fmax, smax & M32, smax >> 32, 0, 0]
+
+
 # ---- inputs --------------------------------------------------------------------------------
 
 
@@ -437,6 +457,7 @@ def main():
         ("u_f32", f32_inputs(rng), 4, u_f32, 4),
         ("u_f64h", f64_inputs(rng), 8, u_f64h, 8),
         ("u_calls", [rng.getrandbits(32) for _ in range(64)], 4, u_calls, 4),
+        ("u_atomics", [rng.getrandbits(20) for _ in range(64)], 4, u_atomics, 4),
     ]
     doc = []
     for name, inp, iw, fn, ow in tests:

@@ -94,6 +94,19 @@ pub fn check_function(m: &ModuleScope, f: &ast::Function) -> Vec<Diagnostic> {
     cx.d
 }
 
+/// The range of an integer constant operand (`1`, `-1`, `0x10`).
+fn int_literal(o: &ast::Operand) -> Option<TextRange> {
+    let lit = match o {
+        ast::Operand::Immediate(l) => l.clone(),
+        ast::Operand::Prefix(p) => match p.expr()? {
+            ast::Operand::Immediate(l) => l,
+            _ => return None,
+        },
+        _ => return None,
+    };
+    (lit.token()?.kind() == syntax::SyntaxKind::INT_NUMBER).then(|| o.syntax().text_range())
+}
+
 /// The variable named as the base of an address operand (`[v]`, `[v+8]`) and its range.
 fn address_var(o: &ast::Operand) -> Option<(String, TextRange)> {
     let ast::Operand::Address(a) = o else {
@@ -537,6 +550,22 @@ impl Cx<'_> {
         let Some(space) = mods.iter().find_map(|m| norm(m)) else {
             return;
         };
+        // Memory-ordering modifiers apply to global and shared memory only (PTX ISA: "may be
+        // used only with .global and .shared spaces and with generic addressing"; probed).
+        if matches!(opcode, "ld" | "st")
+            && matches!(space, ".param" | ".const" | ".local")
+            && let Some(order) = mods
+                .iter()
+                .find(|m| matches!(**m, ".volatile" | ".relaxed" | ".acquire" | ".release"))
+        {
+            if let Some(o) = ops.first() {
+                self.err(
+                    o.syntax().text_range(),
+                    format!("Modifier '{order}' cannot be applied to '{space}' space"),
+                );
+            }
+            return;
+        }
         if opcode == "st" && space == ".const" {
             if let Some(o) = ops.first() {
                 self.err(
@@ -1118,6 +1147,22 @@ impl Cx<'_> {
             };
             let whole = matches!(opcode, "ld" | "ldu" | "st");
             for e in &elems {
+                // A float operand takes float literals (`0f3F800000`, `1.5`), never integer
+                // ones: ptxas refuses `add.f32 %f1, %f1, 1` and `st.f32 [a], -1` (probed).
+                if want.is_float()
+                    && !want.packed
+                    && let Some(r) = int_literal(e)
+                {
+                    self.err(
+                        r,
+                        format!(
+                            "Arguments mismatch for instruction '{opcode}': operand {} is an integer constant, the instruction needs {} (write it as a floating-point constant, e.g. 1.0 or 0f3F800000)",
+                            k + 1,
+                            describe_want(want, fit)
+                        ),
+                    );
+                    continue;
+                }
                 let Some((reg, r)) = self.reg_ty_in(e, whole) else {
                     continue;
                 };

@@ -341,3 +341,41 @@ fn thirty_two_bit_address_with_address_size_64() {
         "#]],
     );
 }
+
+/// Integer constants where a float operand is expected; every verdict probed with ptxas
+/// 13.0.88 (found by mutating PTX in test-data/unseen).
+#[test]
+fn integer_constants_in_float_operands() {
+    check(
+        &kernel(
+            "8.0",
+            "sm_90",
+            "add.f32 %f1, %f1, 1.5;\nadd.f32 %f1, %f1, 0f3F800000;\ncvt.rn.f32.s32 %f1, 1;\nsetp.eq.b32 %p1, %r1, 1;\nsetp.eq.f32 %p1, %r1, %r2;\nadd.f32 %f1, %f1, 1;\nadd.f32 %f1, %f1, -1;\nsetp.eq.f32 %p1, %f1, 1;\nst.global.f32 [%rd1], 1;\nmov.f32 %f1, 1;",
+        ),
+        expect![[r#"
+            14: Error: Arguments mismatch for instruction 'setp': operand 2 is a .u32 register, the instruction needs a .f32 or .b32 register
+            14: Error: Arguments mismatch for instruction 'setp': operand 3 is a .u32 register, the instruction needs a .f32 or .b32 register
+            15: Error: Arguments mismatch for instruction 'add': operand 3 is an integer constant, the instruction needs a .f32 or .b32 register (write it as a floating-point constant, e.g. 1.0 or 0f3F800000)
+            16: Error: Arguments mismatch for instruction 'add': operand 3 is an integer constant, the instruction needs a .f32 or .b32 register (write it as a floating-point constant, e.g. 1.0 or 0f3F800000)
+            17: Error: Arguments mismatch for instruction 'setp': operand 3 is an integer constant, the instruction needs a .f32 or .b32 register (write it as a floating-point constant, e.g. 1.0 or 0f3F800000)
+            18: Error: Arguments mismatch for instruction 'st': operand 2 is an integer constant, the instruction needs a .f32 or .b32 register (write it as a floating-point constant, e.g. 1.0 or 0f3F800000)
+            19: Error: Arguments mismatch for instruction 'mov': operand 2 is an integer constant, the instruction needs a .f32 or .b32 register (write it as a floating-point constant, e.g. 1.0 or 0f3F800000)
+        "#]],
+    );
+}
+
+/// `.volatile`/`.relaxed`/`.acquire` need global or shared memory (probed with ptxas 13.0.88).
+#[test]
+fn memory_order_modifiers_and_state_spaces() {
+    check(
+        &kernel(
+            "8.0",
+            "sm_90",
+            ".local .u32 l;\nld.volatile.shared.u32 %r1, [%rd1];\nld.relaxed.gpu.global.u32 %r1, [%rd1];\nld.volatile.u32 %r1, [%rd1];\nld.volatile.param.u64 %rd1, [a];\nld.relaxed.gpu.local.u32 %r1, [l];",
+        ),
+        expect![[r#"
+            14: Error: Modifier '.volatile' cannot be applied to '.param' space
+            15: Error: Modifier '.relaxed' cannot be applied to '.local' space
+        "#]],
+    );
+}
