@@ -450,6 +450,9 @@ impl Cx<'_> {
             self.shape(&opcode, &mod_refs, &operands, op_tok.text_range(), range);
         }
         self.typing(&opcode, &mod_refs, &operands, range);
+        if matches!(opcode.as_str(), "setp" | "set") {
+            self.comparison(&opcode, &mod_refs, &operands, op_tok.text_range(), range);
+        }
         if self.d.len() == start {
             self.wide_256(&opcode, &mod_refs, range);
         }
@@ -885,6 +888,92 @@ impl Cx<'_> {
     /// A 256-bit `ld`/`st` (`.v8` of 32-bit or `.v4` of 64-bit elements) needs PTX 8.8, sm_100
     /// and global memory (generic addresses are accepted). Probed with ptxas 13.0.88; its
     /// messages, checked in this order.
+    /// `setp`/`set`: the comparison must suit the compared type (bit types: `eq`/`ne`; signed:
+    /// also `lt le gt ge`; unsigned: also `lo ls hi hs`; floats: also the unordered forms and
+    /// `num`/`nan`), a boolean combination (`.and`/`.or`/`.xor`) needs its predicate operand,
+    /// and `set` from a half-precision type to an integer needs PTX 6.5. Probed with ptxas.
+    fn comparison(
+        &mut self,
+        opcode: &str,
+        mods: &[&str],
+        ops: &[ast::Operand],
+        op_range: TextRange,
+        range: TextRange,
+    ) {
+        let types: Vec<Ty> = mods.iter().filter_map(|m| Ty::parse(m)).collect();
+        // setp.CMP.T; set.CMP.D.T: the compared type is the last.
+        let Some(&t) = types.last() else { return };
+        if let Some(cmp) = mods.iter().find_map(|m| m.strip_prefix('.')).filter(|m| {
+            matches!(
+                *m,
+                "eq" | "ne"
+                    | "lt"
+                    | "le"
+                    | "gt"
+                    | "ge"
+                    | "lo"
+                    | "ls"
+                    | "hi"
+                    | "hs"
+                    | "equ"
+                    | "neu"
+                    | "ltu"
+                    | "leu"
+                    | "gtu"
+                    | "geu"
+                    | "num"
+                    | "nan"
+            )
+        }) {
+            let ok = match t.class {
+                Class::Bit => matches!(cmp, "eq" | "ne"),
+                Class::Signed => matches!(cmp, "eq" | "ne" | "lt" | "le" | "gt" | "ge"),
+                Class::Unsigned => !matches!(
+                    cmp,
+                    "equ" | "neu" | "ltu" | "leu" | "gtu" | "geu" | "num" | "nan"
+                ),
+                Class::Float | Class::BFloat => !matches!(cmp, "lo" | "ls" | "hi" | "hs"),
+                Class::Pred | Class::Other => true,
+            };
+            if !ok {
+                self.err(
+                    op_range,
+                    format!(
+                        "Mismatch between instruction type and comparison qualifier: .{cmp} does not compare {} values",
+                        describe(t)
+                    ),
+                );
+                return;
+            }
+        }
+        let boolop = mods.iter().any(|m| matches!(*m, ".and" | ".or" | ".xor"));
+        if boolop && ops.len() == 3 {
+            self.err(
+                range,
+                format!(
+                    "Arguments mismatch for instruction '{opcode}': .{} combines the comparison with a predicate operand, which is missing",
+                    mods.iter()
+                        .find(|m| matches!(**m, ".and" | ".or" | ".xor"))
+                        .map_or("and", |m| &m[1..])
+                ),
+            );
+            return;
+        }
+        if opcode == "set"
+            && types.len() == 2
+            && matches!(types[0].class, Class::Signed | Class::Unsigned)
+            && types[1].class == Class::Float
+            && (types[1].bits == 16 || types[1].packed)
+            && let Some(v) = self.m.version
+            && v < ptx::PtxVersion::new(6, 5)
+        {
+            self.err(
+                op_range,
+                "Feature 'half precision floating point set instruction with integer result' requires PTX ISA .version 6.5 or later",
+            );
+        }
+    }
+
     /// ptxas checks operands first: call this only for an instruction without other errors.
     fn wide_256(&mut self, opcode: &str, mods: &[&str], range: TextRange) {
         const FEATURE: &str = "'256 bit wide load/store'";

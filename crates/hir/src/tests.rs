@@ -379,3 +379,38 @@ fn memory_order_modifiers_and_state_spaces() {
         "#]],
     );
 }
+
+/// Comparison qualifiers against the compared type, boolean combinations without their
+/// predicate, and half-precision `set` with an integer result; probed with ptxas 13.0.88.
+#[test]
+fn comparisons() {
+    let k = |v: &str, body: &str| {
+        format!(
+            ".version {v}\n.target sm_80\n.address_size 64\n.visible .entry k()\n{{\n.reg .pred %p<3>;\n.reg .b32 %r<3>;\n.reg .s32 %s<3>;\n.reg .u32 %u<3>;\n.reg .f32 %f<3>;\n.reg .b16 %h<3>;\n{body}\nret;\n}}\n"
+        )
+    };
+    check(
+        &k(
+            "8.0",
+            "setp.eq.b32 %p1, %r1, %r2;\nsetp.lt.u32 %p1, %u1, %u2;\nsetp.hs.u32 %p1, %u1, %u2;\nsetp.equ.f32 %p1, %f1, %f2;\nsetp.lt.and.u32 %p1|%p2, %u1, %u2, %p2;\nsetp.lt.b32 %p1, %r1, %r2;\nsetp.lo.s32 %p1, %s1, %s2;\nsetp.num.u32 %p1, %u1, %u2;\nsetp.lo.f32 %p1, %f1, %f2;\nset.lt.u32.b32 %r1, %r1, %r2;\nsetp.lt.and.u32 %p1, %u1, %u2;",
+        ),
+        expect![[r#"
+            17: Error: Mismatch between instruction type and comparison qualifier: .lt does not compare .b32 values
+            18: Error: Mismatch between instruction type and comparison qualifier: .lo does not compare .s32 values
+            19: Error: Mismatch between instruction type and comparison qualifier: .num does not compare .u32 values
+            20: Error: Mismatch between instruction type and comparison qualifier: .lo does not compare .f32 values
+            21: Error: Mismatch between instruction type and comparison qualifier: .lt does not compare .b32 values
+            22: Error: Arguments mismatch for instruction 'setp': .and combines the comparison with a predicate operand, which is missing
+        "#]],
+    );
+    check(
+        &k(
+            "6.4",
+            "set.lt.u32.f16 %r1, %h1, %h2;\nset.lt.u32.f32 %r1, %f1, %f2;",
+        ),
+        expect![[r#"
+            2: Error: PTX .version 6.4 does not support .target sm_80
+            12: Error: Feature 'half precision floating point set instruction with integer result' requires PTX ISA .version 6.5 or later
+        "#]],
+    );
+}
