@@ -407,6 +407,77 @@ def u_atomics(inp):
     return dyn + [total & M32, total >> 32, fsum, fmax, smax & M32, smax >> 32, 0, 0]
 
 
+def u_conv(inp):
+    out = []
+    i32, u32 = (-(1 << 31), (1 << 31) - 1), (0, M32)
+    i64 = (-(1 << 63), (1 << 63) - 1)
+    for t in range(64):
+        x = decode(inp[t], F64)
+        f = decode(cvt(x, F32, "rn"), F32)
+        ll = to_int(decode(f_mul(x, (0, Fraction(1 << 32)), F64, "rn"), F64), "rn", *i64)
+        llq = (0 if ll >= 0 else 1, Fraction(abs(ll)))
+        lo = ll & M32
+        rn, ru = to_int(f, "rn", *i32), to_int(f, "ru", *i32)
+        sc = to_int(f, "rz", *i32) & 0xFF
+        sc = sc - 256 if sc & 0x80 else sc
+        ti = s32(t * 0x01234567)
+        f1000 = decode(f_mul(f, (0, Fraction(1000)), F32, "rn"), F32)
+        hbits = (t * 499) & 0xFFFF
+        assert hbits >> 10 & 0x1F != 0x1F, "no half NaN/inf inputs"
+        out += [
+            to_int(x, "rz", *i32) & M32,
+            to_int(x, "ru", *i32) & M32,
+            to_int(x, "rd", *u32),
+            cvt(x, F32, "ru"),
+            cvt(x, F32, "rd"),
+            lo,
+            (ll >> 32) & M32,
+            cvt(llq, F32, "rz"),
+            cvt((0, Fraction(lo)), F32, "ru"),
+            (rn ^ (ru << 8)) & M32,
+            sc & M32,
+            cvt(x, F16, "rn") | cvt(f, F16, "rz") << 16,
+            cvt(f, BF16, "rn") | cvt(f, BF16, "rz") << 16,
+            cvt((int(ti < 0), Fraction(abs(ti))), F32, "rd"),
+            to_int(f1000, "rz", *u32) & 0xFFFF,
+            cvt(decode(hbits, F16), F32, "rn"),
+        ]
+    return out
+
+
+def u_ctrl(inp):
+    out = [0] * 260
+    accs, stepss = [], []
+    for v in inp:
+        acc = steps = 0
+        x = v | 1
+        while x != 1 and steps < 200:
+            x = (3 * x + 1) & M32 if x & 1 else x >> 1
+            if x & 7 == 5:
+                steps += 1
+                continue
+            acc += x & 0xFF
+            if acc > 5000:
+                break
+            steps += 1
+        accs.append(acc)
+        stepss.append(steps)
+    for t, v in enumerate(inp):
+        w = 32 * (t // 32)
+        lanes = range(w, w + 32)
+        stay = sum(1 << (i - w) for i in lanes if inp[i] % 5 != 0)
+        out[t * 4] = accs[t]
+        out[t * 4 + 1] = stepss[t]
+        out[t * 4 + 2] = sum(1 << (i - w) for i in lanes if accs[i] & 1)
+        if v % 5 != 0:
+            mine = sum(1 << (i - w) for i in lanes if inp[i] % 5 != 0 and inp[i] & 2)
+            out[t * 4 + 3] = mine ^ stay
+    out[256] = sum(1 for a in accs if a > 1000)
+    out[257] = int(all(s > 3 for s in stepss))
+    out[258] = int(any(s == 200 for s in stepss))
+    return out
+
+
 # ---- inputs --------------------------------------------------------------------------------
 
 
@@ -445,6 +516,14 @@ def f64_inputs(rng):
     return [f64_bits(v) for v in xs + ys]
 
 
+def conv_inputs(rng):
+    xs = [2.5, -2.5, 0.5, -0.5, 1.5, -0.0, 0.0, 3e9, -3e9, 5e9, 1e20, -1e20, 65504.0,
+          65520.0, 1e-6, -7.75, 1e300, 1.0 / 3, 123456.789, -0.1, 2.0**31, -(2.0**31) - 0.5]
+    while len(xs) < 64:
+        xs.append(rng.uniform(-1, 1) * 2.0 ** rng.randint(-30, 40))
+    return [f64_bits(v) for v in xs]
+
+
 def le(values, width):
     return b"".join(v.to_bytes(width, "little") for v in values).hex()
 
@@ -458,6 +537,8 @@ def main():
         ("u_f64h", f64_inputs(rng), 8, u_f64h, 8),
         ("u_calls", [rng.getrandbits(32) for _ in range(64)], 4, u_calls, 4),
         ("u_atomics", [rng.getrandbits(20) for _ in range(64)], 4, u_atomics, 4),
+        ("u_conv", conv_inputs(rng), 8, u_conv, 4),
+        ("u_ctrl", [rng.getrandbits(20) for _ in range(64)], 4, u_ctrl, 4),
     ]
     doc = []
     for name, inp, iw, fn, ow in tests:
