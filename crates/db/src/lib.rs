@@ -28,6 +28,7 @@
 
 #![forbid(unsafe_code)]
 
+mod codegen;
 mod function;
 mod items;
 mod semantics;
@@ -36,6 +37,10 @@ mod target;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
+pub use codegen::{
+    CodegenError, CubinOutput, FileTarget, KernelStats, allocated, codegen_supported, cubin,
+    encoded, kernel_stats, kernel_targets, lowered, scheduled,
+};
 pub use function::{Function, FunctionOutline, FunctionSyntax, function_outline};
 pub use items::{ItemKind, ItemSummary, ModuleItems, module_items};
 use salsa::Database as _;

@@ -21,8 +21,10 @@ use std::time::Instant;
 
 use crate::oracle;
 
+mod compile;
 mod cubin;
 pub mod disasm;
+mod emu;
 mod interp;
 mod json;
 pub mod parse;
@@ -49,6 +51,8 @@ pub fn run(args: &[String]) -> Result<(), String> {
         "cubin" => cubin::run(&args),
         "parse" => parse::run(&args),
         "disasm" => disasm::run(&args),
+        "compile" => compile::run(&args),
+        "emu" => emu::run(&args),
         other => Err(format!("unknown corpus stage `{other}`\n{USAGE}")),
     }
 }
