@@ -21,7 +21,7 @@ commands:
                             cache folder and print the folder holding the binaries
   corpus <stage> [--dir DIR] [--arch sm_XX]
                             run a conformance stage over the corpus (default ../shared/corpus)
-  mutate [--count N] [--seed S] [--out DIR] [--check]
+  mutate [--count N] [--seed S] [--out DIR] [--check] [--max-bytes N]
                             break valid corpus PTX, compare ptxas's verdict with ours, and
                             write the cases to test-data/sema-mutations
   cubin-names [--print]     check the EIATTR name table against cuobjdump (or print it)

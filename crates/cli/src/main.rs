@@ -5,6 +5,7 @@
 
 #![forbid(unsafe_code)]
 
+mod build;
 mod check;
 mod objdump;
 mod parse;
@@ -28,6 +29,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Compile PTX to a cubin (sm_80, sm_90).
+    Build(build::Args),
     /// Check PTX files and print their diagnostics (`file:line:col: error: message`).
     Check(check::Args),
     /// Print the syntax tree of a PTX file.
@@ -55,6 +58,7 @@ pub enum Status {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let status = match cli.command {
+        Command::Build(args) => build::run(args),
         Command::Check(args) => check::run(args),
         Command::Parse(args) => parse::run(args),
         Command::Run(args) => run::run(args),

@@ -67,6 +67,9 @@ pub struct Kernel {
     pub max_threads: Option<[u32; 3]>,
     pub reqntid: Option<[u32; 3]>,
     pub relocs: Vec<CodeReloc>,
+    /// Named barriers used (`EIATTR_NUM_BARRIERS`, written after MAXREG_COUNT as ptxas does
+    /// when non-zero).
+    pub num_barriers: u8,
 }
 
 /// A device function (`.func`) in its own code section.
@@ -671,6 +674,9 @@ impl Builder {
                 ));
             }
             r.push(hval(code::MAXREG_COUNT, 0xff));
+            if k.num_barriers > 0 {
+                r.push(bval(code::NUM_BARRIERS, k.num_barriers));
+            }
             if let Some(d) = k.max_threads {
                 r.push(sval(code::MAX_THREADS, AttrValue::Dim3(d)));
             }

@@ -151,7 +151,8 @@ impl Address {
 
     /// Whether the non-uniform base is a 64-bit register pair (`.64`).
     pub fn base_is_64(&self) -> bool {
-        self.base().is_some_and(|(_, s)| s.iter().any(|x| x == "64"))
+        self.base()
+            .is_some_and(|(_, s)| s.iter().any(|x| x == "64"))
     }
 }
 
@@ -206,10 +207,14 @@ pub enum OperandKind {
     },
     /// A memory operand `[addr]`, with a descriptor register for `desc[UR4][...]`.
     Mem { desc: Option<Reg>, addr: Address },
+    /// A wgmma matrix descriptor held in a uniform register pair, `gdesc[UR20]`.
+    GmmaDesc(Reg),
     /// A branch or call target address (from decoded words).
     Target(u64),
     /// A symbolic target as nvdisasm prints it: `` `(.L_x_3) `` holds `.L_x_3`.
     Label(String),
+    /// A set of small integers, `{5,4,3,2,1,0}` (the scoreboards a `DEPBAR` waits for).
+    List(Vec<u32>),
     /// Anything else, kept verbatim (e.g. nvdisasm's relocation expressions `0x0@lo(sym)`).
     Other(String),
 }
@@ -289,9 +294,16 @@ impl Inst {
     pub fn parse(text: &str) -> Result<Inst, String> {
         let mut t = text.trim();
         t = t.strip_suffix(';').unwrap_or(t).trim_end();
+        // nvdisasm's trailing annotation (`(*"BRANCH_TARGETS .L_x_1,.L_x_2"*)`) is not part of
+        // the instruction.
+        if let Some(i) = t.find("(*") {
+            t = t[..i].trim_end();
+        }
         let mut guard = None;
         if let Some(rest) = t.strip_prefix('@') {
-            let end = rest.find(' ').ok_or_else(|| format!("guard without opcode: `{text}`"))?;
+            let end = rest
+                .find(' ')
+                .ok_or_else(|| format!("guard without opcode: `{text}`"))?;
             let g = &rest[..end];
             let (negated, g) = match g.strip_prefix('!') {
                 Some(g) => (true, g),
@@ -416,8 +428,16 @@ impl fmt::Display for Operand {
                 }
                 write!(f, "[{addr}]")?;
             }
+            OperandKind::GmmaDesc(r) => write!(f, "gdesc[{r}]")?,
             OperandKind::Target(a) => write!(f, "`(@{a:#x})")?,
             OperandKind::Label(l) => write!(f, "`({l})")?,
+            OperandKind::List(items) => {
+                f.write_str("{")?;
+                for (i, x) in items.iter().enumerate() {
+                    write!(f, "{}{x}", if i > 0 { "," } else { "" })?;
+                }
+                f.write_str("}")?;
+            }
         }
         let inside = if self.abs { self.suffixes_in_abs } else { 0 };
         for s in &self.suffixes[..inside] {
@@ -465,7 +485,10 @@ fn split_operands(s: &str) -> Vec<(&str, bool)> {
                 start = i;
                 continue;
             }
-            b' ' if depth == 0 && s[i + 1..].starts_with("`(") => {
+            b' ' if depth == 0
+                && i > start
+                && !matches!(s[i..].trim_start().bytes().next(), None | Some(b',')) =>
+            {
                 out.push((s[start..i].trim(), after_space));
                 after_space = true;
                 start = i + 1;
@@ -583,7 +606,11 @@ fn parse_operand(text: &str) -> Result<Operand, String> {
         op.kind = OperandKind::Float {
             value,
             bits: None,
-            text: if spaced { format!("{s} ") } else { s.to_string() },
+            text: if spaced {
+                format!("{s} ")
+            } else {
+                s.to_string()
+            },
         };
         return Ok(op);
     }
@@ -636,12 +663,10 @@ fn suffix_list(rest: &str, text: &str) -> Result<Vec<String>, String> {
         .strip_prefix('.')
         .ok_or_else(|| format!("unexpected `{rest}` in operand `{text}`"))?;
     let parts: Vec<String> = r.split('.').map(str::to_string).collect();
-    if parts.iter().any(|p| {
-        p.is_empty()
-            || !p
-                .bytes()
-                .all(|c| c.is_ascii_alphanumeric() || c == b'_')
-    }) {
+    if parts
+        .iter()
+        .any(|p| p.is_empty() || !p.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_'))
+    {
         return Err(format!("bad suffix in operand `{text}`"));
     }
     Ok(parts)
@@ -670,6 +695,11 @@ fn parse_core<'s>(s: &'s str, text: &str) -> Result<(OperandKind, &'s str), Stri
             },
             r,
         ));
+    }
+    if let Some(d) = s.strip_prefix("gdesc[") {
+        let end = d.find(']').ok_or_else(bad)?;
+        let reg = parse_reg(&d[..end]).ok_or_else(bad)?;
+        return Ok((OperandKind::GmmaDesc(reg), &d[end + 1..]));
     }
     if let Some(d) = s.strip_prefix("desc[") {
         let end = d.find(']').ok_or_else(bad)?;
@@ -706,6 +736,14 @@ fn parse_core<'s>(s: &'s str, text: &str) -> Result<(OperandKind, &'s str), Stri
         };
         return Ok((kind, &t[end + 1..]));
     }
+    if let Some(inner) = s.strip_prefix('{') {
+        let end = inner.find('}').ok_or_else(bad)?;
+        let items = inner[..end]
+            .split(',')
+            .map(|x| x.trim().parse::<u32>().map_err(|_| bad()))
+            .collect::<Result<Vec<_>, _>>()?;
+        return Ok((OperandKind::List(items), &inner[end + 1..]));
+    }
     if s.starts_with("SR_") {
         // Special registers keep their dotted names (`SR_TID.X`); nothing follows them.
         return Ok((OperandKind::Special(s.to_string()), ""));
@@ -715,7 +753,10 @@ fn parse_core<'s>(s: &'s str, text: &str) -> Result<(OperandKind, &'s str), Stri
     if let Some(reg) = parse_reg(name) {
         return Ok((OperandKind::Reg(reg), r));
     }
-    if !name.is_empty() && name.bytes().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit()) {
+    // Named operands: `SRZ`, `PR`, texture shapes (`2D`, `ARRAY_2D`), `gsb0`.
+    if name.bytes().any(|c| c.is_ascii_alphabetic())
+        && name.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_')
+    {
         return Ok((OperandKind::Special(name.to_string()), r));
     }
     Err(bad())
@@ -777,7 +818,9 @@ mod tests {
     #[test]
     fn immediates_specials_and_targets() {
         let i = roundtrip("HFMA2.MMA R3, -RZ, RZ, 0, 9.5367431640625e-07");
-        assert!(matches!(i.operands[4].kind, OperandKind::Float { value, .. } if value == 9.5367431640625e-07));
+        assert!(
+            matches!(i.operands[4].kind, OperandKind::Float { value, .. } if value == 9.5367431640625e-07)
+        );
         let i = roundtrip("FSEL R0, R1, +INF , P0");
         assert!(
             matches!(i.operands[2].kind, OperandKind::Float { value, .. } if value == f64::INFINITY)

@@ -1,0 +1,187 @@
+//! Emission: scheduled machine IR → SASS words (through `crates/sass`'s assembler) and
+//! kernels → a cubin (through `crates/cubin`'s builder).
+//!
+//! Each slot prints as nvdisasm text with an explicit control field and is assembled with
+//! `sass::encode::assemble_line`, which only accepts a word that decodes back to the same
+//! text; an instruction form the learned tables cannot encode is an `unsupported: encoding
+//! ...` error, never a wrong word. Branch targets print as nvdisasm names them (`.L_x_N` in
+//! the order of first reference), so the listing is directly comparable with `nvdisasm -c`. The code is
+//! closed like ptxas closes it: `BRA` to itself, then at least 8 `NOP`s up to a multiple of
+//! 128 bytes.
+
+#![forbid(unsafe_code)]
+
+use ir::{Func, Operand, VReg};
+use sass::Control;
+use sched::{Schedule, Slot};
+
+/// One kernel's machine code.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Encoded {
+    /// Little-endian 128-bit words.
+    pub code: Vec<u8>,
+    /// nvdisasm-style lines `/*0040*/ IADD3 R0, R1, R2, RZ ;` (no control field).
+    pub listing: Vec<String>,
+    /// Byte offsets of `EXIT` instructions.
+    pub exit_offsets: Vec<u32>,
+    /// Byte offsets of `S2R SR_CTAID.*` instructions.
+    pub s2rctaid_offsets: Vec<u32>,
+    /// Instructions of the kernel proper (without the closing branch and padding).
+    pub instructions: usize,
+}
+
+/// An emission failure and the source range of the instruction responsible, if known.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct EmitError {
+    pub message: String,
+    pub origin: Option<(u32, u32)>,
+}
+
+/// Encodes a scheduled function for `sm` (80, 90).
+pub fn encode(
+    f: &Func,
+    assign: &dyn Fn(VReg) -> u8,
+    sched: &Schedule,
+    sm: u32,
+) -> Result<Encoded, EmitError> {
+    let table = sass::table(&format!("sm_{sm}")).ok_or_else(|| EmitError {
+        message: format!("unsupported: no SASS table for sm_{sm}"),
+        origin: None,
+    })?;
+    let n = sched.slots.len();
+    let block_addr = |pos: usize| (sched.block_start[pos] * 16) as u64;
+    let pos_of = |b: ir::Block| f.order.iter().position(|x| *x == b).unwrap_or(0);
+    let mut targets: Vec<u64> = Vec::new();
+    for (slot, _) in &sched.slots {
+        if let Slot::Inst { block, index } = slot {
+            for o in &f.blocks[f.order[*block]].insts[*index].operands {
+                if let Operand::Label(t) = o {
+                    targets.push(block_addr(pos_of(*t)));
+                }
+            }
+        }
+    }
+    let trailer = (n * 16) as u64;
+    targets.push(trailer);
+    // nvdisasm numbers labels in the order of their first reference.
+    let mut seen = std::collections::HashSet::new();
+    targets.retain(|a| seen.insert(*a));
+    let name_of = |addr: u64| {
+        let k = targets.iter().position(|a| *a == addr).unwrap_or(0);
+        format!(".L_x_{k}")
+    };
+    let resolve = |name: &str| {
+        let k: usize = name.strip_prefix(".L_x_")?.parse().ok()?;
+        targets.get(k).map(|a| *a as i128)
+    };
+    let mut out = Encoded {
+        code: Vec::with_capacity((n + 16) * 16),
+        listing: Vec::new(),
+        exit_offsets: Vec::new(),
+        s2rctaid_offsets: Vec::new(),
+        instructions: n,
+    };
+    let push = |text: String,
+                control: Control,
+                origin: Option<(u32, u32)>,
+                out: &mut Encoded|
+     -> Result<(), EmitError> {
+        let pc = out.code.len() as u64;
+        let line = format!("{} {text}", control.to_text());
+        let w = sass::encode::assemble_line(table, &line, pc, &resolve).map_err(|e| EmitError {
+            message: format!("unsupported: encoding of `{text}` on sm_{sm} ({e})"),
+            origin,
+        })?;
+        out.code.extend_from_slice(&w.to_le_bytes());
+        out.listing.push(format!("/*{pc:04x}*/ {text} ;"));
+        Ok(())
+    };
+    for (slot, c) in &sched.slots {
+        let control = Control {
+            stall: c.stall,
+            yield_bit: c.yield_bit,
+            write_sb: c.write_sb,
+            read_sb: c.read_sb,
+            wait_mask: c.wait_mask,
+            ..Control::default()
+        };
+        let pc = out.code.len() as u32;
+        let (text, origin) = match slot {
+            Slot::Nop => ("NOP".to_string(), None),
+            Slot::Inst { block, index } => {
+                let i = &f.blocks[f.order[*block]].insts[*index];
+                if i.base_op() == "EXIT" {
+                    out.exit_offsets.push(pc);
+                }
+                if i.base_op() == "S2R"
+                    && i.operands
+                        .iter()
+                        .any(|o| matches!(o, Operand::Special(s) if s.starts_with("SR_CTAID")))
+                {
+                    out.s2rctaid_offsets.push(pc);
+                }
+                let text = ir::inst_text(f, i, Some(assign), &|b| {
+                    format!("`({})", name_of(block_addr(pos_of(b))))
+                });
+                (text, i.origin)
+            }
+        };
+        push(text, control, origin, &mut out)?;
+    }
+    let idle = Control {
+        write_sb: 7,
+        read_sb: 7,
+        ..Control::default()
+    };
+    push(format!("BRA `({})", name_of(trailer)), idle, None, &mut out)?;
+    let mut nops = 0;
+    while nops < 8 || !out.code.len().is_multiple_of(128) {
+        push("NOP".into(), idle, None, &mut out)?;
+        nops += 1;
+    }
+    Ok(out)
+}
+
+/// A kernel ready for the cubin.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct KernelCode {
+    pub name: String,
+    pub encoded: Encoded,
+    pub params: Vec<(u32, u32)>,
+    pub registers: u32,
+    pub max_threads: Option<[u32; 3]>,
+    pub reqntid: Option<[u32; 3]>,
+    /// Bytes of static shared memory (`.nv.shared.<kernel>`).
+    pub shared_size: u32,
+    pub num_barriers: u8,
+}
+
+/// Builds the cubin bytes for `kernels` on `sm`.
+pub fn build_cubin(sm: u32, kernels: &[KernelCode]) -> Result<Vec<u8>, String> {
+    let mut b = cubin::builder::Builder::new(sm);
+    b.command_line = format!("kiln build --arch sm_{sm}");
+    for k in kernels {
+        b.kernels.push(cubin::builder::Kernel {
+            name: k.name.clone(),
+            code: k.encoded.code.clone(),
+            params: k
+                .params
+                .iter()
+                .map(|(size, align)| cubin::builder::Param {
+                    size: *size,
+                    align: *align,
+                })
+                .collect(),
+            registers: k.registers,
+            exit_offsets: k.encoded.exit_offsets.clone(),
+            s2rctaid_offsets: k.encoded.s2rctaid_offsets.clone(),
+            max_threads: k.max_threads,
+            reqntid: k.reqntid,
+            shared_size: u64::from(k.shared_size),
+            num_barriers: k.num_barriers,
+            ..cubin::builder::Kernel::default()
+        });
+    }
+    let c = b.build().map_err(|e| e.to_string())?;
+    Ok(cubin::write(&c))
+}

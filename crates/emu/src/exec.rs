@@ -1,0 +1,763 @@
+//! The machine: CTAs of warps of 32 lanes, scheduling, convergence, memory spaces.
+//!
+//! Instruction semantics live in [`crate::ops`]; this module owns the state they act on.
+
+use std::collections::HashMap;
+
+use interp::Memory;
+use interp::mem::{LOCAL_WINDOW, SHARED_WINDOW, WINDOW_SIZE};
+use sass::model::{AddrTerm, Address, ConstBank, Inst, OperandKind, RegFile};
+
+use crate::load::{Kernel, Program, Slot};
+
+/// One launch: grid, block, dynamic shared memory and the parameter bytes (laid out as the
+/// kernel's EIATTR_KPARAM_INFO says, copied to bank 0 at the SM's parameter base).
+#[derive(Debug, Clone)]
+pub struct Launch {
+    pub grid: [u32; 3],
+    pub block: [u32; 3],
+    pub dynamic_shared: u32,
+    pub params: Vec<u8>,
+    /// Warp instructions per CTA before the run is stopped.
+    pub step_limit: u64,
+}
+
+/// Why a run stopped early.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EmuError {
+    /// Out-of-bounds or misaligned access, `BPT.TRAP`, ...
+    Trap {
+        message: String,
+        pc: u64,
+        thread: [u32; 3],
+        cta: [u32; 3],
+    },
+    /// An instruction, modifier or operand form the emulator does not implement was reached
+    /// (or a word the decoder does not know).
+    Unsupported { reason: String, pc: u64 },
+    /// Every live thread waits on something that never happens.
+    Deadlock(String),
+    /// The step limit was reached.
+    StepLimit,
+    /// The launch itself is malformed.
+    BadLaunch(String),
+}
+
+impl std::fmt::Display for EmuError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            EmuError::Trap {
+                message,
+                pc,
+                thread,
+                cta,
+            } => write!(
+                f,
+                "trap at {pc:#06x} (thread {thread:?} of CTA {cta:?}): {message}"
+            ),
+            EmuError::Unsupported { reason, pc } => write!(f, "unsupported at {pc:#06x}: {reason}"),
+            EmuError::Deadlock(m) => write!(f, "deadlock: {m}"),
+            EmuError::StepLimit => write!(f, "step limit reached"),
+            EmuError::BadLaunch(m) => write!(f, "bad launch: {m}"),
+        }
+    }
+}
+
+/// Counts of a finished run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Stats {
+    pub warp_steps: u64,
+    pub thread_steps: u64,
+}
+
+/// What a lane is doing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LaneState {
+    /// Not part of the CTA (the last warp of a CTA whose size is not a multiple of 32).
+    Absent,
+    Running,
+    Exited,
+    /// Waiting at `BSYNC B<n>`.
+    Bsync(u8),
+    /// Waiting at `WARPSYNC` for these lanes.
+    Warpsync(u32),
+    /// Waiting at a CTA barrier (`BAR.SYNC id`).
+    Bar(u8),
+}
+
+/// Per-warp state: per-lane registers, predicates, barrier registers and pcs; per-warp uniform
+/// registers and predicates.
+#[derive(Debug, Clone)]
+pub struct Warp {
+    pub index: u32,
+    /// `r[lane * 256 + n]`; index 255 (RZ) is never written.
+    pub r: Vec<u32>,
+    /// Predicate bits P0..P6 per lane (bit 7 = PT, always set).
+    pub p: [u8; 32],
+    pub ur: [u32; 64],
+    pub up: u8,
+    /// Convergence barrier registers per lane: `b[lane * 16 + n]` = lane mask.
+    pub b: Vec<u32>,
+    pub pc: [u64; 32],
+    pub state: [LaneState; 32],
+    /// Per-lane local memory.
+    pub local: Vec<Vec<u8>>,
+}
+
+impl Warp {
+    pub fn live_mask(&self) -> u32 {
+        (0..32)
+            .filter(|&l| !matches!(self.state[l], LaneState::Absent | LaneState::Exited))
+            .fold(0, |m, l| m | 1 << l)
+    }
+    pub fn present_mask(&self) -> u32 {
+        (0..32)
+            .filter(|&l| self.state[l] != LaneState::Absent)
+            .fold(0, |m, l| m | 1 << l)
+    }
+    pub fn reg(&self, lane: usize, n: u8) -> u32 {
+        if n == 255 { 0 } else { self.r[lane * 256 + n as usize] }
+    }
+    pub fn set_reg(&mut self, lane: usize, n: u8, v: u32) {
+        if n != 255 {
+            self.r[lane * 256 + n as usize] = v;
+        }
+    }
+    pub fn ureg(&self, n: u8) -> u32 {
+        if n >= 63 { 0 } else { self.ur[n as usize] }
+    }
+    pub fn set_ureg(&mut self, n: u8, v: u32) {
+        if n < 63 {
+            self.ur[n as usize] = v;
+        }
+    }
+    pub fn pred(&self, lane: usize, n: u8) -> bool {
+        n >= 7 || self.p[lane] >> n & 1 == 1
+    }
+    pub fn set_pred(&mut self, lane: usize, n: u8, v: bool) {
+        if n < 7 {
+            self.p[lane] = (self.p[lane] & !(1 << n)) | (u8::from(v) << n);
+        }
+    }
+    pub fn upred(&self, n: u8) -> bool {
+        n >= 7 || self.up >> n & 1 == 1
+    }
+    pub fn set_upred(&mut self, n: u8, v: bool) {
+        if n < 7 {
+            self.up = (self.up & !(1 << n)) | (u8::from(v) << n);
+        }
+    }
+}
+
+/// CTA-wide state shared by its warps.
+#[derive(Debug)]
+pub struct Cta {
+    pub id: [u32; 3],
+    pub shared: Vec<u8>,
+}
+
+/// Everything an instruction may touch besides its warp.
+pub struct Ctx<'a> {
+    pub prog: &'a Program,
+    pub kernel: &'a Kernel,
+    pub mem: &'a mut Memory,
+    pub cbank0: &'a [u8],
+    pub launch: &'a Launch,
+    pub cta: &'a mut Cta,
+    /// Instruction address being executed (for messages).
+    pub pc: u64,
+}
+
+/// A failure while executing one instruction (the caller adds pc, thread and CTA).
+#[derive(Debug, Clone)]
+pub enum Fault {
+    Trap { message: String, lane: usize },
+    Unsupported(String),
+}
+
+pub type R<T> = Result<T, Fault>;
+
+pub fn unsupported<T>(msg: impl Into<String>) -> R<T> {
+    Err(Fault::Unsupported(msg.into()))
+}
+
+pub fn trap<T>(lane: usize, msg: impl Into<String>) -> R<T> {
+    Err(Fault::Trap {
+        message: msg.into(),
+        lane,
+    })
+}
+
+/// Driver-set words of constant bank 0 (below the parameters) that ptxas 13.0 reads, found by
+/// compiling PTX that uses `%ntid`, `%nctaid`, generic shared/local addresses and a stack
+/// frame and reading the SASS (see docs/arch/emu.md).
+pub mod driver {
+    /// `c[0x0][0x0..0xc]`: `%ntid.x/y/z`.
+    pub const NTID: u32 = 0x0;
+    /// `c[0x0][0xc..0x18]`: `%nctaid.x/y/z`.
+    pub const NCTAID: u32 = 0xc;
+    /// `c[0x0][0x18]` (u64): base of the generic window of shared memory (sm_80; sm_90 uses
+    /// `SR_SWINHI` instead).
+    pub const SHARED_WINDOW: u32 = 0x18;
+    /// `c[0x0][0x20]` (u64): base of the generic window of local memory.
+    pub const LOCAL_WINDOW: u32 = 0x20;
+    /// `c[0x0][0x28]`: initial stack pointer (`R1`) = bytes of local memory per thread.
+    pub const STACK_TOP: u32 = 0x28;
+    /// The 64-bit global memory descriptor ptxas loads for `desc[URx]` operands (`c[0x0][0x118]`
+    /// on sm_75–sm_89, `c[0x0][0x208]` on sm_90): the emulator ignores descriptors, the value is
+    /// zero.
+    pub fn descriptor(sm: u32) -> u32 {
+        if sm >= 90 { 0x208 } else { 0x118 }
+    }
+}
+
+/// Builds the constant bank 0 image of a launch.
+pub fn build_cbank0(prog: &Program, k: &Kernel, launch: &Launch) -> Result<Vec<u8>, EmuError> {
+    let (pbase, psize) = k.param_block;
+    let mut c = k.cbank0.clone();
+    let need = (pbase as usize + launch.params.len()).max(driver::STACK_TOP as usize + 4);
+    if c.len() < need {
+        c.resize(need, 0);
+    }
+    if launch.params.len() as u32 != psize && psize != 0 {
+        return Err(EmuError::BadLaunch(format!(
+            "kernel `{}` takes {psize} bytes of parameters, {} given",
+            k.name,
+            launch.params.len()
+        )));
+    }
+    let put = |c: &mut Vec<u8>, off: u32, b: &[u8]| {
+        c[off as usize..off as usize + b.len()].copy_from_slice(b)
+    };
+    for i in 0..3 {
+        put(&mut c, driver::NTID + 4 * i, &launch.block[i as usize].to_le_bytes());
+        put(&mut c, driver::NCTAID + 4 * i, &launch.grid[i as usize].to_le_bytes());
+    }
+    put(&mut c, driver::SHARED_WINDOW, &SHARED_WINDOW.to_le_bytes());
+    put(&mut c, driver::LOCAL_WINDOW, &LOCAL_WINDOW.to_le_bytes());
+    put(&mut c, driver::STACK_TOP, &(k.local_bytes as u32).to_le_bytes());
+    put(&mut c, pbase, &launch.params);
+    let _ = prog;
+    Ok(c)
+}
+
+/// Which driver words of bank 0 (below the parameter base) the emulator models.
+pub fn driver_word_known(sm: u32, off: u32) -> bool {
+    off < 0x2c || (driver::descriptor(sm)..driver::descriptor(sm) + 8).contains(&off)
+}
+
+impl Ctx<'_> {
+    /// Reads `n` bytes of constant bank `bank` at `off`.
+    pub fn cread(&self, lane: usize, bank: u32, off: i64, n: usize) -> R<u64> {
+        let data: &[u8] = if bank == 0 {
+            if off >= 0
+                && (off as u32) < self.kernel.param_block.0
+                && !driver_word_known(self.prog.sm, off as u32)
+            {
+                return unsupported(format!(
+                    "driver constant c[0x0][{off:#x}] is not modeled"
+                ));
+            }
+            self.cbank0
+        } else if let Some(d) = self.kernel.banks.get(&bank) {
+            d
+        } else if let Some(d) = self.prog.banks.get(&bank) {
+            d
+        } else {
+            &[]
+        };
+        if off < 0 || off as usize + n > data.len() {
+            // Reads past a bank's data read zeros on hardware within the bank's 64 KiB;
+            // beyond the section they are undefined: trap.
+            return trap(
+                lane,
+                format!(
+                    "constant read c[{bank:#x}][{off:#x}] ({n} bytes) outside the bank ({} bytes)",
+                    data.len()
+                ),
+            );
+        }
+        let mut b = [0u8; 8];
+        b[..n].copy_from_slice(&data[off as usize..off as usize + n]);
+        Ok(u64::from_le_bytes(b))
+    }
+}
+
+/// The memory space an access goes to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Space {
+    Global,
+    Generic,
+    Shared,
+    Local,
+}
+
+/// Resolves a generic address to its space.
+pub fn classify(addr: u64) -> (Space, u64) {
+    if (SHARED_WINDOW..SHARED_WINDOW + WINDOW_SIZE).contains(&addr) {
+        // On sm_90 bits 24..31 carry the CTA's rank in its cluster (always 0 here).
+        (Space::Shared, addr - SHARED_WINDOW)
+    } else if (LOCAL_WINDOW..LOCAL_WINDOW + WINDOW_SIZE).contains(&addr) {
+        (Space::Local, addr - LOCAL_WINDOW)
+    } else {
+        (Space::Global, addr)
+    }
+}
+
+impl Ctx<'_> {
+    /// Reads `out.len()` bytes of `space` at `addr` for `lane`.
+    pub fn load(
+        &mut self,
+        w: &Warp,
+        lane: usize,
+        space: Space,
+        addr: u64,
+        out: &mut [u8],
+    ) -> R<()> {
+        let (space, addr) = match space {
+            Space::Generic => classify(addr),
+            s => (s, addr),
+        };
+        if !addr.is_multiple_of(out.len().min(16) as u64) {
+            return trap(lane, format!("misaligned {}-byte {space:?} read at {addr:#x}", out.len()));
+        }
+        match space {
+            Space::Global | Space::Generic => self.mem.read(addr, out).map_or_else(
+                || trap(lane, format!("global read out of bounds: {}", self.mem.describe(addr))),
+                Ok,
+            ),
+            Space::Shared => {
+                let s = &self.cta.shared;
+                match s.get(addr as usize..addr as usize + out.len()) {
+                    Some(b) if addr < s.len() as u64 => {
+                        out.copy_from_slice(b);
+                        Ok(())
+                    }
+                    _ => trap(
+                        lane,
+                        format!("shared read at {addr:#x} outside {} bytes", s.len()),
+                    ),
+                }
+            }
+            Space::Local => {
+                let l = &w.local[lane];
+                match l.get(addr as usize..addr as usize + out.len()) {
+                    Some(b) if addr < l.len() as u64 => {
+                        out.copy_from_slice(b);
+                        Ok(())
+                    }
+                    _ => trap(
+                        lane,
+                        format!("local read at {addr:#x} outside {} bytes", l.len()),
+                    ),
+                }
+            }
+        }
+    }
+
+    /// Writes `bytes` to `space` at `addr` for `lane`.
+    pub fn store(
+        &mut self,
+        w: &mut Warp,
+        lane: usize,
+        space: Space,
+        addr: u64,
+        bytes: &[u8],
+    ) -> R<()> {
+        let (space, addr) = match space {
+            Space::Generic => classify(addr),
+            s => (s, addr),
+        };
+        if !addr.is_multiple_of(bytes.len().min(16) as u64) {
+            return trap(
+                lane,
+                format!("misaligned {}-byte {space:?} write at {addr:#x}", bytes.len()),
+            );
+        }
+        let n = bytes.len();
+        match space {
+            Space::Global | Space::Generic => self.mem.write(addr, bytes).map_or_else(
+                || trap(lane, format!("global write out of bounds: {}", self.mem.describe(addr))),
+                Ok,
+            ),
+            Space::Shared => {
+                let len = self.cta.shared.len();
+                match self.cta.shared.get_mut(addr as usize..addr as usize + n) {
+                    Some(b) if addr < len as u64 => {
+                        b.copy_from_slice(bytes);
+                        Ok(())
+                    }
+                    _ => trap(lane, format!("shared write at {addr:#x} outside {len} bytes")),
+                }
+            }
+            Space::Local => {
+                let len = w.local[lane].len();
+                match w.local[lane].get_mut(addr as usize..addr as usize + n) {
+                    Some(b) if addr < len as u64 => {
+                        b.copy_from_slice(bytes);
+                        Ok(())
+                    }
+                    _ => trap(lane, format!("local write at {addr:#x} outside {len} bytes")),
+                }
+            }
+        }
+    }
+}
+
+/// The address of a memory operand for one lane. `wide` = the space has 64-bit addresses.
+pub fn address(w: &Warp, lane: usize, a: &Address, wide: bool) -> R<u64> {
+    let mut v: u64 = 0;
+    for t in &a.terms {
+        match t {
+            AddrTerm::Int(i) => v = v.wrapping_add(*i as u64),
+            AddrTerm::Reg { reg, suffixes } => {
+                let is64 = suffixes.iter().any(|s| s == "64");
+                let mut scale = 1u64;
+                for s in suffixes {
+                    match s.as_str() {
+                        "64" | "U32" => {}
+                        "X4" => scale = 4,
+                        "X8" => scale = 8,
+                        "X16" => scale = 16,
+                        other => return unsupported(format!("address suffix .{other}")),
+                    }
+                }
+                let x = match reg.file {
+                    RegFile::R if is64 => {
+                        u64::from(w.reg(lane, reg.index))
+                            | u64::from(w.reg(lane, pair(reg.index))) << 32
+                    }
+                    RegFile::R => u64::from(w.reg(lane, reg.index)),
+                    RegFile::Ur if is64 || (wide && reg.index != 63 && a.base().is_none()) => {
+                        u64::from(w.ureg(reg.index)) | u64::from(w.ureg(upair(reg.index))) << 32
+                    }
+                    RegFile::Ur => u64::from(w.ureg(reg.index)),
+                    _ => return unsupported(format!("address register {reg}")),
+                };
+                v = v.wrapping_add(x.wrapping_mul(scale));
+            }
+        }
+    }
+    Ok(if wide { v } else { v & 0xffff_ffff })
+}
+
+/// The second register of a pair (`RZ` pairs with `RZ`).
+pub fn pair(n: u8) -> u8 {
+    if n == 255 { 255 } else { n + 1 }
+}
+
+/// The second uniform register of a pair.
+pub fn upair(n: u8) -> u8 {
+    if n >= 63 { 63 } else { n + 1 }
+}
+
+/// Constant-bank operand: bank and byte offset for `lane`.
+pub fn const_addr(w: &Warp, lane: usize, bank: &ConstBank, addr: &Address) -> R<(u32, i64)> {
+    let b = match bank {
+        ConstBank::Imm(b) => *b,
+        ConstBank::Reg(r) if r.file == RegFile::Ur => w.ureg(r.index),
+        ConstBank::Reg(r) => return unsupported(format!("constant bank register {r}")),
+    };
+    let mut off: i64 = 0;
+    for t in &addr.terms {
+        match t {
+            AddrTerm::Int(i) => off += *i,
+            AddrTerm::Reg { reg, suffixes } => {
+                if !suffixes.is_empty() {
+                    return unsupported("constant address with register suffixes");
+                }
+                off += i64::from(match reg.file {
+                    RegFile::R => w.reg(lane, reg.index),
+                    RegFile::Ur => w.ureg(reg.index),
+                    _ => return unsupported(format!("constant address register {reg}")),
+                } as i32);
+            }
+        }
+    }
+    Ok((b, off))
+}
+
+/// Whether an operand is a constant-bank operand (for messages).
+pub fn is_const(k: &OperandKind) -> bool {
+    matches!(k, OperandKind::Const { .. })
+}
+
+/// Runs `kernel` of `prog` over the launch grid. Global memory is `mem` (the caller allocated
+/// the parameter buffers there, and [`crate::load`] the module's globals).
+pub fn run(
+    prog: &Program,
+    mem: &mut Memory,
+    kernel: &str,
+    launch: &Launch,
+) -> Result<Stats, EmuError> {
+    let k = prog
+        .kernel(kernel)
+        .ok_or_else(|| EmuError::BadLaunch(format!("no kernel `{kernel}` in the cubin")))?;
+    let threads = launch.block.iter().map(|&x| u64::from(x)).product::<u64>();
+    if threads == 0 || threads > 1024 || launch.grid.contains(&0) {
+        return Err(EmuError::BadLaunch(format!(
+            "block {:?} / grid {:?}: 1..=1024 threads per CTA and a non-empty grid",
+            launch.block, launch.grid
+        )));
+    }
+    let cbank0 = build_cbank0(prog, k, launch)?;
+    let mut stats = Stats::default();
+    for z in 0..launch.grid[2] {
+        for y in 0..launch.grid[1] {
+            for x in 0..launch.grid[0] {
+                run_cta(prog, k, mem, &cbank0, launch, [x, y, z], &mut stats)?;
+            }
+        }
+    }
+    Ok(stats)
+}
+
+fn thread_of(launch: &Launch, flat: u32) -> [u32; 3] {
+    let [bx, by, _] = launch.block;
+    [flat % bx, flat / bx % by, flat / (bx * by)]
+}
+
+fn run_cta(
+    prog: &Program,
+    k: &Kernel,
+    mem: &mut Memory,
+    cbank0: &[u8],
+    launch: &Launch,
+    id: [u32; 3],
+    stats: &mut Stats,
+) -> Result<(), EmuError> {
+    let threads: u32 = launch.block.iter().product();
+    let nwarps = threads.div_ceil(32);
+    let shared_static = if prog.sm >= 90 {
+        k.shared_static.max(0x400)
+    } else {
+        k.shared_static
+    };
+    let mut cta = Cta {
+        id,
+        shared: vec![0; (shared_static + u64::from(launch.dynamic_shared)) as usize],
+    };
+    let mut warps: Vec<Warp> = (0..nwarps)
+        .map(|wi| {
+            let mut state = [LaneState::Absent; 32];
+            let mut local = Vec::with_capacity(32);
+            for (l, s) in state.iter_mut().enumerate() {
+                if wi * 32 + (l as u32) < threads {
+                    *s = LaneState::Running;
+                    local.push(vec![0u8; k.local_bytes as usize]);
+                } else {
+                    local.push(Vec::new());
+                }
+            }
+            Warp {
+                index: wi,
+                r: vec![0; 32 * 256],
+                p: [0; 32],
+                ur: [0; 64],
+                up: 0,
+                b: vec![0; 32 * 16],
+                pc: [k.entry; 32],
+                state,
+                local,
+            }
+        })
+        .collect();
+    let mut steps = 0u64;
+    loop {
+        let mut progress = false;
+        for wi in 0..warps.len() {
+            // A quantum per warp keeps spin loops on shared memory fair.
+            for _ in 0..4096 {
+                let w = &mut warps[wi];
+                release_warp_waits(w);
+                let Some((pc, active)) = pick(w) else {
+                    break;
+                };
+                steps += 1;
+                if steps > launch.step_limit {
+                    return Err(EmuError::StepLimit);
+                }
+                stats.warp_steps += 1;
+                stats.thread_steps += u64::from(active.count_ones());
+                let mut ctx = Ctx {
+                    prog,
+                    kernel: k,
+                    mem,
+                    cbank0,
+                    launch,
+                    cta: &mut cta,
+                    pc,
+                };
+                step(&mut ctx, w, pc, active).map_err(|f| match f {
+                    Fault::Unsupported(reason) => EmuError::Unsupported { reason, pc },
+                    Fault::Trap { message, lane } => EmuError::Trap {
+                        message,
+                        pc,
+                        thread: thread_of(launch, w.index * 32 + lane as u32),
+                        cta: id,
+                    },
+                })?;
+                progress = true;
+            }
+        }
+        if release_cta_barriers(&mut warps) {
+            progress = true;
+        }
+        let live = warps.iter().any(|w| w.live_mask() != 0);
+        if !live {
+            return Ok(());
+        }
+        if !progress {
+            let mut waits = Vec::new();
+            for w in &warps {
+                for l in 0..32 {
+                    match w.state[l] {
+                        LaneState::Absent | LaneState::Exited | LaneState::Running => {}
+                        s => waits.push(format!(
+                            "warp {} lane {l} at {:#06x}: {s:?}",
+                            w.index, w.pc[l]
+                        )),
+                    }
+                }
+            }
+            waits.truncate(6);
+            return Err(EmuError::Deadlock(format!(
+                "CTA {id:?}: no thread can proceed ({})",
+                waits.join("; ")
+            )));
+        }
+    }
+}
+
+/// The lanes to run next: among running lanes, those at the lowest pc. Divergent paths thus
+/// run one after the other and meet again at `BSYNC`/`WARPSYNC` or where their pcs coincide.
+fn pick(w: &Warp) -> Option<(u64, u32)> {
+    let mut best: Option<u64> = None;
+    for l in 0..32 {
+        if w.state[l] == LaneState::Running {
+            best = Some(best.map_or(w.pc[l], |b| b.min(w.pc[l])));
+        }
+    }
+    let pc = best?;
+    let mask = (0..32)
+        .filter(|&l| w.state[l] == LaneState::Running && w.pc[l] == pc)
+        .fold(0u32, |m, l| m | 1 << l);
+    Some((pc, mask))
+}
+
+/// Releases lanes waiting at `BSYNC` (when every non-exited lane of the barrier's mask waits
+/// at it) and at `WARPSYNC` (when every non-exited lane of its mask waits at a `WARPSYNC`).
+fn release_warp_waits(w: &mut Warp) {
+    let live = w.live_mask();
+    for l in 0..32 {
+        match w.state[l] {
+            LaneState::Bsync(n) => {
+                let need = w.b[l * 16 + n as usize] & live | (1 << l);
+                let all = (0..32)
+                    .filter(|&j| need >> j & 1 == 1)
+                    .all(|j| w.state[j] == LaneState::Bsync(n));
+                if all {
+                    for j in 0..32 {
+                        if need >> j & 1 == 1 {
+                            w.state[j] = LaneState::Running;
+                            w.pc[j] += 16;
+                        }
+                    }
+                }
+            }
+            LaneState::Warpsync(mask) => {
+                let need = mask & live | (1 << l);
+                let all = (0..32)
+                    .filter(|&j| need >> j & 1 == 1)
+                    .all(|j| matches!(w.state[j], LaneState::Warpsync(_)));
+                if all {
+                    for j in 0..32 {
+                        if need >> j & 1 == 1 {
+                            w.state[j] = LaneState::Running;
+                            w.pc[j] += 16;
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Releases CTA barriers every live thread has reached (exited threads count as arrived).
+fn release_cta_barriers(warps: &mut [Warp]) -> bool {
+    let mut waiting: HashMap<u8, u32> = HashMap::new();
+    let mut live = 0u32;
+    for w in warps.iter() {
+        for l in 0..32 {
+            match w.state[l] {
+                LaneState::Bar(id) => {
+                    *waiting.entry(id).or_default() += 1;
+                    live += 1;
+                }
+                LaneState::Absent | LaneState::Exited => {}
+                _ => live += 1,
+            }
+        }
+    }
+    let mut released = false;
+    for (id, n) in waiting {
+        if n == live {
+            for w in warps.iter_mut() {
+                for l in 0..32 {
+                    if w.state[l] == LaneState::Bar(id) {
+                        w.state[l] = LaneState::Running;
+                        w.pc[l] += 16;
+                    }
+                }
+            }
+            released = true;
+        }
+    }
+    released
+}
+
+/// Whether `KILN_EMU_TRACE` is set: every instruction warp 0 of CTA 0 executes is printed to
+/// stderr (pc, active mask, text) — a debugging aid.
+fn trace_enabled() -> bool {
+    static T: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *T.get_or_init(|| std::env::var_os("KILN_EMU_TRACE").is_some())
+}
+
+/// Executes the instruction at `pc` for the lanes in `active`.
+fn step(ctx: &mut Ctx<'_>, w: &mut Warp, pc: u64, active: u32) -> R<()> {
+    if !ctx.prog.unapplied.is_empty() {
+        return unsupported(ctx.prog.unapplied[0].clone());
+    }
+    let slot = ctx
+        .prog
+        .code
+        .get(pc as usize / 16)
+        .ok_or_else(|| Fault::Trap {
+            message: format!("jump outside the code ({pc:#x})"),
+            lane: active.trailing_zeros() as usize,
+        })?;
+    let inst: &Inst = match slot {
+        Slot::Inst { inst, text } => {
+            if trace_enabled() && w.index == 0 && ctx.cta.id == [0, 0, 0] {
+                eprintln!("[emu] {pc:#06x} {active:08x} {text}");
+            }
+            inst
+        }
+        Slot::Unknown(why) => return unsupported(why.clone()),
+    };
+    // The guard splits the active lanes.
+    let mut exec = active;
+    if let Some(g) = inst.guard {
+        exec = 0;
+        for l in 0..32 {
+            if active >> l & 1 == 1 {
+                let v = if g.uniform { w.upred(g.pred) } else { w.pred(l, g.pred) };
+                if v != g.negated {
+                    exec |= 1 << l;
+                }
+            }
+        }
+    }
+    crate::ops::execute(ctx, w, inst, active, exec)
+}

@@ -1,0 +1,244 @@
+//! The generic launch harness: runs one PTX kernel in the reference interpreter (`interp`) and
+//! ptxas's cubin of it in the emulator with the same inputs, and compares the results.
+//!
+//! Inputs, from the kernel's parameter list (deterministic from [`Config::seed`]):
+//! * a 64-bit integer parameter (`.u64`/`.s64`/`.b64`) is taken to be a pointer: it gets its
+//!   own bounds-checked buffer of [`Config::buffer_bytes`] bytes in global memory, filled word
+//!   by word with either a small integer (0..32) or a float in [-8, 8) (so that both index
+//!   arithmetic and float code see plausible values);
+//! * other integer and float scalars get small random values (integers 1..=16, floats in
+//!   [-4, 4) in steps of 1/8); larger `.b8` arrays (structs) get random small bytes;
+//! * the grid is [`Config::grid`] CTAs of [`Config::block`] threads (a kernel's `.reqntid`
+//!   wins), with [`Config::dynamic_shared`] bytes of dynamic shared memory.
+//!
+//! Both runs use the same [`interp::Memory`] layout (buffers are allocated first, in the same
+//! order, so they have the same addresses and pointers stored in memory compare equal).
+//! Compared: every byte of every buffer after the run, and whether the run trapped (when both
+//! trap, only the trap status is compared: the bytes written before a trap depend on the
+//! order threads run in). Module `.global` variables are not compared (ptxas and the
+//! interpreter lay them out differently).
+
+use interp::{Memory, Ty};
+
+use crate::exec::{EmuError, Launch};
+
+/// Launch shape and input generation.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub grid: [u32; 3],
+    pub block: [u32; 3],
+    pub dynamic_shared: u32,
+    pub buffer_bytes: usize,
+    pub seed: u64,
+    /// Warp steps per CTA (emulator) / instructions per CTA (interpreter).
+    pub step_limit: u64,
+}
+
+impl Default for Config {
+    fn default() -> Config {
+        Config {
+            grid: [2, 1, 1],
+            block: [64, 1, 1],
+            dynamic_shared: 4096,
+            buffer_bytes: 16384,
+            seed: 0x5eed,
+            step_limit: 200_000,
+        }
+    }
+}
+
+/// The outcome of comparing one kernel.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    /// Same bytes and the same trap status.
+    Equal,
+    /// A real difference: what differs.
+    Differ(String),
+    /// The emulator cannot run it (unsupported instruction, relocation, ...): the reason.
+    Unsupported(String),
+    /// Not comparable for a reason outside the emulator (the interpreter does not support the
+    /// kernel, a run hit the step limit, ...).
+    NotComparable(String),
+}
+
+/// A tiny deterministic generator (xorshift64*).
+#[derive(Debug, Clone)]
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed | 1)
+    }
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+    pub fn below(&mut self, n: u64) -> u64 {
+        (self.next() >> 32) % n
+    }
+}
+
+/// Fills a buffer as the module docs say.
+pub fn buffer(rng: &mut Rng, n: usize) -> Vec<u8> {
+    let mut v = Vec::with_capacity(n + 4);
+    while v.len() < n {
+        let w: u32 = if rng.below(2) == 0 {
+            rng.below(32) as u32
+        } else {
+            ((rng.below(128) as f32 - 64.0) / 8.0).to_bits()
+        };
+        v.extend_from_slice(&w.to_le_bytes());
+    }
+    v.truncate(n);
+    v
+}
+
+/// The inputs of one launch: parameter bytes and the buffers to allocate (in order).
+#[derive(Debug, Clone)]
+pub struct Inputs {
+    pub params: Vec<u8>,
+    /// (parameter index, offset in `params`, initial bytes).
+    pub buffers: Vec<(usize, usize, Vec<u8>)>,
+}
+
+/// Generates inputs for a kernel with these parameter slots.
+pub fn inputs(slots: &[interp::ParamSlot], param_size: usize, cfg: &Config) -> Inputs {
+    let mut rng = Rng::new(cfg.seed);
+    let mut params = vec![0u8; param_size];
+    let mut buffers = Vec::new();
+    for (i, s) in slots.iter().enumerate() {
+        let at = s.offset as usize;
+        let n = s.size as usize;
+        if at + n > params.len() {
+            continue;
+        }
+        let bytes: Vec<u8> = match (s.ty, n) {
+            (Ty::U64 | Ty::S64 | Ty::B64, 8) => {
+                buffers.push((i, at, buffer(&mut rng, cfg.buffer_bytes)));
+                continue;
+            }
+            (Ty::F32, 4) => (((rng.below(64) as f32) - 32.0) / 8.0).to_le_bytes().to_vec(),
+            (Ty::F64, 8) => (((rng.below(64) as f64) - 32.0) / 8.0).to_le_bytes().to_vec(),
+            _ if n <= 8 => (1 + rng.below(16)).to_le_bytes()[..n].to_vec(),
+            _ => (0..n).map(|_| rng.below(16) as u8).collect(),
+        };
+        params[at..at + n].copy_from_slice(&bytes);
+    }
+    Inputs { params, buffers }
+}
+
+/// Allocates the buffers in `mem` and patches their addresses into the parameter bytes.
+pub fn place(inp: &Inputs, mem: &mut Memory) -> (Vec<u8>, Vec<u64>) {
+    let mut params = inp.params.clone();
+    let mut addrs = Vec::new();
+    for (i, at, data) in &inp.buffers {
+        let a = mem.alloc(&format!("parameter {i}"), data.clone());
+        params[*at..*at + 8].copy_from_slice(&a.to_le_bytes());
+        addrs.push(a);
+    }
+    (params, addrs)
+}
+
+/// The outcome of one side: buffers after the run and whether it trapped.
+#[derive(Debug, Clone)]
+pub struct Side {
+    pub buffers: Vec<Vec<u8>>,
+    pub trapped: Option<String>,
+}
+
+/// Runs `kernel` of `ptx` in the interpreter and `cubin` in the emulator and compares.
+pub fn compare(ptx: &str, cubin: &[u8], kernel: &str, cfg: &Config) -> Verdict {
+    let mut prog = match interp::Program::from_text(ptx) {
+        Ok(p) => p,
+        Err(e) => return Verdict::NotComparable(format!("interp: lowering: {}", e.message)),
+    };
+    let Some(k) = prog.kernel(kernel) else {
+        return Verdict::NotComparable(format!("interp: no kernel `{kernel}`"));
+    };
+    let slots = prog.params(k).to_vec();
+    let inp = inputs(&slots, prog.param_size(k) as usize, cfg);
+    let block = cfg.block;
+
+    // Interpreter.
+    let mut imem = Memory::new();
+    let (iparams, iaddrs) = place(&inp, &mut imem);
+    prog.load(&mut imem);
+    let launch = interp::Launch {
+        grid: cfg.grid,
+        block,
+        dynamic_shared: cfg.dynamic_shared,
+        params: iparams.clone(),
+        step_limit: cfg.step_limit * 4,
+    };
+    let itrap = match prog.run(&mut imem, k, &launch) {
+        Ok(_) => None,
+        Err(interp::RunError::Trap { message, .. }) => Some(message),
+        Err(interp::RunError::Unsupported { reason, .. }) => {
+            return Verdict::NotComparable(format!("interp: unsupported: {reason}"));
+        }
+        Err(interp::RunError::StepLimit) => {
+            return Verdict::NotComparable("interp: step limit".into());
+        }
+        Err(e) => return Verdict::NotComparable(format!("interp: {e}")),
+    };
+    let ibufs: Vec<Vec<u8>> = iaddrs
+        .iter()
+        .map(|a| imem.buffer(*a).expect("allocated").data.clone())
+        .collect();
+
+    // Emulator.
+    let mut emem = Memory::new();
+    let (eparams, eaddrs) = place(&inp, &mut emem);
+    let eprog = match crate::load(cubin, &mut emem) {
+        Ok(p) => p,
+        Err(e) => return Verdict::Unsupported(format!("load: {e}")),
+    };
+    let elaunch = Launch {
+        grid: cfg.grid,
+        block,
+        dynamic_shared: cfg.dynamic_shared,
+        params: eparams,
+        step_limit: cfg.step_limit,
+    };
+    let etrap = match crate::run(&eprog, &mut emem, kernel, &elaunch) {
+        Ok(_) => None,
+        Err(EmuError::Trap { message, .. }) => Some(message),
+        Err(EmuError::Unsupported { reason, .. }) => return Verdict::Unsupported(reason),
+        Err(EmuError::StepLimit) => return Verdict::NotComparable("emu: step limit".into()),
+        Err(EmuError::Deadlock(m)) => return Verdict::Differ(format!("emulator deadlock: {m}")),
+        Err(EmuError::BadLaunch(m)) => return Verdict::Unsupported(format!("launch: {m}")),
+    };
+    match (&itrap, &etrap) {
+        (Some(_), Some(_)) => return Verdict::Equal,
+        (Some(i), None) => {
+            return Verdict::Differ(format!("interpreter trapped ({i}), emulator did not"));
+        }
+        (None, Some(e)) => {
+            return Verdict::Differ(format!("emulator trapped ({e}), interpreter did not"));
+        }
+        (None, None) => {}
+    }
+    for (bi, (ib, a)) in ibufs.iter().zip(&eaddrs).enumerate() {
+        let eb = &emem.buffer(*a).expect("allocated").data;
+        if ib != eb {
+            let first = ib.iter().zip(eb).position(|(x, y)| x != y).unwrap_or(0);
+            let n = ib.iter().zip(eb).filter(|(x, y)| x != y).count();
+            let w = first & !3;
+            let hex = |b: &[u8]| -> String {
+                b[w..(w + 8).min(b.len())]
+                    .iter()
+                    .map(|x| format!("{x:02x}"))
+                    .collect()
+            };
+            return Verdict::Differ(format!(
+                "buffer of parameter {} differs in {n} bytes, first at byte {first}: interp {} emu {}",
+                inp.buffers[bi].0,
+                hex(ib),
+                hex(eb)
+            ));
+        }
+    }
+    Verdict::Equal
+}

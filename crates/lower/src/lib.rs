@@ -1,0 +1,1824 @@
+//! PTX → machine IR for one kernel (instruction selection, v1 subset).
+//!
+//! Input is one `.entry` as a syntax tree (the db's per-function trivia-free tree); output is
+//! an [`ir::Func`] whose instructions are SASS forms ptxas itself emits for the same PTX on
+//! sm_80 / sm_90 (checked against `ptxas` + `nvdisasm`, see `docs/arch/codegen.md`).
+//!
+//! Fail closed: every PTX construct outside the subset is a [`LowerError`] whose message
+//! starts with `unsupported: ` and whose range is the offending node's range in the tree
+//! passed in. Nothing is ever silently dropped.
+//!
+//! The subset: `.reg` declarations of `.pred`, 32-bit and 64-bit integer/bit types and `.f32`;
+//! kernel parameters of any size read with `ld.param` (constant bank 0); `%tid`, `%ctaid`,
+//! `%ntid`, `%nctaid`, `%laneid`; `mov`, `add`, `sub`, `mul.lo/.hi/.wide`, `mad.lo/.wide`,
+//! `and/or/xor/not`, `shl/shr` (32-bit; 64-bit by a constant below 32), `setp` (32-bit integer
+//! and f32, no combining predicate), `selp`, `min/max`, `neg/abs` of f32, f32
+//! `add/sub/mul/fma/mad.rn`, `cvt` between 32/64-bit integers and `.rn` int→f32 / `.rzi`
+//! f32→int, `cvta(.to).global`, `ld/st.global` (32/64 bits, `.nc`), `bra`, `ret`/`exit`.
+
+#![forbid(unsafe_code)]
+
+use ir::{Block, Class, Func, Guard, Inst, Operand, Reg, VReg};
+use rustc_hash::FxHashMap;
+use syntax::ast::{self, AstNode, DeclLike, LiteralValue};
+use syntax::{SyntaxNode, TextRange};
+
+/// Why a kernel could not be lowered: an unsupported feature or malformed input, with the
+/// range (in the tree given to [`lower_kernel`]) of the construct responsible.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct LowerError {
+    pub message: String,
+    pub range: TextRange,
+}
+
+/// The SM-dependent choices lowering makes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct LowerTarget {
+    /// The SM number (80, 90).
+    pub sm: u32,
+    /// Offset of the first kernel parameter in constant bank 0.
+    pub param_base: u32,
+}
+
+impl LowerTarget {
+    /// Offset of the 64-bit global memory descriptor in constant bank 0 (read by
+    /// `ULDC.64 UR4, c[0x0][..]` before global loads and stores, as ptxas does).
+    fn global_desc(self) -> u32 {
+        if self.sm >= 90 { 0x208 } else { 0x118 }
+    }
+}
+
+/// A kernel parameter as laid out in the parameter block.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ParamLayout {
+    pub offset: u32,
+    pub size: u32,
+    pub align: u32,
+}
+
+/// A lowered kernel.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Lowered {
+    pub func: Func,
+    pub params: Vec<ParamLayout>,
+    /// `.maxntid` / `.reqntid` of the kernel header.
+    pub max_threads: Option<[u32; 3]>,
+    pub reqntid: Option<[u32; 3]>,
+    /// `.maxnreg`: the kernel's register budget.
+    pub max_registers: Option<u32>,
+    /// Bytes of static shared memory.
+    pub shared_size: u32,
+    /// Named barriers used (`bar.sync 0` only: 0 or 1).
+    pub num_barriers: u8,
+}
+
+/// The stack-pointer register ptxas initializes in every kernel (`R1 = c[0x0][0x28]`).
+pub const STACK_POINTER: u8 = 1;
+/// The uniform pair holding the global memory descriptor.
+pub const GLOBAL_DESC_UR: u8 = 4;
+/// Constant-bank offset of the per-thread stack top ptxas loads into R1.
+const STACK_TOP_CBANK: u32 = 0x28;
+
+fn unsupported(node: &SyntaxNode, what: impl std::fmt::Display) -> LowerError {
+    LowerError {
+        message: format!("unsupported: {what}"),
+        range: node.text_range(),
+    }
+}
+
+fn malformed(node: &SyntaxNode, what: impl std::fmt::Display) -> LowerError {
+    LowerError {
+        message: what.to_string(),
+        range: node.text_range(),
+    }
+}
+
+/// PTX scalar types the v1 subset handles.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Ty {
+    B32,
+    U32,
+    S32,
+    F32,
+    B64,
+    U64,
+    S64,
+    F64,
+    Pred,
+}
+
+impl Ty {
+    fn parse(s: &str) -> Option<Ty> {
+        Some(match s {
+            ".b32" => Ty::B32,
+            ".u32" => Ty::U32,
+            ".s32" => Ty::S32,
+            ".f32" => Ty::F32,
+            ".b64" => Ty::B64,
+            ".u64" => Ty::U64,
+            ".s64" => Ty::S64,
+            ".f64" => Ty::F64,
+            ".pred" => Ty::Pred,
+            _ => return None,
+        })
+    }
+    fn words(self) -> u8 {
+        match self {
+            Ty::B64 | Ty::U64 | Ty::S64 | Ty::F64 => 2,
+            _ => 1,
+        }
+    }
+    fn signed(self) -> bool {
+        matches!(self, Ty::S32 | Ty::S64)
+    }
+    fn size(self) -> u32 {
+        u32::from(self.words()) * 4
+    }
+}
+
+/// A PTX source operand after name resolution.
+#[derive(Clone, Copy, Debug)]
+enum Src {
+    Reg(VReg, u8),
+    Imm(u64),
+    /// A special register: the S2R name or a constant-bank offset.
+    Special(Sreg),
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Sreg {
+    S2r(&'static str),
+    Cbank(u32),
+}
+
+struct Cx {
+    target: LowerTarget,
+    f: Func,
+    cur: Block,
+    regs: FxHashMap<String, (VReg, Ty)>,
+    params: FxHashMap<String, (u32, u32)>,
+    labels: FxHashMap<String, Block>,
+    /// The range of the PTX instruction being lowered (recorded on every IR instruction).
+    origin: Option<(u32, u32)>,
+    /// Function-scope shared variables: name → offset in the static shared block.
+    shared: FxHashMap<String, u32>,
+    shared_size: u32,
+    uses_barrier: bool,
+    /// Declared registers of types outside the subset (an error where used).
+    unsupported_regs: FxHashMap<String, String>,
+    guard: Option<Guard>,
+    needs_desc: bool,
+}
+
+/// Lowers one kernel. `function` is the `FUNCTION` node (trivia-free tree from the db).
+pub fn lower_kernel(function: &SyntaxNode, target: LowerTarget) -> Result<Lowered, LowerError> {
+    let f = ast::Function::cast(function.clone())
+        .ok_or_else(|| malformed(function, "not a function"))?;
+    let name = f
+        .name()
+        .map(|t| t.text().to_string())
+        .ok_or_else(|| malformed(function, "function without a name"))?;
+    if !f.is_entry() {
+        return Err(unsupported(function, "`.func` device functions"));
+    }
+    let body = f
+        .body()
+        .ok_or_else(|| unsupported(function, "kernel declarations without a body"))?;
+    let mut func = Func::new(name);
+    let entry = func.new_block();
+    func.order.push(entry);
+    let mut cx = Cx {
+        target,
+        f: func,
+        cur: entry,
+        regs: FxHashMap::default(),
+        params: FxHashMap::default(),
+        labels: FxHashMap::default(),
+        unsupported_regs: FxHashMap::default(),
+        shared: FxHashMap::default(),
+        shared_size: 0,
+        uses_barrier: false,
+        origin: None,
+        guard: None,
+        needs_desc: false,
+    };
+    // Parameters.
+    let mut params = Vec::new();
+    let mut cursor = 0u32;
+    for p in f.params() {
+        let pname = p
+            .name()
+            .map(|t| t.text().to_string())
+            .ok_or_else(|| malformed(p.syntax(), "parameter without a name"))?;
+        let ty = p
+            .ty()
+            .ok_or_else(|| malformed(p.syntax(), "parameter without a type"))?;
+        if p.state_space().is_some_and(|s| s.text() != ".param") {
+            return Err(unsupported(p.syntax(), "non-.param kernel parameters"));
+        }
+        let elem = match ty.text() {
+            ".b8" | ".u8" | ".s8" => 1,
+            ".b16" | ".u16" | ".s16" | ".f16" | ".bf16" => 2,
+            ".b32" | ".u32" | ".s32" | ".f32" | ".f16x2" | ".bf16x2" => 4,
+            ".b64" | ".u64" | ".s64" | ".f64" => 8,
+            other => return Err(unsupported(p.syntax(), format!("parameter type {other}"))),
+        };
+        let mut count = 1u32;
+        for d in p.declarators() {
+            for dim in d.array_dims() {
+                let n = dim
+                    .size()
+                    .and_then(|e| e.as_int())
+                    .ok_or_else(|| unsupported(p.syntax(), "parameter arrays of unknown size"))?;
+                count = count.saturating_mul(n as u32);
+            }
+        }
+        let vec = p.vector().unwrap_or(1);
+        let size = elem * count * vec;
+        let align = p.align().unwrap_or(elem * vec).max(1);
+        let offset = cursor.div_ceil(align) * align;
+        cursor = offset + size;
+        cx.params.insert(pname, (offset, size));
+        params.push(ParamLayout {
+            offset,
+            size,
+            align,
+        });
+    }
+    let mut max_threads = None;
+    let mut reqntid = None;
+    let mut max_registers = None;
+    for d in f.perf_directives() {
+        let dname = d.name().map(|t| t.text().to_string()).unwrap_or_default();
+        let args: Vec<u32> = d
+            .int_args()
+            .into_iter()
+            .map(|a| a.unwrap_or(1) as u32)
+            .collect();
+        let dims = [
+            args.first().copied().unwrap_or(1),
+            args.get(1).copied().unwrap_or(1),
+            args.get(2).copied().unwrap_or(1),
+        ];
+        match dname.as_str() {
+            ".maxntid" => max_threads = Some(dims),
+            ".reqntid" => reqntid = Some(dims),
+            // Occupancy hints: they bound ptxas's register choice, not the semantics.
+            ".noreturn" | ".minnctapersm" => {}
+            ".maxnreg" => max_registers = args.first().copied(),
+            other => {
+                return Err(unsupported(d.syntax(), format!("kernel directive {other}")));
+            }
+        }
+    }
+    // Prologue: the stack pointer, as ptxas writes it in every kernel.
+    let sp = Reg::Phys {
+        class: Class::R,
+        index: STACK_POINTER,
+        width: 1,
+    };
+    cx.const_load(Operand::r(sp), STACK_TOP_CBANK, 1);
+    // Labels are visible in the whole body: create their blocks first.
+    collect_labels(&body, &mut cx);
+    cx.block(&body)?;
+    // The empty block opened after a final `ret` is not a label: drop it.
+    while cx.f.order.len() > 1 {
+        let last = *cx.f.order.last().expect("blocks");
+        if cx.f.blocks[last].insts.is_empty() && !cx.labels.values().any(|b| *b == last) {
+            cx.f.order.pop();
+        } else {
+            break;
+        }
+    }
+    // A body that falls off its end exits.
+    let last = *cx.f.order.last().expect("entry block");
+    let ends = cx.f.blocks[last]
+        .insts
+        .last()
+        .is_some_and(|i| i.is_terminator() && i.guard.is_none());
+    if !ends {
+        cx.push(Inst::new("EXIT", vec![], vec![]));
+    }
+    if cx.needs_desc {
+        let desc = cx.target.global_desc();
+        cx.f.blocks[entry].insts.insert(
+            1,
+            Inst::new(
+                "ULDC.64",
+                vec![
+                    Operand::r(desc_reg()),
+                    Operand::Const {
+                        bank: 0,
+                        offset: desc,
+                    },
+                ],
+                vec![0],
+            ),
+        );
+    }
+    Ok(Lowered {
+        func: cx.f,
+        params,
+        max_threads,
+        reqntid,
+        max_registers,
+        shared_size: cx.shared_size,
+        num_barriers: u8::from(cx.uses_barrier),
+    })
+}
+
+fn desc_reg() -> Reg {
+    Reg::Phys {
+        class: Class::UR,
+        index: GLOBAL_DESC_UR,
+        width: 2,
+    }
+}
+
+fn collect_labels(b: &ast::Block, cx: &mut Cx) {
+    for st in b.statements() {
+        match st {
+            ast::Statement::Label(l) => {
+                if let Some(n) = l.name() {
+                    let blk = cx.f.new_block();
+                    cx.labels.insert(n.text().to_string(), blk);
+                }
+            }
+            ast::Statement::Block(inner) => collect_labels(&inner, cx),
+            _ => {}
+        }
+    }
+}
+
+/// The `.rn`-style rounding and `.ftz`/`.sat` modifiers of an f32 instruction as a SASS suffix.
+fn float_suffix(
+    node: &SyntaxNode,
+    mods: &[String],
+    allow_round: bool,
+) -> Result<String, LowerError> {
+    let mut s = String::new();
+    for m in mods {
+        match m.as_str() {
+            ".rn" if allow_round => {}
+            ".rz" if allow_round => s.push_str(".RZ"),
+            ".rm" if allow_round => s.push_str(".RM"),
+            ".rp" if allow_round => s.push_str(".RP"),
+            ".ftz" => s.insert_str(0, ".FTZ"),
+            ".f32" => {}
+            other => return Err(unsupported(node, format!("f32 modifier {other}"))),
+        }
+    }
+    Ok(s)
+}
+
+impl Cx {
+    fn push(&mut self, mut i: Inst) {
+        if i.guard.is_none() {
+            i.guard = self.guard;
+        }
+        i.origin = self.origin;
+        let b = self.cur;
+        self.f.blocks[b].insts.push(i);
+    }
+
+    /// Starts a new block after a terminator (not reachable by fallthrough from a label).
+    fn start_block(&mut self, b: Block) {
+        self.f.order.push(b);
+        self.cur = b;
+    }
+
+    fn tmp(&mut self, width: u8) -> VReg {
+        self.f.new_vreg(Class::R, width, "")
+    }
+
+    fn ptmp(&mut self) -> VReg {
+        self.f.new_vreg(Class::P, 1, "")
+    }
+
+    /// `dst = c[0x0][offset]` for `words` 32-bit words: MOV per word on sm_80, LDC(.64) on
+    /// sm_90 (ptxas's forms; sm_90 has no constant operand on MOV).
+    fn const_load(&mut self, dst: Operand, offset: u32, words: u8) {
+        let Operand::Reg { reg, .. } = dst else {
+            unreachable!("const_load into a register")
+        };
+        if self.target.sm >= 90 {
+            let op = if words == 2 { "LDC.64" } else { "LDC" };
+            let src = if offset == 0 {
+                // nvdisasm prints a zero offset of LDC as the RZ index.
+                Operand::ConstIndexed {
+                    bank: 0,
+                    index: Reg::Zero(Class::R),
+                    offset: 0,
+                }
+            } else {
+                Operand::Const { bank: 0, offset }
+            };
+            self.push(Inst::new(op, vec![Operand::r(reg), src], vec![0]));
+        } else {
+            for w in 0..words {
+                let part = sub(reg, w);
+                self.push(Inst::new(
+                    "MOV",
+                    vec![
+                        Operand::r(part),
+                        Operand::Const {
+                            bank: 0,
+                            offset: offset + 4 * u32::from(w),
+                        },
+                    ],
+                    vec![0],
+                ));
+            }
+        }
+    }
+
+    fn block(&mut self, b: &ast::Block) -> Result<(), LowerError> {
+        for st in b.statements() {
+            match st {
+                ast::Statement::Label(l) => {
+                    let name = l.name().map(|t| t.text().to_string()).unwrap_or_default();
+                    let blk = self.labels[&name];
+                    self.start_block(blk);
+                }
+                ast::Statement::Block(inner) => self.block(&inner)?,
+                ast::Statement::VarDecl(v) => self.var_decl(&v)?,
+                ast::Statement::Instruction(i) => self.instruction(&i)?,
+                ast::Statement::Directive(d) => {
+                    let n = d.name().map(|t| t.text().to_string()).unwrap_or_default();
+                    if n != ".loc" && n != ".pragma" {
+                        return Err(unsupported(d.syntax(), format!("directive {n} in a body")));
+                    }
+                }
+                ast::Statement::FileDirective(_) => {}
+            }
+        }
+        Ok(())
+    }
+
+    fn var_decl(&mut self, v: &ast::VarDecl) -> Result<(), LowerError> {
+        let space = v
+            .state_space()
+            .map(|t| t.text().to_string())
+            .unwrap_or_default();
+        if space == ".shared" {
+            return self.shared_decl(v);
+        }
+        if space != ".reg" {
+            return Err(unsupported(v.syntax(), format!("{space} variables")));
+        }
+        if v.vector().is_some() {
+            return Err(unsupported(v.syntax(), "vector registers"));
+        }
+        let tyt = v.ty().map(|t| t.text().to_string()).unwrap_or_default();
+        let Some(ty) = Ty::parse(&tyt).filter(|t| *t != Ty::F64) else {
+            // Declaring registers of an unsupported type is harmless; using one is not.
+            for d in v.declarators() {
+                let Some(n) = d.name() else { continue };
+                let n = n.text().to_string();
+                match d.param_count() {
+                    Some(k) => {
+                        for i in 0..k {
+                            self.unsupported_regs.insert(format!("{n}{i}"), tyt.clone());
+                        }
+                    }
+                    None => {
+                        self.unsupported_regs.insert(n, tyt.clone());
+                    }
+                }
+            }
+            return Ok(());
+        };
+        let (class, width) = if ty == Ty::Pred {
+            (Class::P, 1)
+        } else {
+            (Class::R, ty.words())
+        };
+        for d in v.declarators() {
+            let Some(n) = d.name() else { continue };
+            let n = n.text().to_string();
+            if d.initializer().is_some() || d.array_dims().next().is_some() {
+                return Err(unsupported(d.syntax(), "register arrays and initializers"));
+            }
+            match d.param_count() {
+                Some(k) => {
+                    for i in 0..k {
+                        let name = format!("{n}{i}");
+                        let r = self.f.new_vreg(class, width, name.clone());
+                        self.regs.insert(name, (r, ty));
+                    }
+                }
+                None => {
+                    let r = self.f.new_vreg(class, width, n.clone());
+                    self.regs.insert(n, (r, ty));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// A function-scope `.shared` variable: placed in the kernel's static shared block
+    /// (sm_80 only: sm_90 puts user shared memory after a reserved window and addresses it
+    /// through the cluster CTA id, which v1 does not generate).
+    fn shared_decl(&mut self, v: &ast::VarDecl) -> Result<(), LowerError> {
+        if self.target.sm >= 90 {
+            return Err(unsupported(
+                v.syntax(),
+                "shared memory on sm_90 (reserved window, cluster addressing)",
+            ));
+        }
+        if !v.linkage().is_empty() {
+            return Err(unsupported(v.syntax(), "extern or linked shared variables"));
+        }
+        let tyt = v.ty().map(|t| t.text().to_string()).unwrap_or_default();
+        let elem: u32 = match tyt.as_str() {
+            ".b8" | ".u8" | ".s8" => 1,
+            ".b16" | ".u16" | ".s16" | ".f16" | ".bf16" => 2,
+            ".b32" | ".u32" | ".s32" | ".f32" | ".f16x2" | ".bf16x2" => 4,
+            ".b64" | ".u64" | ".s64" | ".f64" => 8,
+            other => {
+                return Err(unsupported(
+                    v.syntax(),
+                    format!("shared variables of type {other}"),
+                ));
+            }
+        };
+        let elem = elem * v.vector().unwrap_or(1);
+        let align = v.align().unwrap_or(elem).max(1);
+        for d in v.declarators() {
+            let Some(n) = d.name() else { continue };
+            if d.initializer().is_some() {
+                return Err(unsupported(
+                    d.syntax(),
+                    "shared variables with initializers",
+                ));
+            }
+            let mut count = 1u32;
+            for dim in d.array_dims() {
+                let k = dim
+                    .size()
+                    .and_then(|e| e.as_int())
+                    .ok_or_else(|| unsupported(d.syntax(), "shared arrays of unknown size"))?;
+                count = count
+                    .checked_mul(k as u32)
+                    .ok_or_else(|| unsupported(d.syntax(), "shared arrays this large"))?;
+            }
+            let at = self.shared_size.div_ceil(align) * align;
+            self.shared_size = at
+                .checked_add(elem * count)
+                .filter(|e| *e <= 48 * 1024)
+                .ok_or_else(|| {
+                    unsupported(d.syntax(), "more than 48 KiB of static shared memory")
+                })?;
+            self.shared.insert(n.text().to_string(), at);
+        }
+        Ok(())
+    }
+
+    /// Resolves a source operand.
+    fn src(&self, o: &ast::Operand) -> Result<Src, LowerError> {
+        match o {
+            ast::Operand::Name(n) => {
+                let name = n.name().map(|t| t.text().to_string()).unwrap_or_default();
+                if let Some(ty) = self.unsupported_regs.get(&name) {
+                    return Err(unsupported(n.syntax(), format!("{ty} registers")));
+                }
+                if let Some(&at) = self.shared.get(&name) {
+                    // The variable's address in the shared window.
+                    return Ok(Src::Imm(u64::from(at)));
+                }
+                if let Some((r, ty)) = self.regs.get(&name) {
+                    if n.components().next().is_some() {
+                        return Err(unsupported(n.syntax(), "vector components"));
+                    }
+                    return Ok(Src::Reg(*r, ty.words()));
+                }
+                let comp = n.components().next().map(|t| t.text().to_string());
+                let axis = |c: &Option<String>| match c.as_deref() {
+                    Some(".x") => Some(0u32),
+                    Some(".y") => Some(1),
+                    Some(".z") => Some(2),
+                    _ => None,
+                };
+                let s = match (name.as_str(), axis(&comp)) {
+                    ("%tid", Some(a)) => {
+                        Sreg::S2r(["SR_TID.X", "SR_TID.Y", "SR_TID.Z"][a as usize])
+                    }
+                    ("%ctaid", Some(a)) => {
+                        Sreg::S2r(["SR_CTAID.X", "SR_CTAID.Y", "SR_CTAID.Z"][a as usize])
+                    }
+                    ("%ntid", Some(a)) => Sreg::Cbank(4 * a),
+                    ("%nctaid", Some(a)) => Sreg::Cbank(0xc + 4 * a),
+                    ("%laneid", None) => Sreg::S2r("SR_LANEID"),
+                    _ => {
+                        return Err(unsupported(
+                            n.syntax(),
+                            format!("operand `{}`", n.syntax().text()),
+                        ));
+                    }
+                };
+                Ok(Src::Special(s))
+            }
+            _ => match o.as_int() {
+                Some(v) => Ok(Src::Imm(v)),
+                None => match o {
+                    ast::Operand::Immediate(l) => match l.value() {
+                        Some(LiteralValue::F32Bits(b)) => Ok(Src::Imm(u64::from(b))),
+                        _ => Err(unsupported(o.syntax(), "this literal form")),
+                    },
+                    _ => Err(unsupported(
+                        o.syntax(),
+                        format!("operand `{}`", o.syntax().text()),
+                    )),
+                },
+            },
+        }
+    }
+
+    /// A destination register of `words` words.
+    fn dst(&self, o: &ast::Operand, words: u8) -> Result<Reg, LowerError> {
+        match self.src(o)? {
+            Src::Reg(r, w) if w == words => Ok(Reg::v(r, w)),
+            Src::Reg(..) => Err(unsupported(o.syntax(), "operand of another width")),
+            _ => Err(malformed(o.syntax(), "destination is not a register")),
+        }
+    }
+
+    fn pred_dst(&self, o: &ast::Operand) -> Result<Reg, LowerError> {
+        match self.src(o)? {
+            Src::Reg(r, 1) if self.f.vregs[r].class == Class::P => Ok(Reg::v(r, 1)),
+            _ => Err(unsupported(o.syntax(), "predicate destination form")),
+        }
+    }
+
+    /// A source operand in registers (immediates and special registers are materialized).
+    fn reg_src(&mut self, o: &ast::Operand, words: u8) -> Result<Reg, LowerError> {
+        match self.src(o)? {
+            Src::Reg(r, w) if w == words && self.f.vregs[r].class == Class::R => Ok(Reg::v(r, w)),
+            Src::Reg(..) => Err(unsupported(o.syntax(), "operand of another width or class")),
+            Src::Imm(v) => {
+                let t = self.tmp(words);
+                for w in 0..words {
+                    let word = (v >> (32 * w)) as u32;
+                    self.mov_imm(Reg::part(t, w), word);
+                }
+                Ok(Reg::v(t, words))
+            }
+            Src::Special(s) => {
+                if words != 1 {
+                    return Err(unsupported(o.syntax(), "64-bit special registers"));
+                }
+                let t = self.tmp(1);
+                self.special(Reg::v(t, 1), s);
+                Ok(Reg::v(t, 1))
+            }
+        }
+    }
+
+    fn mov_imm(&mut self, dst: Reg, v: u32) {
+        let src = if v == 0 {
+            Operand::rz()
+        } else {
+            Operand::Imm(i64::from(v))
+        };
+        self.push(Inst::new("MOV", vec![Operand::r(dst), src], vec![0]));
+    }
+
+    fn special(&mut self, dst: Reg, s: Sreg) {
+        match s {
+            Sreg::S2r(name) => self.push(Inst::new(
+                "S2R",
+                vec![Operand::r(dst), Operand::Special(name)],
+                vec![0],
+            )),
+            Sreg::Cbank(off) => self.const_load(Operand::r(dst), off, 1),
+        }
+    }
+
+    fn instruction(&mut self, i: &ast::Instruction) -> Result<(), LowerError> {
+        let node = i.syntax();
+        self.guard = match i.guard() {
+            Some(g) => {
+                let n = g
+                    .predicate()
+                    .and_then(|p| p.name())
+                    .map(|t| t.text().to_string())
+                    .unwrap_or_default();
+                match self.regs.get(&n) {
+                    Some((r, Ty::Pred)) => Some(Guard {
+                        pred: Reg::v(*r, 1),
+                        negated: g.is_negated(),
+                    }),
+                    _ => return Err(malformed(node, format!("guard `{n}` is not a predicate"))),
+                }
+            }
+            None => None,
+        };
+        let r = node.text_range();
+        self.origin = Some((r.start().into(), r.end().into()));
+        let opcode = i.opcode().map(|t| t.text().to_string()).unwrap_or_default();
+        let mods: Vec<String> = i.modifiers().map(|t| t.text().to_string()).collect();
+        let ops: Vec<ast::Operand> = i.operands().collect();
+        let r = self.select(node, &opcode, &mods, &ops);
+        self.guard = None;
+        self.origin = None;
+        r
+    }
+
+    /// The single type modifier of an instruction (the last type word).
+    fn ty_of(node: &SyntaxNode, mods: &[String]) -> Result<Ty, LowerError> {
+        let t = mods
+            .iter()
+            .rev()
+            .find(|m| ast::TYPES.contains(&m.as_str()))
+            .ok_or_else(|| malformed(node, "instruction without a type"))?;
+        Ty::parse(t).ok_or_else(|| unsupported(node, format!("type {t}")))
+    }
+
+    fn need(node: &SyntaxNode, ops: &[ast::Operand], n: usize) -> Result<(), LowerError> {
+        if ops.len() == n {
+            Ok(())
+        } else {
+            Err(malformed(node, format!("expected {n} operands")))
+        }
+    }
+
+    fn select(
+        &mut self,
+        node: &SyntaxNode,
+        opcode: &str,
+        mods: &[String],
+        ops: &[ast::Operand],
+    ) -> Result<(), LowerError> {
+        let unsup = |what: &str| Err(unsupported(node, what));
+        let has = |m: &str| mods.iter().any(|x| x == m);
+        match opcode {
+            "ld" if has(".param") => self.ld_param(node, mods, ops),
+            "ld" | "st" if has(".global") => self.ld_st(node, mods, ops, opcode == "ld", false),
+            "ld" | "st" if has(".shared") => {
+                if self.target.sm >= 90 {
+                    return unsup("shared memory on sm_90 (reserved window, cluster addressing)");
+                }
+                self.ld_st(node, mods, ops, opcode == "ld", true)
+            }
+            "ld" | "st" => unsup(&format!("{opcode} outside .global/.shared/.param spaces")),
+            "mov" => {
+                Self::need(node, ops, 2)?;
+                let ty = Self::ty_of(node, mods)?;
+                if ty == Ty::Pred {
+                    let d = self.pred_dst(&ops[0])?;
+                    let a = self.pred_src(&ops[1])?;
+                    self.plop3(d, a, Operand::pt(), 0xf0);
+                    return Ok(());
+                }
+                let w = ty.words();
+                let d = self.dst(&ops[0], w)?;
+                self.copy(node, d, &ops[1], w)
+            }
+            "cvta" => {
+                // Generic and global addresses coincide on sm_70+ (ptxas emits no code).
+                if !has(".global") {
+                    return unsup("cvta outside the .global space");
+                }
+                Self::need(node, ops, 2)?;
+                let w = Self::ty_of(node, mods)?.words();
+                if w != 2 {
+                    return unsup("32-bit cvta");
+                }
+                let d = self.dst(&ops[0], 2)?;
+                self.copy(node, d, &ops[1], 2)
+            }
+            "add" | "sub" => self.add_sub(node, opcode == "sub", mods, ops),
+            "mul" => self.mul(node, mods, ops),
+            "mad" => self.mad(node, mods, ops),
+            "fma" => {
+                let ty = Self::ty_of(node, mods)?;
+                if ty != Ty::F32 {
+                    return unsup(&format!("fma of {ty:?}"));
+                }
+                self.ffma(node, mods, ops)
+            }
+            "and" | "or" | "xor" => {
+                Self::need(node, ops, 3)?;
+                let ty = Self::ty_of(node, mods)?;
+                let lut = match opcode {
+                    "and" => 0xc0,
+                    "or" => 0xfc,
+                    _ => 0x3c,
+                };
+                if ty == Ty::Pred {
+                    let d = self.pred_dst(&ops[0])?;
+                    let a = self.pred_src(&ops[1])?;
+                    let b = self.pred_src(&ops[2])?;
+                    self.plop3(d, a, b, lut);
+                    return Ok(());
+                }
+                let w = ty.words();
+                let d = self.dst(&ops[0], w)?;
+                let a = self.reg_src(&ops[1], w)?;
+                let b = self.reg_src(&ops[2], w)?;
+                for k in 0..w {
+                    self.lop3(sub(d, k), sub(a, k), sub(b, k), lut);
+                }
+                Ok(())
+            }
+            "not" => {
+                Self::need(node, ops, 2)?;
+                let ty = Self::ty_of(node, mods)?;
+                if ty == Ty::Pred {
+                    let d = self.pred_dst(&ops[0])?;
+                    let a = self.pred_src(&ops[1])?;
+                    // ~a with a in the first LUT input (0xf0).
+                    self.plop3(d, a, Operand::pt(), 0x0f);
+                    return Ok(());
+                }
+                let w = ty.words();
+                let d = self.dst(&ops[0], w)?;
+                let a = self.reg_src(&ops[1], w)?;
+                for k in 0..w {
+                    self.push(Inst::new(
+                        "LOP3.LUT",
+                        vec![
+                            Operand::r(sub(d, k)),
+                            Operand::rz(),
+                            Operand::r(sub(a, k)),
+                            Operand::rz(),
+                            Operand::Hex(0x33),
+                            Operand::not(Reg::Zero(Class::P)),
+                        ],
+                        vec![0],
+                    ));
+                }
+                Ok(())
+            }
+            "shl" | "shr" => self.shift(node, opcode == "shl", mods, ops),
+            "setp" => self.setp(node, mods, ops),
+            "selp" => {
+                Self::need(node, ops, 4)?;
+                let w = Self::ty_of(node, mods)?.words();
+                let d = self.dst(&ops[0], w)?;
+                let a = self.reg_src(&ops[1], w)?;
+                let b = self.reg_src(&ops[2], w)?;
+                let p = self.pred_src(&ops[3])?;
+                for k in 0..w {
+                    self.push(Inst::new(
+                        "SEL",
+                        vec![
+                            Operand::r(sub(d, k)),
+                            Operand::r(sub(a, k)),
+                            Operand::r(sub(b, k)),
+                            p.clone(),
+                        ],
+                        vec![0],
+                    ));
+                }
+                Ok(())
+            }
+            "min" | "max" => self.min_max(node, opcode == "min", mods, ops),
+            "neg" | "abs" => {
+                Self::need(node, ops, 2)?;
+                let ty = Self::ty_of(node, mods)?;
+                if ty != Ty::F32 || has(".ftz") {
+                    return unsup(&format!("{opcode} of this type"));
+                }
+                // Sign-bit operations, exact for every input (PTX leaves NaN signs open).
+                let d = self.dst(&ops[0], 1)?;
+                let a = self.reg_src(&ops[1], 1)?;
+                let (mask, lut) = if opcode == "neg" {
+                    (0x8000_0000u32, 0x3c)
+                } else {
+                    (0x7fff_ffff, 0xc0)
+                };
+                let m = self.tmp(1);
+                self.mov_imm(Reg::v(m, 1), mask);
+                self.lop3(d, a, Reg::v(m, 1), lut);
+                Ok(())
+            }
+            "cvt" => self.cvt(node, mods, ops),
+            "bra" => {
+                Self::need(node, ops, 1)?;
+                let name = match &ops[0] {
+                    ast::Operand::Name(n) => {
+                        n.name().map(|t| t.text().to_string()).unwrap_or_default()
+                    }
+                    _ => return unsup("indirect branches"),
+                };
+                let target = *self
+                    .labels
+                    .get(&name)
+                    .ok_or_else(|| malformed(node, format!("undefined label `{name}`")))?;
+                self.push(Inst::new("BRA", vec![Operand::Label(target)], vec![]));
+                let next = self.f.new_block();
+                self.start_block(next);
+                Ok(())
+            }
+            "ret" | "exit" => {
+                self.push(Inst::new("EXIT", vec![], vec![]));
+                let next = self.f.new_block();
+                self.start_block(next);
+                Ok(())
+            }
+            "bar" | "barrier" => {
+                let ok = mods
+                    .iter()
+                    .all(|m| matches!(m.as_str(), ".sync" | ".aligned"))
+                    && (has(".sync") || (opcode == "bar" && mods.is_empty()))
+                    && ops.len() == 1
+                    && ops[0].as_int() == Some(0);
+                if !ok || self.guard.is_some() {
+                    return unsup("barrier forms other than `bar.sync 0`");
+                }
+                self.uses_barrier = true;
+                self.push(Inst::new(
+                    "BAR.SYNC.DEFER_BLOCKING",
+                    vec![Operand::Imm(0)],
+                    vec![],
+                ));
+                Ok(())
+            }
+            other => unsup(&format!("instruction `{other}`")),
+        }
+    }
+
+    fn pred_src(&self, o: &ast::Operand) -> Result<Operand, LowerError> {
+        let (inner, negated) = match o {
+            ast::Operand::Prefix(p) if p.op().is_some_and(|t| t.text() == "!") => (
+                p.expr()
+                    .ok_or_else(|| malformed(o.syntax(), "`!` without operand"))?,
+                true,
+            ),
+            _ => (o.clone(), false),
+        };
+        match self.src(&inner)? {
+            Src::Reg(r, 1) if self.f.vregs[r].class == Class::P => Ok(if negated {
+                Operand::not(Reg::v(r, 1))
+            } else {
+                Operand::r(Reg::v(r, 1))
+            }),
+            _ => Err(unsupported(o.syntax(), "predicate operand form")),
+        }
+    }
+
+    fn copy(
+        &mut self,
+        node: &SyntaxNode,
+        d: Reg,
+        src: &ast::Operand,
+        w: u8,
+    ) -> Result<(), LowerError> {
+        match self.src(src)? {
+            Src::Reg(r, sw) if sw == w && self.f.vregs[r].class == Class::R => {
+                for k in 0..w {
+                    self.push(Inst::new(
+                        "MOV",
+                        vec![Operand::r(sub(d, k)), Operand::r(Reg::part(r, k))],
+                        vec![0],
+                    ));
+                }
+                Ok(())
+            }
+            Src::Reg(..) => Err(unsupported(
+                node,
+                "mov between registers of different widths",
+            )),
+            Src::Imm(v) => {
+                for k in 0..w {
+                    self.mov_imm(sub(d, k), (v >> (32 * k)) as u32);
+                }
+                Ok(())
+            }
+            Src::Special(s) if w == 1 => {
+                self.special(d, s);
+                Ok(())
+            }
+            Src::Special(_) => Err(unsupported(node, "64-bit special registers")),
+        }
+    }
+
+    /// `d = lut(a, b, PT)` on predicates (LUT inputs a = 0xf0, b = 0xcc, c = 0xaa), the
+    /// second destination unused (PT, LUT 0).
+    fn plop3(&mut self, d: Reg, a: Operand, b: Operand, lut: u32) {
+        self.push(Inst::new(
+            "PLOP3.LUT",
+            vec![
+                Operand::r(d),
+                Operand::pt(),
+                a,
+                b,
+                Operand::pt(),
+                Operand::Hex(lut),
+                Operand::Hex(0),
+            ],
+            vec![0],
+        ));
+    }
+
+    fn lop3(&mut self, d: Reg, a: Reg, b: Reg, lut: u32) {
+        self.push(Inst::new(
+            "LOP3.LUT",
+            vec![
+                Operand::r(d),
+                Operand::r(a),
+                Operand::r(b),
+                Operand::rz(),
+                Operand::Hex(lut),
+                Operand::not(Reg::Zero(Class::P)),
+            ],
+            vec![0],
+        ));
+    }
+
+    fn ld_param(
+        &mut self,
+        node: &SyntaxNode,
+        mods: &[String],
+        ops: &[ast::Operand],
+    ) -> Result<(), LowerError> {
+        Self::need(node, ops, 2)?;
+        let ty = Self::ty_of(node, mods)?;
+        if ty == Ty::Pred || ty == Ty::F64 || mods.len() != 2 {
+            return Err(unsupported(node, "this ld.param form"));
+        }
+        let w = ty.words();
+        let d = self.dst(&ops[0], w)?;
+        let (name, off) = self.address_name(&ops[1])?;
+        let (base, size) = *self
+            .params
+            .get(&name)
+            .ok_or_else(|| unsupported(ops[1].syntax(), format!("ld.param of `{name}`")))?;
+        let off = u32::try_from(off)
+            .ok()
+            .filter(|o| o + ty.size() <= size && o % ty.size() == 0);
+        let Some(off) = off else {
+            return Err(unsupported(
+                node,
+                "ld.param outside or misaligned in its parameter",
+            ));
+        };
+        let cb = self.target.param_base + base + off;
+        self.const_load(Operand::r(d), cb, w);
+        Ok(())
+    }
+
+    /// `[name]` / `[name+imm]` → (name, offset).
+    fn address_name(&self, o: &ast::Operand) -> Result<(String, i64), LowerError> {
+        let bad = || unsupported(o.syntax(), format!("address `{}`", o.syntax().text()));
+        let ast::Operand::Address(a) = o else {
+            return Err(bad());
+        };
+        let inner: Vec<ast::Operand> = a.operands().collect();
+        if inner.len() != 1 {
+            return Err(bad());
+        }
+        let name_of = |e: &ast::Operand| match e {
+            ast::Operand::Name(n) if n.components().next().is_none() => {
+                n.name().map(|t| t.text().to_string())
+            }
+            _ => None,
+        };
+        match &inner[0] {
+            ast::Operand::Binary(b) => {
+                let l = b.lhs().ok_or_else(bad)?;
+                let r = b.rhs().ok_or_else(bad)?;
+                let n = name_of(&l).ok_or_else(bad)?;
+                let v = r.as_int().ok_or_else(bad)? as i64;
+                match b.op().map(|t| t.text().to_string()).as_deref() {
+                    Some("+") => Ok((n, v)),
+                    Some("-") => Ok((n, -v)),
+                    _ => Err(bad()),
+                }
+            }
+            e => Ok((name_of(e).ok_or_else(bad)?, 0)),
+        }
+    }
+
+    fn ld_st(
+        &mut self,
+        node: &SyntaxNode,
+        mods: &[String],
+        ops: &[ast::Operand],
+        load: bool,
+        shared: bool,
+    ) -> Result<(), LowerError> {
+        Self::need(node, ops, 2)?;
+        let mut nc = false;
+        let mut size = None;
+        for m in mods {
+            match m.as_str() {
+                ".global" | ".shared" | ".weak" => {}
+                ".nc" if load && !shared => nc = true,
+                // Sub-word accesses: (bytes, SASS suffix, sign-extending).
+                ".u8" | ".b8" => size = Some((1, ".U8")),
+                ".s8" => size = Some((1, ".S8")),
+                ".u16" | ".b16" => size = Some((2, ".U16")),
+                ".s16" => size = Some((2, ".S16")),
+                ".b32" | ".u32" | ".s32" | ".f32" => size = Some((4, "")),
+                ".b64" | ".u64" | ".s64" | ".f64" => size = Some((8, ".64")),
+                other => return Err(unsupported(node, format!("ld/st modifier {other}"))),
+            }
+        }
+        let Some((bytes, suffix)) = size else {
+            return Err(malformed(node, "ld/st without a type"));
+        };
+        // Stores of sub-words write the low bytes (no sign in the SASS form).
+        let suffix = if !load && bytes < 4 {
+            if bytes == 1 { ".U8" } else { ".U16" }
+        } else {
+            suffix
+        };
+        let w: u8 = if bytes == 8 { 2 } else { 1 };
+        let (addr_op, val_op) = if load {
+            (&ops[1], &ops[0])
+        } else {
+            (&ops[0], &ops[1])
+        };
+        let (name, off) = self.address_name(addr_op)?;
+        let sm90 = self.target.sm >= 90;
+        let (mem, mut op) = if shared {
+            // Shared addresses are 32-bit offsets in the CTA's window (sm_80: window offset 0
+            // is the first static variable); a 64-bit register holds one in its low word.
+            let offset = i32::try_from(off)
+                .ok()
+                .filter(|o| (-(1 << 23)..(1 << 23)).contains(o))
+                .ok_or_else(|| unsupported(addr_op.syntax(), "address offset out of range"))?;
+            let (base, offset) = if let Some(&at) = self.shared.get(&name) {
+                let t = self.tmp(1);
+                self.mov_imm(Reg::v(t, 1), at.wrapping_add(offset as u32));
+                (Reg::v(t, 1), 0)
+            } else {
+                let (r, rty) = *self
+                    .regs
+                    .get(&name)
+                    .ok_or_else(|| unsupported(addr_op.syntax(), format!("address of `{name}`")))?;
+                if rty == Ty::Pred || rty == Ty::F32 {
+                    return Err(unsupported(
+                        addr_op.syntax(),
+                        "shared address register type",
+                    ));
+                }
+                (Reg::part(r, 0), offset)
+            };
+            let mem = Operand::Mem {
+                base,
+                offset,
+                desc: None,
+            };
+            (mem, if load { "LDS" } else { "STS" }.to_string())
+        } else {
+            let (base, bty) = *self
+                .regs
+                .get(&name)
+                .ok_or_else(|| unsupported(addr_op.syntax(), format!("address of `{name}`")))?;
+            if bty.words() != 2 {
+                return Err(unsupported(addr_op.syntax(), "32-bit global addresses"));
+            }
+            let offset = i32::try_from(off)
+                .ok()
+                .filter(|o| (-(1 << 23)..(1 << 23)).contains(o))
+                .ok_or_else(|| unsupported(addr_op.syntax(), "address offset out of range"))?;
+            self.needs_desc = true;
+            let mem = Operand::Mem {
+                base: Reg::v(base, 2),
+                offset,
+                desc: sm90.then(desc_reg),
+            };
+            (mem, if load { "LDG.E" } else { "STG.E" }.to_string())
+        };
+        op.push_str(suffix);
+        if nc {
+            op.push_str(".CONSTANT");
+        }
+        let mut inst = if load {
+            let d = self.dst(val_op, w)?;
+            Inst::new(op, vec![Operand::r(d), mem], vec![0])
+        } else {
+            let v = self.reg_src(val_op, w)?;
+            Inst::new(op, vec![mem, Operand::r(v)], vec![])
+        };
+        if !sm90 && !shared {
+            // sm_80 LDG/STG read the memory descriptor from UR4 without printing it.
+            inst.implicit_uses.push(desc_reg());
+        }
+        self.push(inst);
+        Ok(())
+    }
+
+    fn add_sub(
+        &mut self,
+        node: &SyntaxNode,
+        is_sub: bool,
+        mods: &[String],
+        ops: &[ast::Operand],
+    ) -> Result<(), LowerError> {
+        Self::need(node, ops, 3)?;
+        let ty = Self::ty_of(node, mods)?;
+        if ty == Ty::F32 {
+            let sfx = float_suffix(node, &mods[..mods.len() - 1], true)?;
+            let d = self.dst(&ops[0], 1)?;
+            let a = self.reg_src(&ops[1], 1)?;
+            let b = self.reg_src(&ops[2], 1)?;
+            let bo = if is_sub {
+                Operand::neg(b)
+            } else {
+                Operand::r(b)
+            };
+            self.push(Inst::new(
+                format!("FADD{sfx}"),
+                vec![Operand::r(d), Operand::r(a), bo],
+                vec![0],
+            ));
+            return Ok(());
+        }
+        if mods.len() != 1 || matches!(ty, Ty::Pred | Ty::F64) {
+            return Err(unsupported(
+                node,
+                "this add/sub form (saturation, carry, f64)",
+            ));
+        }
+        let w = ty.words();
+        let d = self.dst(&ops[0], w)?;
+        let a = self.reg_src(&ops[1], w)?;
+        let b = self.reg_src(&ops[2], w)?;
+        let bo = |r: Reg| {
+            if is_sub {
+                Operand::neg(r)
+            } else {
+                Operand::r(r)
+            }
+        };
+        if w == 1 {
+            self.push(Inst::new(
+                "IADD3",
+                vec![Operand::r(d), Operand::r(a), bo(b), Operand::rz()],
+                vec![0],
+            ));
+        } else {
+            let p = self.ptmp();
+            let pr = Reg::v(p, 1);
+            self.push(Inst::new(
+                "IADD3",
+                vec![
+                    Operand::r(sub(d, 0)),
+                    Operand::r(pr),
+                    Operand::r(sub(a, 0)),
+                    bo(sub(b, 0)),
+                    Operand::rz(),
+                ],
+                vec![0, 1],
+            ));
+            let hi_b = if is_sub {
+                Operand::not(sub(b, 1))
+            } else {
+                Operand::r(sub(b, 1))
+            };
+            self.push(Inst::new(
+                "IADD3.X",
+                vec![
+                    Operand::r(sub(d, 1)),
+                    Operand::r(sub(a, 1)),
+                    hi_b,
+                    Operand::rz(),
+                    Operand::r(pr),
+                    Operand::not(Reg::Zero(Class::P)),
+                ],
+                vec![0],
+            ));
+        }
+        Ok(())
+    }
+
+    fn mul(
+        &mut self,
+        node: &SyntaxNode,
+        mods: &[String],
+        ops: &[ast::Operand],
+    ) -> Result<(), LowerError> {
+        Self::need(node, ops, 3)?;
+        let ty = Self::ty_of(node, mods)?;
+        if ty == Ty::F32 {
+            let sfx = float_suffix(node, &mods[..mods.len() - 1], true)?;
+            let d = self.dst(&ops[0], 1)?;
+            let a = self.reg_src(&ops[1], 1)?;
+            let b = self.reg_src(&ops[2], 1)?;
+            self.push(Inst::new(
+                format!("FMUL{sfx}"),
+                vec![Operand::r(d), Operand::r(a), Operand::r(b)],
+                vec![0],
+            ));
+            return Ok(());
+        }
+        let mode = mods.first().map(String::as_str).unwrap_or("");
+        if ty.words() != 1 || mods.len() != 2 {
+            return Err(unsupported(node, "this mul form"));
+        }
+        let a = self.reg_src(&ops[1], 1)?;
+        let b = self.reg_src(&ops[2], 1)?;
+        match mode {
+            ".lo" => {
+                // The low word of the 64-bit product (ptxas's table form IMAD R,R,R,R is not
+                // encodable by crates/sass yet; IMAD.WIDE.U32 gives the same low word).
+                let t = self.tmp(2);
+                self.imad_wide(Reg::v(t, 2), a, b, false, None);
+                let d = self.dst(&ops[0], 1)?;
+                self.push(Inst::new(
+                    "MOV",
+                    vec![Operand::r(d), Operand::r(Reg::part(t, 0))],
+                    vec![0],
+                ));
+                Ok(())
+            }
+            ".wide" => {
+                let d = self.dst(&ops[0], 2)?;
+                self.imad_wide(d, a, b, ty.signed(), None);
+                Ok(())
+            }
+            ".hi" if !ty.signed() => {
+                let d = self.dst(&ops[0], 1)?;
+                self.push(Inst::new(
+                    "IMAD.HI.U32",
+                    vec![Operand::r(d), Operand::r(a), Operand::r(b), Operand::rz()],
+                    vec![0],
+                ));
+                Ok(())
+            }
+            _ => Err(unsupported(node, format!("mul{mode} of {ty:?}"))),
+        }
+    }
+
+    fn imad_wide(&mut self, d: Reg, a: Reg, b: Reg, signed: bool, c: Option<Reg>) {
+        let op = if signed { "IMAD.WIDE" } else { "IMAD.WIDE.U32" };
+        let c = c.map_or(Operand::rz(), Operand::r);
+        self.push(Inst::new(
+            op,
+            vec![Operand::r(d), Operand::r(a), Operand::r(b), c],
+            vec![0],
+        ));
+    }
+
+    fn mad(
+        &mut self,
+        node: &SyntaxNode,
+        mods: &[String],
+        ops: &[ast::Operand],
+    ) -> Result<(), LowerError> {
+        Self::need(node, ops, 4)?;
+        let ty = Self::ty_of(node, mods)?;
+        if ty == Ty::F32 {
+            if !mods.iter().any(|m| m == ".rn") {
+                return Err(unsupported(node, "mad.f32 without .rn"));
+            }
+            return self.ffma(node, mods, ops);
+        }
+        let mode = mods.first().map(String::as_str).unwrap_or("");
+        if ty.words() != 1 || mods.len() != 2 {
+            return Err(unsupported(node, "this mad form"));
+        }
+        let a = self.reg_src(&ops[1], 1)?;
+        let b = self.reg_src(&ops[2], 1)?;
+        match mode {
+            ".lo" => {
+                let c = self.reg_src(&ops[3], 1)?;
+                let t = self.tmp(2);
+                self.imad_wide(Reg::v(t, 2), a, b, false, None);
+                let d = self.dst(&ops[0], 1)?;
+                self.push(Inst::new(
+                    "IADD3",
+                    vec![
+                        Operand::r(d),
+                        Operand::r(Reg::part(t, 0)),
+                        Operand::r(c),
+                        Operand::rz(),
+                    ],
+                    vec![0],
+                ));
+                Ok(())
+            }
+            ".wide" => {
+                let c = self.reg_src(&ops[3], 2)?;
+                let d = self.dst(&ops[0], 2)?;
+                self.imad_wide(d, a, b, ty.signed(), Some(c));
+                Ok(())
+            }
+            _ => Err(unsupported(node, format!("mad{mode} of {ty:?}"))),
+        }
+    }
+
+    fn ffma(
+        &mut self,
+        node: &SyntaxNode,
+        mods: &[String],
+        ops: &[ast::Operand],
+    ) -> Result<(), LowerError> {
+        Self::need(node, ops, 4)?;
+        let sfx = float_suffix(node, &mods[..mods.len() - 1], true)?;
+        let d = self.dst(&ops[0], 1)?;
+        let a = self.reg_src(&ops[1], 1)?;
+        let b = self.reg_src(&ops[2], 1)?;
+        let c = self.reg_src(&ops[3], 1)?;
+        self.push(Inst::new(
+            format!("FFMA{sfx}"),
+            vec![Operand::r(d), Operand::r(a), Operand::r(b), Operand::r(c)],
+            vec![0],
+        ));
+        Ok(())
+    }
+
+    fn shift(
+        &mut self,
+        node: &SyntaxNode,
+        left: bool,
+        mods: &[String],
+        ops: &[ast::Operand],
+    ) -> Result<(), LowerError> {
+        Self::need(node, ops, 3)?;
+        let ty = Self::ty_of(node, mods)?;
+        if ty == Ty::F32 || ty == Ty::Pred || ty == Ty::F64 {
+            return Err(unsupported(node, "shift type"));
+        }
+        let w = ty.words();
+        let d = self.dst(&ops[0], w)?;
+        let a = self.reg_src(&ops[1], w)?;
+        if w == 1 {
+            let s = self.reg_src(&ops[2], 1)?;
+            // SHF clamps the shift amount to 32 like PTX's shl/shr.
+            let inst = if left {
+                Inst::new(
+                    "SHF.L.U32",
+                    vec![Operand::r(d), Operand::r(a), Operand::r(s), Operand::rz()],
+                    vec![0],
+                )
+            } else {
+                let op = if ty.signed() {
+                    "SHF.R.S32.HI"
+                } else {
+                    "SHF.R.U32.HI"
+                };
+                Inst::new(
+                    op,
+                    vec![Operand::r(d), Operand::rz(), Operand::r(s), Operand::r(a)],
+                    vec![0],
+                )
+            };
+            self.push(inst);
+            return Ok(());
+        }
+        // 64-bit shifts by a constant in 1..32 (ptxas's funnel-shift pairs).
+        let k = ops[2]
+            .as_int()
+            .filter(|k| (1..32).contains(k))
+            .ok_or_else(|| unsupported(node, "64-bit shifts by a register or by 0 or 32.."))?;
+        let s = self.tmp(1);
+        self.mov_imm(Reg::v(s, 1), k as u32);
+        let s = Reg::v(s, 1);
+        // Write into a temporary pair: the two halves read both source words.
+        let t = self.tmp(2);
+        let (lo, hi) = (Reg::part(t, 0), Reg::part(t, 1));
+        if left {
+            self.push(Inst::new(
+                "SHF.L.U64.HI",
+                vec![
+                    Operand::r(hi),
+                    Operand::r(sub(a, 0)),
+                    Operand::r(s),
+                    Operand::r(sub(a, 1)),
+                ],
+                vec![0],
+            ));
+            self.push(Inst::new(
+                "SHF.L.U32",
+                vec![
+                    Operand::r(lo),
+                    Operand::r(sub(a, 0)),
+                    Operand::r(s),
+                    Operand::rz(),
+                ],
+                vec![0],
+            ));
+        } else {
+            self.push(Inst::new(
+                "SHF.R.U64",
+                vec![
+                    Operand::r(lo),
+                    Operand::r(sub(a, 0)),
+                    Operand::r(s),
+                    Operand::r(sub(a, 1)),
+                ],
+                vec![0],
+            ));
+            let op = if ty.signed() {
+                "SHF.R.S32.HI"
+            } else {
+                "SHF.R.U32.HI"
+            };
+            self.push(Inst::new(
+                op,
+                vec![
+                    Operand::r(hi),
+                    Operand::rz(),
+                    Operand::r(s),
+                    Operand::r(sub(a, 1)),
+                ],
+                vec![0],
+            ));
+        }
+        for k in 0..2 {
+            self.push(Inst::new(
+                "MOV",
+                vec![Operand::r(sub(d, k)), Operand::r(Reg::part(t, k))],
+                vec![0],
+            ));
+        }
+        Ok(())
+    }
+
+    fn setp(
+        &mut self,
+        node: &SyntaxNode,
+        mods: &[String],
+        ops: &[ast::Operand],
+    ) -> Result<(), LowerError> {
+        // `setp.cmp[.bool].type p, a, b[, {!}c]`: the combining predicate is ISETP's last
+        // source with the bool op in the mnemonic (`ISETP.LT.OR P0, PT, R1, R2, P1`).
+        let (bool_op, mods): (&str, Vec<String>) = {
+            let b = mods
+                .iter()
+                .find(|m| matches!(m.as_str(), ".and" | ".or" | ".xor"));
+            let op = match b.map(String::as_str) {
+                Some(".and") => "AND",
+                Some(".or") => "OR",
+                Some(".xor") => "XOR",
+                _ => "",
+            };
+            let rest = mods
+                .iter()
+                .filter(|m| !matches!(m.as_str(), ".and" | ".or" | ".xor"))
+                .cloned()
+                .collect();
+            (op, rest)
+        };
+        let mods = &mods[..];
+        let combine = match (ops.len(), bool_op) {
+            (3, "") => Operand::pt(),
+            (4, op) if !op.is_empty() => self.pred_src(&ops[3])?,
+            _ => {
+                return Err(unsupported(node, "setp with a second destination"));
+            }
+        };
+        let bool_op = if bool_op.is_empty() { "AND" } else { bool_op };
+        let ty = Self::ty_of(node, mods)?;
+        let cmp = mods.first().map(String::as_str).unwrap_or("");
+        let p = self.pred_dst(&ops[0])?;
+        if ty == Ty::F32 {
+            let sfx = float_suffix(node, &mods[1..mods.len() - 1], false)?;
+            let c = match cmp {
+                ".eq" => "EQ",
+                ".ne" => "NE",
+                ".lt" => "LT",
+                ".le" => "LE",
+                ".gt" => "GT",
+                ".ge" => "GE",
+                ".equ" => "EQU",
+                ".neu" => "NEU",
+                ".ltu" => "LTU",
+                ".leu" => "LEU",
+                ".gtu" => "GTU",
+                ".geu" => "GEU",
+                ".num" => "NUM",
+                ".nan" => "NAN",
+                other => return Err(unsupported(node, format!("setp comparison {other}"))),
+            };
+            let a = self.reg_src(&ops[1], 1)?;
+            let b = self.reg_src(&ops[2], 1)?;
+            self.push(Inst::new(
+                format!("FSETP.{c}{sfx}.{bool_op}"),
+                vec![
+                    Operand::r(p),
+                    Operand::pt(),
+                    Operand::r(a),
+                    Operand::r(b),
+                    combine,
+                ],
+                vec![0],
+            ));
+            return Ok(());
+        }
+        if mods.len() != 2 || ty == Ty::Pred || ty == Ty::F64 {
+            return Err(unsupported(node, "this setp form"));
+        }
+        let unsigned = matches!(ty, Ty::U32 | Ty::B32 | Ty::U64 | Ty::B64);
+        let c = match cmp {
+            ".eq" => "EQ",
+            ".ne" => "NE",
+            ".lt" | ".lo" => "LT",
+            ".le" | ".ls" => "LE",
+            ".gt" | ".hi" => "GT",
+            ".ge" | ".hs" => "GE",
+            other => return Err(unsupported(node, format!("setp comparison {other}"))),
+        };
+        let unsigned = unsigned || matches!(cmp, ".lo" | ".ls" | ".hi" | ".hs");
+        if ty.words() == 2 {
+            // ptxas's pair: the low words unsigned, then the high words with `.EX` chained
+            // on the low result (`ISETP.GE.U32.AND P0 ..; ISETP.GE.AND.EX P0 .., P0`).
+            if ops.len() == 4 {
+                return Err(unsupported(node, "64-bit setp with a combining predicate"));
+            }
+            let a = self.reg_src(&ops[1], 2)?;
+            let b = self.reg_src(&ops[2], 2)?;
+            let lo = Reg::v(self.ptmp(), 1);
+            self.push(Inst::new(
+                format!("ISETP.{c}.U32.AND"),
+                vec![
+                    Operand::r(lo),
+                    Operand::pt(),
+                    Operand::r(sub(a, 0)),
+                    Operand::r(sub(b, 0)),
+                    Operand::pt(),
+                ],
+                vec![0],
+            ));
+            self.push(Inst::new(
+                format!("ISETP.{c}{}.AND.EX", if unsigned { ".U32" } else { "" }),
+                vec![
+                    Operand::r(p),
+                    Operand::pt(),
+                    Operand::r(sub(a, 1)),
+                    Operand::r(sub(b, 1)),
+                    Operand::pt(),
+                    Operand::r(lo),
+                ],
+                vec![0],
+            ));
+            return Ok(());
+        }
+        let a = self.reg_src(&ops[1], 1)?;
+        let b = self.reg_src(&ops[2], 1)?;
+        let op = format!("ISETP.{c}{}.{bool_op}", if unsigned { ".U32" } else { "" });
+        self.push(Inst::new(
+            op,
+            vec![
+                Operand::r(p),
+                Operand::pt(),
+                Operand::r(a),
+                Operand::r(b),
+                combine,
+            ],
+            vec![0],
+        ));
+        Ok(())
+    }
+
+    fn min_max(
+        &mut self,
+        node: &SyntaxNode,
+        min: bool,
+        mods: &[String],
+        ops: &[ast::Operand],
+    ) -> Result<(), LowerError> {
+        Self::need(node, ops, 3)?;
+        let ty = Self::ty_of(node, mods)?;
+        let sel = if min {
+            Operand::pt()
+        } else {
+            Operand::not(Reg::Zero(Class::P))
+        };
+        let op = match ty {
+            Ty::F32 if mods.len() == 1 => "FMNMX".to_string(),
+            Ty::S32 | Ty::U32 if mods.len() == 1 && self.target.sm < 90 => {
+                if ty == Ty::U32 {
+                    "IMNMX.U32".into()
+                } else {
+                    "IMNMX".into()
+                }
+            }
+            _ => return Err(unsupported(node, "this min/max form")),
+        };
+        let d = self.dst(&ops[0], 1)?;
+        let a = self.reg_src(&ops[1], 1)?;
+        let b = self.reg_src(&ops[2], 1)?;
+        self.push(Inst::new(
+            op,
+            vec![Operand::r(d), Operand::r(a), Operand::r(b), sel],
+            vec![0],
+        ));
+        Ok(())
+    }
+
+    fn cvt(
+        &mut self,
+        node: &SyntaxNode,
+        mods: &[String],
+        ops: &[ast::Operand],
+    ) -> Result<(), LowerError> {
+        Self::need(node, ops, 2)?;
+        let types: Vec<&String> = mods
+            .iter()
+            .filter(|m| ast::TYPES.contains(&m.as_str()))
+            .collect();
+        let rest: Vec<&String> = mods
+            .iter()
+            .filter(|m| !ast::TYPES.contains(&m.as_str()))
+            .collect();
+        if types.len() != 2 {
+            return Err(malformed(node, "cvt needs two types"));
+        }
+        let (Some(dt), Some(st)) = (Ty::parse(types[0]), Ty::parse(types[1])) else {
+            return Err(unsupported(node, format!("cvt{}{}", types[0], types[1])));
+        };
+        let rest: Vec<&str> = rest.iter().map(|s| s.as_str()).collect();
+        let int = |t: Ty| matches!(t, Ty::U32 | Ty::S32 | Ty::B32 | Ty::U64 | Ty::S64 | Ty::B64);
+        let sm90 = self.target.sm >= 90;
+        if int(dt) && int(st) && rest.is_empty() {
+            let d = self.dst(&ops[0], dt.words())?;
+            let a = self.reg_src(&ops[1], st.words())?;
+            match (dt.words(), st.words()) {
+                (1, 1) => self.push(Inst::new(
+                    "MOV",
+                    vec![Operand::r(d), Operand::r(a)],
+                    vec![0],
+                )),
+                (1, 2) => self.push(Inst::new(
+                    "MOV",
+                    vec![Operand::r(d), Operand::r(sub(a, 0))],
+                    vec![0],
+                )),
+                (2, 1) => {
+                    // Write the high word first: `d` may not overlap `a` (different vregs).
+                    if st.signed() {
+                        let s = self.tmp(1);
+                        self.mov_imm(Reg::v(s, 1), 31);
+                        self.push(Inst::new(
+                            "SHF.R.S32.HI",
+                            vec![
+                                Operand::r(sub(d, 1)),
+                                Operand::rz(),
+                                Operand::r(Reg::v(s, 1)),
+                                Operand::r(a),
+                            ],
+                            vec![0],
+                        ));
+                    } else {
+                        self.mov_imm(sub(d, 1), 0);
+                    }
+                    self.push(Inst::new(
+                        "MOV",
+                        vec![Operand::r(sub(d, 0)), Operand::r(a)],
+                        vec![0],
+                    ));
+                }
+                _ => {
+                    for k in 0..2 {
+                        self.push(Inst::new(
+                            "MOV",
+                            vec![Operand::r(sub(d, k)), Operand::r(sub(a, k))],
+                            vec![0],
+                        ));
+                    }
+                }
+            }
+            return Ok(());
+        }
+        if dt == Ty::F32 && matches!(st, Ty::S32 | Ty::U32) && rest == [".rn"] {
+            let d = self.dst(&ops[0], 1)?;
+            let a = self.reg_src(&ops[1], 1)?;
+            let op = match (sm90, st == Ty::U32) {
+                (false, false) => "I2F",
+                (false, true) => "I2F.U32",
+                (true, false) => "I2FP.F32.S32",
+                (true, true) => "I2FP.F32.U32",
+            };
+            self.push(Inst::new(op, vec![Operand::r(d), Operand::r(a)], vec![0]));
+            return Ok(());
+        }
+        if matches!(dt, Ty::S32 | Ty::U32) && st == Ty::F32 && rest == [".rzi"] {
+            let d = self.dst(&ops[0], 1)?;
+            let a = self.reg_src(&ops[1], 1)?;
+            let op = if dt == Ty::U32 {
+                "F2I.U32.TRUNC.NTZ"
+            } else {
+                "F2I.TRUNC.NTZ"
+            };
+            self.push(Inst::new(op, vec![Operand::r(d), Operand::r(a)], vec![0]));
+            return Ok(());
+        }
+        Err(unsupported(
+            node,
+            format!("cvt{}{}{}", rest.concat(), types[0], types[1]),
+        ))
+    }
+}
+
+/// Component `k` of a (possibly wide) register reference.
+fn sub(r: Reg, k: u8) -> Reg {
+    match r {
+        Reg::Virt { vreg, part, .. } => Reg::Virt {
+            vreg,
+            part: part + k,
+            width: 1,
+        },
+        Reg::Phys { class, index, .. } => Reg::Phys {
+            class,
+            index: index + k,
+            width: 1,
+        },
+        Reg::Zero(c) => Reg::Zero(c),
+    }
+}

@@ -1,0 +1,329 @@
+//! Control codes for allocated machine IR (v1: program order, conservative).
+//!
+//! Every instruction gets a [`Control`]-like record (stall, yield, read/write scoreboard,
+//! wait mask) computed in one pass over the instructions in layout order:
+//!
+//! * **Fixed-latency results** are ready a fixed number of cycles after issue
+//!   ([`Latencies`]); an instruction reading or rewriting a register that is not ready yet
+//!   raises the previous instruction's stall (and inserts `NOP`s beyond a stall of 15).
+//! * **Variable-latency instructions** (loads, stores, `S2R`, sm_90 `LDC`, sm_80 `I2F`,
+//!   `F2I`) set a write scoreboard for their destinations and a read scoreboard for their
+//!   sources; a later reader/writer of such a destination, or writer of such a source, waits
+//!   on it. Scoreboards are counters, so they are handed out round-robin and may be shared.
+//! * **Block boundaries**: a branch and the first instruction of every block after the entry
+//!   drain everything (wait on all scoreboards in use, stall until every fixed-latency result
+//!   is ready), so no hazard crosses a control-flow edge.
+//!
+//! The latencies are upper bounds of the distances ptxas 13.0.88 itself leaves between a
+//! producer and its first consumer (`docs/arch/codegen.md` lists the observations); a
+//! hazard checker will replace these bounds with per-SM tables.
+
+#![forbid(unsafe_code)]
+
+use std::collections::HashMap;
+
+use ir::{Class, Func, Inst, Reg, VReg};
+
+/// The control fields of one instruction (same meaning as `sass::Control`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct Ctrl {
+    pub stall: u8,
+    pub yield_bit: bool,
+    /// 7 = none.
+    pub write_sb: u8,
+    /// 7 = none.
+    pub read_sb: u8,
+    pub wait_mask: u8,
+}
+
+/// One issued slot: an instruction of the function (block position, index) or a `NOP`
+/// inserted for a long stall.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Slot {
+    Inst { block: usize, index: usize },
+    Nop,
+}
+
+/// Result of scheduling: slots in issue order with their controls; `block_start[k]` is the
+/// slot index where block `order[k]` begins.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Schedule {
+    pub slots: Vec<(Slot, Ctrl)>,
+    pub block_start: Vec<usize>,
+}
+
+/// Fixed latencies (cycles from issue until a dependent instruction may issue).
+#[derive(Clone, Copy, Debug)]
+pub struct Latencies {
+    /// Vector register results (ptxas: IMAD.WIDE → LDG address 6 cycles on sm_80/sm_90).
+    pub r: u64,
+    /// Predicate results (ptxas: ISETP → `@P0 EXIT` 13 cycles).
+    pub p: u64,
+    /// Uniform register results (ptxas: ULDC.64 UR4 → first LDG 14–15 cycles).
+    pub ur: u64,
+    /// Minimum stall after a variable-latency instruction before its scoreboard can be
+    /// waited on (ptxas: S2R/LDG/LDC stall ≥ 1–2).
+    pub sb_setup: u8,
+    /// Stall after a branch or exit (ptxas: 5–6).
+    pub branch: u8,
+}
+
+/// The bounds used for sm_80 and sm_90.
+pub const LATENCIES: Latencies = Latencies {
+    r: 6,
+    p: 13,
+    ur: 15,
+    sb_setup: 2,
+    branch: 6,
+};
+
+/// Whether an instruction completes with variable latency (needs scoreboards) on `sm`.
+pub fn is_variable_latency(i: &Inst, sm: u32) -> bool {
+    match i.base_op() {
+        "S2R" | "S2UR" | "LDG" | "STG" | "LDS" | "STS" | "LD" | "ST" | "LDL" | "STL" | "ATOM"
+        | "ATOMG" | "RED" | "MUFU" | "F2I" | "BAR" => true,
+        "LDC" => true,
+        "I2F" => sm < 90,
+        _ => false,
+    }
+}
+
+type PhysKey = (u8, u32);
+
+fn key_class(c: Class) -> u8 {
+    match c {
+        Class::R => 0,
+        Class::UR => 1,
+        Class::P => 2,
+        Class::UP => 3,
+    }
+}
+
+/// Physical registers covered by a register reference (none for RZ/PT).
+fn phys(f: &Func, r: Reg, assign: &dyn Fn(VReg) -> u8) -> Vec<PhysKey> {
+    match r {
+        Reg::Zero(_) => Vec::new(),
+        Reg::Phys {
+            class,
+            index,
+            width,
+        } => (0..width)
+            .map(|k| (key_class(class), u32::from(index + k)))
+            .collect(),
+        Reg::Virt { vreg, part, width } => {
+            let c = f.vregs[vreg].class;
+            let base = u32::from(assign(vreg)) + u32::from(part);
+            (0..width)
+                .map(|k| (key_class(c), base + u32::from(k)))
+                .collect()
+        }
+    }
+}
+
+/// Schedules `f` (program order) for `sm` with registers assigned by `assign`.
+pub fn schedule(f: &Func, assign: &dyn Fn(VReg) -> u8, sm: u32) -> Schedule {
+    let lat = LATENCIES;
+    let mut slots: Vec<(Slot, Ctrl)> = Vec::new();
+    let mut block_start = Vec::new();
+    let mut ready: HashMap<PhysKey, u64> = HashMap::new();
+    let mut pending_write: HashMap<PhysKey, u8> = HashMap::new();
+    let mut pending_read: HashMap<PhysKey, u8> = HashMap::new();
+    let mut next_sb = 0u8;
+    // Issue cycle of the last slot.
+    let mut last_issue: u64 = 0;
+    for (k, b) in f.order.iter().enumerate() {
+        block_start.push(slots.len());
+        for (j, i) in f.blocks[*b].insts.iter().enumerate() {
+            let reads: Vec<PhysKey> = i.use_regs().flat_map(|r| phys(f, r, assign)).collect();
+            let writes: Vec<PhysKey> = i.def_regs().flat_map(|r| phys(f, r, assign)).collect();
+            let drain = (j == 0 && k > 0) || i.base_op() == "BRA";
+            let mut wait = 0u8;
+            if drain {
+                for sb in pending_write.values().chain(pending_read.values()) {
+                    wait |= 1 << sb;
+                }
+            } else {
+                for r in reads.iter().chain(&writes) {
+                    if let Some(sb) = pending_write.get(r) {
+                        wait |= 1 << sb;
+                    }
+                }
+                for r in &writes {
+                    if let Some(sb) = pending_read.get(r) {
+                        wait |= 1 << sb;
+                    }
+                }
+            }
+            pending_write.retain(|_, sb| wait & (1 << *sb) == 0);
+            pending_read.retain(|_, sb| wait & (1 << *sb) == 0);
+            let earliest = if drain {
+                ready.values().copied().max().unwrap_or(0)
+            } else {
+                reads
+                    .iter()
+                    .chain(&writes)
+                    .filter_map(|r| ready.get(r).copied())
+                    .max()
+                    .unwrap_or(0)
+            };
+            // Issue cycle: after the previous slot's stall, later if a result is not ready.
+            let mut issue = match slots.last() {
+                Some((_, c)) => last_issue + u64::from(c.stall),
+                None => 0,
+            };
+            if earliest > issue && !slots.is_empty() {
+                let mut extra = earliest - issue;
+                let last = slots.len() - 1;
+                let room = u64::from(15 - slots[last].1.stall);
+                let add = extra.min(room);
+                slots[last].1.stall += add as u8;
+                extra -= add;
+                issue += add;
+                while extra > 0 {
+                    let s = extra.min(15);
+                    slots.push((
+                        Slot::Nop,
+                        Ctrl {
+                            stall: s as u8,
+                            yield_bit: true,
+                            write_sb: 7,
+                            read_sb: 7,
+                            wait_mask: 0,
+                        },
+                    ));
+                    issue += s;
+                    extra -= s;
+                }
+            }
+            let mut c = Ctrl {
+                stall: 1,
+                yield_bit: true,
+                write_sb: 7,
+                read_sb: 7,
+                wait_mask: wait,
+            };
+            if is_variable_latency(i, sm) {
+                if !writes.is_empty() {
+                    c.write_sb = next_sb;
+                    for w in &writes {
+                        pending_write.insert(*w, next_sb);
+                        ready.remove(w);
+                    }
+                    next_sb = (next_sb + 1) % 6;
+                }
+                if !reads.is_empty() {
+                    c.read_sb = next_sb;
+                    for r in &reads {
+                        pending_read.insert(*r, next_sb);
+                    }
+                    next_sb = (next_sb + 1) % 6;
+                }
+                c.stall = lat.sb_setup;
+            } else {
+                for w in &writes {
+                    let l = match w.0 {
+                        0 => lat.r,
+                        1 => lat.ur,
+                        _ => lat.p,
+                    };
+                    ready.insert(*w, issue + l);
+                }
+            }
+            if i.is_terminator() {
+                c.stall = c.stall.max(lat.branch);
+            }
+            last_issue = issue;
+            slots.push((Slot::Inst { block: k, index: j }, c));
+        }
+    }
+    // nvdisasm rejects the yield flag together with long stalls (`S13` + yield is an
+    // undefined control value); ptxas sets it only on stalls up to 8.
+    for (_, c) in &mut slots {
+        c.yield_bit = c.stall <= 8;
+    }
+    Schedule { slots, block_start }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ir::Operand;
+
+    fn r(index: u8) -> Reg {
+        Reg::Phys {
+            class: Class::R,
+            index,
+            width: 1,
+        }
+    }
+
+    #[test]
+    fn dependent_alu_waits_and_loads_use_scoreboards() {
+        let mut f = Func::new("k");
+        let b = f.new_block();
+        f.order.push(b);
+        let addr = Reg::Phys {
+            class: Class::R,
+            index: 2,
+            width: 2,
+        };
+        f.blocks[b].insts = vec![
+            Inst::new(
+                "S2R",
+                vec![Operand::r(r(0)), Operand::Special("SR_TID.X")],
+                vec![0],
+            ),
+            Inst::new(
+                "IADD3",
+                vec![
+                    Operand::r(r(4)),
+                    Operand::r(r(0)),
+                    Operand::r(r(0)),
+                    Operand::rz(),
+                ],
+                vec![0],
+            ),
+            Inst::new(
+                "IADD3",
+                vec![
+                    Operand::r(r(5)),
+                    Operand::r(r(4)),
+                    Operand::r(r(4)),
+                    Operand::rz(),
+                ],
+                vec![0],
+            ),
+            Inst::new(
+                "STG.E",
+                vec![
+                    Operand::Mem {
+                        base: addr,
+                        offset: 0,
+                        desc: None,
+                    },
+                    Operand::r(r(5)),
+                ],
+                vec![],
+            ),
+            Inst::new("MOV", vec![Operand::r(r(5)), Operand::rz()], vec![0]),
+            Inst::new("EXIT", vec![], vec![]),
+        ];
+        let s = schedule(&f, &|_| 0, 80);
+        let c: Vec<Ctrl> = s.slots.iter().map(|x| x.1).collect();
+        assert_eq!(c[0].write_sb, 0, "S2R sets a write scoreboard");
+        assert_eq!(c[1].wait_mask, 1, "its reader waits on it");
+        assert_eq!(
+            c[1].stall, 6,
+            "IADD3 → dependent IADD3 covers the ALU latency"
+        );
+        assert_eq!(
+            c[3].read_sb, 1,
+            "the store's sources are guarded by a read scoreboard"
+        );
+        assert_eq!(
+            c[4].wait_mask,
+            1 << 1,
+            "overwriting the stored register waits for the read"
+        );
+    }
+}

@@ -1,0 +1,447 @@
+//! `cargo xtask corpus compile --arch sm_80|sm_90 [--dir DIR]`: compiles every corpus file
+//! whose `.target` allows the arch with kiln (through the db's `cubin` query) and checks each
+//! cubin with NVIDIA's tools.
+//!
+//! Per file: kiln's diagnostics (an `unsupported: ...` error fails the file closed; every
+//! kernel of it counts as unsupported, grouped by reason). Per compiled file: `nvdisasm -c`
+//! and `cuobjdump -elf` must accept the cubin without a message, nvdisasm's instruction text
+//! must equal kiln's listing, and `cuobjdump -elf` must equal our ELF listing; a file failing
+//! any of these counts its kernels as `tool_rejected` (a bug, reported by name). Registers are
+//! compared with ptxas's `-v` report (`ptxas_kernels.tsv`), instruction counts with ptxas's
+//! cubin (instructions before the closing `BRA`-to-self and `NOP` padding).
+//!
+//! Execution: every compiled kernel runs in the SASS emulator (`crates/emu`) on kiln's cubin
+//! and in the PTX interpreter on the same inputs (`emu::harness`, two seeds). `verified`
+//! counts kernels whose buffers matched byte for byte, `miscompiled` those that differed
+//! (each printed); kernels one side cannot run are listed as not executed, with reasons.
+//! The emulator is functional: control codes are checked only by nvdisasm's acceptance.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+use std::process::Command;
+use std::time::Instant;
+
+use super::{CorpusArgs, PtxasOutcome};
+use crate::oracle;
+
+/// What executing a compiled kernel showed.
+enum Exec {
+    /// Emulator on kiln's cubin == interpreter on the PTX, for every seed.
+    Verified,
+    /// A difference (the description).
+    Miscompiled(String),
+    /// Not executed: the emulator or interpreter cannot run it (the reason).
+    Unchecked(String),
+}
+
+/// A kernel's compilation: Ok(kiln registers, kiln instructions) or Err(unsupported reason).
+type KernelResult = Result<(u32, usize), String>;
+
+struct FileOutcome {
+    kernels: Vec<(String, KernelResult)>,
+    /// Per compiled kernel: the execution check.
+    exec: HashMap<String, Exec>,
+    /// Tool problems with the produced cubin.
+    tool_error: Option<String>,
+    kiln_s: f64,
+    ptxas_instr: HashMap<String, usize>,
+}
+
+fn reason_of(message: &str) -> String {
+    let m = message
+        .split_once("`: ")
+        .filter(|(k, _)| k.starts_with("kernel `"))
+        .map_or(message, |(_, r)| r);
+    // Group operand spellings together.
+    for prefix in [
+        "unsupported: operand `",
+        "unsupported: address `",
+        "unsupported: ld.param of `",
+        "unsupported: address of `",
+    ] {
+        if m.starts_with(prefix) {
+            return format!("{}…`", prefix);
+        }
+    }
+    if m.starts_with("unsupported: encoding of") {
+        // Keep the mnemonic only.
+        let op = m
+            .split('`')
+            .nth(1)
+            .and_then(|t| {
+                t.trim_start_matches('@')
+                    .split_whitespace()
+                    .find(|w| !w.starts_with("P") && !w.starts_with("!P"))
+            })
+            .unwrap_or("?");
+        return format!("unsupported: encoding of {op}");
+    }
+    m.to_string()
+}
+
+fn nvdisasm_lines(text: &str) -> Vec<String> {
+    text.lines()
+        .filter_map(|l| {
+            let l = l.trim();
+            let rest = &l[l.find("/*")?..];
+            (rest.len() > 8
+                && rest[2..6].chars().all(|c| c.is_ascii_hexdigit())
+                && &rest[6..8] == "*/")
+                .then(|| norm(rest))
+        })
+        .collect()
+}
+
+/// Renames `.L_x_N` labels by order of first appearance, restarting at each function (a line
+/// at address 0): nvdisasm numbers labels across the whole file, kiln per kernel.
+fn canonical_labels(lines: &[String]) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    lines
+        .iter()
+        .map(|l| {
+            if l.starts_with("/*0000*/") {
+                names.clear();
+            }
+            let mut out = String::new();
+            let mut rest = l.as_str();
+            while let Some(i) = rest.find(".L_x_") {
+                out.push_str(&rest[..i]);
+                let tail = &rest[i + 5..];
+                let digits = tail.chars().take_while(char::is_ascii_digit).count();
+                let name = &rest[i..i + 5 + digits];
+                let k = match names.iter().position(|n| n == name) {
+                    Some(k) => k,
+                    None => {
+                        names.push(name.to_string());
+                        names.len() - 1
+                    }
+                };
+                out.push_str(&format!("L{k}"));
+                rest = &tail[digits..];
+            }
+            out.push_str(rest);
+            out
+        })
+        .collect()
+}
+
+fn norm(l: &str) -> String {
+    let body = l.split(';').next().unwrap_or(l);
+    body.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Instructions of a ptxas kernel before its closing `BRA` to itself and the `NOP` padding.
+fn ptxas_instructions(code: &[u8], arch: &str) -> Option<usize> {
+    let table = sass::table(arch)?;
+    let words = sass::words(code);
+    let mut n = words.len();
+    while n > 0
+        && table
+            .print(words[n - 1], (n as u64 - 1) * 16, &|_| None)
+            .starts_with("NOP")
+    {
+        n -= 1;
+    }
+    // The closing branch.
+    Some(n.saturating_sub(1))
+}
+
+fn check_file(path: &Path, rel: &str, text: &str, arch: &str, dir: &Path) -> FileOutcome {
+    let sm = db::Sm::parse(arch).expect("checked arch");
+    let mut out = FileOutcome {
+        kernels: Vec::new(),
+        tool_error: None,
+        exec: HashMap::new(),
+        kiln_s: 0.0,
+        ptxas_instr: HashMap::new(),
+    };
+    let start = Instant::now();
+    let mut database = db::RootDatabase::default();
+    let file = database.add_file(path, text.as_bytes());
+    let mut errors: Vec<String> = db::diagnostics(&database, file)
+        .iter()
+        .chain(&db::target_diagnostics(&database, file, sm))
+        .filter(|d| d.severity == db::Severity::Error)
+        .map(|d| format!("front end: {}", d.message))
+        .collect();
+    let target = db::Target::new(sm);
+    let kts = db::kernel_targets(&database, file, &target);
+    let names: Vec<String> = kts
+        .iter()
+        .map(|k| k.function(&database).name(&database).clone())
+        .collect();
+    let mut bytes = None;
+    if errors.is_empty() {
+        let o = db::cubin(
+            &database,
+            db::FileTarget::new(&database, file, target.clone()),
+        );
+        errors.extend(o.diagnostics.iter().map(|d| d.message.clone()));
+        bytes = o.bytes.clone();
+    }
+    out.kiln_s = start.elapsed().as_secs_f64();
+    match &bytes {
+        None => {
+            // Per-kernel reasons where a kernel has one; otherwise the file's first error.
+            for n in &names {
+                let own = errors
+                    .iter()
+                    .find(|e| e.starts_with(&format!("kernel `{n}`: ")));
+                let r = own.or(errors.first()).cloned().unwrap_or_default();
+                out.kernels.push((n.clone(), Err(reason_of(&r))));
+            }
+            return out;
+        }
+        Some(b) => {
+            let mut listing = Vec::new();
+            for (k, n) in kts.iter().zip(&names) {
+                let e = db::encoded(&database, *k).as_ref().expect("compiled");
+                let s = db::kernel_stats(&database, *k).as_ref().expect("compiled");
+                listing.extend(e.listing.iter().map(|l| norm(l)));
+                out.kernels
+                    .push((n.clone(), Ok((s.registers, s.instructions))));
+            }
+            let cubin_path = dir.join(format!(
+                "{:016x}.cubin",
+                super::fnv1a64(&[rel.as_bytes(), arch.as_bytes()])
+            ));
+            if let Err(e) = std::fs::write(&cubin_path, b) {
+                out.tool_error = Some(format!("writing cubin: {e}"));
+                return out;
+            }
+            out.tool_error = tool_check(&cubin_path, b, &listing).err();
+            let _ = std::fs::remove_file(&cubin_path);
+            let theirs = match super::ptxas_cubin(text, arch, &[]) {
+                Ok(PtxasOutcome::Ok { cubin, .. }) => std::fs::read(cubin).ok(),
+                _ => None,
+            };
+            for n in &names {
+                out.exec
+                    .insert(n.clone(), execute(text, b, theirs.as_deref(), n));
+            }
+        }
+    }
+    if let Ok(PtxasOutcome::Ok { cubin, .. }) = super::ptxas_cubin(text, arch, &[])
+        && let Ok(sections) = super::disasm::text_sections(&cubin)
+    {
+        for (name, code) in sections {
+            if let Some(n) = ptxas_instructions(&code, arch) {
+                out.ptxas_instr.insert(name, n);
+            }
+        }
+    }
+    out
+}
+
+/// Runs a compiled kernel in the emulator and the PTX in the interpreter on the same inputs
+/// (`emu::harness`, two seeds); `ptxas` is ptxas's cubin of the same PTX, the reference when
+/// the two disagree.
+fn execute(ptx: &str, cubin: &[u8], ptxas: Option<&[u8]>, kernel: &str) -> Exec {
+    use emu::harness::{Config, Verdict, compare};
+    for seed in [1u64, 2] {
+        let cfg = Config {
+            seed,
+            ..Config::default()
+        };
+        match compare(ptx, cubin, kernel, &cfg) {
+            Verdict::Equal => {}
+            Verdict::Differ(d) => {
+                // The interpreter is more permissive than the hardware (e.g. misaligned
+                // accesses, which PTX leaves undefined): when ptxas's own cubin differs from
+                // the interpreter in the same way, the inputs are outside defined behaviour.
+                if let Some(theirs) = ptxas
+                    && compare(ptx, theirs, kernel, &cfg) == Verdict::Differ(d.clone())
+                {
+                    return Exec::Unchecked(format!(
+                        "ptxas's cubin differs from the interpreter the same way: {}",
+                        d.split(" at 0x").next().unwrap_or(&d)
+                    ));
+                }
+                return Exec::Miscompiled(d);
+            }
+            Verdict::Unsupported(r) => return Exec::Unchecked(format!("emu: {r}")),
+            Verdict::NotComparable(r) => return Exec::Unchecked(r),
+        }
+    }
+    Exec::Verified
+}
+
+fn tool_check(cubin_path: &Path, bytes: &[u8], listing: &[String]) -> Result<(), String> {
+    let nv = Command::new(oracle::tool("nvdisasm")?)
+        .arg("-c")
+        .arg(cubin_path)
+        .output()
+        .map_err(|e| e.to_string())?;
+    let err = String::from_utf8_lossy(&nv.stderr);
+    if !nv.status.success() || !err.trim().is_empty() {
+        return Err(format!("nvdisasm: {}", err.trim()));
+    }
+    let got = canonical_labels(&nvdisasm_lines(&String::from_utf8_lossy(&nv.stdout)));
+    let listing = canonical_labels(listing);
+    if got != listing {
+        let at = got
+            .iter()
+            .zip(&listing)
+            .position(|(a, b)| a != b)
+            .unwrap_or(got.len().min(listing.len()));
+        return Err(format!(
+            "nvdisasm text differs at line {at}: nvdisasm `{}` kiln `{}`",
+            got.get(at).map_or("", String::as_str),
+            listing.get(at).map_or("", String::as_str)
+        ));
+    }
+    let cu = Command::new(oracle::tool("cuobjdump")?)
+        .arg("-elf")
+        .arg(cubin_path)
+        .output()
+        .map_err(|e| e.to_string())?;
+    if !cu.status.success() {
+        return Err(format!(
+            "cuobjdump: {}",
+            String::from_utf8_lossy(&cu.stderr).trim()
+        ));
+    }
+    let model = cubin::read(bytes).map_err(|e| e.to_string())?;
+    cubin::listing::compare_with_cuobjdump(&model, &String::from_utf8_lossy(&cu.stdout))
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    if v.is_empty() {
+        return 0.0;
+    }
+    v.sort_by(|a, b| a.total_cmp(b));
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+pub fn run(args: &CorpusArgs) -> Result<(), String> {
+    let arch = args.require_arch("compile")?.to_string();
+    if !matches!(arch.as_str(), "sm_80" | "sm_90") {
+        return Err(format!(
+            "compile: code generation supports sm_80 and sm_90, not {arch}"
+        ));
+    }
+    oracle::tool("nvdisasm")?;
+    super::quiet_panics();
+    // ptxas's per-kernel report and per-file compile times.
+    let mut ptxas_regs: HashMap<(String, String), u32> = HashMap::new();
+    if let Ok(t) = std::fs::read_to_string(args.dir.join("ptxas_kernels.tsv")) {
+        for l in t.lines().skip(1) {
+            let c: Vec<&str> = l.split('\t').collect();
+            if c.len() > 3
+                && c[1] == arch
+                && let Ok(r) = c[3].parse()
+            {
+                ptxas_regs.insert((c[0].to_string(), c[2].to_string()), r);
+            }
+        }
+    }
+    let mut ptxas_ms: HashMap<String, f64> = HashMap::new();
+    if let Ok(t) = std::fs::read_to_string(args.dir.join("ptxas_results.tsv")) {
+        for l in t.lines().skip(1) {
+            let c: Vec<&str> = l.split('\t').collect();
+            if c.len() > 13
+                && c[2] == arch
+                && c[4] == "OK"
+                && let Ok(ms) = c[13].parse::<f64>()
+            {
+                ptxas_ms.insert(c[0].to_string(), ms);
+            }
+        }
+    }
+    let files: Vec<(std::path::PathBuf, String, String)> = super::ptx_files(&args.dir)
+        .into_iter()
+        .filter_map(|rel| {
+            if !super::is_accepted(&rel) {
+                return None;
+            }
+            let p = args.dir.join(&rel);
+            let text = super::read_text(&p).ok()?;
+            let a = super::arch_for_file(&super::scan_targets(&text), &arch)?;
+            (a == arch).then(|| (p.clone(), rel.to_string_lossy().into_owned(), text))
+        })
+        .collect();
+    let tmp = super::cache_dir("kiln-compile");
+    std::fs::create_dir_all(&tmp).map_err(|e| e.to_string())?;
+    let results = super::par_map("compile", &files, |(p, rel, text)| {
+        super::catch(|| check_file(p, rel, text, &arch, &tmp))
+    });
+    let mut reasons: BTreeMap<String, usize> = BTreeMap::new();
+    let (mut kernels, mut compiled, mut unsupported, mut panics, mut rejected) = (0, 0, 0, 0, 0);
+    let (mut regs_le, mut regs_ratio, mut instr_ratio) = (0usize, Vec::new(), Vec::new());
+    let (mut verified, mut miscompiled) = (0usize, 0usize);
+    let mut unchecked: BTreeMap<String, usize> = BTreeMap::new();
+    let (mut kiln_s, mut ptxas_s) = (0.0, 0.0);
+    for ((_, rel, _), r) in files.iter().zip(results) {
+        let out = match r {
+            Ok(o) => o,
+            Err(e) => {
+                panics += 1;
+                println!("PANIC {rel}: {e}");
+                continue;
+            }
+        };
+        kiln_s += out.kiln_s;
+        ptxas_s += ptxas_ms.get(rel).copied().unwrap_or(0.0) / 1000.0;
+        for (name, k) in &out.kernels {
+            kernels += 1;
+            match k {
+                Err(reason) => {
+                    unsupported += 1;
+                    *reasons.entry(reason.clone()).or_default() += 1;
+                }
+                Ok(_) if out.tool_error.is_some() => {
+                    rejected += 1;
+                    println!(
+                        "TOOL-REJECTED {rel} {name}: {}",
+                        out.tool_error.as_deref().unwrap_or("")
+                    );
+                }
+                Ok((regs, instrs)) => {
+                    compiled += 1;
+                    match out.exec.get(name) {
+                        Some(Exec::Verified) => verified += 1,
+                        Some(Exec::Miscompiled(d)) => {
+                            miscompiled += 1;
+                            println!("MISCOMPILED {rel} {name}: {d}");
+                        }
+                        Some(Exec::Unchecked(r)) => {
+                            *unchecked.entry(r.clone()).or_default() += 1;
+                        }
+                        None => {}
+                    }
+                    if let Some(p) = ptxas_regs.get(&(rel.clone(), name.clone())) {
+                        if regs <= p {
+                            regs_le += 1;
+                        }
+                        regs_ratio.push(f64::from(*regs) / f64::from((*p).max(1)));
+                    }
+                    if let Some(p) = out.ptxas_instr.get(name) {
+                        instr_ratio.push(*instrs as f64 / (*p).max(1) as f64);
+                    }
+                }
+            }
+        }
+    }
+    let mut by_count: Vec<(&String, &usize)> = reasons.iter().collect();
+    by_count.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+    println!("unsupported kernels by reason:");
+    for (r, n) in by_count {
+        println!("{n:>7}  {r}");
+    }
+    println!("compiled kernels not executed, by reason:");
+    for (r, n) in &unchecked {
+        println!("{n:>7}  {r}");
+    }
+    println!("tool_rejected={rejected} (cubins nvdisasm/cuobjdump refused or listed differently)");
+    println!(
+        "RESULT compile {arch} kernels={kernels} compiled={compiled} verified={verified} miscompiled={miscompiled} unsupported={unsupported} panics={panics} regs_le_ptxas={regs_le} regs_ratio_median={:.2} instr_ratio_median={:.2} kiln_s={kiln_s:.2} ptxas_s={ptxas_s:.2}",
+        median(regs_ratio),
+        median(instr_ratio)
+    );
+    Ok(())
+}

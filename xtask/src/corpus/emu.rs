@@ -1,0 +1,377 @@
+//! `cargo xtask corpus emu --arch sm_XX [-v] [--limit N]`: for every kernel of every accepted
+//! corpus file the arch allows, runs the PTX in the reference interpreter and ptxas's cubin in
+//! the SASS emulator (`crates/emu`) with the same generated inputs (`emu::harness`, documented
+//! there) and compares every buffer byte and the trap status. Then runs every ZLUDA run test
+//! (`zluda_run_tests.json`, expected bytes known) through the emulator.
+//!
+//! Output: differing kernels (always), unsupported kernels grouped by reason, kernels that are
+//! not comparable (the interpreter does not support them, step limit) grouped by reason,
+//! nondeterministic kernels with their reason, then
+//! `RESULT emu <arch> kernels=<n> equal=<n> differ=<n> unsupported=<n> hazards=<n> panics=<n>`.
+//! `unsupported` counts every kernel that was not compared (emulator-unsupported and
+//! not-comparable alike; both are listed with reasons above the line).
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use emu::harness::{Config, Verdict};
+
+use super::json::{self, Json};
+use super::{CorpusArgs, PtxasOutcome, catch, par_map, quiet_panics, read_text};
+
+#[derive(Debug)]
+enum KernelOutcome {
+    Verdict(Verdict),
+    Panic(String),
+}
+
+struct FileResult {
+    rel: String,
+    kernels: Vec<(String, KernelOutcome, Option<&'static str>)>,
+    error: Option<String>,
+}
+
+/// Why a kernel's results may legitimately differ between two correct executions, from its
+/// PTX text (reported, not hidden, when the kernel differs).
+fn nondeterminism(ptx: &str) -> Option<&'static str> {
+    if ptx.contains("%clock") || ptx.contains("%globaltimer") {
+        Some("reads a clock")
+    } else if ptx.contains("%smid") || ptx.contains("%nsmid") || ptx.contains("%warpid") {
+        Some("reads hardware placement registers (%smid/%warpid)")
+    } else if ptx.contains("atom.global.add.f")
+        || ptx.contains("atom.add.f")
+        || ptx.contains("red.global.add.f")
+        || ptx.contains("atom.shared.add.f")
+    {
+        Some("float atomics: the result depends on the order threads add in")
+    } else {
+        None
+    }
+}
+
+fn run_file(dir: &Path, rel: &Path, arch: &str, cfg: &Config) -> Option<FileResult> {
+    let text = read_text(&dir.join(rel)).ok()?;
+    let targets = super::scan_targets(&text);
+    let arch = super::arch_for_file(&targets, arch)?;
+    let mut r = FileResult {
+        rel: rel.display().to_string(),
+        kernels: Vec::new(),
+        error: None,
+    };
+    let prog = match interp::Program::from_text(&text) {
+        Ok(p) => p,
+        Err(e) => {
+            r.error = Some(format!("interp lowering: {}", e.message));
+            return Some(r);
+        }
+    };
+    let names: Vec<String> = prog.kernels().iter().map(|s| s.to_string()).collect();
+    if names.is_empty() {
+        return None;
+    }
+    let cubin = match super::ptxas_cubin(&text, &arch, &[]) {
+        Ok(PtxasOutcome::Ok { cubin, .. }) => cubin,
+        Ok(PtxasOutcome::Rejected(m)) => {
+            let first = m.lines().next().unwrap_or("").to_string();
+            for n in names {
+                r.kernels.push((
+                    n,
+                    KernelOutcome::Verdict(Verdict::Unsupported(format!(
+                        "ptxas whole-program compile refused (needs -c / linking): {first}"
+                    ))),
+                    None,
+                ));
+            }
+            return Some(r);
+        }
+        Err(e) => {
+            r.error = Some(e);
+            return Some(r);
+        }
+    };
+    let bytes = match std::fs::read(&cubin) {
+        Ok(b) => b,
+        Err(e) => {
+            r.error = Some(format!("{}: {e}", cubin.display()));
+            return Some(r);
+        }
+    };
+    let nd = nondeterminism(&text);
+    for n in names {
+        let o = match catch(|| emu::harness::compare(&text, &bytes, &n, cfg)) {
+            Ok(v) => KernelOutcome::Verdict(v),
+            Err(p) => KernelOutcome::Panic(p),
+        };
+        r.kernels.push((n, o, nd));
+    }
+    Some(r)
+}
+
+/// Groups a reason: drops register numbers, addresses and operand details so that one cause
+/// is one line.
+fn reason_key(r: &str) -> String {
+    let mut s = r.to_string();
+    if s.starts_with("undecoded word")
+        && let Some(i) = s.find(" .unknown")
+    {
+        s.truncate(i);
+    }
+    if s.len() > 110 {
+        s.truncate(110);
+    }
+    s
+}
+
+pub fn run(args: &CorpusArgs) -> Result<(), String> {
+    let arch = args.require_arch("emu")?.to_string();
+    let verbose = args.rest.iter().any(|a| a == "-v" || a == "--verbose");
+    let limit: Option<usize> = args
+        .rest
+        .iter()
+        .position(|a| a == "--limit")
+        .and_then(|i| args.rest.get(i + 1))
+        .and_then(|v| v.parse().ok());
+    quiet_panics();
+    let cfg = Config::default();
+    let mut files: Vec<_> = super::ptx_files(&args.dir)
+        .into_iter()
+        .filter(|f| super::is_accepted(f))
+        .collect();
+    if let Some(n) = limit {
+        files.truncate(n);
+    }
+    let results = par_map("emu", &files, |rel| {
+        match catch(|| run_file(&args.dir, rel, &arch, &cfg)) {
+            Ok(r) => r,
+            Err(p) => Some(FileResult {
+                rel: rel.display().to_string(),
+                kernels: vec![("?".into(), KernelOutcome::Panic(p), None)],
+                error: None,
+            }),
+        }
+    });
+
+    let (mut kernels, mut equal, mut differ, mut unsupported, mut panics) = (0, 0, 0, 0, 0);
+    let mut unsup: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    let mut notcmp: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    let mut nondet: Vec<String> = Vec::new();
+    for r in results.into_iter().flatten() {
+        if let Some(e) = &r.error {
+            println!("error       {}: {e}", r.rel);
+        }
+        for (k, o, nd) in &r.kernels {
+            kernels += 1;
+            let who = format!("{} {k}", r.rel);
+            match o {
+                KernelOutcome::Verdict(Verdict::Equal) => {
+                    equal += 1;
+                    if verbose {
+                        println!("equal       {who}");
+                    }
+                }
+                KernelOutcome::Verdict(Verdict::Differ(m)) => match nd {
+                    Some(why) => {
+                        unsupported += 1;
+                        nondet.push(format!("{who}: {why} ({m})"));
+                    }
+                    None => {
+                        differ += 1;
+                        println!("DIFFER      {who}: {m}");
+                    }
+                },
+                KernelOutcome::Verdict(Verdict::Unsupported(m)) => {
+                    unsupported += 1;
+                    unsup.entry(reason_key(m)).or_default().push(who);
+                }
+                KernelOutcome::Verdict(Verdict::NotComparable(m)) => {
+                    unsupported += 1;
+                    notcmp.entry(reason_key(m)).or_default().push(who);
+                }
+                KernelOutcome::Panic(p) => {
+                    panics += 1;
+                    println!("PANIC       {who}: {p}");
+                }
+            }
+        }
+    }
+    let show = |title: &str, m: &BTreeMap<String, Vec<String>>| {
+        if m.is_empty() {
+            return;
+        }
+        println!("{title}:");
+        let mut v: Vec<_> = m.iter().collect();
+        v.sort_by_key(|(_, ks)| std::cmp::Reverse(ks.len()));
+        for (reason, ks) in v {
+            println!("  {:5}  {reason}  (e.g. {})", ks.len(), ks[0]);
+            if verbose {
+                for k in ks {
+                    println!("           {k}");
+                }
+            }
+        }
+    };
+    show("unsupported by the emulator, by reason", &unsup);
+    show("not comparable, by reason", &notcmp);
+    if !nondet.is_empty() {
+        println!("legitimately nondeterministic kernels that differ:");
+        for n in &nondet {
+            println!("  {n}");
+        }
+    }
+
+    // ZLUDA run tests through the emulator.
+    let (zt, zp, zf, zu) = zluda(&args.dir, &arch, verbose)?;
+    println!(
+        "ZLUDA run tests through the emulator: tests={zt} pass={zp} fail={zf} unsupported={zu}"
+    );
+
+    let hazards = 0;
+    println!(
+        "hazard checker: not available in this build (crates/hazard not merged); hazards=0 means not checked"
+    );
+    println!(
+        "RESULT emu {arch} kernels={kernels} equal={equal} differ={differ} unsupported={unsupported} hazards={hazards} panics={panics}"
+    );
+    Ok(())
+}
+
+fn hex_bytes(h: &str) -> Option<Vec<u8>> {
+    if !h.len().is_multiple_of(2) {
+        return None;
+    }
+    (0..h.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&h[i..i + 2], 16).ok())
+        .collect()
+}
+
+enum ZOutcome {
+    Pass,
+    Fail(String),
+    Unsupported(String),
+}
+
+fn zluda_one(dir: &Path, arch: &str, t: &Json) -> ZOutcome {
+    let name = t.get("name").and_then(Json::as_str).unwrap_or("?");
+    let Some(rel) = t.get("corpus_path").and_then(Json::as_str) else {
+        return ZOutcome::Fail("no corpus_path".into());
+    };
+    let text = match read_text(&dir.join(rel)) {
+        Ok(t) => t,
+        Err(e) => return ZOutcome::Fail(e),
+    };
+    let Some(arch) = super::arch_for_file(&super::scan_targets(&text), arch) else {
+        return ZOutcome::Unsupported("target not allowed for this arch".into());
+    };
+    let block = t.get("block_dim_x").and_then(Json::as_f64).unwrap_or(1.0) as u32;
+    let input = match t.get("input") {
+        Some(Json::Null) | None => None,
+        Some(i) => i.get("hex").and_then(Json::as_str).and_then(hex_bytes),
+    };
+    let Some(expected) = t
+        .get("output")
+        .and_then(|o| o.get("hex"))
+        .and_then(Json::as_str)
+        .and_then(hex_bytes)
+    else {
+        return ZOutcome::Fail("bad output hex".into());
+    };
+    let cubin = match super::ptxas_cubin(&text, &arch, &[]) {
+        Ok(PtxasOutcome::Ok { cubin, .. }) => cubin,
+        Ok(PtxasOutcome::Rejected(m)) => {
+            return ZOutcome::Unsupported(format!(
+                "ptxas refuses: {}",
+                m.lines().next().unwrap_or("")
+            ));
+        }
+        Err(e) => return ZOutcome::Fail(e),
+    };
+    let Ok(bytes) = std::fs::read(&cubin) else {
+        return ZOutcome::Fail("cannot read cubin".into());
+    };
+    let mut mem = interp::Memory::new();
+    let out = mem.alloc("output", vec![0; expected.len()]);
+    let inp = match input {
+        Some(b) => mem.alloc("input", b),
+        None => out,
+    };
+    let prog = match emu::load(&bytes, &mut mem) {
+        Ok(p) => p,
+        Err(e) => return ZOutcome::Unsupported(format!("load: {e}")),
+    };
+    let Some(k) = prog.kernel(name) else {
+        return ZOutcome::Fail(format!("no kernel `{name}` in the cubin"));
+    };
+    let mut params = vec![0u8; k.param_block.1 as usize];
+    for (p, v) in k.params.iter().zip([inp, out]) {
+        let at = p.offset as usize;
+        let n = (p.size as usize).min(8);
+        if at + n <= params.len() {
+            params[at..at + n].copy_from_slice(&v.to_le_bytes()[..n]);
+        }
+    }
+    let launch = emu::Launch {
+        grid: [1, 1, 1],
+        block: [block, 1, 1],
+        dynamic_shared: 1024,
+        params,
+        step_limit: 10_000_000,
+    };
+    match emu::run(&prog, &mut mem, name, &launch) {
+        Ok(_) => {}
+        Err(emu::EmuError::Unsupported { reason, .. }) => return ZOutcome::Unsupported(reason),
+        Err(e) => return ZOutcome::Fail(e.to_string()),
+    }
+    let got = &mem.buffer(out).expect("output buffer").data;
+    if *got == expected {
+        ZOutcome::Pass
+    } else {
+        let first = got
+            .iter()
+            .zip(&expected)
+            .position(|(a, b)| a != b)
+            .unwrap_or(0);
+        ZOutcome::Fail(format!("output differs from byte {first}"))
+    }
+}
+
+fn zluda(dir: &Path, arch: &str, verbose: bool) -> Result<(usize, usize, usize, usize), String> {
+    let path = dir.join("zluda_run_tests.json");
+    let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let doc = json::parse(&text)?;
+    let tests = doc
+        .as_array()
+        .ok_or("zluda_run_tests.json is not an array")?;
+    let runnable: Vec<&Json> = tests.iter().filter(|t| t.get("output").is_some()).collect();
+    let results = par_map("emu-zluda", &runnable, |t| {
+        catch(|| zluda_one(dir, arch, t)).unwrap_or_else(|p| ZOutcome::Fail(format!("panic: {p}")))
+    });
+    let (mut pass, mut fail, mut unsup) = (0, 0, 0);
+    let mut reasons: BTreeMap<String, usize> = BTreeMap::new();
+    for (t, r) in runnable.iter().zip(&results) {
+        let name = t.get("name").and_then(Json::as_str).unwrap_or("?");
+        match r {
+            ZOutcome::Pass => {
+                pass += 1;
+                if verbose {
+                    println!("zluda pass  {name}");
+                }
+            }
+            ZOutcome::Fail(m) => {
+                fail += 1;
+                println!("zluda FAIL  {name}: {m}");
+            }
+            ZOutcome::Unsupported(m) => {
+                unsup += 1;
+                *reasons.entry(reason_key(m)).or_default() += 1;
+                if verbose {
+                    println!("zluda unsupported {name}: {m}");
+                }
+            }
+        }
+    }
+    for (r, n) in reasons {
+        println!("  zluda unsupported {n:4}  {r}");
+    }
+    Ok((runnable.len(), pass, fail, unsup))
+}
