@@ -3,17 +3,17 @@
 //! compares ours (`syntax` + `hir`).
 //!
 //! With `--out DIR` (default `test-data/sema-mutations`) the mutants are written as
-//! `DIR/NNNN.ptx` plus `DIR/expected.tsv` (`file  mutation  verdict  ptxas-message`), which the
-//! test `crates/hir/tests/mutations.rs` replays without ptxas. `--check` only compares (no
-//! files written). Mutants are produced deterministically from the seed.
+//! `DIR/NNNN.ptx` plus `DIR/expected.tsv` (`file  source  mutation  verdict  ptxas-message`,
+//! verdict `ok`, `error`, `error:LINE`, or `crash` when ptxas died on a signal and so gave no
+//! verdict), which the test `crates/hir/tests/mutations.rs` replays without ptxas. `--check`
+//! only compares (no files written). Mutants are produced deterministically from the seed.
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use crate::corpus::{self, PtxasOutcome};
 
-const USAGE: &str =
-    "usage: cargo xtask mutate [--dir CORPUS] [--count N] [--seed S] [--out DIR] [--check]";
+const USAGE: &str = "usage: cargo xtask mutate [--dir CORPUS] [--count N] [--seed S] [--out DIR] [--check] [--max-bytes N]";
 
 /// A small deterministic generator (xorshift64*).
 struct Rng(u64);
@@ -62,7 +62,7 @@ fn replace_line(text: &str, idx: usize, new: &str) -> String {
     out
 }
 
-fn pick<'a>(rng: &mut Rng, v: &'a [(usize, &'a str)]) -> Option<(usize, &'a str)> {
+fn pick<'a>(rng: &mut Rng, v: &[(usize, &'a str)]) -> Option<(usize, &'a str)> {
     if v.is_empty() {
         None
     } else {
@@ -70,18 +70,66 @@ fn pick<'a>(rng: &mut Rng, v: &'a [(usize, &'a str)]) -> Option<(usize, &'a str)
     }
 }
 
+/// Picks one of the instruction lines for which `keep` holds.
+fn pick_instruction<'a>(
+    text: &'a str,
+    rng: &mut Rng,
+    keep: impl Fn(&str) -> bool,
+) -> Option<(usize, &'a str)> {
+    let cands: Vec<_> = instruction_lines(text)
+        .into_iter()
+        .filter(|(_, l)| keep(l))
+        .collect();
+    pick(rng, &cands)
+}
+
+/// Picks one of the lines (of any kind) for which `keep` holds.
+fn pick_line<'a>(
+    text: &'a str,
+    rng: &mut Rng,
+    keep: impl Fn(&str) -> bool,
+) -> Option<(usize, &'a str)> {
+    let cands: Vec<_> = text.lines().enumerate().filter(|(_, l)| keep(l)).collect();
+    pick(rng, &cands)
+}
+
+/// The first line holding the module directive `name` (`.target`, ...).
+fn directive_line<'a>(text: &'a str, name: &str) -> Option<(usize, &'a str)> {
+    text.lines()
+        .enumerate()
+        .find(|(_, l)| l.trim_start().starts_with(name))
+}
+
+/// The mutant with line `i` replaced by `new`, described as `line N: what`.
+fn edit(text: &str, i: usize, new: &str, what: impl std::fmt::Display) -> Option<(String, String)> {
+    Some((
+        replace_line(text, i, new),
+        format!("line {}: {what}", i + 1),
+    ))
+}
+
+/// Replaces the first of `words` found in `l` (by `has`) with another drawn at random:
+/// (new line, old word, new word); `None` when the draw repeats the old word.
+fn switch_word<'a>(
+    l: &str,
+    words: &[&'a str],
+    has: impl Fn(&str, &str) -> bool,
+    rng: &mut Rng,
+) -> Option<(String, &'a str, &'a str)> {
+    let from = *words.iter().find(|w| has(l, w))?;
+    let to = words[rng.below(words.len())];
+    if to == from {
+        return None;
+    }
+    Some((l.replacen(from, to, 1), from, to))
+}
+
 /// One mutation operator: text -> (mutant, description).
 type Mutator = fn(&str, &mut Rng) -> Option<(String, String)>;
 
 /// Renames one register use to a name that is never declared.
 fn undeclared_register(text: &str, rng: &mut Rng) -> Option<(String, String)> {
-    let lines = instruction_lines(text);
-    let cands: Vec<_> = lines
-        .iter()
-        .copied()
-        .filter(|(_, l)| l.contains('%'))
-        .collect();
-    let (i, l) = pick(rng, &cands)?;
+    let (i, l) = pick_instruction(text, rng, |l| l.contains('%'))?;
     let pos: Vec<usize> = l.match_indices('%').map(|p| p.0).collect();
     let p = pos[rng.below(pos.len())];
     let end = l[p + 1..]
@@ -96,13 +144,12 @@ fn undeclared_register(text: &str, rng: &mut Rng) -> Option<(String, String)> {
         return None;
     }
     let new = format!("{}{}_undef{}", &l[..p], name, &l[end..]);
-    Some((
-        replace_line(text, i, &new),
-        format!(
-            "line {}: rename use of {name} to an undeclared register",
-            i + 1
-        ),
-    ))
+    edit(
+        text,
+        i,
+        &new,
+        format!("rename use of {name} to an undeclared register"),
+    )
 }
 
 /// Changes an instruction's type modifier to another type (size or class mismatch, or valid).
@@ -111,63 +158,33 @@ fn retype(text: &str, rng: &mut Rng) -> Option<(String, String)> {
         ".u32", ".s32", ".u64", ".s64", ".f32", ".f64", ".b32", ".b64", ".u16", ".b16", ".f16",
         ".pred",
     ];
-    let lines = instruction_lines(text);
-    let cands: Vec<_> = lines
-        .iter()
-        .copied()
-        .filter(|(_, l)| {
-            TYPES
-                .iter()
-                .any(|t| l.contains(&format!("{t} ")) || l.contains(&format!("{t}\t")))
-        })
-        .collect();
-    let (i, l) = pick(rng, &cands)?;
-    let from = TYPES
-        .iter()
-        .find(|t| l.contains(&format!("{t} ")) || l.contains(&format!("{t}\t")))?;
-    let to = TYPES[rng.below(TYPES.len())];
-    if to == *from {
-        return None;
-    }
-    let new = l.replacen(&from.to_string(), to, 1);
-    Some((
-        replace_line(text, i, &new),
-        format!("line {}: change type {from} to {to}", i + 1),
-    ))
+    // A type modifier is followed by the operands.
+    let has = |l: &str, t: &str| l.contains(&format!("{t} ")) || l.contains(&format!("{t}\t"));
+    let (i, l) = pick_instruction(text, rng, |l| TYPES.iter().any(|t| has(l, t)))?;
+    let (new, from, to) = switch_word(l, TYPES, has, rng)?;
+    edit(text, i, &new, format!("change type {from} to {to}"))
 }
 
 /// Deletes a register declaration.
 fn delete_decl(text: &str, rng: &mut Rng) -> Option<(String, String)> {
-    let cands: Vec<_> = text
-        .lines()
-        .enumerate()
-        .filter(|(_, l)| l.trim_start().starts_with(".reg"))
-        .collect();
-    let (i, l) = pick(rng, &cands)?;
-    Some((
-        replace_line(text, i, ""),
-        format!("line {}: delete `{}`", i + 1, l.trim()),
-    ))
+    let (i, l) = pick_line(text, rng, |l| l.trim_start().starts_with(".reg"))?;
+    edit(text, i, "", format!("delete `{}`", l.trim()))
 }
 
 /// Duplicates a register declaration.
 fn duplicate_decl(text: &str, rng: &mut Rng) -> Option<(String, String)> {
-    let cands: Vec<_> = text
-        .lines()
-        .enumerate()
-        .filter(|(_, l)| l.trim_start().starts_with(".reg"))
-        .collect();
-    let (i, l) = pick(rng, &cands)?;
-    Some((
-        replace_line(text, i, &format!("{l}\n{l}")),
-        format!("line {}: duplicate `{}`", i + 1, l.trim()),
-    ))
+    let (i, l) = pick_line(text, rng, |l| l.trim_start().starts_with(".reg"))?;
+    edit(
+        text,
+        i,
+        &format!("{l}\n{l}"),
+        format!("duplicate `{}`", l.trim()),
+    )
 }
 
 /// Replaces the opcode with an unknown one.
 fn unknown_opcode(text: &str, rng: &mut Rng) -> Option<(String, String)> {
-    let lines = instruction_lines(text);
-    let (i, l) = pick(rng, &lines)?;
+    let (i, l) = pick_instruction(text, rng, |_| true)?;
     let start = l.find(|c: char| c.is_ascii_lowercase())?;
     if l[..start].contains('@') && !l[start..].contains(' ') {
         return None;
@@ -175,10 +192,7 @@ fn unknown_opcode(text: &str, rng: &mut Rng) -> Option<(String, String)> {
     let end = start + l[start..].find(|c: char| !c.is_ascii_alphanumeric())?;
     let op = &l[start..end];
     let new = format!("{}{op}x{}", &l[..start], &l[end..]);
-    Some((
-        replace_line(text, i, &new),
-        format!("line {}: opcode {op} -> {op}x", i + 1),
-    ))
+    edit(text, i, &new, format!("opcode {op} -> {op}x"))
 }
 
 /// Lowers the `.target` (gating of newer instructions).
@@ -186,21 +200,19 @@ fn lower_target(text: &str, rng: &mut Rng) -> Option<(String, String)> {
     const T: &[&str] = &[
         "sm_50", "sm_60", "sm_70", "sm_75", "sm_80", "sm_86", "sm_90",
     ];
-    let (i, l) = text
-        .lines()
-        .enumerate()
-        .find(|(_, l)| l.trim_start().starts_with(".target"))?;
+    let (i, l) = directive_line(text, ".target")?;
     let to = T[rng.below(T.len())];
     let rest = l.trim_start().trim_start_matches(".target").trim();
     let first = rest.split(|c: char| c == ',' || c.is_whitespace()).next()?;
     if first == to {
         return None;
     }
-    let new = l.replacen(first, to, 1);
-    Some((
-        replace_line(text, i, &new),
-        format!("line {}: .target {first} -> {to}", i + 1),
-    ))
+    edit(
+        text,
+        i,
+        &l.replacen(first, to, 1),
+        format!(".target {first} -> {to}"),
+    )
 }
 
 /// Lowers the `.version`.
@@ -208,10 +220,7 @@ fn lower_version(text: &str, rng: &mut Rng) -> Option<(String, String)> {
     const V: &[&str] = &[
         "4.3", "5.0", "6.0", "6.4", "7.0", "7.4", "7.8", "8.0", "8.3",
     ];
-    let (i, l) = text
-        .lines()
-        .enumerate()
-        .find(|(_, l)| l.trim_start().starts_with(".version"))?;
+    let (i, l) = directive_line(text, ".version")?;
     let to = V[rng.below(V.len())];
     let old = l
         .trim_start()
@@ -221,131 +230,77 @@ fn lower_version(text: &str, rng: &mut Rng) -> Option<(String, String)> {
     if old == to {
         return None;
     }
-    let new = l.replacen(&old, to, 1);
-    Some((
-        replace_line(text, i, &new),
-        format!("line {}: .version {old} -> {to}", i + 1),
-    ))
+    edit(
+        text,
+        i,
+        &l.replacen(&old, to, 1),
+        format!(".version {old} -> {to}"),
+    )
 }
 
 /// Removes `.sync` from a warp instruction.
 fn drop_sync(text: &str, rng: &mut Rng) -> Option<(String, String)> {
-    let lines = instruction_lines(text);
-    let cands: Vec<_> = lines
-        .iter()
-        .copied()
-        .filter(|(_, l)| l.contains(".sync"))
-        .collect();
-    let (i, l) = pick(rng, &cands)?;
-    Some((
-        replace_line(text, i, &l.replacen(".sync", "", 1)),
-        format!("line {}: drop .sync", i + 1),
-    ))
+    let (i, l) = pick_instruction(text, rng, |l| l.contains(".sync"))?;
+    edit(text, i, &l.replacen(".sync", "", 1), "drop .sync")
 }
 
 /// Points a branch at a label that does not exist.
 fn bad_label(text: &str, rng: &mut Rng) -> Option<(String, String)> {
-    let lines = instruction_lines(text);
-    let cands: Vec<_> = lines
-        .iter()
-        .copied()
-        .filter(|(_, l)| l.contains("bra"))
-        .collect();
-    let (i, l) = pick(rng, &cands)?;
+    let (i, l) = pick_instruction(text, rng, |l| l.contains("bra"))?;
     let semi = l.rfind(';')?;
     let new = format!("{}_nolabel{}", &l[..semi], &l[semi..]);
-    Some((
-        replace_line(text, i, &new),
-        format!("line {}: branch to an undefined label", i + 1),
-    ))
+    edit(text, i, &new, "branch to an undefined label")
 }
 
 /// Changes a vector width.
 fn revector(text: &str, rng: &mut Rng) -> Option<(String, String)> {
     const V: &[&str] = &[".v2", ".v4", ".v8"];
-    let lines = instruction_lines(text);
-    let cands: Vec<_> = lines
-        .iter()
-        .copied()
-        .filter(|(_, l)| V.iter().any(|v| l.contains(v)))
-        .collect();
-    let (i, l) = pick(rng, &cands)?;
-    let from = V.iter().find(|v| l.contains(*v))?;
-    let to = V[rng.below(V.len())];
-    if to == *from {
-        return None;
-    }
-    Some((
-        replace_line(text, i, &l.replacen(from, to, 1)),
-        format!("line {}: {from} -> {to}", i + 1),
-    ))
+    let (i, l) = pick_instruction(text, rng, |l| V.iter().any(|v| l.contains(v)))?;
+    let (new, from, to) = switch_word(l, V, |l, v| l.contains(v), rng)?;
+    edit(text, i, &new, format!("{from} -> {to}"))
 }
 
 /// Drops the last operand of an instruction.
 fn drop_operand(text: &str, rng: &mut Rng) -> Option<(String, String)> {
-    let lines = instruction_lines(text);
-    let cands: Vec<_> = lines
-        .iter()
-        .copied()
-        .filter(|(_, l)| l.matches(',').count() >= 1 && !l.contains('{') && !l.contains('('))
-        .collect();
-    let (i, l) = pick(rng, &cands)?;
+    let (i, l) = pick_instruction(text, rng, |l| {
+        l.matches(',').count() >= 1 && !l.contains('{') && !l.contains('(')
+    })?;
     let comma = l.rfind(',')?;
-    let new = format!("{};", &l[..comma]);
-    Some((
-        replace_line(text, i, &new),
-        format!("line {}: drop the last operand", i + 1),
-    ))
+    edit(
+        text,
+        i,
+        &format!("{};", &l[..comma]),
+        "drop the last operand",
+    )
 }
 
 /// Declares 32-bit addressing.
 fn address_size_32(text: &str, _rng: &mut Rng) -> Option<(String, String)> {
-    let (i, l) = text
-        .lines()
-        .enumerate()
-        .find(|(_, l)| l.trim_start().starts_with(".address_size"))?;
-    Some((
-        replace_line(text, i, &l.replace("64", "32")),
-        format!("line {}: .address_size 32", i + 1),
-    ))
+    let (i, l) = directive_line(text, ".address_size")?;
+    edit(text, i, &l.replace("64", "32"), ".address_size 32")
 }
 
 /// Puts an immediate where the destination register is.
 fn immediate_destination(text: &str, rng: &mut Rng) -> Option<(String, String)> {
-    let lines = instruction_lines(text);
-    let cands: Vec<_> = lines
-        .iter()
-        .copied()
-        .filter(|(_, l)| {
-            let t = l.trim_start();
-            (t.starts_with("add")
-                || t.starts_with("mov")
-                || t.starts_with("mul")
-                || t.starts_with("sub")
-                || t.starts_with("and")
-                || t.starts_with("or"))
-                && t.contains(',')
-        })
-        .collect();
-    let (i, l) = pick(rng, &cands)?;
+    let (i, l) = pick_instruction(text, rng, |l| {
+        let t = l.trim_start();
+        ["add", "mov", "mul", "sub", "and", "or"]
+            .iter()
+            .any(|op| t.starts_with(op))
+            && t.contains(',')
+    })?;
     let t = l.trim_start();
     let sp = t.find(|c: char| c.is_whitespace())?;
     let comma = t.find(',')?;
     let new = format!("{}{} 7{}", &l[..l.len() - t.len()], &t[..sp], &t[comma..]);
-    Some((
-        replace_line(text, i, &new),
-        format!("line {}: immediate as destination", i + 1),
-    ))
+    edit(text, i, &new, "immediate as destination")
 }
 
 /// Renames a register consistently (the mutant stays valid: tests false errors).
 fn rename_consistently(text: &str, rng: &mut Rng) -> Option<(String, String)> {
-    let cands: Vec<_> = text
-        .lines()
-        .enumerate()
-        .filter(|(_, l)| l.trim_start().starts_with(".reg") && !l.contains('<'))
-        .collect();
-    let (i, l) = pick(rng, &cands)?;
+    let (_, l) = pick_line(text, rng, |l| {
+        l.trim_start().starts_with(".reg") && !l.contains('<')
+    })?;
     let name = l
         .trim()
         .trim_end_matches(';')
@@ -355,7 +310,6 @@ fn rename_consistently(text: &str, rng: &mut Rng) -> Option<(String, String)> {
     if name.contains(',') || name.len() < 2 {
         return None;
     }
-    let _ = i;
     // Whole-word replacement.
     let mut out = String::new();
     let b = text.as_bytes();
@@ -384,73 +338,43 @@ fn rename_consistently(text: &str, rng: &mut Rng) -> Option<(String, String)> {
 
 /// Duplicates a label definition.
 fn duplicate_label(text: &str, rng: &mut Rng) -> Option<(String, String)> {
-    let cands: Vec<_> = text
-        .lines()
-        .enumerate()
-        .filter(|(_, l)| {
-            let t = l.trim();
-            t.ends_with(':') && !t.contains(' ') && t.len() > 1
-        })
-        .collect();
-    let (i, l) = pick(rng, &cands)?;
-    Some((
-        replace_line(text, i, &format!("{l}\n{l}")),
-        format!("line {}: duplicate label `{}`", i + 1, l.trim()),
-    ))
+    let (i, l) = pick_line(text, rng, |l| {
+        let t = l.trim();
+        t.ends_with(':') && !t.contains(' ') && t.len() > 1
+    })?;
+    edit(
+        text,
+        i,
+        &format!("{l}\n{l}"),
+        format!("duplicate label `{}`", l.trim()),
+    )
 }
 
 /// Changes the state space of a load or store.
 fn respace(text: &str, rng: &mut Rng) -> Option<(String, String)> {
     const S: &[&str] = &[".global", ".shared", ".local", ".param", ".const"];
-    let lines = instruction_lines(text);
-    let cands: Vec<_> = lines
-        .iter()
-        .copied()
-        .filter(|(_, l)| {
-            let t = l.trim_start().trim_start_matches(|c: char| {
-                c == '@' || c == '!' || c.is_alphanumeric() || c == '%' || c == '_'
-            });
-            let t = t.trim_start();
-            (l.contains("ld.") || l.contains("st."))
-                && S.iter().any(|s| l.contains(s))
-                && !t.is_empty()
-        })
-        .collect();
-    let (i, l) = pick(rng, &cands)?;
-    let from = S.iter().find(|s| l.contains(*s))?;
-    let to = S[rng.below(S.len())];
-    if to == *from {
-        return None;
-    }
-    Some((
-        replace_line(text, i, &l.replacen(from, to, 1)),
-        format!("line {}: {from} -> {to}", i + 1),
-    ))
+    let (i, l) = pick_instruction(text, rng, |l| {
+        let t = l.trim_start().trim_start_matches(|c: char| {
+            c == '@' || c == '!' || c.is_alphanumeric() || c == '%' || c == '_'
+        });
+        let t = t.trim_start();
+        (l.contains("ld.") || l.contains("st.")) && S.iter().any(|s| l.contains(s)) && !t.is_empty()
+    })?;
+    let (new, from, to) = switch_word(l, S, |l, s| l.contains(s), rng)?;
+    edit(text, i, &new, format!("{from} -> {to}"))
 }
 
 /// Removes the `.target` directive.
 fn drop_target(text: &str, _rng: &mut Rng) -> Option<(String, String)> {
-    let (i, _) = text
-        .lines()
-        .enumerate()
-        .find(|(_, l)| l.trim_start().starts_with(".target"))?;
-    Some((
-        replace_line(text, i, ""),
-        format!("line {}: delete .target", i + 1),
-    ))
+    let (i, _) = directive_line(text, ".target")?;
+    edit(text, i, "", "delete .target")
 }
 
 /// Swaps two operands of an instruction (often changes operand types).
 fn swap_operands(text: &str, rng: &mut Rng) -> Option<(String, String)> {
-    let lines = instruction_lines(text);
-    let cands: Vec<_> = lines
-        .iter()
-        .copied()
-        .filter(|(_, l)| {
-            l.matches(',').count() >= 2 && !l.contains('{') && !l.contains('[') && !l.contains('(')
-        })
-        .collect();
-    let (i, l) = pick(rng, &cands)?;
+    let (i, l) = pick_instruction(text, rng, |l| {
+        l.matches(',').count() >= 2 && !l.contains('{') && !l.contains('[') && !l.contains('(')
+    })?;
     let t = l.trim_start();
     let sp = t.find(char::is_whitespace)?;
     let (head, ops) = t.split_at(sp);
@@ -463,10 +387,12 @@ fn swap_operands(text: &str, rng: &mut Rng) -> Option<(String, String)> {
     }
     v.swap(a, b);
     let new = format!("{}{head} {};", &l[..l.len() - t.len()], v.join(", "));
-    Some((
-        replace_line(text, i, &new),
-        format!("line {}: swap operands {} and {}", i + 1, a + 1, b + 1),
-    ))
+    edit(
+        text,
+        i,
+        &new,
+        format!("swap operands {} and {}", a + 1, b + 1),
+    )
 }
 
 const MUTATORS: &[(&str, Mutator)] = &[
@@ -490,8 +416,11 @@ const MUTATORS: &[(&str, Mutator)] = &[
     ("rename_consistently", rename_consistently),
 ];
 
-/// ptxas's verdict: `None` accepted, `Some((line, message))` rejected.
-fn ptxas_verdict(text: &str) -> Result<Option<(Option<usize>, String)>, String> {
+/// ptxas's verdict: `None` accepted, `Some((line, message))` rejected (the message starts with
+/// [`corpus::CRASH_PREFIX`] when ptxas crashed instead).
+/// `reloc`: compile with `-c`, as the corpus did for the source (unresolved `.extern`
+/// functions are then not an error).
+fn ptxas_verdict(text: &str, reloc: bool) -> Result<Option<(Option<usize>, String)>, String> {
     let targets = corpus::scan_targets(text);
     let sm = targets.iter().find_map(|t| corpus::parse_sm(t));
     let arch = match sm {
@@ -500,8 +429,12 @@ fn ptxas_verdict(text: &str) -> Result<Option<(Option<usize>, String)>, String> 
         Some((n, None)) if n >= 75 => format!("sm_{n}"),
         _ => "sm_75".to_string(),
     };
-    match corpus::ptxas_cubin(text, &arch, &[])? {
+    let flags: &[&str] = if reloc { &["-c"] } else { &[] };
+    match corpus::ptxas_cubin(text, &arch, flags)? {
         PtxasOutcome::Ok { .. } => Ok(None),
+        PtxasOutcome::Rejected(msg) if corpus::crash_signal(&msg).is_some() => {
+            Ok(Some((None, msg.lines().next().unwrap_or("").to_string())))
+        }
         PtxasOutcome::Rejected(msg) => {
             let first = msg
                 .lines()
@@ -511,6 +444,17 @@ fn ptxas_verdict(text: &str) -> Result<Option<(Option<usize>, String)>, String> 
             // Drop ptxas's temporary file name: keep `line N; error : message`.
             let first = match (first.find(".ptx.tmp, "), first.find("ptxas ")) {
                 (Some(i), _) => first[i + ".ptx.tmp, ".len()..].to_string(),
+                _ => first,
+            };
+            // ... and from messages that quote it (`at start of file '<tmp>'`).
+            let first = match (first.find("'/"), first.find(".ptx.tmp'")) {
+                (Some(a), Some(b)) if a < b => {
+                    format!(
+                        "{}'input.ptx'{}",
+                        &first[..a],
+                        &first[b + ".ptx.tmp'".len()..]
+                    )
+                }
                 _ => first,
             };
             let line = first
@@ -523,10 +467,27 @@ fn ptxas_verdict(text: &str) -> Result<Option<(Option<usize>, String)>, String> 
     }
 }
 
+/// Corpus files that ptxas compiled with `-c` (mode `reloc(-c)` in `ptxas_results.tsv`).
+fn reloc_sources(dir: &std::path::Path) -> std::collections::HashSet<String> {
+    let text = std::fs::read_to_string(dir.join("ptxas_results.tsv")).unwrap_or_default();
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap_or("").split('\t').collect();
+    let Some(col) = header.iter().position(|h| *h == "mode") else {
+        return Default::default();
+    };
+    lines
+        .filter_map(|l| {
+            let cols: Vec<&str> = l.split('\t').collect();
+            (cols.get(col) == Some(&"reloc(-c)")).then(|| cols[0].to_string())
+        })
+        .collect()
+}
+
 pub fn run(args: &[String]) -> Result<(), String> {
     let mut dir = corpus::default_dir();
     let mut count = 400usize;
     let mut seed = 0x5eed_u64;
+    let mut max_bytes = 3500usize;
     let mut out = Some(corpus::workspace_root().join("test-data/sema-mutations"));
     let mut it = args.iter();
     while let Some(a) = it.next() {
@@ -536,18 +497,20 @@ pub fn run(args: &[String]) -> Result<(), String> {
             "--seed" => seed = it.next().ok_or(USAGE)?.parse().map_err(|_| USAGE)?,
             "--out" => out = Some(PathBuf::from(it.next().ok_or(USAGE)?)),
             "--check" => out = None,
+            "--max-bytes" => max_bytes = it.next().ok_or(USAGE)?.parse().map_err(|_| USAGE)?,
             _ => return Err(USAGE.into()),
         }
     }
     let dir = dir.ok_or("no corpus (pass --dir)")?;
-    // Sources: small accepted files (the suite stays small and ptxas fast).
+    // Sources: small accepted files, at most `--max-bytes` (the suite stays small and ptxas
+    // fast).
     let mut sources: Vec<(PathBuf, String)> = Vec::new();
     for rel in corpus::ptx_files(&dir) {
         if !corpus::is_accepted(&rel) {
             continue;
         }
         let text = corpus::read_text(&dir.join(&rel))?;
-        if text.len() <= 3500 && text.contains(".entry") {
+        if text.len() <= max_bytes && text.contains(".entry") {
             sources.push((rel, text));
         }
     }
@@ -569,8 +532,11 @@ pub fn run(args: &[String]) -> Result<(), String> {
         }
     }
     corpus::quiet_panics();
-    let verdicts = corpus::par_map("ptxas", &mutants, |(_, _, text)| ptxas_verdict(text));
-    let mut agree = 0;
+    let reloc = reloc_sources(&dir);
+    let verdicts = corpus::par_map("ptxas", &mutants, |(src, _, text)| {
+        ptxas_verdict(text, reloc.contains(src))
+    });
+    let (mut agree, mut crashes) = (0, 0);
     let mut rows = String::from("file\tsource\tmutation\tptxas\tptxas_message\n");
     if let Some(o) = &out {
         std::fs::create_dir_all(o).map_err(|e| format!("{}: {e}", o.display()))?;
@@ -579,7 +545,19 @@ pub fn run(args: &[String]) -> Result<(), String> {
         let v = v.as_ref().map_err(|e| e.clone())?;
         let ours = corpus::sema::first_error(text);
         let theirs_reject = v.is_some();
-        if ours.is_some() == theirs_reject {
+        let crashed = v
+            .as_ref()
+            .is_some_and(|(_, m)| corpus::crash_signal(m).is_some());
+        if crashed {
+            // No verdict from ptxas: recorded as `crash`, counted apart.
+            crashes += 1;
+            println!(
+                "CRASH    {k:04} {desc} [{src}]: {}; ours {}",
+                v.as_ref().map_or("", |(_, m)| m.as_str()),
+                ours.as_ref()
+                    .map_or("accepts".to_string(), |(l, m)| format!("line {l}: {m}"))
+            );
+        } else if ours.is_some() == theirs_reject {
             agree += 1;
         } else {
             println!(
@@ -591,6 +569,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
         }
         let file = format!("{k:04}.ptx");
         let verdict = match v {
+            _ if crashed => "crash".to_string(),
             None => "ok".to_string(),
             Some((Some(l), _)) => format!("error:{l}"),
             Some((None, _)) => "error".to_string(),
@@ -598,6 +577,8 @@ pub fn run(args: &[String]) -> Result<(), String> {
         let msg = v
             .as_ref()
             .map_or(String::new(), |(_, m)| m.replace('\t', " "));
+        // Descriptions quote PTX text, which may hold tabs: keep the table's five columns.
+        let desc = desc.replace('\t', " ");
         let _ = writeln!(rows, "{file}\t{src}\t{desc}\t{verdict}\t{msg}");
         if let Some(o) = &out {
             std::fs::write(o.join(&file), text).map_err(|e| e.to_string())?;
@@ -607,9 +588,9 @@ pub fn run(args: &[String]) -> Result<(), String> {
         std::fs::write(o.join("expected.tsv"), rows).map_err(|e| e.to_string())?;
         println!("wrote {} mutants to {}", mutants.len(), o.display());
     }
-    let n = mutants.len();
+    let n = mutants.len() - crashes;
     println!(
-        "RESULT mutate cases={n} agree={agree} agreement={:.1}%",
+        "RESULT mutate cases={n} agree={agree} agreement={:.1}% ptxas_crashes={crashes}",
         100.0 * agree as f64 / n.max(1) as f64
     );
     Ok(())

@@ -14,14 +14,6 @@ fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-fn corpus() -> Option<PathBuf> {
-    if let Some(d) = std::env::var_os("KILN_CORPUS") {
-        return Some(PathBuf::from(d));
-    }
-    let d = workspace().join("../shared/corpus");
-    d.is_dir().then_some(d)
-}
-
 #[test]
 fn embedded_example_checks_clean() {
     let out = kiln(&["check"]);
@@ -146,24 +138,14 @@ fn mutate(rng: &mut Rng, mut bytes: Vec<u8>) -> Vec<u8> {
 /// make `kiln check` exit with anything but 0 or 1.
 #[test]
 fn mutated_corpus_files_exit_0_or_1() {
-    let Some(corpus) = corpus() else {
-        println!("skipping: no corpus (../shared/corpus or $KILN_CORPUS)");
+    let Some(corpus) = test_support::corpus_or_skip() else {
         return;
     };
-    let mut files = Vec::new();
-    let mut stack = vec![corpus.join("ptx"), corpus.join("rejected")];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if p.extension().is_some_and(|x| x == "ptx")
-                && e.metadata().is_ok_and(|m| m.len() < 200_000)
-            {
-                files.push(p);
-            }
-        }
-    }
+    let mut files: Vec<PathBuf> = ["ptx", "rejected"]
+        .iter()
+        .flat_map(|d| test_support::ptx_files(&corpus.join(d)))
+        .filter(|p| std::fs::metadata(p).is_ok_and(|m| m.len() < 200_000))
+        .collect();
     files.sort();
     assert!(!files.is_empty(), "the corpus has no .ptx files");
     let tmp = std::env::temp_dir().join(format!("kiln-mutants-{}", std::process::id()));

@@ -158,27 +158,6 @@ pub fn diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
     out
 }
 
-/// Decodes file bytes for the database: invalid UTF-8 sequences become U+FFFD and each is
-/// reported with its byte range in the replaced text.
-pub fn decode_source(bytes: &[u8]) -> (String, Vec<SyntaxError>) {
-    let mut text = String::with_capacity(bytes.len());
-    let mut errors = Vec::new();
-    for chunk in bytes.utf8_chunks() {
-        text.push_str(chunk.valid());
-        let invalid = chunk.invalid();
-        if !invalid.is_empty() {
-            let start = TextSize::new(text.len() as u32);
-            text.push(char::REPLACEMENT_CHARACTER);
-            let bad: Vec<String> = invalid.iter().map(|b| format!("{b:#04x}")).collect();
-            errors.push(SyntaxError {
-                message: format!("invalid UTF-8 byte sequence {}", bad.join(" ")),
-                range: TextRange::new(start, TextSize::new(text.len() as u32)),
-            });
-        }
-    }
-    (text, errors)
-}
-
 /// The concrete database. Cheap to clone: clones share storage, so a clone is a snapshot
 /// handle for another thread (the language server's requests run on such clones while the
 /// main loop applies edits; salsa cancels their work when an input changes).
@@ -235,7 +214,7 @@ impl RootDatabase {
 
     /// Adds a file from its raw bytes (invalid UTF-8 is replaced and reported).
     pub fn add_file(&mut self, path: impl AsRef<Path>, bytes: &[u8]) -> SourceFile {
-        let (text, errors) = decode_source(bytes);
+        let (text, errors) = syntax::decode_utf8(bytes);
         SourceFile::new(
             self,
             path.as_ref().to_path_buf(),
@@ -298,16 +277,6 @@ pub fn target_diagnostics(db: &dyn Db, file: SourceFile, arch: Sm) -> Vec<Diagno
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn decode_reports_invalid_utf8() {
-        let (text, errors) = decode_source(b"ab\xffcd\xe2\x82");
-        assert_eq!(text, "ab\u{fffd}cd\u{fffd}");
-        assert_eq!(errors.len(), 2);
-        assert_eq!(errors[0].range, TextRange::new(2.into(), 5.into()));
-        assert_eq!(errors[0].message, "invalid UTF-8 byte sequence 0xff");
-        assert_eq!(errors[1].message, "invalid UTF-8 byte sequence 0xe2 0x82");
-    }
 
     #[test]
     fn line_col_counts_chars() {

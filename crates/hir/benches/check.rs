@@ -2,31 +2,18 @@
 //! `hir::check_module`. Needs `../shared/corpus` (or `$KILN_CORPUS`); skips with a message
 //! otherwise. Run: `cargo bench -p hir --bench check`.
 
-use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-fn files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(rd) = std::fs::read_dir(dir) else {
+fn main() {
+    let Some(dir) = test_support::corpus_or_skip() else {
         return;
     };
-    for e in rd.flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            files(&p, out);
-        } else if p.extension().is_some_and(|x| x == "ptx") {
-            out.push(p);
-        }
-    }
-}
-
-fn main() {
-    let dir = std::env::var_os("KILN_CORPUS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus"));
-    let mut list = Vec::new();
-    files(&dir.join("ptx"), &mut list);
+    let list = test_support::ptx_files(&dir.join("ptx"));
     if list.is_empty() {
-        println!("skipping: no corpus at {} (set KILN_CORPUS)", dir.display());
+        println!(
+            "skipping: no .ptx files under {}",
+            dir.join("ptx").display()
+        );
         return;
     }
     let texts: Vec<String> = list

@@ -1,6 +1,6 @@
 //! Per-function checks.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use syntax::TextRange;
 use syntax::ast::{self, AstNode, DeclLike};
@@ -50,6 +50,14 @@ struct Cx<'a> {
     labels: HashMap<String, TextRange>,
     d: Vec<Diagnostic>,
     reported_32: bool,
+    /// Whether the function is a kernel (`.entry`).
+    is_entry: bool,
+    /// `.param` variables declared in the function body (call arguments and results).
+    body_params: HashSet<String>,
+    /// Names used as return operands of a `call` (`call (r), f, ...`).
+    call_results: HashSet<String>,
+    /// `ld.param` reads through a plain variable name: (name, range of the name).
+    param_reads: Vec<(String, TextRange)>,
 }
 
 /// Checks one function (declarations without a body only get their header checked).
@@ -60,6 +68,10 @@ pub fn check_function(m: &ModuleScope, f: &ast::Function) -> Vec<Diagnostic> {
         labels: HashMap::new(),
         d: Vec::new(),
         reported_32: false,
+        is_entry: f.is_entry(),
+        body_params: HashSet::new(),
+        call_results: HashSet::new(),
+        param_reads: Vec::new(),
     };
     for p in f.return_params().chain(f.params()) {
         cx.declare_param(&p);
@@ -78,7 +90,37 @@ pub fn check_function(m: &ModuleScope, f: &ast::Function) -> Vec<Diagnostic> {
         cx.collect_labels(&body);
         cx.block(&body, false);
     }
+    cx.body_param_reads();
     cx.d
+}
+
+/// The range of an integer constant operand (`1`, `-1`, `0x10`).
+fn int_literal(o: &ast::Operand) -> Option<TextRange> {
+    let lit = match o {
+        ast::Operand::Immediate(l) => l.clone(),
+        ast::Operand::Prefix(p) => match p.expr()? {
+            ast::Operand::Immediate(l) => l,
+            _ => return None,
+        },
+        _ => return None,
+    };
+    (lit.token()?.kind() == syntax::SyntaxKind::INT_NUMBER).then(|| o.syntax().text_range())
+}
+
+/// The variable named as the base of an address operand (`[v]`, `[v+8]`) and its range.
+fn address_var(o: &ast::Operand) -> Option<(String, TextRange)> {
+    let ast::Operand::Address(a) = o else {
+        return None;
+    };
+    let base = match a.operands().next()? {
+        ast::Operand::Binary(b) => b.lhs()?,
+        other => other,
+    };
+    let ast::Operand::Name(n) = base else {
+        return None;
+    };
+    let tok = n.name()?;
+    Some((tok.text().to_string(), tok.text_range()))
 }
 
 fn ty_of(tok: Option<syntax::SyntaxToken>) -> Option<Ty> {
@@ -102,6 +144,29 @@ impl Cx<'_> {
             Local::Var(space, ty_of(p.ty()))
         };
         self.insert(name.text(), name.text_range(), local);
+    }
+
+    /// In a kernel, `ld.param` from a `.param` variable declared in the body that is never a
+    /// call's result. The PTX ISA gives body `.param` variables two uses, call arguments
+    /// (written with `st.param`) and call results (read with `ld.param` after the call);
+    /// reading any other is undefined (`ld.param::func` needs a device-function parameter
+    /// address, `ld.param::entry` a kernel parameter), not ill-formed, so this is a warning.
+    /// ptxas 13.0.88 crashes (SIGSEGV) on such a read in a kernel, with or without `::entry` /
+    /// `::func`, whether or not the variable was passed to a call; it accepts it in a `.func`.
+    fn body_param_reads(&mut self) {
+        if !self.is_entry {
+            return;
+        }
+        for (name, range) in std::mem::take(&mut self.param_reads) {
+            if self.body_params.contains(&name) && !self.call_results.contains(&name) {
+                self.d.push(Diagnostic::warning(
+                    range,
+                    format!(
+                        "ld.param reads '{name}', a .param variable declared in the kernel body that is not the result of a call: the PTX ISA defines such variables only as call arguments and results, so the value read is undefined (and ptxas 13.0.88 crashes on this read)"
+                    ),
+                ));
+            }
+        }
     }
 
     fn insert(&mut self, name: &str, range: TextRange, local: Local) {
@@ -167,13 +232,36 @@ impl Cx<'_> {
                 ast::Statement::Instruction(i) => self.instruction(&i),
                 ast::Statement::Block(inner) => self.block(&inner, true),
                 ast::Statement::Directive(dir) => {
-                    gate_directive_words(self.m, dir.syntax(), &mut self.d)
+                    gate_directive_words(self.m, dir.syntax(), &mut self.d);
+                    self.loc_inlined_at(&dir);
                 }
                 _ => {}
             }
         }
         if nested {
             self.scopes.pop();
+        }
+    }
+
+    /// `.loc f l c, function_name s, inlined_at f l c` needs PTX 7.0 (ptxas: "Line
+    /// information of inline functions").
+    fn loc_inlined_at(&mut self, dir: &ast::Directive) {
+        let words: Vec<syntax::SyntaxToken> = dir
+            .syntax()
+            .descendants_with_tokens()
+            .filter_map(|e| e.into_token())
+            .collect();
+        if words.first().is_none_or(|t| t.text() != ".loc") {
+            return;
+        }
+        if let Some(t) = words.iter().find(|t| t.text() == "inlined_at")
+            && let Some(v) = self.m.version
+            && v < ptx::PtxVersion::new(7, 0)
+        {
+            self.err(
+                t.text_range(),
+                "Feature 'Line information of inline functions' requires PTX ISA .version 7.0 or later",
+            );
         }
     }
 
@@ -214,6 +302,9 @@ impl Cx<'_> {
         }
         for decl in v.declarators() {
             let Some(name) = decl.name() else { continue };
+            if space == ".param" {
+                self.body_params.insert(name.text().to_string());
+            }
             let local = if space == ".reg" {
                 Local::Reg(ty, vec)
             } else {
@@ -319,6 +410,7 @@ impl Cx<'_> {
                 _ => {}
             }
         }
+        let start = self.d.len();
         // Names.
         if opcode == "call" {
             self.call(i, &operands);
@@ -328,6 +420,27 @@ impl Cx<'_> {
             }
         }
         self.address_size(&opcode, &mod_refs, &operands);
+        if opcode == "ld"
+            && mod_refs.iter().any(|m| m.starts_with(".param"))
+            && let Some(name) = operands.get(1).and_then(address_var)
+        {
+            self.param_reads.push(name);
+        }
+        if opcode == "st"
+            && self.is_entry
+            && mod_refs.iter().any(|m| m.starts_with(".param"))
+            && let Some((name, r)) = operands.first().and_then(address_var)
+            && matches!(self.lookup(&name), Some(Local::Reg(..)))
+        {
+            // A kernel's parameters are read-only, and `mov` cannot take the address of a
+            // body `.param` variable, so no register holds an address `st.param` may write.
+            self.d.push(Diagnostic::warning(
+                r,
+                format!(
+                    "st.param through register '{name}' in a kernel: a register cannot hold the address of a writable .param variable here (kernel parameters are read-only, and mov cannot take the address of a call argument), so the store is undefined (ptxas 13.0.88 crashes on some such stores)"
+                ),
+            ));
+        }
         self.spaces(&opcode, &mod_refs, &operands);
         self.gating(&opcode, &mod_refs, op_tok.text_range(), range);
         let before = self.d.len();
@@ -337,12 +450,20 @@ impl Cx<'_> {
             self.shape(&opcode, &mod_refs, &operands, op_tok.text_range(), range);
         }
         self.typing(&opcode, &mod_refs, &operands, range);
+        if matches!(opcode.as_str(), "setp" | "set") {
+            self.comparison(&opcode, &mod_refs, &operands, op_tok.text_range(), range);
+        }
+        if self.d.len() == start {
+            self.wide_256(&opcode, &mod_refs, range);
+        }
     }
 
     /// Without `.address_size`, ptxas infers 32-bit addressing from a 32-bit register used as
-    /// a generic or global address (or `cvta` to a `.u32`), and then refuses the module.
+    /// a generic or global address (or `cvta` to a `.u32`), and then refuses the module; with
+    /// `.address_size 64` it refuses the same uses ("Program uses 32-bit address ... conflicting
+    /// with .address_size 64", then the fatal 32-bit error; probed with ptxas 13.0.88).
     fn address_size(&mut self, opcode: &str, mods: &[&str], ops: &[ast::Operand]) {
-        if self.m.address_size_explicit || self.reported_32 {
+        if self.reported_32 || (self.m.address_size_explicit && self.m.address_size != 64) {
             return;
         }
         let local_space = mods.iter().any(|m| {
@@ -388,9 +509,18 @@ impl Cx<'_> {
         }
         if let Some((r, what)) = culprit {
             self.reported_32 = true;
+            let why = if self.m.address_size_explicit {
+                format!(
+                    "`{what}` is a 32-bit generic/global address, which conflicts with .address_size 64"
+                )
+            } else {
+                format!(
+                    "the module has no .address_size, and `{what}` is a 32-bit generic/global address, so ptxas infers .address_size 32"
+                )
+            };
             self.err(
                 r,
-                format!("32-Bit compilation is no longer supported (the module has no .address_size, and `{what}` is a 32-bit generic/global address, so ptxas infers .address_size 32)"),
+                format!("32-Bit compilation is no longer supported ({why})"),
             );
         }
     }
@@ -423,6 +553,22 @@ impl Cx<'_> {
         let Some(space) = mods.iter().find_map(|m| norm(m)) else {
             return;
         };
+        // Memory-ordering modifiers apply to global and shared memory only (PTX ISA: "may be
+        // used only with .global and .shared spaces and with generic addressing"; probed).
+        if matches!(opcode, "ld" | "st")
+            && matches!(space, ".param" | ".const" | ".local")
+            && let Some(order) = mods
+                .iter()
+                .find(|m| matches!(**m, ".volatile" | ".relaxed" | ".acquire" | ".release"))
+        {
+            if let Some(o) = ops.first() {
+                self.err(
+                    o.syntax().text_range(),
+                    format!("Modifier '{order}' cannot be applied to '{space}' space"),
+                );
+            }
+            return;
+        }
         if opcode == "st" && space == ".const" {
             if let Some(o) = ops.first() {
                 self.err(
@@ -474,6 +620,13 @@ impl Cx<'_> {
                 self.resolve(a);
             }
             rets = Some(v.len());
+            for r in &v {
+                if let ast::Operand::Name(n) = r
+                    && let Some(t) = n.name()
+                {
+                    self.call_results.insert(t.text().to_string());
+                }
+            }
             ret_ops = v;
             it.next();
         }
@@ -732,6 +885,137 @@ impl Cx<'_> {
         }
     }
 
+    /// A 256-bit `ld`/`st` (`.v8` of 32-bit or `.v4` of 64-bit elements) needs PTX 8.8, sm_100
+    /// and global memory (generic addresses are accepted). Probed with ptxas 13.0.88; its
+    /// messages, checked in this order.
+    /// `setp`/`set`: the comparison must suit the compared type (bit types: `eq`/`ne`; signed:
+    /// also `lt le gt ge`; unsigned: also `lo ls hi hs`; floats: also the unordered forms and
+    /// `num`/`nan`), a boolean combination (`.and`/`.or`/`.xor`) needs its predicate operand,
+    /// and `set` from a half-precision type to an integer needs PTX 6.5. Probed with ptxas.
+    fn comparison(
+        &mut self,
+        opcode: &str,
+        mods: &[&str],
+        ops: &[ast::Operand],
+        op_range: TextRange,
+        range: TextRange,
+    ) {
+        let types: Vec<Ty> = mods.iter().filter_map(|m| Ty::parse(m)).collect();
+        // setp.CMP.T; set.CMP.D.T: the compared type is the last.
+        let Some(&t) = types.last() else { return };
+        if let Some(cmp) = mods.iter().find_map(|m| m.strip_prefix('.')).filter(|m| {
+            matches!(
+                *m,
+                "eq" | "ne"
+                    | "lt"
+                    | "le"
+                    | "gt"
+                    | "ge"
+                    | "lo"
+                    | "ls"
+                    | "hi"
+                    | "hs"
+                    | "equ"
+                    | "neu"
+                    | "ltu"
+                    | "leu"
+                    | "gtu"
+                    | "geu"
+                    | "num"
+                    | "nan"
+            )
+        }) {
+            let ok = match t.class {
+                Class::Bit => matches!(cmp, "eq" | "ne"),
+                Class::Signed => matches!(cmp, "eq" | "ne" | "lt" | "le" | "gt" | "ge"),
+                Class::Unsigned => !matches!(
+                    cmp,
+                    "equ" | "neu" | "ltu" | "leu" | "gtu" | "geu" | "num" | "nan"
+                ),
+                Class::Float | Class::BFloat => !matches!(cmp, "lo" | "ls" | "hi" | "hs"),
+                Class::Pred | Class::Other => true,
+            };
+            if !ok {
+                self.err(
+                    op_range,
+                    format!(
+                        "Mismatch between instruction type and comparison qualifier: .{cmp} does not compare {} values",
+                        describe(t)
+                    ),
+                );
+                return;
+            }
+        }
+        let boolop = mods.iter().any(|m| matches!(*m, ".and" | ".or" | ".xor"));
+        if boolop && ops.len() == 3 {
+            self.err(
+                range,
+                format!(
+                    "Arguments mismatch for instruction '{opcode}': .{} combines the comparison with a predicate operand, which is missing",
+                    mods.iter()
+                        .find(|m| matches!(**m, ".and" | ".or" | ".xor"))
+                        .map_or("and", |m| &m[1..])
+                ),
+            );
+            return;
+        }
+        if opcode == "set"
+            && types.len() == 2
+            && matches!(types[0].class, Class::Signed | Class::Unsigned)
+            && types[1].class == Class::Float
+            && (types[1].bits == 16 || types[1].packed)
+            && let Some(v) = self.m.version
+            && v < ptx::PtxVersion::new(6, 5)
+        {
+            self.err(
+                op_range,
+                "Feature 'half precision floating point set instruction with integer result' requires PTX ISA .version 6.5 or later",
+            );
+        }
+    }
+
+    /// ptxas checks operands first: call this only for an instruction without other errors.
+    fn wide_256(&mut self, opcode: &str, mods: &[&str], range: TextRange) {
+        const FEATURE: &str = "'256 bit wide load/store'";
+        let vec = mods.iter().find_map(|m| match *m {
+            ".v4" => Some(4),
+            ".v8" => Some(8),
+            _ => None,
+        });
+        let wide = vec.is_some_and(|n| {
+            matches!(opcode, "ld" | "st")
+                && mods
+                    .iter()
+                    .find_map(|m| Ty::parse(m))
+                    .is_some_and(|t| t.bits * n == 256)
+        });
+        if !wide {
+            return;
+        }
+        if let Some(v) = self.m.version
+            && v < ptx::PtxVersion::new(8, 8)
+        {
+            self.err(
+                range,
+                format!("Feature {FEATURE} requires PTX ISA .version 8.8 or later"),
+            );
+        } else if let Some(t) = self.m.target
+            && t.num < 100
+        {
+            self.err(
+                range,
+                format!("Feature {FEATURE} requires .target sm_100 or higher"),
+            );
+        } else if mods.iter().any(|m| {
+            m.starts_with(".shared") || m.starts_with(".param") || matches!(*m, ".local" | ".const")
+        }) {
+            self.err(
+                range,
+                format!("global state space expected for feature {FEATURE}"),
+            );
+        }
+    }
+
     fn vectors(&mut self, opcode: &str, mods: &[&str], ops: &[ast::Operand], range: TextRange) {
         let vec = mods.iter().find_map(|m| match *m {
             ".v2" => Some(2),
@@ -863,6 +1147,30 @@ impl Cx<'_> {
                 rules.extend((0..3).map(|k| (k, t, Fit::Exact)));
                 rules.push((3, pred, Fit::Exact));
             }
+            // Bit-field insert/extract: the position and length are .u32 (probed: .s32 and
+            // .b32 registers fit, .f32, .u16 and .b64 do not).
+            "bfi" if one_type && ops.len() == 5 => {
+                let t = t.expect("one type");
+                rules.extend((0..3).map(|k| (k, t, Fit::Exact)));
+                rules.push((3, u32t, Fit::Exact));
+                rules.push((4, u32t, Fit::Exact));
+            }
+            "bfe" if one_type && ops.len() == 4 => {
+                let t = t.expect("one type");
+                rules.extend((0..2).map(|k| (k, t, Fit::Exact)));
+                rules.push((2, u32t, Fit::Exact));
+                rules.push((3, u32t, Fit::Exact));
+            }
+            // `vote{.sync}.mode.{pred,b32} d, {!}a{, membermask}`: the source is a predicate
+            // and the member mask a 32-bit integer (probed).
+            "vote" if one_type && (ops.len() == 2 || ops.len() == 3) => {
+                let t = t.expect("one type");
+                rules.push((0, t, Fit::Exact));
+                rules.push((1, pred, Fit::Exact));
+                if ops.len() == 3 {
+                    rules.push((2, u32t, Fit::Exact));
+                }
+            }
             "shl" | "shr" if one_type && ops.len() == 3 => {
                 let t = t.expect("one type");
                 rules.push((0, t, Fit::Exact));
@@ -898,6 +1206,17 @@ impl Cx<'_> {
                 let t = t.expect("one type");
                 rules.push((1, t, Fit::Exact));
             }
+            // Packed `cvt.rn{.relu}.{f16x2,bf16x2}.f32 d, a, b`: d a bit register of at least
+            // 32 bits or the packed type, a and b .f32 or bit registers of at least 32 bits
+            // (probed: .u32/.s32/.f64/.b16 are refused in either place, .b64 accepted).
+            "cvt" if types.len() == 2 && ops.len() == 3 && types[0].packed => {
+                let (dt, st) = (types[0], types[1]);
+                if matches!(dt.class, Class::Float | Class::BFloat) {
+                    rules.push((0, dt, Fit::Wider));
+                    rules.push((1, st, Fit::Wider));
+                    rules.push((2, st, Fit::Wider));
+                }
+            }
             "cvt" if types.len() == 2 && ops.len() == 2 => {
                 let (dt, st) = (types[0], types[1]);
                 if !dt.packed && !st.packed {
@@ -917,6 +1236,22 @@ impl Cx<'_> {
             };
             let whole = matches!(opcode, "ld" | "ldu" | "st");
             for e in &elems {
+                // A float operand takes float literals (`0f3F800000`, `1.5`), never integer
+                // ones: ptxas refuses `add.f32 %f1, %f1, 1` and `st.f32 [a], -1` (probed).
+                if want.is_float()
+                    && !want.packed
+                    && let Some(r) = int_literal(e)
+                {
+                    self.err(
+                        r,
+                        format!(
+                            "Arguments mismatch for instruction '{opcode}': operand {} is an integer constant, the instruction needs {} (write it as a floating-point constant, e.g. 1.0 or 0f3F800000)",
+                            k + 1,
+                            describe_want(want, fit)
+                        ),
+                    );
+                    continue;
+                }
                 let Some((reg, r)) = self.reg_ty_in(e, whole) else {
                     continue;
                 };

@@ -176,6 +176,39 @@ impl ModuleScope {
             ));
         }
 
+        // Labels inside `.section` blocks (DWARF string and info tables): they need PTX 7.0
+        // ("Defining labels in .section"), and share one module-wide namespace (a label may
+        // repeat a function's name, but not another section label). Probed with ptxas 13.0.88.
+        let mut section_labels: HashMap<String, TextRange> = HashMap::new();
+        for item in &items {
+            let ast::Item::Section(sec) = item else {
+                continue;
+            };
+            for entry in sec.entries() {
+                let ast::SectionEntry::Label(l) = entry else {
+                    continue;
+                };
+                let Some(n) = l.name() else { continue };
+                if let Some(v) = s.version
+                    && v < PtxVersion::new(7, 0)
+                {
+                    d.push(Diagnostic::error(
+                        n.text_range(),
+                        "Feature 'Defining labels in .section' requires PTX ISA .version 7.0 or later",
+                    ));
+                }
+                if section_labels
+                    .insert(n.text().to_string(), n.text_range())
+                    .is_some()
+                {
+                    d.push(Diagnostic::error(
+                        n.text_range(),
+                        format!("Duplicate definition of label '{}'", n.text()),
+                    ));
+                }
+            }
+        }
+
         // `.loc` needs a `.file` somewhere in the module.
         let has_file = items
             .iter()

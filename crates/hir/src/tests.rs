@@ -146,3 +146,271 @@ fn calls_against_signatures() {
         "#]],
     );
 }
+
+/// ptxas 13.0.88 segfaults on `ld.param` from a kernel-body `.param` variable that is not a
+/// call result (checked: with and without `::entry`/`::func`, passed to a call or not; the
+/// same code in a `.func`, and a read after `call (v), ...`, compile). We warn; the PTX ISA
+/// makes the value undefined rather than the program ill-formed.
+#[test]
+fn kernel_body_param_reads() {
+    let module = |kind: &str, body: &str| {
+        format!(
+            ".version 8.0\n.target sm_80\n.address_size 64\n.func (.param .b32 r) h()\n{{\nst.param.b32 [r], 1;\nret;\n}}\n.visible {kind} k(.param .u64 a)\n{{\n.reg .b32 %r<2>;\n.param .b32 v;\n{body}\nret;\n}}\n"
+        )
+    };
+    check(
+        &module(".entry", "st.param.b32 [v], 5;\nld.param.b32 %r1, [v];"),
+        expect![[r#"
+            14: Warning: ld.param reads 'v', a .param variable declared in the kernel body that is not the result of a call: the PTX ISA defines such variables only as call arguments and results, so the value read is undefined (and ptxas 13.0.88 crashes on this read)
+        "#]],
+    );
+    check(
+        &module(".entry", "call (v), h, ();\nld.param.b32 %r1, [v+0];"),
+        expect![[""]],
+    );
+    check(
+        &module(".func", "st.param.b32 [v], 5;\nld.param.b32 %r1, [v];"),
+        expect![[""]],
+    );
+}
+
+/// `st.param` through a register in a kernel: undefined; ptxas 13.0.88 segfaults on
+/// `mov.u32 %r1, 16; st.param.u32 [%r1], %r2;` in a kernel without parameters (and on a
+/// corpus-derived mutant with parameters), compiles it in other kernels and in a `.func`.
+#[test]
+fn kernel_st_param_through_register() {
+    let module = |kind: &str| {
+        format!(
+            ".version 9.0\n.target sm_90\n.address_size 64\n.visible {kind} k()\n{{\n.reg .b32 %r<3>;\nmov.u32 %r1, 16;\nmov.u32 %r2, 0;\nst.param.u32 [%r1], %r2;\nret;\n}}\n"
+        )
+    };
+    check(
+        &module(".entry"),
+        expect![[r#"
+            9: Warning: st.param through register '%r1' in a kernel: a register cannot hold the address of a writable .param variable here (kernel parameters are read-only, and mov cannot take the address of a call argument), so the store is undefined (ptxas 13.0.88 crashes on some such stores)
+        "#]],
+    );
+    check(&module(".func"), expect![[""]]);
+}
+
+/// Each verdict probed with ptxas 13.0.88 (found by mutating PTX in test-data/unseen).
+#[test]
+fn bit_field_operand_types() {
+    check(
+        &kernel(
+            "8.0",
+            "sm_80",
+            "bfi.b64 %rd1, %rd2, %rd3, 32, 32;\nbfi.b64 %rd1, %rd2, 32, 32, %rd3;\nbfi.b32 %r1, %f2, %r3, %r1, %r1;\nbfi.b32 %r1, %r2, %rd3, %r1, %r1;\nbfe.u64 %rd1, %rd2, %rd3, 8;\nbfe.u32 %r1, %f2, 8, 8;\nbfe.u32 %r1, %r2, %r3, 8;",
+        ),
+        expect![[r#"
+            11: Error: Arguments mismatch for instruction 'bfi': operand 5 is a .u64 register, the instruction needs an integer register of 32 bits
+            13: Error: Arguments mismatch for instruction 'bfi': operand 3 is a .u64 register, the instruction needs a register of 32 bits
+            14: Error: Arguments mismatch for instruction 'bfe': operand 3 is a .u64 register, the instruction needs an integer register of 32 bits
+            15: Error: Arguments mismatch for instruction 'bfe': operand 2 is a .f32 register, the instruction needs an integer register of 32 bits
+        "#]],
+    );
+}
+
+/// Debug-info gating and section labels; every verdict probed with ptxas 13.0.88 (found by
+/// mutating -lineinfo PTX in test-data/unseen).
+#[test]
+fn line_info_and_section_labels() {
+    let module = |ver: &str, loc: &str, sections: &str| {
+        format!(
+            ".version {ver}\n.target sm_75\n.address_size 64\n.file 1 \"a.cu\"\n.file 2 \"b.h\"\n.visible .entry k()\n{{\n.loc 1 3 1\n{loc}\nret;\n}}\n{sections}"
+        )
+    };
+    let ok = ".section .debug_str\n{\n$L__s0:\n.b8 102,0\n$L__s1:\n.b8 103,0\n}\n";
+    let dup = ".section .debug_str\n{\n$L__s0:\n.b8 102,0\n}\n.section .debug_abbrev\n{\n$L__s0:\n.b8 1\n}\n";
+    let inl = ".loc 2 5 1, function_name $L__s0, inlined_at 1 3 1";
+    check(&module("7.0", inl, ok), expect![[""]]);
+    check(
+        &module("6.4", inl, ok),
+        expect![[r#"
+            9: Error: Feature 'Line information of inline functions' requires PTX ISA .version 7.0 or later
+            14: Error: Feature 'Defining labels in .section' requires PTX ISA .version 7.0 or later
+            16: Error: Feature 'Defining labels in .section' requires PTX ISA .version 7.0 or later
+        "#]],
+    );
+    check(
+        &module("8.0", ".loc 1 4 1", dup),
+        expect![[r#"
+            19: Error: Duplicate definition of label '$L__s0'
+        "#]],
+    );
+    // A section label may repeat a function name.
+    check(
+        &module(
+            "8.0",
+            ".loc 1 4 1",
+            ".section .debug_str\n{\nk:\n.b8 102,0\n}\n",
+        ),
+        expect![[""]],
+    );
+}
+
+/// `vote` operand types; every verdict probed with ptxas 13.0.88.
+#[test]
+fn vote_operand_types() {
+    check(
+        &kernel(
+            "8.0",
+            "sm_80",
+            "vote.sync.ballot.b32 %r1, %p1, %r2;\nvote.sync.ballot.b32 %f1, !%p1, %r2;\nvote.sync.any.pred %p1, %p0, 0xffffffff;\nvote.sync.ballot.b32 %r1, %r2, %p1;\nvote.sync.ballot.b32 %r1, %p1, %f2;\nvote.sync.ballot.b32 %rd1, %p1, %r2;\nvote.sync.any.pred %r1, %p0, %r2;",
+        ),
+        expect![[r#"
+            13: Error: Arguments mismatch for instruction 'vote': operand 2 is a .u32 register, the instruction needs a .pred
+            13: Error: Arguments mismatch for instruction 'vote': operand 3 is a .pred register, the instruction needs an integer register of 32 bits
+            14: Error: Arguments mismatch for instruction 'vote': operand 3 is a .f32 register, the instruction needs an integer register of 32 bits
+            15: Error: Arguments mismatch for instruction 'vote': operand 1 is a .u64 register, the instruction needs a register of 32 bits
+            16: Error: Arguments mismatch for instruction 'vote': operand 1 is a .u32 register, the instruction needs a .pred
+        "#]],
+    );
+}
+
+/// Packed `cvt` operand types and 256-bit loads/stores; every verdict probed with ptxas
+/// 13.0.88 (found by mutating corpus PTX).
+#[test]
+fn packed_cvt_and_256_bit_accesses() {
+    let k = |v: &str, t: &str, body: &str| {
+        format!(
+            ".version {v}\n.target {t}\n.address_size 64\n.visible .entry k()\n{{\n.reg .b32 %r<9>;\n.reg .u32 %u<2>;\n.reg .f32 %f<3>;\n.reg .f64 %fd<2>;\n.reg .b64 %rd<5>;\n.reg .f16x2 %hh<2>;\n{body}\nret;\n}}\n"
+        )
+    };
+    check(
+        &k(
+            "8.8",
+            "sm_90",
+            "cvt.rn.f16x2.f32 %r1, %f1, %f2;\ncvt.rn.f16x2.f32 %rd1, %r1, %f2;\ncvt.rn.f16x2.f32 %hh1, %f1, %rd2;\ncvt.rn.bf16x2.f32 %r1, %f1, %f2;\ncvt.rn.f16x2.f32 %f1, %f1, %f2;\ncvt.rn.bf16x2.f32 %u1, %f1, %f2;\ncvt.rn.f16x2.f32 %r1, %u1, %f2;\ncvt.rn.f16x2.f32 %r1, %f1, %fd1;",
+        ),
+        expect![[r#"
+            16: Error: Arguments mismatch for instruction 'cvt': operand 1 is a .f32 register, the instruction needs a .f16x2 or .b32 register
+            17: Error: Arguments mismatch for instruction 'cvt': operand 1 is a .u32 register, the instruction needs a .bf16x2 or .b32 register
+            18: Error: Arguments mismatch for instruction 'cvt': operand 2 is a .u32 register, the instruction needs a .f32 or .b32 register
+            19: Error: Arguments mismatch for instruction 'cvt': operand 3 is a .f64 register, the instruction needs a .f32 or .b32 register
+        "#]],
+    );
+    let v8 = "ld.global.v8.b32 {%r1,%r2,%r3,%r4,%r5,%r6,%r7,%r8}, [%rd1];\nld.v4.b64 {%rd1,%rd2,%rd3,%rd4}, [%rd1];\nld.local.v8.b32 {%r1,%r2,%r3,%r4,%r5,%r6,%r7,%r8}, [%rd1];\nld.global.v4.b32 {%r1,%r2,%r3,%r4}, [%rd1];";
+    check(
+        &k("8.0", "sm_90", v8),
+        expect![[r#"
+        12: Error: Feature '256 bit wide load/store' requires PTX ISA .version 8.8 or later
+        13: Error: Feature '256 bit wide load/store' requires PTX ISA .version 8.8 or later
+        14: Error: Feature '256 bit wide load/store' requires PTX ISA .version 8.8 or later
+    "#]],
+    );
+    check(
+        &k("8.8", "sm_90", v8),
+        expect![[r#"
+        12: Error: Feature '256 bit wide load/store' requires .target sm_100 or higher
+        13: Error: Feature '256 bit wide load/store' requires .target sm_100 or higher
+        14: Error: Feature '256 bit wide load/store' requires .target sm_100 or higher
+    "#]],
+    );
+    check(
+        &k("8.8", "sm_100", v8),
+        expect![[r#"
+        14: Error: global state space expected for feature '256 bit wide load/store'
+    "#]],
+    );
+}
+
+/// A 32-bit register as a generic/global address with `.address_size 64`: ptxas 13.0.88 warns
+/// "Program uses 32-bit address ... conflicting with .address_size 64" and fails with its
+/// 32-bit error (probed for ld, st, ldu, red, prefetch, cvta); shared addresses are fine.
+#[test]
+fn thirty_two_bit_address_with_address_size_64() {
+    check(
+        &kernel(
+            "8.0",
+            "sm_90",
+            "ld.shared.u32 %r1, [%r2];\nld.global.u32 %r1, [%rd2];",
+        ),
+        expect![[""]],
+    );
+    check(
+        &kernel("8.0", "sm_90", "ld.u32 %r1, [%r2+4];"),
+        expect![[r#"
+            10: Error: 32-Bit compilation is no longer supported (`%r2` is a 32-bit generic/global address, which conflicts with .address_size 64)
+        "#]],
+    );
+    check(
+        &kernel("8.0", "sm_90", "cvta.to.global.u32 %r1, %r2;"),
+        expect![[r#"
+            10: Error: 32-Bit compilation is no longer supported (`%r1` is a 32-bit generic/global address, which conflicts with .address_size 64)
+        "#]],
+    );
+}
+
+/// Integer constants where a float operand is expected; every verdict probed with ptxas
+/// 13.0.88 (found by mutating PTX in test-data/unseen).
+#[test]
+fn integer_constants_in_float_operands() {
+    check(
+        &kernel(
+            "8.0",
+            "sm_90",
+            "add.f32 %f1, %f1, 1.5;\nadd.f32 %f1, %f1, 0f3F800000;\ncvt.rn.f32.s32 %f1, 1;\nsetp.eq.b32 %p1, %r1, 1;\nsetp.eq.f32 %p1, %r1, %r2;\nadd.f32 %f1, %f1, 1;\nadd.f32 %f1, %f1, -1;\nsetp.eq.f32 %p1, %f1, 1;\nst.global.f32 [%rd1], 1;\nmov.f32 %f1, 1;",
+        ),
+        expect![[r#"
+            14: Error: Arguments mismatch for instruction 'setp': operand 2 is a .u32 register, the instruction needs a .f32 or .b32 register
+            14: Error: Arguments mismatch for instruction 'setp': operand 3 is a .u32 register, the instruction needs a .f32 or .b32 register
+            15: Error: Arguments mismatch for instruction 'add': operand 3 is an integer constant, the instruction needs a .f32 or .b32 register (write it as a floating-point constant, e.g. 1.0 or 0f3F800000)
+            16: Error: Arguments mismatch for instruction 'add': operand 3 is an integer constant, the instruction needs a .f32 or .b32 register (write it as a floating-point constant, e.g. 1.0 or 0f3F800000)
+            17: Error: Arguments mismatch for instruction 'setp': operand 3 is an integer constant, the instruction needs a .f32 or .b32 register (write it as a floating-point constant, e.g. 1.0 or 0f3F800000)
+            18: Error: Arguments mismatch for instruction 'st': operand 2 is an integer constant, the instruction needs a .f32 or .b32 register (write it as a floating-point constant, e.g. 1.0 or 0f3F800000)
+            19: Error: Arguments mismatch for instruction 'mov': operand 2 is an integer constant, the instruction needs a .f32 or .b32 register (write it as a floating-point constant, e.g. 1.0 or 0f3F800000)
+        "#]],
+    );
+}
+
+/// `.volatile`/`.relaxed`/`.acquire` need global or shared memory (probed with ptxas 13.0.88).
+#[test]
+fn memory_order_modifiers_and_state_spaces() {
+    check(
+        &kernel(
+            "8.0",
+            "sm_90",
+            ".local .u32 l;\nld.volatile.shared.u32 %r1, [%rd1];\nld.relaxed.gpu.global.u32 %r1, [%rd1];\nld.volatile.u32 %r1, [%rd1];\nld.volatile.param.u64 %rd1, [a];\nld.relaxed.gpu.local.u32 %r1, [l];",
+        ),
+        expect![[r#"
+            14: Error: Modifier '.volatile' cannot be applied to '.param' space
+            15: Error: Modifier '.relaxed' cannot be applied to '.local' space
+        "#]],
+    );
+}
+
+/// Comparison qualifiers against the compared type, boolean combinations without their
+/// predicate, and half-precision `set` with an integer result; probed with ptxas 13.0.88.
+#[test]
+fn comparisons() {
+    let k = |v: &str, body: &str| {
+        format!(
+            ".version {v}\n.target sm_80\n.address_size 64\n.visible .entry k()\n{{\n.reg .pred %p<3>;\n.reg .b32 %r<3>;\n.reg .s32 %s<3>;\n.reg .u32 %u<3>;\n.reg .f32 %f<3>;\n.reg .b16 %h<3>;\n{body}\nret;\n}}\n"
+        )
+    };
+    check(
+        &k(
+            "8.0",
+            "setp.eq.b32 %p1, %r1, %r2;\nsetp.lt.u32 %p1, %u1, %u2;\nsetp.hs.u32 %p1, %u1, %u2;\nsetp.equ.f32 %p1, %f1, %f2;\nsetp.lt.and.u32 %p1|%p2, %u1, %u2, %p2;\nsetp.lt.b32 %p1, %r1, %r2;\nsetp.lo.s32 %p1, %s1, %s2;\nsetp.num.u32 %p1, %u1, %u2;\nsetp.lo.f32 %p1, %f1, %f2;\nset.lt.u32.b32 %r1, %r1, %r2;\nsetp.lt.and.u32 %p1, %u1, %u2;",
+        ),
+        expect![[r#"
+            17: Error: Mismatch between instruction type and comparison qualifier: .lt does not compare .b32 values
+            18: Error: Mismatch between instruction type and comparison qualifier: .lo does not compare .s32 values
+            19: Error: Mismatch between instruction type and comparison qualifier: .num does not compare .u32 values
+            20: Error: Mismatch between instruction type and comparison qualifier: .lo does not compare .f32 values
+            21: Error: Mismatch between instruction type and comparison qualifier: .lt does not compare .b32 values
+            22: Error: Arguments mismatch for instruction 'setp': .and combines the comparison with a predicate operand, which is missing
+        "#]],
+    );
+    check(
+        &k(
+            "6.4",
+            "set.lt.u32.f16 %r1, %h1, %h2;\nset.lt.u32.f32 %r1, %f1, %f2;",
+        ),
+        expect![[r#"
+            2: Error: PTX .version 6.4 does not support .target sm_80
+            12: Error: Feature 'half precision floating point set instruction with integer result' requires PTX ISA .version 6.5 or later
+        "#]],
+    );
+}

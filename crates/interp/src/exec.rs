@@ -138,6 +138,20 @@ struct Cta<'a> {
     nthreads: u32,
 }
 
+/// `.aligned` warp instructions (`ldmatrix`, `mma`) need every live lane of the warp (`n`
+/// threads) active.
+fn whole_warp(active: u32, n: usize, what: &str, line: u32) -> Result<(), RunError> {
+    if active.count_ones() as usize == n.min(32) {
+        return Ok(());
+    }
+    Err(RunError::Unsupported {
+        reason: format!(
+            "{what} with part of the warp inactive (it is .aligned: all lanes must execute it)"
+        ),
+        line,
+    })
+}
+
 fn trap_of(cta: &Cta<'_>, line: u32, t: &Thread, message: String) -> RunError {
     RunError::Trap {
         message,
@@ -784,12 +798,7 @@ impl Cta<'_> {
                 }
             }
             Op::Ldmatrix => {
-                if active.count_ones() as usize != n.min(32) {
-                    return Err(RunError::Unsupported {
-                        reason: "ldmatrix with part of the warp inactive (it is .aligned: all lanes must execute it)".into(),
-                        line: inst.line,
-                    });
-                }
+                whole_warp(active, n, "ldmatrix", inst.line)?;
                 // Threads 8i..8i+7 give the row addresses of matrix i (rows of 8 b16 values).
                 let space = inst.mods.space.unwrap_or(Space::Generic);
                 let nmat = inst.mods.xn.max(1) as usize;
@@ -821,12 +830,7 @@ impl Cta<'_> {
                 }
             }
             Op::Mma => {
-                if active.count_ones() as usize != n.min(32) {
-                    return Err(RunError::Unsupported {
-                        reason: "mma with part of the warp inactive (it is .aligned: all lanes must execute it)".into(),
-                        line: inst.line,
-                    });
-                }
+                whole_warp(active, n, "mma", inst.line)?;
                 self.mma(w, active, f, inst);
             }
             _ => unreachable!("not a collective"),
@@ -1052,6 +1056,15 @@ impl Cta<'_> {
         }
     }
 
+    /// Where an address lies, for trap messages: global addresses name their allocation.
+    fn where_is(&self, space: Space, addr: u64) -> String {
+        if matches!(space, Space::Global | Space::Generic) {
+            self.mem.describe(addr)
+        } else {
+            format!("{addr:#x}")
+        }
+    }
+
     fn load(
         &mut self,
         w: usize,
@@ -1077,18 +1090,14 @@ impl Cta<'_> {
             }
         };
         if !ok {
-            let what = if matches!(space, Space::Global | Space::Generic) {
-                self.mem.describe(addr)
-            } else {
-                format!("{addr:#x}")
-            };
             return Err(trap_of(
                 self,
                 line,
                 t,
                 format!(
-                    "out-of-bounds {n}-byte load from {} memory: {what}",
-                    space_name(space)
+                    "out-of-bounds {n}-byte load from {} memory: {}",
+                    space_name(space),
+                    self.where_is(space, addr)
                 ),
             ));
         }
@@ -1124,18 +1133,14 @@ impl Cta<'_> {
         };
         if !ok {
             let t = &self.warps[w][l];
-            let what = if matches!(space, Space::Global | Space::Generic) {
-                self.mem.describe(addr)
-            } else {
-                format!("{addr:#x}")
-            };
             return Err(trap_of(
                 self,
                 line,
                 t,
                 format!(
-                    "out-of-bounds or read-only {n}-byte store to {} memory: {what}",
-                    space_name(space)
+                    "out-of-bounds or read-only {n}-byte store to {} memory: {}",
+                    space_name(space),
+                    self.where_is(space, addr)
                 ),
             ));
         }
@@ -1742,43 +1747,22 @@ impl Cta<'_> {
             Op::Cvt => {
                 let (dty, sty) = (m.ty(), m.ty2());
                 match (dty, sty) {
-                    (Ty::F16x2 | Ty::Bf16x2, Ty::F32) => {
-                        let fmt = if dty == Ty::F16x2 {
-                            float::F16
-                        } else {
-                            float::BF16
-                        };
+                    // Two f32 sources packed into one register (the first in the high half).
+                    (Ty::F16x2 | Ty::Bf16x2 | Ty::E4m3x2 | Ty::E5m2x2, Ty::F32) => {
+                        let (fmt, w) = packed_elem(dty);
                         let hi = cvt_float(g!(1, Ty::F32), Ty::F32, fmt, m);
                         let lo = cvt_float(g!(2, Ty::F32), Ty::F32, fmt, m);
-                        put!(0, Ty::B32, (hi << 16) | lo);
-                    }
-                    (Ty::E4m3x2 | Ty::E5m2x2, Ty::F32) => {
-                        let fmt = if dty == Ty::E4m3x2 {
-                            float::E4M3
-                        } else {
-                            float::E5M2
-                        };
-                        let hi = cvt_float(g!(1, Ty::F32), Ty::F32, fmt, m);
-                        let lo = cvt_float(g!(2, Ty::F32), Ty::F32, fmt, m);
-                        put!(0, Ty::B16, (hi << 8) | lo);
+                        put!(0, packed_ty(w), (hi << w) | lo);
                     }
                     (Ty::E4m3x2 | Ty::E5m2x2, Ty::F16x2) => {
-                        let fmt = if dty == Ty::E4m3x2 {
-                            float::E4M3
-                        } else {
-                            float::E5M2
-                        };
+                        let (fmt, _) = packed_elem(dty);
                         let x = g!(1, Ty::B32);
                         let hi = cvt_float(x >> 16, Ty::F16, fmt, m);
                         let lo = cvt_float(x & 0xffff, Ty::F16, fmt, m);
                         put!(0, Ty::B16, (hi << 8) | lo);
                     }
                     (Ty::F16x2, Ty::E4m3x2 | Ty::E5m2x2) => {
-                        let sfmt = if sty == Ty::E4m3x2 {
-                            float::E4M3
-                        } else {
-                            float::E5M2
-                        };
+                        let (sfmt, _) = packed_elem(sty);
                         let x = g!(1, Ty::B16);
                         let conv = |b: u64| {
                             let v = sfmt.to_f64(b);
@@ -2146,6 +2130,22 @@ fn int_range(ty: Ty) -> (i128, i128) {
     }
 }
 
+/// The element format and width in bits of a packed pair type (`.f16x2`, `.bf16x2`,
+/// `.e4m3x2`, `.e5m2x2`).
+fn packed_elem(ty: Ty) -> (Fmt, u32) {
+    match ty {
+        Ty::F16x2 => (float::F16, 16),
+        Ty::Bf16x2 => (float::BF16, 16),
+        Ty::E4m3x2 => (float::E4M3, 8),
+        _ => (float::E5M2, 8),
+    }
+}
+
+/// The bit type holding a packed pair of `w`-bit elements.
+fn packed_ty(w: u32) -> Ty {
+    if w == 16 { Ty::B32 } else { Ty::B16 }
+}
+
 fn fmt_of(ty: Ty) -> Fmt {
     match ty {
         Ty::F16 | Ty::F16x2 => float::F16,
@@ -2169,8 +2169,8 @@ fn flush_in(ty: Ty, bits: u64, ftz: bool) -> u64 {
         return bits;
     }
     match ty {
-        Ty::F32 => float::ftz32(bits as u32) as u64,
-        Ty::F16 => float::ftz16(bits as u16) as u64,
+        Ty::F32 => float::F32.ftz(bits & 0xffff_ffff),
+        Ty::F16 => float::F16.ftz(bits & 0xffff),
         _ => bits,
     }
 }

@@ -35,31 +35,11 @@ pub struct Fmt {
     pub ieee: bool,
 }
 
-pub const F64: Fmt = Fmt {
-    ebits: 11,
-    mbits: 52,
-    ieee: true,
-};
-pub const F32: Fmt = Fmt {
-    ebits: 8,
-    mbits: 23,
-    ieee: true,
-};
-pub const F16: Fmt = Fmt {
-    ebits: 5,
-    mbits: 10,
-    ieee: true,
-};
-pub const BF16: Fmt = Fmt {
-    ebits: 8,
-    mbits: 7,
-    ieee: true,
-};
-pub const E5M2: Fmt = Fmt {
-    ebits: 5,
-    mbits: 2,
-    ieee: true,
-};
+pub const F64: Fmt = Fmt::ieee(11, 52);
+pub const F32: Fmt = Fmt::ieee(8, 23);
+pub const F16: Fmt = Fmt::ieee(5, 10);
+pub const BF16: Fmt = Fmt::ieee(8, 7);
+pub const E5M2: Fmt = Fmt::ieee(5, 2);
 pub const E4M3: Fmt = Fmt {
     ebits: 4,
     mbits: 3,
@@ -67,6 +47,25 @@ pub const E4M3: Fmt = Fmt {
 };
 
 impl Fmt {
+    /// An IEEE-style format with `ebits` exponent and `mbits` stored mantissa bits.
+    const fn ieee(ebits: u32, mbits: u32) -> Fmt {
+        Fmt {
+            ebits,
+            mbits,
+            ieee: true,
+        }
+    }
+
+    /// Flushes a subnormal (given as bits of this format) to a zero of the same sign.
+    pub fn ftz(self, bits: u64) -> u64 {
+        let exponent = ((1u64 << self.ebits) - 1) << self.mbits;
+        if bits & exponent == 0 {
+            bits & (1 << (self.ebits + self.mbits))
+        } else {
+            bits
+        }
+    }
+
     fn bias(self) -> i32 {
         (1 << (self.ebits - 1)) - 1
     }
@@ -371,24 +370,6 @@ pub fn from_int(x: i128, mode: Rnd, fmt: Fmt) -> u64 {
     round(s, err.cmp(&0), mode, fmt, false)
 }
 
-/// Flushes an f32 subnormal (given as bits) to a zero of the same sign.
-pub fn ftz32(bits: u32) -> u32 {
-    if bits & 0x7f80_0000 == 0 {
-        bits & 0x8000_0000
-    } else {
-        bits
-    }
-}
-
-/// Flushes an f16 subnormal to a zero of the same sign.
-pub fn ftz16(bits: u16) -> u16 {
-    if bits & 0x7c00 == 0 {
-        bits & 0x8000
-    } else {
-        bits
-    }
-}
-
 /// `.sat` for floats: clamps to [0, 1], NaN to +0.
 pub fn sat(x: f64) -> f64 {
     if x.is_nan() { 0.0 } else { x.clamp(0.0, 1.0) }
@@ -397,6 +378,25 @@ pub fn sat(x: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The next value of a xorshift64 sequence (test inputs: every bit pattern, NaNs included).
+    fn xorshift(x: &mut u64) -> u64 {
+        *x ^= *x << 13;
+        *x ^= *x >> 7;
+        *x ^= *x << 17;
+        *x
+    }
+
+    #[test]
+    fn ftz_flushes_subnormals_only() {
+        assert_eq!(F32.ftz(0x0000_0001), 0);
+        assert_eq!(F32.ftz(0x807f_ffff), 0x8000_0000);
+        assert_eq!(F32.ftz(0x0080_0000), 0x0080_0000);
+        assert_eq!(F32.ftz(0x7fc0_0000), 0x7fc0_0000);
+        assert_eq!(F16.ftz(0x03ff), 0);
+        assert_eq!(F16.ftz(0x8001), 0x8000);
+        assert_eq!(F16.ftz(0x0400), 0x0400);
+    }
 
     fn r32(x: f64, mode: Rnd) -> f32 {
         f32::from_bits(round(x, Ordering::Equal, mode, F32, false) as u32)
@@ -407,10 +407,7 @@ mod tests {
         // Rust's `as f32` is round-to-nearest-even: compare on many values, subnormals included.
         let mut x: u64 = 0x1234_5678_9abc_def1;
         for _ in 0..200_000 {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            let v = f64::from_bits(x);
+            let v = f64::from_bits(xorshift(&mut x));
             if v.is_nan() {
                 continue;
             }
@@ -445,10 +442,7 @@ mod tests {
     fn directed_modes_bracket_the_value() {
         let mut x: u64 = 0x0bad_cafe_dead_beef;
         for _ in 0..100_000 {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            let v = f64::from_bits(x);
+            let v = f64::from_bits(xorshift(&mut x));
             if !v.is_finite() || v.abs() > 1e38 || v.abs() < 1e-37 {
                 continue;
             }

@@ -30,6 +30,14 @@ fn align_up(x: u64, a: u64) -> u64 {
     x.div_ceil(a) * a
 }
 
+/// Allocates `size` bytes aligned to `align` at the end of a region whose current size is
+/// `*end`; returns the offset.
+fn bump(end: &mut u64, align: u64, size: u64) -> u64 {
+    let off = align_up(*end, align);
+    *end = off + size;
+    off
+}
+
 struct LineIndex {
     starts: Vec<u32>,
 }
@@ -131,39 +139,24 @@ pub fn lower(text: &str, file: &ast::SourceFile) -> Result<Module, LowerError> {
             let size = elem * count;
             let align = g.align().map(u64::from).unwrap_or(elem).max(1);
             let var = match space.as_str() {
-                ".global" => {
-                    let off = align_up(m.globals.len() as u64, align);
-                    m.globals.resize((off + size.max(1)) as usize, 0);
-                    init_bytes(
-                        &d,
-                        ty,
-                        &mut m.globals,
-                        off,
-                        line,
-                        &globals,
-                        &mut m.relocs,
-                        false,
-                    )?;
+                ".global" | ".const" => {
+                    // Initialized data: a zero-filled slot (at least one byte) in the module's
+                    // global or constant image, then the initializer.
+                    let in_const = space == ".const";
+                    let image = if in_const {
+                        &mut m.consts
+                    } else {
+                        &mut m.globals
+                    };
+                    let off = align_up(image.len() as u64, align);
+                    image.resize((off + size.max(1)) as usize, 0);
+                    init_bytes(&d, ty, image, off, line, &globals, &mut m.relocs, in_const)?;
                     VarRef {
-                        space: Space::Global,
-                        loc: Loc::Static(off),
-                    }
-                }
-                ".const" => {
-                    let off = align_up(m.consts.len() as u64, align);
-                    m.consts.resize((off + size.max(1)) as usize, 0);
-                    init_bytes(
-                        &d,
-                        ty,
-                        &mut m.consts,
-                        off,
-                        line,
-                        &globals,
-                        &mut m.relocs,
-                        true,
-                    )?;
-                    VarRef {
-                        space: Space::Const,
+                        space: if in_const {
+                            Space::Const
+                        } else {
+                            Space::Global
+                        },
                         loc: Loc::Static(off),
                     }
                 }
@@ -176,8 +169,7 @@ pub fn lower(text: &str, file: &ast::SourceFile) -> Result<Module, LowerError> {
                             loc: Loc::Static(u64::MAX),
                         }
                     } else {
-                        let off = align_up(m.shared_static, align);
-                        m.shared_static = off + size;
+                        let off = bump(&mut m.shared_static, align, size);
                         VarRef {
                             space: Space::Shared,
                             loc: Loc::Static(off),
@@ -186,8 +178,7 @@ pub fn lower(text: &str, file: &ast::SourceFile) -> Result<Module, LowerError> {
                 }
                 ".local" => {
                     // Module-scope .local: per-thread storage below every call frame.
-                    let off = align_up(m.local_static, align);
-                    m.local_static = off + size;
+                    let off = bump(&mut m.local_static, align, size);
                     VarRef {
                         space: Space::Local,
                         loc: Loc::Static(off),
@@ -616,8 +607,7 @@ impl FnCx<'_> {
             }));
         }
         let align = p.align().map(u64::from).unwrap_or(ty.size() as u64).max(1);
-        let off = align_up(self.param_size, align);
-        self.param_size = off + size;
+        let off = bump(&mut self.param_size, align, size);
         let loc = if kernel {
             Loc::Static(off)
         } else {
@@ -711,16 +701,14 @@ impl FnCx<'_> {
                         .max(1);
                     let var = match space.as_str() {
                         ".local" => {
-                            let off = align_up(self.local_size, align);
-                            self.local_size = off + size;
+                            let off = bump(&mut self.local_size, align, size);
                             VarRef {
                                 space: Space::Local,
                                 loc: Loc::FrameLocal(off),
                             }
                         }
                         ".param" => {
-                            let off = align_up(self.param_size, align);
-                            self.param_size = off + size;
+                            let off = bump(&mut self.param_size, align, size);
                             VarRef {
                                 space: Space::Param,
                                 loc: Loc::FrameParam(off),
@@ -735,8 +723,7 @@ impl FnCx<'_> {
                                     loc: Loc::Static(u64::MAX),
                                 }
                             } else {
-                                let off = align_up(*self.shared_static, align);
-                                *self.shared_static = off + size;
+                                let off = bump(self.shared_static, align, size);
                                 VarRef {
                                     space: Space::Shared,
                                     loc: Loc::Static(off),

@@ -6,30 +6,7 @@
 //! Linux, by the CPU time the process used (which stays meaningful when other jobs load the
 //! machine). Skips with a message if the corpus is absent.
 
-use std::path::{Path, PathBuf};
 use std::time::Instant;
-
-fn corpus_dir() -> PathBuf {
-    if let Some(dir) = std::env::var_os("KILN_CORPUS") {
-        return PathBuf::from(dir);
-    }
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus")
-}
-
-fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let mut entries: Vec<_> = entries.filter_map(Result::ok).map(|e| e.path()).collect();
-    entries.sort();
-    for path in entries {
-        if path.is_dir() {
-            collect(&path, out);
-        } else if path.extension().is_some_and(|e| e == "ptx") {
-            out.push(path);
-        }
-    }
-}
 
 /// User + system CPU seconds of this process, from `/proc/self/stat` (fields 14 and 15, in
 /// clock ticks of 1/100 s, the value of `getconf CLK_TCK` on Linux x86-64). `None` elsewhere.
@@ -75,16 +52,10 @@ fn scaling() {
 
 fn main() {
     scaling();
-    let dir = corpus_dir();
-    if !dir.is_dir() {
-        println!(
-            "skipping: corpus not found at {} (set KILN_CORPUS)",
-            dir.display()
-        );
+    let Some(dir) = test_support::corpus_or_skip() else {
         return;
-    }
-    let mut files = Vec::new();
-    collect(&dir, &mut files);
+    };
+    let files = test_support::ptx_files(&dir);
     let texts: Vec<String> = files
         .iter()
         .filter_map(|p| std::fs::read(p).ok())

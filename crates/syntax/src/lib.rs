@@ -167,13 +167,13 @@ fn parse_with_errors(text: &str, mut errors: Vec<SyntaxError>) -> Parse {
     }
 }
 
-/// Parses bytes that should be UTF-8 PTX.
+/// Decodes bytes that should be UTF-8 PTX, the one decoder behind [`parse_bytes`] and the
+/// database's file inputs.
 ///
 /// Invalid UTF-8 sequences are replaced by U+FFFD (as [`String::from_utf8_lossy`] does) and
-/// each is reported as an error naming its byte offset in `bytes`; the error's range covers
-/// the replacement character in the decoded text. Returns the decoded text (which the tree
-/// round-trips to) and the parse.
-pub fn parse_bytes(bytes: &[u8]) -> (String, Parse) {
+/// each is reported as an error naming the bytes and their offset in `bytes`; the error's
+/// range covers the replacement character in the decoded text.
+pub fn decode_utf8(bytes: &[u8]) -> (String, Vec<SyntaxError>) {
     let mut text = String::with_capacity(bytes.len());
     let mut errors = Vec::new();
     let mut byte_off = 0usize;
@@ -185,14 +185,26 @@ pub fn parse_bytes(bytes: &[u8]) -> (String, Parse) {
             let start = text.len();
             text.push(char::REPLACEMENT_CHARACTER);
             if start + 3 <= MAX_TEXT_LEN {
+                let bad: Vec<String> = invalid.iter().map(|b| format!("{b:#04x}")).collect();
                 errors.push(SyntaxError {
-                    message: format!("invalid UTF-8 at byte offset {byte_off}"),
+                    message: format!(
+                        "invalid UTF-8 byte sequence {} at byte offset {byte_off}",
+                        bad.join(" ")
+                    ),
                     range: TextRange::new((start as u32).into(), ((start + 3) as u32).into()),
                 });
             }
             byte_off += invalid.len();
         }
     }
+    (text, errors)
+}
+
+/// Parses bytes that should be UTF-8 PTX, decoded by [`decode_utf8`] (whose errors come
+/// first among the parse's). Returns the decoded text (which the tree round-trips to) and the
+/// parse.
+pub fn parse_bytes(bytes: &[u8]) -> (String, Parse) {
+    let (text, errors) = decode_utf8(bytes);
     let parse = parse_with_errors(&text, errors);
     (text, parse)
 }

@@ -1,17 +1,34 @@
 //! The kinds of tokens and nodes in a PTX syntax tree.
 
-/// Every token and node kind of the PTX syntax tree.
-///
-/// Tokens come first (up to [`SyntaxKind::EOF`]), nodes after. The lexer produces only token
-/// kinds; the parser wraps them in nodes. `ERROR` is the node that wraps tokens the parser could
-/// not make sense of; `ERROR_TOKEN` is a character the lexer did not recognise.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-#[repr(u16)]
-#[allow(non_camel_case_types, clippy::upper_case_acronyms)]
-pub enum SyntaxKind {
+/// Declares [`SyntaxKind`] from one list of kinds, together with `SyntaxKind::ALL` (every kind
+/// in declaration order, so that `ALL[k as usize] == k`), which turns raw numbers back into
+/// kinds. A new kind is added in one place.
+macro_rules! syntax_kinds {
+    ($($(#[$meta:meta])* $kind:ident,)*) => {
+        /// Every token and node kind of the PTX syntax tree.
+        ///
+        /// Tokens come first (up to [`SyntaxKind::EOF`]), nodes after. The lexer produces only
+        /// token kinds; the parser wraps them in nodes. `ERROR` is the node that wraps tokens
+        /// the parser could not make sense of; `ERROR_TOKEN` is a character the lexer did not
+        /// recognise.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        #[repr(u16)]
+        #[allow(non_camel_case_types, clippy::upper_case_acronyms)]
+        pub enum SyntaxKind {
+            $($(#[$meta])* $kind,)*
+        }
+
+        impl SyntaxKind {
+            /// Every kind, in declaration order (index = raw value).
+            const ALL: &'static [SyntaxKind] = &[$(SyntaxKind::$kind,)*];
+        }
+    };
+}
+
+syntax_kinds! {
     // ---- trivia ----
     /// Spaces, tabs and line breaks.
-    WHITESPACE = 0,
+    WHITESPACE,
     /// `// ...` up to (not including) the line break, or `/* ... */`.
     COMMENT,
     // ---- tokens ----
@@ -172,96 +189,9 @@ impl SyntaxKind {
     }
 
     fn from_u16(raw: u16) -> SyntaxKind {
-        // Every kind in `0..=__LAST` is listed here in declaration order.
-        const ALL: &[SyntaxKind] = &[
-            WHITESPACE,
-            COMMENT,
-            IDENT,
-            DOT_IDENT,
-            INT_NUMBER,
-            FLOAT_NUMBER,
-            STRING,
-            L_CURLY,
-            R_CURLY,
-            L_PAREN,
-            R_PAREN,
-            L_BRACK,
-            R_BRACK,
-            SEMICOLON,
-            COMMA,
-            COLON,
-            AT,
-            BANG,
-            PLUS,
-            MINUS,
-            STAR,
-            SLASH,
-            PERCENT,
-            LT,
-            GT,
-            EQ,
-            PIPE,
-            AMP,
-            CARET,
-            TILDE,
-            QUESTION,
-            DOT,
-            HASH,
-            SHL,
-            SHR,
-            AMP2,
-            PIPE2,
-            EQ2,
-            NEQ,
-            LTEQ,
-            GTEQ,
-            ERROR_TOKEN,
-            EOF,
-            SOURCE_FILE,
-            ERROR,
-            VERSION_DIRECTIVE,
-            TARGET_DIRECTIVE,
-            ADDRESS_SIZE_DIRECTIVE,
-            FILE_DIRECTIVE,
-            SECTION,
-            DATA_DIRECTIVE,
-            FUNCTION,
-            RET_PARAM_LIST,
-            PARAM_LIST,
-            PARAM,
-            PERF_DIRECTIVE,
-            BLOCK,
-            GLOBAL_VAR,
-            VAR_DECL,
-            DECLARATOR,
-            ALIGN,
-            ATTRIBUTE,
-            PARAM_COUNT,
-            ARRAY_DIM,
-            INITIALIZER,
-            INIT_LIST,
-            FIELD_INIT,
-            LABEL,
-            INSTRUCTION,
-            GUARD,
-            DIRECTIVE,
-            NAME_REF,
-            LITERAL,
-            VECTOR_OPERAND,
-            ADDRESS,
-            ARG_LIST,
-            PREFIX_EXPR,
-            BIN_EXPR,
-            PAREN_EXPR,
-            CALL_EXPR,
-            CAST_EXPR,
-            TERNARY_EXPR,
-            INDEX_EXPR,
-            __LAST,
-        ];
         // Raw kinds only come from trees we built, so they are always in range; map anything
         // else to ERROR rather than panicking.
-        ALL.get(raw as usize).copied().unwrap_or(ERROR)
+        SyntaxKind::ALL.get(raw as usize).copied().unwrap_or(ERROR)
     }
 }
 

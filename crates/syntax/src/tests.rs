@@ -722,6 +722,23 @@ fn deep_nesting_is_reported_not_overflowing() {
 }
 
 #[test]
+fn decode_utf8_reports_each_invalid_sequence() {
+    let (text, errors) = crate::decode_utf8(b"ab\xffcd\xe2\x82");
+    assert_eq!(text, "ab\u{fffd}cd\u{fffd}");
+    let msgs: Vec<_> = errors
+        .iter()
+        .map(|e| format!("{:?} {}", e.range, e.message))
+        .collect();
+    assert_eq!(
+        msgs,
+        [
+            "2..5 invalid UTF-8 byte sequence 0xff at byte offset 2",
+            "7..10 invalid UTF-8 byte sequence 0xe2 0x82 at byte offset 5",
+        ]
+    );
+}
+
+#[test]
 fn invalid_utf8_is_reported_with_byte_offset() {
     let (text, parse) = parse_bytes(b".version 8.4\n\xff\xfe.target sm_90\n");
     assert_eq!(parse.syntax_node().to_string(), text);
@@ -732,10 +749,10 @@ fn invalid_utf8_is_reported_with_byte_offset() {
         .collect();
     expect![[r#"
         [
-            "13..16 invalid UTF-8 at byte offset 13",
+            "13..16 invalid UTF-8 byte sequence 0xff at byte offset 13",
             "13..16 unexpected character",
             "13..16 expected a directive or declaration, found `�`",
-            "16..19 invalid UTF-8 at byte offset 14",
+            "16..19 invalid UTF-8 byte sequence 0xfe at byte offset 14",
             "16..19 unexpected character",
         ]
     "#]]

@@ -4,39 +4,6 @@
 //! The corpus is `$KILN_CORPUS`, else `<workspace>/../shared/corpus`. Without it the tests
 //! print `skipping: ...` and pass.
 
-use std::path::{Path, PathBuf};
-
-fn corpus_dir() -> Option<PathBuf> {
-    let dir = match std::env::var_os("KILN_CORPUS") {
-        Some(d) => PathBuf::from(d),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus"),
-    };
-    if dir.is_dir() {
-        Some(dir)
-    } else {
-        println!(
-            "skipping: corpus not found at {} (set KILN_CORPUS)",
-            dir.display()
-        );
-        None
-    }
-}
-
-fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let mut entries: Vec<_> = entries.filter_map(Result::ok).map(|e| e.path()).collect();
-    entries.sort();
-    for path in entries {
-        if path.is_dir() {
-            collect(&path, out);
-        } else if path.extension().is_some_and(|e| e == "ptx") {
-            out.push(path);
-        }
-    }
-}
-
 fn line_col(text: &str, offset: usize) -> (usize, usize) {
     let before = &text[..offset.min(text.len())];
     let line = before.matches('\n').count() + 1;
@@ -46,9 +13,10 @@ fn line_col(text: &str, offset: usize) -> (usize, usize) {
 
 #[test]
 fn corpus_lossless_and_accepted_files_have_no_errors() {
-    let Some(dir) = corpus_dir() else { return };
-    let mut files = Vec::new();
-    collect(&dir, &mut files);
+    let Some(dir) = test_support::corpus_or_skip() else {
+        return;
+    };
+    let files = test_support::ptx_files(&dir);
     assert!(!files.is_empty(), "no .ptx files under {}", dir.display());
     let mut failures = Vec::new();
     for path in &files {

@@ -16,18 +16,12 @@ fn fixture() -> (PathBuf, String) {
 }
 
 fn ptxas() -> Option<PathBuf> {
-    if let Some(p) = std::env::var_os("KILN_PTXAS") {
-        return Some(PathBuf::from(p));
-    }
-    let home = std::env::var_os("HOME")?;
-    let p = Path::new(&home).join(".cache/kiln-oracle/13.0.88/bin/ptxas");
-    p.is_file().then_some(p)
+    test_support::oracle_tool("ptxas")
 }
 
 #[test]
 fn ptxas_accepts_the_fixture() {
-    let Some(ptxas) = ptxas() else {
-        println!("skipping: ptxas not installed (run `cargo xtask oracle` or set KILN_PTXAS)");
+    let Some(ptxas) = test_support::oracle_tool_or_skip("ptxas") else {
         return;
     };
     let (path, _) = fixture();

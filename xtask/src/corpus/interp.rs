@@ -5,7 +5,18 @@
 //! dynamic shared memory, two u64 parameters (input pointer, output pointer); warp tests
 //! (`test_ptx_warp`) pass the output buffer for both. The output buffer starts zeroed.
 //! Tests without run data are listed as skipped. The last line is
-//! `RESULT interp tests=<n> pass=<n> fail=<n> unsupported=<n> panics=<n>`.
+//! `RESULT interp tests=<n> pass=<n> fail=<n> unsupported=<n> panics=<n> oob_tolerated=<n>`.
+//!
+//! Out-of-bounds global accesses. The harness launches every warp test with 64 threads, but
+//! some of those kernels are written for one warp: the second warp indexes past a module
+//! global and stores past the output buffer, which on a GPU lands in mapped memory beyond the
+//! small `cuMemAlloc` buffer and goes unnoticed (the comparison covers only the output
+//! buffer). To reproduce that harness faithfully the global memory here tolerates accesses
+//! outside every allocation ([`interp::Memory::tolerate_unowned`]: stores go to a separate
+//! sparse memory, never into the compared buffer); a test that needed it still has to match
+//! byte for byte, and is listed (`pass-oob`) and counted in `oob_tolerated` with the number
+//! and first of its stray accesses. Shared, local, param and const accesses stay
+//! bounds-checked, as they are on the hardware.
 
 use std::path::Path;
 
@@ -16,6 +27,8 @@ use super::{CorpusArgs, catch, par_map, quiet_panics, read_text};
 #[derive(Debug)]
 enum Outcome {
     Pass,
+    /// Passed, but made this many global accesses outside every allocation (first described).
+    PassOob(u64, String),
     Fail(String),
     Unsupported(String),
     Panic(String),
@@ -64,6 +77,7 @@ fn run_one(dir: &Path, t: &Json) -> Outcome {
         return Outcome::Fail(format!("no kernel `{name}`"));
     };
     let mut mem = interp::Memory::new();
+    mem.tolerate_unowned();
     prog.load(&mut mem);
     let out = mem.alloc("output", vec![0; expected.len()]);
     let inp = match input {
@@ -89,11 +103,14 @@ fn run_one(dir: &Path, t: &Json) -> Outcome {
         Err(interp::RunError::Unsupported { reason, line }) => {
             return Outcome::Unsupported(format!("line {line}: {reason}"));
         }
-        Err(e) => return Outcome::Fail(e.to_string()),
+        Err(e) => return Outcome::Fail(format!("{e}{}", oob_note(&mem))),
     }
     let got = &mem.buffer(out).expect("output buffer").data;
     if *got == expected {
-        Outcome::Pass
+        match mem.unowned_accesses() {
+            (0, _) => Outcome::Pass,
+            (n, first) => Outcome::PassOob(n, first.unwrap_or_default().to_string()),
+        }
     } else {
         let first = got
             .iter()
@@ -101,10 +118,22 @@ fn run_one(dir: &Path, t: &Json) -> Outcome {
             .position(|(a, b)| a != b)
             .unwrap_or(0);
         Outcome::Fail(format!(
-            "output differs from byte {first}: got {} expected {}",
+            "output differs from byte {first}: got {} expected {}{}",
             hex(&got[first..(first + 8).min(got.len())]),
-            hex(&expected[first..(first + 8).min(expected.len())])
+            hex(&expected[first..(first + 8).min(expected.len())]),
+            oob_note(&mem)
         ))
+    }
+}
+
+/// `; N out-of-bounds global accesses (first: ...)` when there were any.
+fn oob_note(mem: &interp::Memory) -> String {
+    match mem.unowned_accesses() {
+        (0, _) => String::new(),
+        (n, first) => format!(
+            "; {n} out-of-bounds global accesses (first: {})",
+            first.unwrap_or_default()
+        ),
     }
 }
 
@@ -129,7 +158,7 @@ pub fn run(args: &CorpusArgs) -> Result<(), String> {
             Err(p) => Outcome::Panic(p),
         }
     });
-    let (mut pass, mut fail, mut unsup, mut panics) = (0, 0, 0, 0);
+    let (mut pass, mut fail, mut unsup, mut panics, mut oob) = (0, 0, 0, 0, 0);
     for (t, r) in runnable.iter().zip(&results) {
         let name = t.get("name").and_then(Json::as_str).unwrap_or("?");
         match r {
@@ -138,6 +167,13 @@ pub fn run(args: &CorpusArgs) -> Result<(), String> {
                 if verbose {
                     println!("pass        {name}");
                 }
+            }
+            Outcome::PassOob(n, first) => {
+                pass += 1;
+                oob += 1;
+                println!(
+                    "pass-oob    {name}: byte-exact, after {n} out-of-bounds global accesses tolerated as on the GPU (first: {first})"
+                );
             }
             Outcome::Fail(m) => {
                 fail += 1;
@@ -191,7 +227,7 @@ pub fn run(args: &CorpusArgs) -> Result<(), String> {
         "corpus lowering: {lower_ok} files lowered, {lower_err} refused with a message (-v lists them)"
     );
     println!(
-        "RESULT interp tests={} pass={pass} fail={fail} unsupported={unsup} panics={panics}",
+        "RESULT interp tests={} pass={pass} fail={fail} unsupported={unsup} panics={panics} oob_tolerated={oob}",
         runnable.len()
     );
     Ok(())

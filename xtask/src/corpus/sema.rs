@@ -5,6 +5,13 @@
 //! Last line: `RESULT sema files=<n> accepted_ok=<n> rejected_ok=<n> false_errors=<n>
 //! missed_errors=<n> panics=<n>` (plus `line_ok=<n>/<m>`: rejected files where our first
 //! error is on ptxas's line, out of those where ptxas names a line).
+//!
+//! Files where ptxas has no verdict because it crashed (`rejected.tsv` says `ptxas crashed
+//! (signal N)`) are neither accepted nor rejected: they are listed as `CRASH` with our verdict
+//! and counted in `oracle_crashes=<n>`, appended to the RESULT line. The one such corpus file,
+//! `implicit_param.ptx`, reads a kernel-body `.param` variable with `ld.param`; ptxas 13.0.88
+//! segfaults on that, and `hir` warns about it (docs/arch/hir.md says why it is a warning and
+//! not an error).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -78,8 +85,8 @@ fn ptxas_warned(
     (warned, listed)
 }
 
-/// ptxas's error line per rejected file, from `rejected.tsv` (`None` when it names none).
-fn ptxas_lines(dir: &Path) -> HashMap<PathBuf, Option<usize>> {
+/// ptxas's message per rejected file, from `rejected.tsv`.
+fn ptxas_messages(dir: &Path) -> HashMap<PathBuf, String> {
     let mut out = HashMap::new();
     let Ok(text) = std::fs::read_to_string(dir.join("rejected.tsv")) else {
         return out;
@@ -88,14 +95,17 @@ fn ptxas_lines(dir: &Path) -> HashMap<PathBuf, Option<usize>> {
         let Some((file, msg)) = l.split_once('\t') else {
             continue;
         };
-        let line = msg
-            .split("line ")
-            .nth(1)
-            .and_then(|r| r.split(';').next())
-            .and_then(|n| n.trim().parse().ok());
-        out.insert(PathBuf::from(file), line);
+        out.insert(PathBuf::from(file), msg.to_string());
     }
     out
+}
+
+/// The line a ptxas message names (`..., line N; error : ...`), if any.
+fn message_line(msg: &str) -> Option<usize> {
+    msg.split("line ")
+        .nth(1)
+        .and_then(|r| r.split(';').next())
+        .and_then(|n| n.trim().parse().ok())
 }
 
 pub fn run(args: &CorpusArgs) -> Result<(), String> {
@@ -103,7 +113,7 @@ pub fn run(args: &CorpusArgs) -> Result<(), String> {
     if files.is_empty() {
         return Err(format!("no .ptx files under {}", args.dir.display()));
     }
-    let lines = ptxas_lines(&args.dir);
+    let messages = ptxas_messages(&args.dir);
     quiet_panics();
     let results = par_map("sema", &files, |rel| {
         let text = read_text(&args.dir.join(rel));
@@ -136,31 +146,54 @@ pub fn run(args: &CorpusArgs) -> Result<(), String> {
         results.into_iter().map(|r| r.map(|(e, _)| e)).collect();
     let mut groups = GroupCounts::default();
     let (mut acc_ok, mut rej_ok, mut false_err, mut missed, mut panics) = (0, 0, 0, 0, 0);
+    let mut crashes = 0;
     let (mut line_ok, mut line_named) = (0, 0);
     for (rel, r) in files.iter().zip(&results) {
         let accepted = is_accepted(rel);
         let g = group_of(rel);
+        // ptxas's "verdict" when it crashed: `ptxas crashed (signal N)`.
+        let crash = (!accepted)
+            .then(|| messages.get(rel))
+            .flatten()
+            .filter(|m| super::crash_signal(m).is_some())
+            .cloned();
+        let warned_here = crash.is_some()
+            && read_text(&args.dir.join(rel)).is_ok_and(|t| catch(|| has_warning(&t)) == Ok(true));
         match r {
             Err(p) => {
                 panics += 1;
                 println!("PANIC   {}: {p}", rel.display());
-                groups.add(&g, &[0, 0, 0, 0, 1]);
+                groups.add(&g, &[0, 0, 0, 0, 1, 0]);
             }
             Ok(None) if accepted => {
                 acc_ok += 1;
-                groups.add(&g, &[1, 0, 0, 0, 0]);
+                groups.add(&g, &[1, 0, 0, 0, 0, 0]);
             }
             Ok(Some((line, msg))) if accepted => {
                 false_err += 1;
                 println!("FALSE   {}:{line}: {msg}", rel.display());
-                groups.add(&g, &[0, 0, 1, 0, 0]);
+                groups.add(&g, &[0, 0, 1, 0, 0, 0]);
+            }
+            Ok(ours) if crash.is_some() => {
+                crashes += 1;
+                let ours = match ours {
+                    Some((line, msg)) => format!("we reject (line {line}: {msg})"),
+                    None if warned_here => "we accept with a warning".to_string(),
+                    None => "we accept".to_string(),
+                };
+                println!(
+                    "CRASH   {}: no verdict, {}; {ours}",
+                    rel.display(),
+                    crash.as_deref().unwrap_or("")
+                );
+                groups.add(&g, &[0, 0, 0, 0, 0, 1]);
             }
             Ok(Some((line, msg))) => {
                 rej_ok += 1;
-                groups.add(&g, &[0, 1, 0, 0, 0]);
-                if let Some(Some(want)) = lines.get(rel) {
+                groups.add(&g, &[0, 1, 0, 0, 0, 0]);
+                if let Some(want) = messages.get(rel).and_then(|m| message_line(m)) {
                     line_named += 1;
-                    if *want == *line {
+                    if want == *line {
                         line_ok += 1;
                     } else {
                         println!(
@@ -173,18 +206,18 @@ pub fn run(args: &CorpusArgs) -> Result<(), String> {
             Ok(None) => {
                 missed += 1;
                 println!("MISSED  {}", rel.display());
-                groups.add(&g, &[0, 0, 0, 1, 0]);
+                groups.add(&g, &[0, 0, 0, 1, 0, 0]);
             }
         }
     }
-    groups.print(&["acc_ok", "rej_ok", "false_err", "missed", "panics"]);
+    groups.print(&["acc_ok", "rej_ok", "false_err", "missed", "panics", "crash"]);
     println!("rejected files where our first error is on ptxas's line: {line_ok}/{line_named}");
     println!(
         "warnings: ptxas warns on {} accepted files; we warn on {warn_both} of them, miss {warn_missed}, and warn on {warn_extra} others",
         warn_both + warn_missed
     );
     println!(
-        "RESULT sema files={} accepted_ok={acc_ok} rejected_ok={rej_ok} false_errors={false_err} missed_errors={missed} panics={panics}",
+        "RESULT sema files={} accepted_ok={acc_ok} rejected_ok={rej_ok} false_errors={false_err} missed_errors={missed} panics={panics} oracle_crashes={crashes}",
         files.len()
     );
     Ok(())
