@@ -248,7 +248,7 @@ fn f32src(ctx: &Ctx<'_>, w: &Warp, l: usize, op: &Operand, ftz: bool) -> R<f64> 
         b ^= 0x8000_0000;
     }
     if ftz {
-        b = float::ftz32(b);
+        b = F32.ftz(u64::from(b)) as u32;
     }
     Ok(f64::from(f32::from_bits(b)))
 }
@@ -276,7 +276,7 @@ fn f32fin(bits: u64, ftz: bool, sat: bool) -> u32 {
         };
     }
     if ftz {
-        b = float::ftz32(b);
+        b = F32.ftz(u64::from(b)) as u32;
     }
     b
 }
@@ -1602,7 +1602,7 @@ fn mufu(ctx: &Ctx<'_>, w: &mut Warp, inst: &Inst, l: usize) -> R<()> {
         "TANH" => float::round(x.tanh(), std::cmp::Ordering::Equal, Rnd::Ne, F32, false),
         o => return unsupported(format!("MUFU.{o}")),
     };
-    wr(w, l, d, float::ftz32(r as u32))
+    wr(w, l, d, F32.ftz(u64::from(r as u32)) as u32)
 }
 
 fn f2i(ctx: &Ctx<'_>, w: &mut Warp, inst: &Inst, l: usize) -> R<()> {
@@ -1715,7 +1715,7 @@ fn f2f(ctx: &Ctx<'_>, w: &mut Warp, inst: &Inst, l: usize) -> R<()> {
         "F64" => wr64(w, l, d, r),
         "F32" => {
             if ftz {
-                r = u64::from(float::ftz32(r as u32));
+                r = F32.ftz(u64::from(r as u32));
             }
             wr(w, l, d, f32fin(r, false, inst.has_mod("SAT")))
         }
@@ -1961,12 +1961,16 @@ fn atom(ctx: &mut Ctx<'_>, w: &mut Warp, inst: &Inst, l: usize) -> R<()> {
     let mask = if is64 { u64::MAX } else { 0xffff_ffff };
     let new = match op {
         "ADD" => match ty {
-            "F32" => float::add(
-                f64::from(f32::from_bits(old as u32)),
-                f64::from(f32::from_bits(b as u32)),
-                Rnd::Ne,
-                F32,
-            ),
+            "F32" => {
+                // `.FTZ` flushes subnormal inputs and result.
+                let ftz = |x: u64| if inst.has_mod("FTZ") { F32.ftz(x) } else { x };
+                ftz(float::add(
+                    f64::from(f32::from_bits(ftz(old) as u32)),
+                    f64::from(f32::from_bits(ftz(b) as u32)),
+                    Rnd::Ne,
+                    F32,
+                ))
+            }
             "F64" => float::add(f64::from_bits(old), f64::from_bits(b), Rnd::Ne, F64),
             _ => old.wrapping_add(b) & mask,
         },
