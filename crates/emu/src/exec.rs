@@ -68,6 +68,9 @@ impl std::fmt::Display for EmuError {
 pub struct Stats {
     pub warp_steps: u64,
     pub thread_steps: u64,
+    /// Reads whose value PTX leaves undefined (a `SHFL` from a lane outside the executing
+    /// lanes, which reads that lane's register as it happens to be).
+    pub undefined_reads: u64,
 }
 
 /// What a lane is doing.
@@ -158,6 +161,8 @@ impl Warp {
 pub struct Cta {
     pub id: [u32; 3],
     pub shared: Vec<u8>,
+    /// See [`Stats::undefined_reads`].
+    pub undefined_reads: u64,
 }
 
 /// Everything an instruction may touch besides its warp.
@@ -441,13 +446,16 @@ impl Ctx<'_> {
 }
 
 /// The address of a memory operand for one lane. `wide` = the space has 64-bit addresses.
+/// In a wide space a register base without `.U32` is a 64-bit pair even when nvdisasm does
+/// not print `.64` (`ATOM.E.CAS PT, R7, [R6], ...`, `QSPC.E.S P0, RZ, [R8]`).
 pub fn address(w: &Warp, lane: usize, a: &Address, wide: bool) -> R<u64> {
     let mut v: u64 = 0;
     for t in &a.terms {
         match t {
             AddrTerm::Int(i) => v = v.wrapping_add(*i as u64),
             AddrTerm::Reg { reg, suffixes } => {
-                let is64 = suffixes.iter().any(|s| s == "64");
+                let is64 = suffixes.iter().any(|s| s == "64")
+                    || (wide && reg.file == RegFile::R && !suffixes.iter().any(|s| s == "U32"));
                 let mut scale = 1u64;
                 for s in suffixes {
                     match s.as_str() {
@@ -574,6 +582,7 @@ fn run_cta(
     let mut cta = Cta {
         id,
         shared: vec![0; (shared_static + u64::from(launch.dynamic_shared)) as usize],
+        undefined_reads: 0,
     };
     let mut warps: Vec<Warp> = (0..nwarps)
         .map(|wi| {
@@ -642,6 +651,7 @@ fn run_cta(
         }
         let live = warps.iter().any(|w| w.live_mask() != 0);
         if !live {
+            stats.undefined_reads += cta.undefined_reads;
             return Ok(());
         }
         if !progress {

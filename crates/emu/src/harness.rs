@@ -194,8 +194,12 @@ pub fn compare_kernel(
         params: eparams,
         step_limit: cfg.step_limit,
     };
+    let mut undefined = 0;
     let etrap = match crate::run(&eprog, &mut emem, kernel, &elaunch) {
-        Ok(_) => None,
+        Ok(st) => {
+            undefined = st.undefined_reads;
+            None
+        }
         Err(EmuError::Trap { message, .. }) => Some(message),
         Err(EmuError::Unsupported { reason, .. }) => return Verdict::Unsupported(reason),
         Err(EmuError::StepLimit) => return Verdict::NotComparable("emu: step limit".into()),
@@ -266,6 +270,11 @@ pub fn compare_kernel(
                     .map(|x| format!("{x:02x}"))
                     .collect()
             };
+            if undefined > 0 {
+                return Verdict::NotComparable(format!(
+                    "undefined behaviour: {undefined} SHFL read(s) of lanes outside the executing lanes (PTX leaves the value undefined; the interpreter and the emulator read different stale registers)"
+                ));
+            }
             return Verdict::Differ(format!(
                 "buffer of parameter {} differs in {n} bytes, first at byte {first}: interp {} emu {}",
                 inp.buffers[bi].0,

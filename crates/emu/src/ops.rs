@@ -622,7 +622,7 @@ fn bar(ctx: &mut Ctx<'_>, w: &mut Warp, inst: &Inst, active: u32, exec: u32) -> 
 // ---------------------------------------------------------------------------------------
 // Warp collectives.
 
-fn shfl(ctx: &Ctx<'_>, w: &mut Warp, inst: &Inst, exec: u32) -> R<()> {
+fn shfl(ctx: &mut Ctx<'_>, w: &mut Warp, inst: &Inst, exec: u32) -> R<()> {
     check_mods(inst, &["IDX", "UP", "DOWN", "BFLY"])?;
     let mode = inst.mods.first().map(String::as_str).unwrap_or("");
     let (pd, d, a, b, c) = (
@@ -661,6 +661,9 @@ fn shfl(ctx: &Ctx<'_>, w: &mut Warp, inst: &Inst, exec: u32) -> R<()> {
             m => return unsupported(format!("SHFL.{m}")),
         };
         let src = if ok { j as usize } else { l };
+        if exec >> src & 1 == 0 {
+            ctx.cta.undefined_reads += 1;
+        }
         let v = raw32(ctx, w, src, a)?;
         res.push((l, v, ok));
     }
@@ -674,8 +677,12 @@ fn shfl(ctx: &Ctx<'_>, w: &mut Warp, inst: &Inst, exec: u32) -> R<()> {
 fn vote(ctx: &Ctx<'_>, w: &mut Warp, inst: &Inst, exec: u32) -> R<()> {
     check_mods(inst, &["ANY", "ALL", "EQ"])?;
     let _ = ctx;
-    // VOTE.mode Rd, Pd, Psrc
-    let (d, pd, s) = (op_at(inst, 0)?, op_at(inst, 1)?, op_at(inst, 2)?);
+    // VOTE.mode Rd, Pd, Psrc, or VOTE.mode Pd, Psrc (no ballot register).
+    let (d, pd, s) = if inst.operands.len() == 2 {
+        (None, op_at(inst, 0)?, op_at(inst, 1)?)
+    } else {
+        (Some(op_at(inst, 0)?), op_at(inst, 1)?, op_at(inst, 2)?)
+    };
     let mut ballot = 0u32;
     for l in lanes(exec) {
         if pred(w, l, s)? {
@@ -690,7 +697,9 @@ fn vote(ctx: &Ctx<'_>, w: &mut Warp, inst: &Inst, exec: u32) -> R<()> {
         ballot == 0 || ballot == exec
     };
     for l in lanes(exec) {
-        wr(w, l, d, ballot)?;
+        if let Some(d) = d {
+            wr(w, l, d, ballot)?;
+        }
         wp(w, l, pd, pv)?;
     }
     Ok(())
@@ -746,8 +755,9 @@ fn redux(ctx: &Ctx<'_>, w: &mut Warp, inst: &Inst, exec: u32) -> R<()> {
         let v = raw32(ctx, w, l, a)?;
         acc = Some(match acc {
             None => v,
+            // nvdisasm prints the default operation (sum) without a modifier.
             Some(x) => match inst.mods.first().map(String::as_str) {
-                Some("SUM") => x.wrapping_add(v),
+                Some("SUM") | None => x.wrapping_add(v),
                 Some("AND") => x & v,
                 Some("OR") => x | v,
                 Some("XOR") => x ^ v,
