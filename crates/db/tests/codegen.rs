@@ -218,16 +218,7 @@ fn unsupported_features_fail_closed_with_a_span() {
 }
 
 fn oracle() -> Option<PathBuf> {
-    let dir = std::env::var_os("KILN_ORACLE_BIN")
-        .map(PathBuf::from)
-        .or_else(|| {
-            std::env::var_os("HOME")
-                .map(|h| PathBuf::from(h).join(".cache/kiln-oracle/13.0.88/bin"))
-        })?;
-    ["ptxas", "cuobjdump", "nvdisasm"]
-        .iter()
-        .all(|t| dir.join(t).is_file())
-        .then_some(dir)
+    test_support::oracle_bin_dir()
 }
 
 fn tool(path: &Path, args: &[&str]) -> (bool, String, String) {
