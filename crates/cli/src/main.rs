@@ -11,6 +11,7 @@ mod objdump;
 mod parse;
 mod render;
 mod run;
+mod run_sass;
 
 mod asm;
 mod disasm;

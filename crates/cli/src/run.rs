@@ -16,37 +16,40 @@ use crate::{Status, render};
 #[derive(clap::Args)]
 pub struct Args {
     /// The PTX file.
-    file: PathBuf,
+    pub(crate) file: PathBuf,
     /// The `.entry` to run.
     #[arg(long)]
-    kernel: String,
+    pub(crate) kernel: String,
     /// Grid size in CTAs: X[,Y[,Z]].
     #[arg(long, default_value = "1")]
-    grid: String,
+    pub(crate) grid: String,
     /// CTA size in threads: X[,Y[,Z]].
     #[arg(long, default_value = "1")]
-    block: String,
+    pub(crate) block: String,
     /// One argument per kernel parameter (see the module docs for the forms).
     #[arg(long = "arg")]
-    args: Vec<String>,
+    pub(crate) args: Vec<String>,
     /// Bytes of dynamic shared memory.
     #[arg(long, default_value_t = 0)]
-    dynamic_shared: u32,
+    pub(crate) dynamic_shared: u32,
     /// Seed of `rand:N` buffers.
     #[arg(long, default_value_t = 1)]
-    seed: u64,
+    pub(crate) seed: u64,
     /// Where buffers are written after the run.
     #[arg(long, default_value = "kiln-run-out")]
-    out: PathBuf,
+    pub(crate) out: PathBuf,
     /// Write `file:PATH` buffers back to PATH.
     #[arg(long)]
-    in_place: bool,
+    pub(crate) in_place: bool,
     /// Instructions per CTA before the run is stopped.
     #[arg(long, default_value_t = 100_000_000)]
-    step_limit: u64,
+    pub(crate) step_limit: u64,
+    /// FILE is a cubin: run it in the SASS emulator (`crates/emu`) instead of interpreting PTX.
+    #[arg(long)]
+    pub(crate) sass: bool,
 }
 
-fn dims(s: &str, what: &str) -> Result<[u32; 3], String> {
+pub(crate) fn dims(s: &str, what: &str) -> Result<[u32; 3], String> {
     let v: Vec<u32> = s
         .split(',')
         .map(|p| {
@@ -64,7 +67,7 @@ fn dims(s: &str, what: &str) -> Result<[u32; 3], String> {
 }
 
 /// A parsed `--arg`.
-enum Arg {
+pub(crate) enum Arg {
     Scalar(Vec<u8>),
     Buffer {
         data: Vec<u8>,
@@ -72,7 +75,7 @@ enum Arg {
     },
 }
 
-fn parse_arg(s: &str, seed: &mut u64) -> Result<Arg, String> {
+pub(crate) fn parse_arg(s: &str, seed: &mut u64) -> Result<Arg, String> {
     let (kind, v) = s.split_once(':').ok_or_else(|| {
         format!(
             "--arg `{s}`: expected KIND:VALUE (u32:5, f32:1.5, file:in.bin, zero:4096, rand:4096)"
@@ -158,6 +161,9 @@ pub fn run(args: Args) -> Status {
 }
 
 fn run_inner(args: &Args) -> Result<Status, String> {
+    if args.sass {
+        return crate::run_sass::run(args);
+    }
     let bytes = std::fs::read(&args.file)
         .map_err(|e| format!("cannot read {}: {e}", args.file.display()))?;
     // Diagnostics first: a module ptxas would refuse is not run.
@@ -272,6 +278,6 @@ fn run_inner(args: &Args) -> Result<Status, String> {
     }
 }
 
-fn write(p: &Path, data: &[u8]) -> Result<(), String> {
+pub(crate) fn write(p: &Path, data: &[u8]) -> Result<(), String> {
     std::fs::write(p, data).map_err(|e| format!("cannot write {}: {e}", p.display()))
 }

@@ -9,7 +9,10 @@ fn main() {
     let (sm, out, files) = (&args[0], &args[1], &args[2..]);
     let want: u32 = sm.trim_start_matches("sm_").parse().expect("sm_XX");
     if let Ok(op) = std::env::var("DUMP") {
-        dump(sass::table(sm).expect("table"), u16::from_str_radix(&op, 16).expect("hex"));
+        dump(
+            sass::table(sm).expect("table"),
+            u16::from_str_radix(&op, 16).expect("hex"),
+        );
         return;
     }
     let table = sass::table(sm).expect("table");
@@ -18,8 +21,11 @@ fn main() {
     let merged = emu::fallback::table(sm).expect("merged");
     let mut fb: Vec<(u128, String)> = Vec::new();
     let mut nofb = 0usize;
+    let mut left: Vec<u128> = Vec::new();
     for f in files {
-        let Ok(bytes) = std::fs::read(f) else { continue };
+        let Ok(bytes) = std::fs::read(f) else {
+            continue;
+        };
         let Ok(c) = cubin::read(&bytes) else { continue };
         if c.header.sm() != want {
             continue;
@@ -38,6 +44,7 @@ fn main() {
                         fb.push((w, d.text(&|_| None)));
                     } else {
                         nofb += 1;
+                        left.push(w);
                     }
                 }
             }
@@ -50,7 +57,10 @@ fn main() {
         println!("{op:03x} {n}");
         bin.extend_from_slice(&w.to_le_bytes());
     }
-    println!("total words {total}; unknown with a merged decoding {}, without {nofb}", fb.len());
+    println!(
+        "total words {total}; unknown with a merged decoding {}, without {nofb}",
+        fb.len()
+    );
     // The merged decodings, for comparison with nvdisasm: OUT.fb.bin and OUT.fb.txt.
     fb.sort();
     fb.dedup();
@@ -63,6 +73,11 @@ fn main() {
     }
     std::fs::write(format!("{out}.fb.bin"), b).expect("write");
     std::fs::write(format!("{out}.fb.txt"), t).expect("write");
+    // Words still unknown (deduplicated): OUT.left.bin.
+    left.sort();
+    left.dedup();
+    let lb: Vec<u8> = left.iter().flat_map(|w| w.to_le_bytes()).collect();
+    std::fs::write(format!("{out}.left.bin"), lb).expect("write");
     std::fs::write(out, bin).expect("write");
 }
 
@@ -79,6 +94,12 @@ fn dump(t: &sass::Table, op: u16) {
                 sass::table::SlotSpec::Const { value, .. } => format!("C{value:#x}"),
             })
             .collect();
-        println!("{:032x} {:032x} {} [{}]", e.mask, e.value, e.template, kinds.join(" "));
+        println!(
+            "{:032x} {:032x} {} [{}]",
+            e.mask,
+            e.value,
+            e.template,
+            kinds.join(" ")
+        );
     }
 }

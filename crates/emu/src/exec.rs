@@ -116,7 +116,11 @@ impl Warp {
             .fold(0, |m, l| m | 1 << l)
     }
     pub fn reg(&self, lane: usize, n: u8) -> u32 {
-        if n == 255 { 0 } else { self.r[lane * 256 + n as usize] }
+        if n == 255 {
+            0
+        } else {
+            self.r[lane * 256 + n as usize]
+        }
     }
     pub fn set_reg(&mut self, lane: usize, n: u8, v: u32) {
         if n != 255 {
@@ -230,12 +234,24 @@ pub fn build_cbank0(prog: &Program, k: &Kernel, launch: &Launch) -> Result<Vec<u
         c[off as usize..off as usize + b.len()].copy_from_slice(b)
     };
     for i in 0..3 {
-        put(&mut c, driver::NTID + 4 * i, &launch.block[i as usize].to_le_bytes());
-        put(&mut c, driver::NCTAID + 4 * i, &launch.grid[i as usize].to_le_bytes());
+        put(
+            &mut c,
+            driver::NTID + 4 * i,
+            &launch.block[i as usize].to_le_bytes(),
+        );
+        put(
+            &mut c,
+            driver::NCTAID + 4 * i,
+            &launch.grid[i as usize].to_le_bytes(),
+        );
     }
     put(&mut c, driver::SHARED_WINDOW, &SHARED_WINDOW.to_le_bytes());
     put(&mut c, driver::LOCAL_WINDOW, &LOCAL_WINDOW.to_le_bytes());
-    put(&mut c, driver::STACK_TOP, &(k.local_bytes as u32).to_le_bytes());
+    put(
+        &mut c,
+        driver::STACK_TOP,
+        &(k.local_bytes as u32).to_le_bytes(),
+    );
     put(&mut c, pbase, &launch.params);
     let _ = prog;
     Ok(c)
@@ -254,9 +270,7 @@ impl Ctx<'_> {
                 && (off as u32) < self.kernel.param_block.0
                 && !driver_word_known(self.prog.sm, off as u32)
             {
-                return unsupported(format!(
-                    "driver constant c[0x0][{off:#x}] is not modeled"
-                ));
+                return unsupported(format!("driver constant c[0x0][{off:#x}] is not modeled"));
             }
             self.cbank0
         } else if let Some(d) = self.kernel.banks.get(&bank) {
@@ -319,11 +333,19 @@ impl Ctx<'_> {
             s => (s, addr),
         };
         if !addr.is_multiple_of(out.len().min(16) as u64) {
-            return trap(lane, format!("misaligned {}-byte {space:?} read at {addr:#x}", out.len()));
+            return trap(
+                lane,
+                format!("misaligned {}-byte {space:?} read at {addr:#x}", out.len()),
+            );
         }
         match space {
             Space::Global | Space::Generic => self.mem.read(addr, out).map_or_else(
-                || trap(lane, format!("global read out of bounds: {}", self.mem.describe(addr))),
+                || {
+                    trap(
+                        lane,
+                        format!("global read out of bounds: {}", self.mem.describe(addr)),
+                    )
+                },
                 Ok,
             ),
             Space::Shared => {
@@ -371,13 +393,21 @@ impl Ctx<'_> {
         if !addr.is_multiple_of(bytes.len().min(16) as u64) {
             return trap(
                 lane,
-                format!("misaligned {}-byte {space:?} write at {addr:#x}", bytes.len()),
+                format!(
+                    "misaligned {}-byte {space:?} write at {addr:#x}",
+                    bytes.len()
+                ),
             );
         }
         let n = bytes.len();
         match space {
             Space::Global | Space::Generic => self.mem.write(addr, bytes).map_or_else(
-                || trap(lane, format!("global write out of bounds: {}", self.mem.describe(addr))),
+                || {
+                    trap(
+                        lane,
+                        format!("global write out of bounds: {}", self.mem.describe(addr)),
+                    )
+                },
                 Ok,
             ),
             Space::Shared => {
@@ -387,7 +417,10 @@ impl Ctx<'_> {
                         b.copy_from_slice(bytes);
                         Ok(())
                     }
-                    _ => trap(lane, format!("shared write at {addr:#x} outside {len} bytes")),
+                    _ => trap(
+                        lane,
+                        format!("shared write at {addr:#x} outside {len} bytes"),
+                    ),
                 }
             }
             Space::Local => {
@@ -397,7 +430,10 @@ impl Ctx<'_> {
                         b.copy_from_slice(bytes);
                         Ok(())
                     }
-                    _ => trap(lane, format!("local write at {addr:#x} outside {len} bytes")),
+                    _ => trap(
+                        lane,
+                        format!("local write at {addr:#x} outside {len} bytes"),
+                    ),
                 }
             }
         }
@@ -461,7 +497,9 @@ pub fn const_addr(w: &Warp, lane: usize, bank: &ConstBank, addr: &Address) -> R<
     let mut off: i64 = 0;
     for t in &addr.terms {
         match t {
-            AddrTerm::Int(i) => off += *i,
+            // The immediate offset field is 16 bits; nvdisasm prints offsets of 0x8000 and
+            // above as negative numbers (`c[0x0][-0x6880]` is byte 0x9780 of the bank).
+            AddrTerm::Int(i) => off += *i & 0xffff,
             AddrTerm::Reg { reg, suffixes } => {
                 if !suffixes.is_empty() {
                     return unsupported("constant address with register suffixes");
@@ -565,10 +603,9 @@ fn run_cta(
     let mut steps = 0u64;
     loop {
         let mut progress = false;
-        for wi in 0..warps.len() {
+        for w in warps.iter_mut() {
             // A quantum per warp keeps spin loops on shared memory fair.
             for _ in 0..4096 {
-                let w = &mut warps[wi];
                 release_warp_waits(w);
                 let Some((pc, active)) = pick(w) else {
                     break;
@@ -752,7 +789,11 @@ fn step(ctx: &mut Ctx<'_>, w: &mut Warp, pc: u64, active: u32) -> R<()> {
         exec = 0;
         for l in 0..32 {
             if active >> l & 1 == 1 {
-                let v = if g.uniform { w.upred(g.pred) } else { w.pred(l, g.pred) };
+                let v = if g.uniform {
+                    w.upred(g.pred)
+                } else {
+                    w.pred(l, g.pred)
+                };
                 if v != g.negated {
                     exec |= 1 << l;
                 }

@@ -96,9 +96,10 @@ fn infer_field(members: &[&Encoding], i: usize) -> Option<SlotSpec> {
     };
     let m = (1u128 << width) - 1;
     let lo = (16..=(104 - width)).find(|&lo| {
-        members.iter().zip(&vals).all(|(e, v)| {
-            (e.mask >> lo) & m == m && (e.value >> lo) & m == *v
-        })
+        members
+            .iter()
+            .zip(&vals)
+            .all(|(e, v)| (e.mask >> lo) & m == m && (e.value >> lo) & m == *v)
     })?;
     Some(SlotSpec::Linear {
         kind,
@@ -108,12 +109,28 @@ fn infer_field(members: &[&Encoding], i: usize) -> Option<SlotSpec> {
     })
 }
 
+/// The template with the `IMAD` print aliases folded: `IMAD.MOV.U32`, `IMAD.IADD`,
+/// `IMAD.SHL.U32` and `IMAD.U32` are `IMAD` (`a * b + c`, low 32 bits, so signedness does not
+/// matter) with particular operands; `.WIDE`/`.HI`/`.X` forms keep their modifiers. Reuse
+/// markers are dropped (they do not change what an instruction computes).
+fn semantic_template(t: &str) -> String {
+    let t = sass::table::strip_reuse_markers(t);
+    let (m, rest) = t.split_at(t.find(' ').unwrap_or(t.len()));
+    let parts: Vec<&str> = m.split('.').collect();
+    if matches!(parts[0], "IMAD" | "UIMAD")
+        && !parts.iter().any(|p| matches!(*p, "WIDE" | "HI" | "X"))
+    {
+        return format!("{}{rest}", parts[0]);
+    }
+    t
+}
+
 /// Builds the merged table of `t`.
 pub fn merged(t: &Table) -> Table {
-    let mut groups: HashMap<(u128, &str, Option<bool>), Vec<&Encoding>> = HashMap::new();
+    let mut groups: HashMap<(u128, String, Option<bool>), Vec<&Encoding>> = HashMap::new();
     for e in &t.encodings {
         groups
-            .entry((e.value & 0xfff, e.template.as_str(), e.guard))
+            .entry((e.value & 0xfff, semantic_template(&e.template), e.guard))
             .or_default()
             .push(e);
     }
@@ -125,7 +142,8 @@ pub fn merged(t: &Table) -> Table {
         if g.len() < 2 {
             continue;
         }
-        if let Some(e) = merge(g) {
+        if let Some(mut e) = merge(g) {
+            e.template = k.1.clone();
             out.push(e);
         }
     }

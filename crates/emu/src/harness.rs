@@ -69,14 +69,14 @@ impl Rng {
     pub fn new(seed: u64) -> Rng {
         Rng(seed | 1)
     }
-    pub fn next(&mut self) -> u64 {
+    pub fn next_u64(&mut self) -> u64 {
         self.0 ^= self.0 >> 12;
         self.0 ^= self.0 << 25;
         self.0 ^= self.0 >> 27;
         self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
     }
     pub fn below(&mut self, n: u64) -> u64 {
-        (self.next() >> 32) % n
+        (self.next_u64() >> 32) % n
     }
 }
 
@@ -119,8 +119,12 @@ pub fn inputs(slots: &[interp::ParamSlot], param_size: usize, cfg: &Config) -> I
                 buffers.push((i, at, buffer(&mut rng, cfg.buffer_bytes)));
                 continue;
             }
-            (Ty::F32, 4) => (((rng.below(64) as f32) - 32.0) / 8.0).to_le_bytes().to_vec(),
-            (Ty::F64, 8) => (((rng.below(64) as f64) - 32.0) / 8.0).to_le_bytes().to_vec(),
+            (Ty::F32, 4) => (((rng.below(64) as f32) - 32.0) / 8.0)
+                .to_le_bytes()
+                .to_vec(),
+            (Ty::F64, 8) => (((rng.below(64) as f64) - 32.0) / 8.0)
+                .to_le_bytes()
+                .to_vec(),
             _ if n <= 8 => (1 + rng.below(16)).to_le_bytes()[..n].to_vec(),
             _ => (0..n).map(|_| rng.below(16) as u8).collect(),
         };
@@ -150,10 +154,25 @@ pub struct Side {
 
 /// Runs `kernel` of `ptx` in the interpreter and `cubin` in the emulator and compares.
 pub fn compare(ptx: &str, cubin: &[u8], kernel: &str, cfg: &Config) -> Verdict {
-    let mut prog = match interp::Program::from_text(ptx) {
+    let prog = match interp::Program::from_text(ptx) {
         Ok(p) => p,
         Err(e) => return Verdict::NotComparable(format!("interp: lowering: {}", e.message)),
     };
+    let image = match crate::load::decode(cubin) {
+        Ok(i) => i,
+        Err(e) => return Verdict::Unsupported(format!("load: {e}")),
+    };
+    compare_kernel(&prog, &image, kernel, cfg)
+}
+
+/// [`compare`] with the PTX lowered and the cubin decoded once (for files with many kernels).
+pub fn compare_kernel(
+    iprog: &interp::Program,
+    image: &crate::load::Image,
+    kernel: &str,
+    cfg: &Config,
+) -> Verdict {
+    let mut prog = iprog.clone();
     let Some(k) = prog.kernel(kernel) else {
         return Verdict::NotComparable(format!("interp: no kernel `{kernel}`"));
     };
@@ -161,37 +180,10 @@ pub fn compare(ptx: &str, cubin: &[u8], kernel: &str, cfg: &Config) -> Verdict {
     let inp = inputs(&slots, prog.param_size(k) as usize, cfg);
     let block = cfg.block;
 
-    // Interpreter.
-    let mut imem = Memory::new();
-    let (iparams, iaddrs) = place(&inp, &mut imem);
-    prog.load(&mut imem);
-    let launch = interp::Launch {
-        grid: cfg.grid,
-        block,
-        dynamic_shared: cfg.dynamic_shared,
-        params: iparams.clone(),
-        step_limit: cfg.step_limit * 4,
-    };
-    let itrap = match prog.run(&mut imem, k, &launch) {
-        Ok(_) => None,
-        Err(interp::RunError::Trap { message, .. }) => Some(message),
-        Err(interp::RunError::Unsupported { reason, .. }) => {
-            return Verdict::NotComparable(format!("interp: unsupported: {reason}"));
-        }
-        Err(interp::RunError::StepLimit) => {
-            return Verdict::NotComparable("interp: step limit".into());
-        }
-        Err(e) => return Verdict::NotComparable(format!("interp: {e}")),
-    };
-    let ibufs: Vec<Vec<u8>> = iaddrs
-        .iter()
-        .map(|a| imem.buffer(*a).expect("allocated").data.clone())
-        .collect();
-
-    // Emulator.
+    // Emulator first: an unsupported kernel is not run in the interpreter at all.
     let mut emem = Memory::new();
     let (eparams, eaddrs) = place(&inp, &mut emem);
-    let eprog = match crate::load(cubin, &mut emem) {
+    let eprog = match image.instantiate(&mut emem) {
         Ok(p) => p,
         Err(e) => return Verdict::Unsupported(format!("load: {e}")),
     };
@@ -210,10 +202,52 @@ pub fn compare(ptx: &str, cubin: &[u8], kernel: &str, cfg: &Config) -> Verdict {
         Err(EmuError::Deadlock(m)) => return Verdict::Differ(format!("emulator deadlock: {m}")),
         Err(EmuError::BadLaunch(m)) => return Verdict::Unsupported(format!("launch: {m}")),
     };
+    // Interpreter.
+    let mut imem = Memory::new();
+    let (iparams, iaddrs) = place(&inp, &mut imem);
+    prog.load(&mut imem);
+    let launch = interp::Launch {
+        grid: cfg.grid,
+        block,
+        dynamic_shared: cfg.dynamic_shared,
+        params: iparams.clone(),
+        step_limit: cfg.step_limit,
+    };
+    let itrap = match prog.run(&mut imem, k, &launch) {
+        Ok(_) => None,
+        Err(interp::RunError::Trap { message, .. }) => Some(message),
+        Err(interp::RunError::Unsupported { reason, .. }) => {
+            return Verdict::NotComparable(format!("interp: unsupported: {reason}"));
+        }
+        Err(interp::RunError::StepLimit) => {
+            return Verdict::NotComparable("interp: step limit".into());
+        }
+        Err(e) => return Verdict::NotComparable(format!("interp: {e}")),
+    };
+    let ibufs: Vec<Vec<u8>> = iaddrs
+        .iter()
+        .map(|a| imem.buffer(*a).expect("allocated").data.clone())
+        .collect();
+
     match (&itrap, &etrap) {
         (Some(_), Some(_)) => return Verdict::Equal,
         (Some(i), None) => {
             return Verdict::Differ(format!("interpreter trapped ({i}), emulator did not"));
+        }
+        (None, Some(e)) if e.starts_with("shared read") || e.starts_with("shared write") => {
+            // The interpreter gives every kernel all `.shared` variables of the module; ptxas
+            // gives a kernel only its own, so an access past the kernel's own arrays (with the
+            // harness's launch shape) traps only here.
+            return Verdict::NotComparable(format!(
+                "harness: shared access outside the kernel's own variables ({e}); the interpreter lays out every module .shared variable"
+            ));
+        }
+        (None, Some(e)) if e.starts_with("misaligned") => {
+            // PTX leaves misaligned accesses undefined and the interpreter does not check
+            // alignment; the hardware (and the emulator) trap.
+            return Verdict::NotComparable(format!(
+                "harness: misaligned access with the generated inputs ({e}); undefined in PTX, unchecked by the interpreter"
+            ));
         }
         (None, Some(e)) => {
             return Verdict::Differ(format!("emulator trapped ({e}), interpreter did not"));

@@ -3,6 +3,7 @@
 //! decoded into the structured [`Inst`] view.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use cubin::eiattr::KparamInfo;
 use cubin::model::{Cubin, SectionData};
@@ -59,7 +60,7 @@ pub struct Program {
     /// Where the driver puts kernel parameters in bank 0.
     pub param_base: u32,
     /// Code slots by `address / 16`.
-    pub code: Vec<Slot>,
+    pub code: Arc<Vec<Slot>>,
     pub sections: Vec<CodeSection>,
     pub kernels: Vec<Kernel>,
     /// Module-wide constant banks (`.nv.constant3`, `.nv.constant4`, ...), relocated.
@@ -89,28 +90,45 @@ fn bank_of(name: &str) -> Option<(u32, Option<&str>)> {
     Some((num.parse().ok()?, kernel))
 }
 
-/// Loads `bytes` (a cubin ptxas wrote): allocates the module's `.nv.global` /
-/// `.nv.global.init` sections in `mem`, applies data relocations, decodes the code.
+/// A decoded cubin, not yet placed in any memory: decode once, instantiate per run.
+#[derive(Debug, Clone)]
+pub struct Image {
+    cubin: Cubin,
+    sm: u32,
+    code: Arc<Vec<Slot>>,
+    sections: Vec<CodeSection>,
+    /// Code address of each `.text.*` section, by section index.
+    text_addr: HashMap<usize, u64>,
+}
+
+/// Loads `bytes` (a cubin ptxas wrote): decodes the code, allocates the module's
+/// `.nv.global` / `.nv.global.init` sections in `mem`, applies data relocations.
 pub fn load(bytes: &[u8], mem: &mut Memory) -> Result<Program, LoadError> {
+    decode(bytes)?.instantiate(mem)
+}
+
+/// Reads and decodes a cubin.
+pub fn decode(bytes: &[u8]) -> Result<Image, LoadError> {
     let c = cubin::read(bytes).map_err(|e| LoadError(format!("not a valid cubin: {e}")))?;
     let sm = c.header.sm();
     let table = sass::table(&format!("sm_{sm}"))
         .ok_or_else(|| LoadError(format!("no SASS table for sm_{sm} (have sm_80, sm_90)")))?;
-    let param_base = cubin::builder::param_base(sm);
     let merged = crate::fallback::table(&format!("sm_{sm}"));
-
-    // Section addresses: code sections in one code space, globals in memory.
-    let mut sec_addr: HashMap<usize, u64> = HashMap::new();
+    let mut text_addr = HashMap::new();
     let mut sections = Vec::new();
-    let mut code_words: Vec<(u64, u128)> = Vec::new();
+    let mut code_words: Vec<(u64, Option<u128>)> = Vec::new();
     let mut next = 0u64;
     for (i, s) in c.sections.iter().enumerate() {
         if s.name.starts_with(".text.") {
             let data = section_bytes(&c, i);
             let base = next.div_ceil(128) * 128;
-            sec_addr.insert(i, base);
+            text_addr.insert(i, base);
+            // Gap between sections: slots that trap as unknown if ever reached.
+            while (code_words.len() as u64) * 16 < base {
+                code_words.push(((code_words.len() as u64) * 16, None));
+            }
             for (k, w) in sass::words(&data).into_iter().enumerate() {
-                code_words.push((base + 16 * k as u64, w));
+                code_words.push((base + 16 * k as u64, Some(w)));
             }
             sections.push(CodeSection {
                 name: s.name.clone(),
@@ -118,102 +136,14 @@ pub fn load(bytes: &[u8], mem: &mut Memory) -> Result<Program, LoadError> {
                 size: data.len() as u64,
             });
             next = base + data.len() as u64;
-        } else if s.name == ".nv.global" || s.name == ".nv.global.init" {
-            let data = match &s.data {
-                SectionData::NoBits { size } => vec![0; *size as usize],
-                _ => section_bytes(&c, i),
-            };
-            let addr = mem.alloc(&format!("module {}", s.name), data);
-            sec_addr.insert(i, addr);
         }
     }
-
-    let syms = c.symbols();
-    let sym_addr = |si: u32| -> Option<u64> {
-        let s = syms.get(si as usize)?;
-        let base = *sec_addr.get(&(s.shndx as usize))?;
-        Some(base + s.value)
-    };
-
-    // Constant banks.
-    let mut banks: HashMap<u32, Vec<u8>> = HashMap::new();
-    let mut kernel_banks: HashMap<(String, u32), Vec<u8>> = HashMap::new();
-    let mut unapplied = Vec::new();
-    let mut reloc_targets: HashMap<usize, Vec<cubin::model::Reloc>> = HashMap::new();
-    for s in &c.sections {
-        if let SectionData::Relocs { relocs: r, .. } = &s.data {
-            reloc_targets
-                .entry(s.info as usize)
-                .or_default()
-                .extend(r.iter().cloned());
-        }
-    }
-    for (i, s) in c.sections.iter().enumerate() {
-        let Some((bank, kernel)) = bank_of(&s.name) else {
-            continue;
-        };
-        let mut data = section_bytes(&c, i);
-        for r in reloc_targets.get(&i).map(Vec::as_slice).unwrap_or(&[]) {
-            let name = syms.get(r.sym as usize).map_or("?", |s| s.name.as_str());
-            match (r.rtype, sym_addr(r.sym)) {
-                (R_CUDA_64, Some(a)) if r.offset as usize + 8 <= data.len() => {
-                    let v = (a as i64).wrapping_add(r.addend) as u64;
-                    data[r.offset as usize..r.offset as usize + 8].copy_from_slice(&v.to_le_bytes());
-                }
-                (t, _) => unapplied.push(format!(
-                    "relocation type {t} against `{name}` in {}",
-                    s.name
-                )),
-            }
-        }
-        match kernel {
-            Some(k) => {
-                kernel_banks.insert((k.to_string(), bank), data);
-            }
-            None => {
-                banks.insert(bank, data);
-            }
-        }
-    }
-    // Relocations of global initializers (addresses stored in `.nv.global.init`).
-    for (i, s) in c.sections.iter().enumerate() {
-        if s.name != ".nv.global.init" {
-            continue;
-        }
-        let base = sec_addr[&i];
-        for r in reloc_targets.get(&i).map(Vec::as_slice).unwrap_or(&[]) {
-            let name = syms.get(r.sym as usize).map_or("?", |s| s.name.as_str());
-            match (r.rtype, sym_addr(r.sym)) {
-                (R_CUDA_64, Some(a)) => {
-                    let v = (a as i64).wrapping_add(r.addend) as u64;
-                    if mem.write(base + r.offset, &v.to_le_bytes()).is_none() {
-                        unapplied.push(format!("relocation outside .nv.global.init ({name})"));
-                    }
-                }
-                (t, _) => unapplied.push(format!(
-                    "relocation type {t} against `{name}` in .nv.global.init"
-                )),
-            }
-        }
-    }
-    // Code relocations are not applied (they patch instruction fields whose bit positions
-    // per relocation type are not established here): reported when the code runs.
-    for (i, s) in c.sections.iter().enumerate() {
-        if s.name.starts_with(".text.") {
-            for r in reloc_targets.get(&i).map(Vec::as_slice).unwrap_or(&[]) {
-                let name = syms.get(r.sym as usize).map_or("?", |s| s.name.as_str());
-                unapplied.push(format!(
-                    "code relocation type {} against `{name}` in {}",
-                    r.rtype, s.name
-                ));
-            }
-        }
-    }
-
-    // Decode.
     let mut code = Vec::with_capacity(code_words.len());
     for (pc, w) in code_words {
-        debug_assert_eq!(pc as usize / 16, code.len());
+        let Some(w) = w else {
+            code.push(Slot::Unknown(format!("{pc:#x} lies between code sections")));
+            continue;
+        };
         let decoded = table
             .decode(w, pc)
             .or_else(|| merged.and_then(|m| m.decode(w, pc)));
@@ -242,57 +172,180 @@ pub fn load(bytes: &[u8], mem: &mut Memory) -> Result<Program, LoadError> {
         };
         code.push(slot);
     }
-
-    // Kernels.
-    let mut kernels = Vec::new();
-    for f in c.functions() {
-        if !f.is_entry {
-            continue;
-        }
-        let Some(sym) = syms.get(f.symbol as usize) else {
-            continue;
-        };
-        let Some(&base) = sec_addr.get(&(sym.shndx as usize)) else {
-            return Err(LoadError(format!(
-                "kernel `{}` is not in a code section",
-                f.name
-            )));
-        };
-        let cb = kernel_banks
-            .get(&(f.name.clone(), 0))
-            .cloned()
-            .unwrap_or_default();
-        let param_block = f
-            .param_block
-            .map_or((param_base, 0), |(o, s)| (u32::from(o), u32::from(s)));
-        let local = u64::from(f.frame_size.unwrap_or(0))
-            + u64::from(f.max_stack_size.unwrap_or(0).max(f.min_stack_size.unwrap_or(0)))
-            + f.local_size;
-        let own_banks = kernel_banks
-            .iter()
-            .filter(|((k, b), _)| *k == f.name && *b != 0)
-            .map(|((_, b), d)| (*b, d.clone()))
-            .collect();
-        kernels.push(Kernel {
-            name: f.name.clone(),
-            entry: base + sym.value,
-            cbank0: cb,
-            params: f.params.clone(),
-            param_block,
-            shared_static: f.shared_size,
-            local_bytes: local.div_ceil(16) * 16,
-            banks: own_banks,
-        });
-    }
-    Ok(Program {
+    Ok(Image {
+        cubin: c,
         sm,
-        param_base,
-        code,
+        code: Arc::new(code),
         sections,
-        kernels,
-        banks,
-        unapplied,
+        text_addr,
     })
+}
+
+impl Image {
+    /// The names of the kernels.
+    pub fn kernel_names(&self) -> Vec<String> {
+        self.cubin
+            .functions()
+            .into_iter()
+            .filter(|f| f.is_entry)
+            .map(|f| f.name)
+            .collect()
+    }
+
+    /// Places the module in `mem` (globals, relocated constant banks) for one run.
+    pub fn instantiate(&self, mem: &mut Memory) -> Result<Program, LoadError> {
+        let c = &self.cubin;
+        let sm = self.sm;
+        let param_base = cubin::builder::param_base(sm);
+        let mut sec_addr: HashMap<usize, u64> = self.text_addr.clone();
+        for (i, s) in c.sections.iter().enumerate() {
+            if s.name == ".nv.global" || s.name == ".nv.global.init" {
+                let data = match &s.data {
+                    SectionData::NoBits { size } => vec![0; *size as usize],
+                    _ => section_bytes(c, i),
+                };
+                let addr = mem.alloc(&format!("module {}", s.name), data);
+                sec_addr.insert(i, addr);
+            }
+        }
+        let syms = c.symbols();
+        let sym_addr = |si: u32| -> Option<u64> {
+            let s = syms.get(si as usize)?;
+            let base = *sec_addr.get(&(s.shndx as usize))?;
+            Some(base + s.value)
+        };
+
+        // Constant banks.
+        let mut banks: HashMap<u32, Vec<u8>> = HashMap::new();
+        let mut kernel_banks: HashMap<(String, u32), Vec<u8>> = HashMap::new();
+        let mut unapplied = Vec::new();
+        let mut reloc_targets: HashMap<usize, Vec<cubin::model::Reloc>> = HashMap::new();
+        for s in &c.sections {
+            if let SectionData::Relocs { relocs: r, .. } = &s.data {
+                reloc_targets
+                    .entry(s.info as usize)
+                    .or_default()
+                    .extend(r.iter().cloned());
+            }
+        }
+        for (i, s) in c.sections.iter().enumerate() {
+            let Some((bank, kernel)) = bank_of(&s.name) else {
+                continue;
+            };
+            let mut data = section_bytes(c, i);
+            for r in reloc_targets.get(&i).map(Vec::as_slice).unwrap_or(&[]) {
+                let name = syms.get(r.sym as usize).map_or("?", |s| s.name.as_str());
+                match (r.rtype, sym_addr(r.sym)) {
+                    (R_CUDA_64, Some(a)) if r.offset as usize + 8 <= data.len() => {
+                        let v = (a as i64).wrapping_add(r.addend) as u64;
+                        data[r.offset as usize..r.offset as usize + 8]
+                            .copy_from_slice(&v.to_le_bytes());
+                    }
+                    (t, _) => unapplied.push(format!(
+                        "relocation type {t} against `{name}` in {}",
+                        s.name
+                    )),
+                }
+            }
+            match kernel {
+                Some(k) => {
+                    kernel_banks.insert((k.to_string(), bank), data);
+                }
+                None => {
+                    banks.insert(bank, data);
+                }
+            }
+        }
+        // Relocations of global initializers (addresses stored in `.nv.global.init`).
+        for (i, s) in c.sections.iter().enumerate() {
+            if s.name != ".nv.global.init" {
+                continue;
+            }
+            let base = sec_addr[&i];
+            for r in reloc_targets.get(&i).map(Vec::as_slice).unwrap_or(&[]) {
+                let name = syms.get(r.sym as usize).map_or("?", |s| s.name.as_str());
+                match (r.rtype, sym_addr(r.sym)) {
+                    (R_CUDA_64, Some(a)) => {
+                        let v = (a as i64).wrapping_add(r.addend) as u64;
+                        if mem.write(base + r.offset, &v.to_le_bytes()).is_none() {
+                            unapplied.push(format!("relocation outside .nv.global.init ({name})"));
+                        }
+                    }
+                    (t, _) => unapplied.push(format!(
+                        "relocation type {t} against `{name}` in .nv.global.init"
+                    )),
+                }
+            }
+        }
+        // Code relocations are not applied (they patch instruction fields whose bit positions
+        // per relocation type are not established here): reported when the code runs.
+        for (i, s) in c.sections.iter().enumerate() {
+            if s.name.starts_with(".text.") {
+                for r in reloc_targets.get(&i).map(Vec::as_slice).unwrap_or(&[]) {
+                    let name = syms.get(r.sym as usize).map_or("?", |s| s.name.as_str());
+                    unapplied.push(format!(
+                        "code relocation type {} against `{name}` in {}",
+                        r.rtype, s.name
+                    ));
+                }
+            }
+        }
+
+        // Kernels.
+        let mut kernels = Vec::new();
+        for f in c.functions() {
+            if !f.is_entry {
+                continue;
+            }
+            let Some(sym) = syms.get(f.symbol as usize) else {
+                continue;
+            };
+            let Some(&base) = sec_addr.get(&(sym.shndx as usize)) else {
+                return Err(LoadError(format!(
+                    "kernel `{}` is not in a code section",
+                    f.name
+                )));
+            };
+            let cb = kernel_banks
+                .get(&(f.name.clone(), 0))
+                .cloned()
+                .unwrap_or_default();
+            let param_block = f
+                .param_block
+                .map_or((param_base, 0), |(o, s)| (u32::from(o), u32::from(s)));
+            let local = u64::from(f.frame_size.unwrap_or(0))
+                + u64::from(
+                    f.max_stack_size
+                        .unwrap_or(0)
+                        .max(f.min_stack_size.unwrap_or(0)),
+                )
+                + f.local_size;
+            let own_banks = kernel_banks
+                .iter()
+                .filter(|((k, b), _)| *k == f.name && *b != 0)
+                .map(|((_, b), d)| (*b, d.clone()))
+                .collect();
+            kernels.push(Kernel {
+                name: f.name.clone(),
+                entry: base + sym.value,
+                cbank0: cb,
+                params: f.params.clone(),
+                param_block,
+                shared_static: f.shared_size,
+                local_bytes: local.div_ceil(16) * 16,
+                banks: own_banks,
+            });
+        }
+        Ok(Program {
+            sm,
+            param_base,
+            code: Arc::clone(&self.code),
+            sections: self.sections.clone(),
+            kernels,
+            banks,
+            unapplied,
+        })
+    }
 }
 
 fn section_bytes(c: &Cubin, i: usize) -> Vec<u8> {
@@ -314,4 +367,42 @@ impl Program {
             .iter()
             .find(|s| pc >= s.base && pc < s.base + s.size)
     }
+}
+
+/// A one-kernel program from instruction text in nvdisasm syntax (one instruction per line,
+/// branch targets written `` `(@0x40) ``), with `param_bytes` bytes of parameters: for tests
+/// and tools that exercise instruction semantics without a cubin.
+pub fn program_from_text(sm: u32, lines: &[&str], param_bytes: u32) -> Result<Program, LoadError> {
+    let mut code = Vec::new();
+    for l in lines {
+        let inst = Inst::parse(l).map_err(|e| LoadError(format!("`{l}`: {e}")))?;
+        code.push(Slot::Inst {
+            inst,
+            text: l.to_string(),
+        });
+    }
+    let param_base = cubin::builder::param_base(sm);
+    let size = code.len() as u64 * 16;
+    Ok(Program {
+        sm,
+        param_base,
+        code: Arc::new(code),
+        sections: vec![CodeSection {
+            name: ".text.k".into(),
+            base: 0,
+            size,
+        }],
+        kernels: vec![Kernel {
+            name: "k".into(),
+            entry: 0,
+            cbank0: vec![0; (param_base + param_bytes) as usize],
+            params: Vec::new(),
+            param_block: (param_base, param_bytes),
+            shared_static: 0,
+            local_bytes: 256,
+            banks: HashMap::new(),
+        }],
+        banks: HashMap::new(),
+        unapplied: Vec::new(),
+    })
 }

@@ -1,7 +1,7 @@
 //! Instruction semantics. Every opcode and modifier listed here is implemented; anything else
 //! is an [`unsupported`] error naming it (never skipped).
 
-use interp::float::{self, F16, F32, F64, BF16, Fmt, Rnd};
+use interp::float::{self, BF16, F16, F32, F64, Fmt, Rnd};
 use sass::model::{Inst, Operand, OperandKind, RegFile};
 use sass::table::FloatFormat;
 
@@ -39,8 +39,24 @@ fn op_at(inst: &Inst, i: usize) -> R<&Operand> {
 // ---------------------------------------------------------------------------------------
 // Operand access.
 
-/// The raw 32-bit value of a source operand (no `-`, `|..|`, `~`, `!` applied).
+/// The raw 32-bit value of a source operand (no `-`, `|..|`, `~`, `!` applied); a byte
+/// selector (`R2.B1`..`.B3`) shifts the selected byte down.
 fn raw32(ctx: &Ctx<'_>, w: &Warp, l: usize, op: &Operand) -> R<u32> {
+    let v = raw32_whole(ctx, w, l, op)?;
+    Ok(if op.suffixes.is_empty() {
+        v
+    } else if op.has_suffix("B1") {
+        v >> 8
+    } else if op.has_suffix("B2") {
+        v >> 16
+    } else if op.has_suffix("B3") {
+        v >> 24
+    } else {
+        v
+    })
+}
+
+fn raw32_whole(ctx: &Ctx<'_>, w: &Warp, l: usize, op: &Operand) -> R<u32> {
     Ok(match &op.kind {
         OperandKind::Reg(r) => match r.file {
             RegFile::R => w.reg(l, r.index),
@@ -56,7 +72,11 @@ fn raw32(ctx: &Ctx<'_>, w: &Warp, l: usize, op: &Operand) -> R<u32> {
             Some((FloatFormat::F16, raw)) => *raw as u32,
             None => (*value as f32).to_bits(),
         },
-        OperandKind::Const { bank, addr, indirect } => {
+        OperandKind::Const {
+            bank,
+            addr,
+            indirect,
+        } => {
             if *indirect {
                 return unsupported("indirect constant bank operand cx[..]");
             }
@@ -84,7 +104,11 @@ fn raw64(ctx: &Ctx<'_>, w: &Warp, l: usize, op: &Operand) -> R<u64> {
             Some((FloatFormat::F16, _)) => return unsupported("f16 immediate as a 64-bit operand"),
             None => value.to_bits(),
         },
-        OperandKind::Const { bank, addr, indirect } => {
+        OperandKind::Const {
+            bank,
+            addr,
+            indirect,
+        } => {
             if *indirect {
                 return unsupported("indirect constant bank operand cx[..]");
             }
@@ -224,7 +248,7 @@ fn f32src(ctx: &Ctx<'_>, w: &Warp, l: usize, op: &Operand, ftz: bool) -> R<f64> 
         b ^= 0x8000_0000;
     }
     if ftz {
-        b = float::ftz32(b);
+        b = F32.ftz(u64::from(b)) as u32;
     }
     Ok(f64::from(f32::from_bits(b)))
 }
@@ -245,10 +269,14 @@ fn f32fin(bits: u64, ftz: bool, sat: bool) -> u32 {
     let mut b = bits as u32;
     if sat {
         let x = f32::from_bits(b);
-        b = if x.is_nan() { 0 } else { x.clamp(0.0, 1.0).to_bits() };
+        b = if x.is_nan() {
+            0
+        } else {
+            x.clamp(0.0, 1.0).to_bits()
+        };
     }
     if ftz {
-        b = float::ftz32(b);
+        b = F32.ftz(u64::from(b)) as u32;
     }
     b
 }
@@ -286,8 +314,8 @@ fn bool_op(op: &str, a: bool, b: bool) -> R<bool> {
 }
 
 const CMPS: &[&str] = &[
-    "F", "T", "EQ", "NE", "LT", "LE", "GT", "GE", "EQU", "NEU", "LTU", "LEU", "GTU", "GEU",
-    "NUM", "NAN",
+    "F", "T", "EQ", "NE", "LT", "LE", "GT", "GE", "EQU", "NEU", "LTU", "LEU", "GTU", "GEU", "NUM",
+    "NAN",
 ];
 const BOPS: &[&str] = &["AND", "OR", "XOR"];
 
@@ -369,11 +397,18 @@ pub fn execute(ctx: &mut Ctx<'_>, w: &mut Warp, inst: &Inst, active: u32, exec: 
             let mut take = exec;
             if inst.has_mod("DIV") {
                 // BRA.DIV URx: taken when the active lanes differ from the mask in URx.
-                let m = match inst.operands.first().map(|o| &o.kind) {
-                    Some(OperandKind::Reg(r)) if r.file == RegFile::Ur => w.ureg(r.index),
+                let m = match inst.operands.first() {
+                    Some(o) if matches!(&o.kind, OperandKind::Reg(r) if r.file == RegFile::Ur) => {
+                        let l0 = lanes(active).next().unwrap_or(0);
+                        int32(ctx, w, l0, o)?
+                    }
                     _ => return unsupported("BRA.DIV without a uniform mask"),
                 };
-                take = if active != m { exec } else { 0 };
+                take = if active != m & w.present_mask() {
+                    exec
+                } else {
+                    0
+                };
             }
             for l in lanes(active) {
                 w.pc[l] = if take >> l & 1 == 1 { target } else { pc + 16 };
@@ -414,7 +449,11 @@ pub fn execute(ctx: &mut Ctx<'_>, w: &mut Warp, inst: &Inst, active: u32, exec: 
         }
         "BREAK" => {
             check_mods(inst, &[])?;
-            let b = breg(inst.operands.last().ok_or_else(|| Fault::Unsupported("BREAK".into()))?)?;
+            let b = breg(
+                inst.operands
+                    .last()
+                    .ok_or_else(|| Fault::Unsupported("BREAK".into()))?,
+            )?;
             for l in lanes(exec) {
                 for j in 0..32 {
                     w.b[j * 16 + b] &= !(1 << l);
@@ -494,7 +533,10 @@ pub fn execute(ctx: &mut Ctx<'_>, w: &mut Warp, inst: &Inst, active: u32, exec: 
         }
         "BPT" => {
             if exec != 0 {
-                return trap(exec.trailing_zeros() as usize, format!("BPT.{}", inst.mods.join(".")));
+                return trap(
+                    exec.trailing_zeros() as usize,
+                    format!("BPT.{}", inst.mods.join(".")),
+                );
             }
             next(w);
             Ok(())
@@ -526,7 +568,17 @@ pub fn execute(ctx: &mut Ctx<'_>, w: &mut Warp, inst: &Inst, active: u32, exec: 
             Ok(())
         }
         _ => {
-            for l in lanes(exec) {
+            // An instruction writing only uniform registers runs once (for the first lane),
+            // since it may overwrite its own uniform inputs.
+            let uniform = inst.operands.first().is_some_and(|o| {
+                matches!(&o.kind, OperandKind::Reg(r) if matches!(r.file, RegFile::Ur | RegFile::Up))
+            });
+            let run = if uniform {
+                exec & exec.wrapping_neg()
+            } else {
+                exec
+            };
+            for l in lanes(run) {
                 lane_op(ctx, w, inst, l, active)?;
             }
             next(w);
@@ -655,11 +707,17 @@ fn matchop(ctx: &Ctx<'_>, w: &mut Warp, inst: &Inst, exec: u32) -> R<()> {
     };
     let mut vals = [0u64; 32];
     for l in lanes(exec) {
-        vals[l] = if wide { raw64(ctx, w, l, a)? } else { u64::from(raw32(ctx, w, l, a)?) };
+        vals[l] = if wide {
+            raw64(ctx, w, l, a)?
+        } else {
+            u64::from(raw32(ctx, w, l, a)?)
+        };
     }
     let mut res = Vec::new();
     for l in lanes(exec) {
-        let m = lanes(exec).filter(|&j| vals[j] == vals[l]).fold(0u32, |m, j| m | 1 << j);
+        let m = lanes(exec)
+            .filter(|&j| vals[j] == vals[l])
+            .fold(0u32, |m, j| m | 1 << j);
         res.push((l, m));
     }
     for (l, m) in res {
@@ -677,7 +735,10 @@ fn matchop(ctx: &Ctx<'_>, w: &mut Warp, inst: &Inst, exec: u32) -> R<()> {
 }
 
 fn redux(ctx: &Ctx<'_>, w: &mut Warp, inst: &Inst, exec: u32) -> R<()> {
-    check_mods(inst, &["SUM", "AND", "OR", "XOR", "MIN", "MAX", "S32", "U32"])?;
+    check_mods(
+        inst,
+        &["SUM", "AND", "OR", "XOR", "MIN", "MAX", "S32", "U32"],
+    )?;
     let (d, a) = (op_at(inst, 0)?, op_at(inst, 1)?);
     let signed = inst.has_mod("S32");
     let mut acc: Option<u32> = None;
@@ -900,7 +961,11 @@ fn lane_op(ctx: &mut Ctx<'_>, w: &mut Warp, inst: &Inst, l: usize, active: u32) 
         "LDC" => {
             check_mods(inst, &["64", "U8", "S8", "U16", "S16"])?;
             let (bank, addr) = match &o(1)?.kind {
-                OperandKind::Const { bank, addr, indirect: false } => (bank, addr),
+                OperandKind::Const {
+                    bank,
+                    addr,
+                    indirect: false,
+                } => (bank, addr),
                 k => return unsupported(format!("LDC source {k:?}")),
             };
             let (b, off) = const_addr(w, l, bank, addr)?;
@@ -943,7 +1008,11 @@ fn lane_op(ctx: &mut Ctx<'_>, w: &mut Warp, inst: &Inst, l: usize, active: u32) 
             let b = f32src(ctx, w, l, o(2)?, ftz)?;
             let p = pred(w, l, o(3)?)?;
             let r = fminmax(a, b, p, inst.has_mod("NAN"));
-            let bits = if r.is_nan() { 0x7fff_ffff } else { (r as f32).to_bits() };
+            let bits = if r.is_nan() {
+                0x7fff_ffff
+            } else {
+                (r as f32).to_bits()
+            };
             wr(w, l, o(0)?, bits)
         }
         "FSETP" => fsetp(ctx, w, inst, l, false),
@@ -985,11 +1054,24 @@ fn lane_op(ctx: &mut Ctx<'_>, w: &mut Warp, inst: &Inst, l: usize, active: u32) 
                 a.round_ties_even()
             };
             if f64t {
-                let b = if r.is_nan() { F64.canonical_nan() } else { r.to_bits() };
+                let b = if r.is_nan() {
+                    F64.canonical_nan()
+                } else {
+                    r.to_bits()
+                };
                 wr64(w, l, o(0)?, b)
             } else {
-                let b = if r.is_nan() { 0x7fff_ffff } else { (r as f32).to_bits() };
-                wr(w, l, o(0)?, f32fin(u64::from(b), inst.has_mod("FTZ"), false))
+                let b = if r.is_nan() {
+                    0x7fff_ffff
+                } else {
+                    (r as f32).to_bits()
+                };
+                wr(
+                    w,
+                    l,
+                    o(0)?,
+                    f32fin(u64::from(b), inst.has_mod("FTZ"), false),
+                )
             }
         }
         "F2I" => f2i(ctx, w, inst, l),
@@ -1096,10 +1178,18 @@ fn imad(ctx: &Ctx<'_>, w: &mut Warp, inst: &Inst, l: usize) -> R<()> {
     };
     let (a, b, c) = (op_at(inst, i)?, op_at(inst, i + 1)?, op_at(inst, i + 2)?);
     let x = inst.has_mod("X");
-    let cin = if x { u128::from(pred(w, l, op_at(inst, i + 3)?)?) } else { 0 };
+    let cin = if x {
+        u128::from(pred(w, l, op_at(inst, i + 3)?)?)
+    } else {
+        0
+    };
     let unsigned = inst.has_mod("U32");
     let av = raw32(ctx, w, l, a)?;
     let bv = raw32(ctx, w, l, b)?;
+    let (av, bv) = (
+        if a.invert { !av } else { av },
+        if b.invert { !bv } else { bv },
+    );
     // Negated multiplicands negate the product.
     let neg_prod = a.neg != b.neg;
     let prod: i128 = if unsigned {
@@ -1110,6 +1200,7 @@ fn imad(ctx: &Ctx<'_>, w: &mut Warp, inst: &Inst, l: usize) -> R<()> {
     let prod = if neg_prod { -prod } else { prod };
     if inst.has_mod("WIDE") {
         let cv = raw64(ctx, w, l, c)?;
+        let cv = if c.invert { !cv } else { cv };
         let cv = u128::from(if c.neg {
             if x { !cv } else { cv.wrapping_neg() }
         } else {
@@ -1124,6 +1215,7 @@ fn imad(ctx: &Ctx<'_>, w: &mut Warp, inst: &Inst, l: usize) -> R<()> {
         return Ok(());
     }
     let cv = raw32(ctx, w, l, c)?;
+    let cv = if c.invert { !cv } else { cv };
     let cv = u64::from(if c.neg {
         if x { !cv } else { cv.wrapping_neg() }
     } else {
@@ -1163,24 +1255,38 @@ fn iadd3(ctx: &Ctx<'_>, w: &mut Warp, inst: &Inst, l: usize) -> R<()> {
         i += 1;
     }
     let x = inst.has_mod("X");
-    let mut s: u64 = 0;
-    for op in &ops[i..i + 3] {
+    let mut t = [0u64; 3];
+    for (k, op) in ops[i..i + 3].iter().enumerate() {
         let v = raw32(ctx, w, l, op)?;
         let v = if op.invert { !v } else { v };
-        s += if op.neg {
+        // `-x` is `~x + 1` in the adder (so `a - 0` carries out, like a borrow-free
+        // subtraction); with `.X` the carry-in supplies the `+ 1`.
+        t[k] = if op.neg {
             if x { u64::from(!v) } else { u64::from(!v) + 1 }
         } else {
             u64::from(v)
         };
     }
+    let mut cin = 0u64;
     if x {
         for op in &ops[i + 3..] {
-            s += u64::from(pred(w, l, op)?);
+            cin += u64::from(pred(w, l, op)?);
         }
     }
-    wr(w, l, d, s as u32)?;
-    for (k, p) in couts.iter().enumerate() {
-        wp(w, l, p, s >> (32 + k) & 1 == 1)?;
+    // Two additions: the first carry-out predicate is the carry of `a + b`, the second the
+    // carry of adding `c` (and the carry-ins); `.X` consumers add both back.
+    let s1 = t[0] + t[1];
+    let c1 = s1 >> 32;
+    let s2 = (s1 & 0xffff_ffff) + t[2] + cin;
+    let c2 = s2 >> 32;
+    wr(w, l, d, s2 as u32)?;
+    match couts.as_slice() {
+        [] => {}
+        [p] => wp(w, l, p, (c1 + c2) & 1 == 1)?,
+        [p, q, ..] => {
+            wp(w, l, p, c1 & 1 == 1)?;
+            wp(w, l, q, c2 & 1 == 1)?;
+        }
     }
     Ok(())
 }
@@ -1188,7 +1294,11 @@ fn iadd3(ctx: &Ctx<'_>, w: &mut Warp, inst: &Inst, l: usize) -> R<()> {
 fn lop3(ctx: &Ctx<'_>, w: &mut Warp, inst: &Inst, l: usize) -> R<()> {
     check_mods(inst, &["LUT"])?;
     let ops = &inst.operands;
-    let (pd, i) = if ops.first().is_some_and(is_pred) { (Some(&ops[0]), 1) } else { (None, 0) };
+    let (pd, i) = if ops.first().is_some_and(is_pred) {
+        (Some(&ops[0]), 1)
+    } else {
+        (None, 0)
+    };
     let d = op_at(inst, i)?;
     let a = int32(ctx, w, l, op_at(inst, i + 1)?)?;
     let b = int32(ctx, w, l, op_at(inst, i + 2)?)?;
@@ -1235,7 +1345,11 @@ fn shf(ctx: &Ctx<'_>, w: &mut Warp, inst: &Inst, l: usize) -> R<()> {
     } else {
         v >> s
     };
-    let out = if inst.has_mod("HI") { (r >> 32) as u32 } else { r as u32 };
+    let out = if inst.has_mod("HI") {
+        (r >> 32) as u32
+    } else {
+        r as u32
+    };
     wr(w, l, d, out)
 }
 
@@ -1268,7 +1382,11 @@ fn lea(ctx: &Ctx<'_>, w: &mut Warp, inst: &Inst, l: usize) -> R<()> {
         0
     };
     let s = raw32(ctx, w, l, op_at(inst, k)?)? & 31;
-    let cin = if x { u64::from(pred(w, l, op_at(inst, k + 1)?)?) } else { 0 };
+    let cin = if x {
+        u64::from(pred(w, l, op_at(inst, k + 1)?)?)
+    } else {
+        0
+    };
     let b = raw32(ctx, w, l, b_op)?;
     let b = if b_op.invert { !b } else { b };
     let a = if a_op.neg { a.wrapping_neg() } else { a };
@@ -1293,7 +1411,8 @@ fn isetp(ctx: &Ctx<'_>, w: &mut Warp, inst: &Inst, l: usize) -> R<()> {
         .copied()
         .collect();
     check_mods(inst, &allowed)?;
-    let cmp = find_mod(inst, CMPS).ok_or_else(|| Fault::Unsupported("ISETP without a comparison".into()))?;
+    let cmp = find_mod(inst, CMPS)
+        .ok_or_else(|| Fault::Unsupported("ISETP without a comparison".into()))?;
     let bop = find_mod(inst, BOPS).unwrap_or("AND");
     let (pd, pq) = (op_at(inst, 0)?, op_at(inst, 1)?);
     let (ao, bo) = (op_at(inst, 2)?, op_at(inst, 3)?);
@@ -1352,12 +1471,16 @@ fn isetp(ctx: &Ctx<'_>, w: &mut Warp, inst: &Inst, l: usize) -> R<()> {
 fn fsetp(ctx: &Ctx<'_>, w: &mut Warp, inst: &Inst, l: usize, dbl: bool) -> R<()> {
     let allowed: Vec<&str> = CMPS.iter().chain(BOPS).chain(&["FTZ"]).copied().collect();
     check_mods(inst, &allowed)?;
-    let cmp = find_mod(inst, CMPS).ok_or_else(|| Fault::Unsupported("FSETP without a comparison".into()))?;
+    let cmp = find_mod(inst, CMPS)
+        .ok_or_else(|| Fault::Unsupported("FSETP without a comparison".into()))?;
     let bop = find_mod(inst, BOPS).unwrap_or("AND");
     let (pd, pq) = (op_at(inst, 0)?, op_at(inst, 1)?);
     let ftz = inst.has_mod("FTZ");
     let (a, b) = if dbl {
-        (f64src(ctx, w, l, op_at(inst, 2)?)?, f64src(ctx, w, l, op_at(inst, 3)?)?)
+        (
+            f64src(ctx, w, l, op_at(inst, 2)?)?,
+            f64src(ctx, w, l, op_at(inst, 3)?)?,
+        )
     } else {
         (
             f32src(ctx, w, l, op_at(inst, 2)?, ftz)?,
@@ -1440,7 +1563,11 @@ fn mufu(ctx: &Ctx<'_>, w: &mut Warp, inst: &Inst, l: usize) -> R<()> {
             hi ^= 0x8000_0000;
         }
         let x = f64::from_bits(u64::from(hi) << 32);
-        let r = if f == "RCP64H" { 1.0 / x } else { 1.0 / x.sqrt() };
+        let r = if f == "RCP64H" {
+            1.0 / x
+        } else {
+            1.0 / x.sqrt()
+        };
         return wr(w, l, d, (r.to_bits() >> 32) as u32);
     }
     // f32 functions: inputs flushed (MUFU is flush-to-zero), results rounded from f64.
@@ -1448,7 +1575,13 @@ fn mufu(ctx: &Ctx<'_>, w: &mut Warp, inst: &Inst, l: usize) -> R<()> {
     let r = match f {
         "RCP" => float::div(1.0, x, Rnd::Ne, F32),
         "SQRT" => float::sqrt(x, Rnd::Ne, F32),
-        "RSQ" => float::round(1.0 / x.sqrt(), std::cmp::Ordering::Equal, Rnd::Ne, F32, false),
+        "RSQ" => float::round(
+            1.0 / x.sqrt(),
+            std::cmp::Ordering::Equal,
+            Rnd::Ne,
+            F32,
+            false,
+        ),
         "EX2" => float::round(x.exp2(), std::cmp::Ordering::Equal, Rnd::Ne, F32, false),
         "LG2" => float::round(x.log2(), std::cmp::Ordering::Equal, Rnd::Ne, F32, false),
         // MUFU.SIN/COS take the angle in revolutions (ptxas pre-multiplies by 1/2pi).
@@ -1469,7 +1602,7 @@ fn mufu(ctx: &Ctx<'_>, w: &mut Warp, inst: &Inst, l: usize) -> R<()> {
         "TANH" => float::round(x.tanh(), std::cmp::Ordering::Equal, Rnd::Ne, F32, false),
         o => return unsupported(format!("MUFU.{o}")),
     };
-    wr(w, l, d, float::ftz32(r as u32))
+    wr(w, l, d, F32.ftz(u64::from(r as u32)) as u32)
 }
 
 fn f2i(ctx: &Ctx<'_>, w: &mut Warp, inst: &Inst, l: usize) -> R<()> {
@@ -1531,6 +1664,8 @@ fn i2f(ctx: &Ctx<'_>, w: &mut Warp, inst: &Inst, l: usize) -> R<()> {
     let src = op_at(inst, 1)?;
     let raw = if matches!(sty, "U64" | "S64") {
         raw64(ctx, w, l, src)?
+    } else if src.has_suffix("H1") {
+        u64::from(raw32(ctx, w, l, src)? >> 16)
     } else {
         u64::from(raw32(ctx, w, l, src)?)
     };
@@ -1545,7 +1680,12 @@ fn i2f(ctx: &Ctx<'_>, w: &mut Warp, inst: &Inst, l: usize) -> R<()> {
 }
 
 fn f2f(ctx: &Ctx<'_>, w: &mut Warp, inst: &Inst, l: usize) -> R<()> {
-    check_mods(inst, &["F16", "F32", "F64", "BF16", "FTZ", "RN", "RZ", "RM", "RP", "SAT"])?;
+    check_mods(
+        inst,
+        &[
+            "F16", "F32", "F64", "BF16", "FTZ", "RN", "RZ", "RM", "RP", "SAT",
+        ],
+    )?;
     let tys: Vec<&str> = inst
         .mods
         .iter()
@@ -1575,7 +1715,7 @@ fn f2f(ctx: &Ctx<'_>, w: &mut Warp, inst: &Inst, l: usize) -> R<()> {
         "F64" => wr64(w, l, d, r),
         "F32" => {
             if ftz {
-                r = u64::from(float::ftz32(r as u32));
+                r = F32.ftz(u64::from(r as u32));
             }
             wr(w, l, d, f32fin(r, false, inst.has_mod("SAT")))
         }
@@ -1604,7 +1744,10 @@ fn half_src(
         let hi = raw32(ctx, w, l, op)?;
         let lo = raw32(ctx, w, l, op2)?;
         *i += 2;
-        return Ok((fmt.to_f64(u64::from(lo & 0xffff)), fmt.to_f64(u64::from(hi & 0xffff))));
+        return Ok((
+            fmt.to_f64(u64::from(lo & 0xffff)),
+            fmt.to_f64(u64::from(hi & 0xffff)),
+        ));
     }
     *i += 1;
     let v = raw32(ctx, w, l, op)?;
@@ -1699,7 +1842,7 @@ fn space_of(op: &str) -> (Space, bool) {
     }
 }
 
-fn mem_operand<'a>(inst: &'a Inst) -> R<(usize, &'a sass::model::Address)> {
+fn mem_operand(inst: &Inst) -> R<(usize, &sass::model::Address)> {
     inst.operands
         .iter()
         .enumerate()
@@ -1713,7 +1856,12 @@ fn mem_operand<'a>(inst: &'a Inst) -> R<(usize, &'a sass::model::Address)> {
 const SIZE_MODS: &[&str] = &["U8", "S8", "U16", "S16", "32", "64", "128"];
 
 fn load(ctx: &mut Ctx<'_>, w: &mut Warp, inst: &Inst, l: usize) -> R<()> {
-    let allowed: Vec<&str> = NEUTRAL_MEM_MODS.iter().chain(SIZE_MODS).chain(&["U"]).copied().collect();
+    let allowed: Vec<&str> = NEUTRAL_MEM_MODS
+        .iter()
+        .chain(SIZE_MODS)
+        .chain(&["U"])
+        .copied()
+        .collect();
     check_mods(inst, &allowed)?;
     let (space, wide) = space_of(&inst.opcode);
     let (mi, addr) = mem_operand(inst)?;
@@ -1726,10 +1874,18 @@ fn load(ctx: &mut Ctx<'_>, w: &mut Warp, inst: &Inst, l: usize) -> R<()> {
     ctx.load(w, l, space, a, &mut buf[..n])?;
     let d = op_at(inst, 0)?;
     let words: Vec<u32> = match n {
-        1 => vec![if signed { buf[0] as i8 as u32 } else { u32::from(buf[0]) }],
+        1 => vec![if signed {
+            buf[0] as i8 as u32
+        } else {
+            u32::from(buf[0])
+        }],
         2 => {
             let v = u16::from_le_bytes([buf[0], buf[1]]);
-            vec![if signed { v as i16 as u32 } else { u32::from(v) }]
+            vec![if signed {
+                v as i16 as u32
+            } else {
+                u32::from(v)
+            }]
         }
         _ => buf[..n]
             .chunks(4)
@@ -1756,8 +1912,12 @@ fn store(ctx: &mut Ctx<'_>, w: &mut Warp, inst: &Inst, l: usize) -> R<()> {
 }
 
 fn atom(ctx: &mut Ctx<'_>, w: &mut Warp, inst: &Inst, l: usize) -> R<()> {
-    const OPS: &[&str] = &["ADD", "MIN", "MAX", "INC", "DEC", "AND", "OR", "XOR", "EXCH", "CAS"];
-    const TYS: &[&str] = &["S32", "U32", "64", "S64", "U64", "F32", "F64", "F16x2", "BF16x2"];
+    const OPS: &[&str] = &[
+        "ADD", "MIN", "MAX", "INC", "DEC", "AND", "OR", "XOR", "EXCH", "CAS",
+    ];
+    const TYS: &[&str] = &[
+        "S32", "U32", "64", "S64", "U64", "F32", "F64", "F16x2", "BF16x2",
+    ];
     let allowed: Vec<&str> = NEUTRAL_MEM_MODS
         .iter()
         .chain(OPS)
@@ -1769,13 +1929,19 @@ fn atom(ctx: &mut Ctx<'_>, w: &mut Warp, inst: &Inst, l: usize) -> R<()> {
     if inst.has_mod("CAST") || inst.has_mod("POPC") {
         return unsupported(format!("{}.{}", inst.opcode, inst.mods.join(".")));
     }
-    let op = find_mod(inst, OPS).ok_or_else(|| Fault::Unsupported(format!("{} without an operation", inst.opcode)))?;
+    let op = find_mod(inst, OPS)
+        .ok_or_else(|| Fault::Unsupported(format!("{} without an operation", inst.opcode)))?;
     let (space, wide) = space_of(&inst.opcode);
     let (mi, addr) = mem_operand(inst)?;
     let a = address(w, l, addr, wide)?;
-    let is64 = inst.has_mod("64") || inst.has_mod("S64") || inst.has_mod("U64") || inst.has_mod("F64");
+    let is64 =
+        inst.has_mod("64") || inst.has_mod("S64") || inst.has_mod("U64") || inst.has_mod("F64");
     let n = if is64 { 8 } else { 4 };
-    let ty = find_mod(inst, &["S32", "F32", "F64", "S64", "F16x2", "BF16x2"]).unwrap_or(if is64 { "U64" } else { "U32" });
+    let ty = find_mod(inst, &["S32", "F32", "F64", "S64", "F16x2", "BF16x2"]).unwrap_or(if is64 {
+        "U64"
+    } else {
+        "U32"
+    });
     if matches!(ty, "F16x2" | "BF16x2") {
         return unsupported(format!("{}.{ty}", inst.opcode));
     }
@@ -1795,12 +1961,16 @@ fn atom(ctx: &mut Ctx<'_>, w: &mut Warp, inst: &Inst, l: usize) -> R<()> {
     let mask = if is64 { u64::MAX } else { 0xffff_ffff };
     let new = match op {
         "ADD" => match ty {
-            "F32" => float::add(
-                f64::from(f32::from_bits(old as u32)),
-                f64::from(f32::from_bits(b as u32)),
-                Rnd::Ne,
-                F32,
-            ),
+            "F32" => {
+                // `.FTZ` flushes subnormal inputs and result.
+                let ftz = |x: u64| if inst.has_mod("FTZ") { F32.ftz(x) } else { x };
+                ftz(float::add(
+                    f64::from(f32::from_bits(ftz(old) as u32)),
+                    f64::from(f32::from_bits(ftz(b) as u32)),
+                    Rnd::Ne,
+                    F32,
+                ))
+            }
             "F64" => float::add(f64::from_bits(old), f64::from_bits(b), Rnd::Ne, F64),
             _ => old.wrapping_add(b) & mask,
         },
@@ -1814,24 +1984,44 @@ fn atom(ctx: &mut Ctx<'_>, w: &mut Warp, inst: &Inst, l: usize) -> R<()> {
             r as u64 & mask
         }
         "INC" => {
-            if old >= b { 0 } else { old + 1 }
+            if old >= b {
+                0
+            } else {
+                old + 1
+            }
         }
         "DEC" => {
-            if old == 0 || old > b { b } else { old - 1 }
+            if old == 0 || old > b {
+                b
+            } else {
+                old - 1
+            }
         }
         "AND" => old & b,
         "OR" => old | b,
         "XOR" => old ^ b,
         "EXCH" => b,
         "CAS" => {
-            if old == b { c } else { old }
+            if old == b {
+                c
+            } else {
+                old
+            }
         }
         _ => return unsupported(format!("atomic .{op}")),
     };
     ctx.store(w, l, space, a, &new.to_le_bytes()[..n])?;
-    // ATOM/ATOMG/ATOMS return the old value in their first operand (RZ = none); RED does not.
-    if mi == 1 {
-        let d = op_at(inst, 0)?;
+    // ATOM/ATOMG/ATOMS return the old value in the register before the address (RZ = none;
+    // ATOM/ATOMG first name a predicate, PT when discarded); RED returns nothing.
+    if mi >= 2 {
+        let p = op_at(inst, mi - 2)?;
+        if !matches!(&p.kind, OperandKind::Reg(r) if r.file == RegFile::P && r.is_zero() && !p.not)
+        {
+            return unsupported(format!("{} with a predicate result", inst.opcode));
+        }
+    }
+    if mi >= 1 {
+        let d = op_at(inst, mi - 1)?;
         if is64 {
             wr64(w, l, d, old)?;
         } else {

@@ -24,6 +24,7 @@ use crate::oracle;
 mod compile;
 mod cubin;
 pub mod disasm;
+pub mod hazard;
 mod emu;
 mod interp;
 mod json;
@@ -51,6 +52,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
         "cubin" => cubin::run(&args),
         "parse" => parse::run(&args),
         "disasm" => disasm::run(&args),
+        "hazard" => hazard::run(&args),
         "compile" => compile::run(&args),
         "emu" => emu::run(&args),
         other => Err(format!("unknown corpus stage `{other}`\n{USAGE}")),

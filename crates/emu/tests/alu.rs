@@ -1,0 +1,416 @@
+//! Instruction semantics, checked against values computed independently in Rust (from the PTX
+//! ISA's definitions of the operations ptxas lowers to these instructions), never against the
+//! emulator's own earlier output.
+//!
+//! Each test runs a snippet on one CTA: a prologue points R2:R3 at the thread's 64-byte slot
+//! of an output buffer (R10 = %tid.x), the snippet computes, and `STG` writes chosen registers.
+
+use emu::{EmuError, Launch, load::program_from_text};
+
+const PROLOGUE: &[&str] = &[
+    "S2R R10, SR_TID.X",
+    "IMAD.MOV.U32 R2, RZ, RZ, c[0x0][0x160]",
+    "IMAD.MOV.U32 R3, RZ, RZ, c[0x0][0x164]",
+    "IMAD.WIDE.U32 R2, R10, 0x40, R2",
+];
+
+/// Runs `body` for `threads` threads and returns, per thread, the values of `outs`.
+fn run(body: &[&str], outs: &[&str], threads: u32) -> Result<Vec<Vec<u32>>, EmuError> {
+    let mut lines: Vec<String> = PROLOGUE.iter().map(|s| s.to_string()).collect();
+    lines.extend(body.iter().map(|s| s.to_string()));
+    for (i, r) in outs.iter().enumerate() {
+        lines.push(format!("STG.E [R2.64+{:#x}], {r}", 4 * i));
+    }
+    lines.push("EXIT".into());
+    let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
+    let prog = program_from_text(80, &refs, 8).expect("snippet parses");
+    let mut mem = interp::Memory::new();
+    let buf = mem.alloc("out", vec![0; 64 * threads as usize]);
+    let launch = Launch {
+        grid: [1, 1, 1],
+        block: [threads, 1, 1],
+        dynamic_shared: 0,
+        params: buf.to_le_bytes().to_vec(),
+        step_limit: 100_000,
+    };
+    emu::run(&prog, &mut mem, "k", &launch)?;
+    let data = &mem.buffer(buf).expect("buffer").data;
+    Ok((0..threads as usize)
+        .map(|t| {
+            (0..outs.len())
+                .map(|i| {
+                    let o = t * 64 + 4 * i;
+                    u32::from_le_bytes(data[o..o + 4].try_into().unwrap())
+                })
+                .collect()
+        })
+        .collect())
+}
+
+fn one(body: &[&str], outs: &[&str]) -> Vec<u32> {
+    run(body, outs, 1).expect("runs").remove(0)
+}
+
+fn mov(r: &str, v: u32) -> String {
+    format!("IMAD.MOV.U32 {r}, RZ, RZ, {v:#x}")
+}
+
+const SAMPLES: &[(u32, u32, u32)] = &[
+    (0x1234_5678, 0x9abc_def0, 0x0f0f_f0f0),
+    (0xffff_ffff, 0x0000_0001, 0x8000_0000),
+    (0x7fff_ffff, 0xdead_beef, 0x0000_0000),
+];
+
+/// A three-input bitwise function.
+type Op3 = fn(u32, u32, u32) -> u32;
+
+#[test]
+fn lop3_truth_tables() {
+    // lut = f(0xf0, 0xcc, 0xaa): the PTX lop3 definition.
+    let luts: &[(u32, Op3)] = &[
+        (0x96, |a, b, c| a ^ b ^ c),
+        (0xe8, |a, b, c| (a & b) | (a & c) | (b & c)),
+        (0xc0, |a, b, _| a & b),
+        (0xfe, |a, b, c| a | b | c),
+        (0x3c, |a, b, _| a ^ b),
+        (0x0f, |a, _, _| !a),
+    ];
+    for &(a, b, c) in SAMPLES {
+        for &(lut, f) in luts {
+            let body = [
+                mov("R4", a),
+                mov("R5", b),
+                mov("R6", c),
+                format!("LOP3.LUT R7, R4, R5, R6, {lut:#x}, !PT"),
+                format!("LOP3.LUT P0, R8, R4, R5, R6, {lut:#x}, !PT"),
+                "SEL R9, RZ, 0x1, !P0".into(),
+            ];
+            let b2: Vec<&str> = body.iter().map(String::as_str).collect();
+            let got = one(&b2, &["R7", "R9"]);
+            let want = f(a, b, c);
+            assert_eq!(
+                got,
+                vec![want, u32::from(want != 0)],
+                "lut {lut:#x} on {a:#x} {b:#x} {c:#x}"
+            );
+        }
+    }
+}
+
+#[test]
+fn iadd3_carry_chains_add_and_subtract_64_bit() {
+    for &(a, b, c) in SAMPLES {
+        let x = (u64::from(a) << 32) | u64::from(b);
+        let y = (u64::from(c) << 32) | u64::from(a ^ b);
+        let body = [
+            mov("R4", b),
+            mov("R5", a),
+            mov("R6", a ^ b),
+            mov("R7", c),
+            // x + y
+            "IADD3 R8, P0, R4, R6, RZ".into(),
+            "IADD3.X R9, R5, R7, RZ, P0, !PT".into(),
+            // x - y: low with -y, high with ~y and the carry (ptxas's sub.cc/subc lowering)
+            "IADD3 R11, P1, R4, -R6, RZ".into(),
+            "IADD3.X R12, R5, ~R7, RZ, P1, !PT".into(),
+        ];
+        let b2: Vec<&str> = body.iter().map(String::as_str).collect();
+        let g = one(&b2, &["R8", "R9", "R11", "R12"]);
+        let sum = x.wrapping_add(y);
+        let diff = x.wrapping_sub(y);
+        assert_eq!(
+            g,
+            vec![
+                sum as u32,
+                (sum >> 32) as u32,
+                diff as u32,
+                (diff >> 32) as u32
+            ]
+        );
+    }
+}
+
+#[test]
+fn iadd3_two_carry_outs_sum_three_words() {
+    // 3 x 0xffffffff: total carry 2, split over the two carry predicates.
+    let body = [
+        mov("R4", u32::MAX),
+        "IADD3 R5, P0, P1, R4, R4, R4".into(),
+        "IADD3.X R6, RZ, RZ, RZ, P0, P1".into(),
+    ];
+    let b2: Vec<&str> = body.iter().map(String::as_str).collect();
+    let total = 3 * u64::from(u32::MAX);
+    assert_eq!(
+        one(&b2, &["R5", "R6"]),
+        vec![total as u32, (total >> 32) as u32]
+    );
+}
+
+#[test]
+fn imad_wide_hi_and_plain() {
+    for &(a, b, c) in SAMPLES {
+        let body = [
+            mov("R4", a),
+            mov("R5", b),
+            mov("R6", c),
+            mov("R7", a ^ c),
+            "IMAD R8, R4, R5, R6".into(),
+            "IMAD.WIDE.U32 R12, R4, R5, R6".into(),
+            "IMAD.WIDE R14, R4, R5, R6".into(),
+            "IMAD.HI.U32 R16, R4, R5, RZ".into(),
+            "IMAD.HI R17, R4, R5, RZ".into(),
+        ];
+        let b2: Vec<&str> = body.iter().map(String::as_str).collect();
+        let g = one(&b2, &["R8", "R12", "R13", "R14", "R15", "R16", "R17"]);
+        let c64 = (u64::from(a ^ c) << 32) | u64::from(c);
+        let wu = (u64::from(a) * u64::from(b)).wrapping_add(c64);
+        let ws = ((i64::from(a as i32) * i64::from(b as i32)) as u64).wrapping_add(c64);
+        let hu = ((u64::from(a) * u64::from(b)) >> 32) as u32;
+        let hs = ((i64::from(a as i32) * i64::from(b as i32)) >> 32) as u32;
+        assert_eq!(
+            g,
+            vec![
+                a.wrapping_mul(b).wrapping_add(c),
+                wu as u32,
+                (wu >> 32) as u32,
+                ws as u32,
+                (ws >> 32) as u32,
+                hu,
+                hs
+            ]
+        );
+    }
+}
+
+#[test]
+fn shf_funnel_shifts_match_ptx_shl_shr() {
+    for &(a, b, _) in SAMPLES {
+        let x = (u64::from(b) << 32) | u64::from(a);
+        for s in [0u32, 1, 13, 31, 32, 40] {
+            let body = [
+                mov("R4", a),
+                mov("R5", b),
+                mov("R6", s),
+                "SHF.L.U32 R7, R4, R6, RZ".into(),
+                "SHF.R.U32.HI R8, RZ, R6, R4".into(),
+                "SHF.R.S32.HI R9, RZ, R6, R4".into(),
+                "SHF.L.U64.HI R11, R4, R6, R5".into(),
+                "SHF.R.U64 R12, R4, R6, R5".into(),
+            ];
+            let b2: Vec<&str> = body.iter().map(String::as_str).collect();
+            let g = one(&b2, &["R7", "R8", "R9", "R11", "R12"]);
+            // PTX: shl/shr clamp the amount (>= width gives 0 or the sign fill).
+            let shl32 = if s >= 32 { 0 } else { a << s };
+            let shr32 = if s >= 32 { 0 } else { a >> s };
+            let sar32 = ((a as i32) >> s.min(31)) as u32;
+            let shl64 = if s >= 64 { 0 } else { x << s };
+            let shr64 = if s >= 64 { 0 } else { x >> s };
+            assert_eq!(
+                g,
+                vec![shl32, shr32, sar32, (shl64 >> 32) as u32, shr64 as u32],
+                "shift {s} of {x:#x}"
+            );
+        }
+    }
+}
+
+#[test]
+fn prmt_selects_bytes_like_ptx_prmt() {
+    let (a, b) = (0x4433_2211u32, 0x8877_6655u32);
+    for sel in [0x3210u32, 0x7654, 0x0123, 0x5140, 0x9a8b, 0x1111] {
+        let body = [
+            mov("R4", a),
+            mov("R5", b),
+            format!("PRMT R6, R4, {sel:#x}, R5"),
+        ];
+        let b2: Vec<&str> = body.iter().map(String::as_str).collect();
+        let bytes = [0x11u8, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88];
+        let mut want = 0u32;
+        for i in 0..4 {
+            let n = (sel >> (4 * i)) & 0xf;
+            let mut v = bytes[(n & 7) as usize];
+            if n & 8 != 0 {
+                v = if v & 0x80 != 0 { 0xff } else { 0 };
+            }
+            want |= u32::from(v) << (8 * i);
+        }
+        assert_eq!(one(&b2, &["R6"]), vec![want], "selector {sel:#x}");
+    }
+}
+
+#[test]
+fn lea_forms_compute_64_bit_scaled_addresses() {
+    // base + (sext(i) << 3), the lowering of a 64-bit array index.
+    let base = 0x0000_0010_ffff_fff0u64;
+    for i in [5i32, -3, 0x1000_0000] {
+        let body = [
+            mov("R4", i as u32),
+            mov("R6", base as u32),
+            mov("R7", (base >> 32) as u32),
+            "LEA R8, P0, R4, R6, 0x3".into(),
+            "LEA.HI.X.SX32 R9, R4, R7, 0x3, P0".into(),
+        ];
+        let b2: Vec<&str> = body.iter().map(String::as_str).collect();
+        let want = base.wrapping_add((i64::from(i) << 3) as u64);
+        assert_eq!(
+            one(&b2, &["R8", "R9"]),
+            vec![want as u32, (want >> 32) as u32]
+        );
+    }
+}
+
+#[test]
+fn isetp_ex_chains_compare_64_bit_values() {
+    let vals: &[i64] = &[-5, 3, 0x1_0000_0000, -0x1_0000_0000, i64::MAX, 0];
+    for &x in vals {
+        for &y in vals {
+            let body = [
+                mov("R4", x as u32),
+                mov("R5", (x >> 32) as u32),
+                mov("R6", y as u32),
+                mov("R7", (y >> 32) as u32),
+                "ISETP.LT.U32.AND P0, PT, R4, R6, PT".into(),
+                "ISETP.LT.AND.EX P0, PT, R5, R7, PT, P0".into(),
+                "ISETP.NE.U32.AND P1, PT, R4, R6, PT".into(),
+                "ISETP.NE.AND.EX P1, PT, R5, R7, PT, P1".into(),
+                "ISETP.GE.U32.AND P2, PT, R4, R6, PT".into(),
+                "ISETP.GE.U32.AND.EX P2, PT, R5, R7, PT, P2".into(),
+                "SEL R8, RZ, 0x1, !P0".into(),
+                "SEL R9, RZ, 0x1, !P1".into(),
+                "SEL R11, RZ, 0x1, !P2".into(),
+            ];
+            let b2: Vec<&str> = body.iter().map(String::as_str).collect();
+            let want = vec![
+                u32::from(x < y),
+                u32::from(x != y),
+                u32::from(x as u64 >= y as u64),
+            ];
+            assert_eq!(one(&b2, &["R8", "R9", "R11"]), want, "{x} vs {y}");
+        }
+    }
+}
+
+#[test]
+fn float_min_max_and_unordered_compares() {
+    let nan = 0x7fc0_0000u32;
+    let cases: &[(f32, u32)] = &[(1.5, 0xbf80_0000), (-0.0, 0x0000_0000), (2.0, nan)];
+    for &(a, b) in cases {
+        let body = [
+            mov("R4", a.to_bits()),
+            mov("R5", b),
+            "FMNMX R6, R4, R5, PT".into(),
+            "FMNMX R7, R4, R5, !PT".into(),
+            "FSETP.GTU.AND P0, PT, R4, R5, PT".into(),
+            "SEL R8, RZ, 0x1, !P0".into(),
+        ];
+        let b2: Vec<&str> = body.iter().map(String::as_str).collect();
+        let bf = f32::from_bits(b);
+        // PTX min/max: a NaN operand yields the other; -0 < +0.
+        let (mn, mx) = if bf.is_nan() {
+            (a, a)
+        } else if a == 0.0 && bf == 0.0 {
+            (-0.0, 0.0)
+        } else {
+            (a.min(bf), a.max(bf))
+        };
+        let gtu = bf.is_nan() || a > bf;
+        assert_eq!(
+            one(&b2, &["R6", "R7", "R8"]),
+            vec![mn.to_bits(), mx.to_bits(), u32::from(gtu)]
+        );
+    }
+}
+
+#[test]
+fn f2i_saturates_and_maps_nan_to_zero() {
+    let cases: &[(f32, i32, u32)] = &[
+        (1e10, i32::MAX, u32::MAX),
+        (-1e10, i32::MIN, 0),
+        (f32::NAN, 0, 0),
+        (-2.75, -2, 0),
+        (3.99, 3, 3),
+    ];
+    for &(x, s, u) in cases {
+        let body = [
+            mov("R4", x.to_bits()),
+            "F2I.TRUNC.NTZ R5, R4".into(),
+            "F2I.U32.TRUNC.NTZ R6, R4".into(),
+        ];
+        let b2: Vec<&str> = body.iter().map(String::as_str).collect();
+        assert_eq!(one(&b2, &["R5", "R6"]), vec![s as u32, u], "{x}");
+    }
+}
+
+#[test]
+fn shfl_butterfly_reduction_sums_all_lanes() {
+    let body = [
+        "IMAD R4, R10, R10, 0x1", // lane value t*t + 1
+        "SHFL.BFLY PT, R5, R4, 0x10, 0x1f",
+        "IADD3 R4, R4, R5, RZ",
+        "SHFL.BFLY PT, R5, R4, 0x8, 0x1f",
+        "IADD3 R4, R4, R5, RZ",
+        "SHFL.BFLY PT, R5, R4, 0x4, 0x1f",
+        "IADD3 R4, R4, R5, RZ",
+        "SHFL.BFLY PT, R5, R4, 0x2, 0x1f",
+        "IADD3 R4, R4, R5, RZ",
+        "SHFL.BFLY PT, R5, R4, 0x1, 0x1f",
+        "IADD3 R4, R4, R5, RZ",
+        "SHFL.UP P0, R6, R10, 0x1, RZ",
+        "SEL R7, RZ, 0x1, !P0",
+    ];
+    let g = run(&body, &["R4", "R6", "R7"], 32).expect("runs");
+    let total: u32 = (0..32).map(|t| t * t + 1).sum();
+    for (t, v) in g.iter().enumerate() {
+        let t = t as u32;
+        // shfl.up by 1: lane 0 keeps its own value and reports out of range.
+        let (up, ok) = if t == 0 { (0, 0) } else { (t - 1, 1) };
+        assert_eq!(v, &vec![total, up, ok], "lane {t}");
+    }
+}
+
+#[test]
+fn divergent_branch_reconverges_at_bsync() {
+    // if (t & 1) x = 100 + t; else x = 200 + t;  then y = x + 1 after reconvergence; and a
+    // ballot of the odd lanes after BSYNC sees every lane active again.
+    let body = [
+        "LOP3.LUT R4, R10, 0x1, RZ, 0xc0, !PT",
+        "ISETP.NE.U32.AND P0, PT, R4, RZ, PT",
+        "BSSY B0, `(@0xc0)",
+        "@!P0 BRA `(@0xa0)",
+        "IADD3 R5, R10, 0x64, RZ",
+        "BRA `(@0xb0)",
+        "IADD3 R5, R10, 0xc8, RZ",
+        "BSYNC B0",
+        "IADD3 R6, R5, 0x1, RZ",
+        "VOTE.ANY R7, PT, P0",
+    ];
+    // Addresses: prologue = 4 instructions (0x00..0x30); the body starts at 0x40.
+    let g = run(&body, &["R5", "R6", "R7"], 32).expect("runs");
+    for (t, v) in g.iter().enumerate() {
+        let t = t as u32;
+        let x = if t & 1 == 1 { 100 + t } else { 200 + t };
+        assert_eq!(v, &vec![x, x + 1, 0xaaaa_aaaa], "lane {t}");
+    }
+}
+
+#[test]
+fn out_of_bounds_store_traps_with_the_thread() {
+    let body = ["IMAD.MOV.U32 R4, RZ, RZ, 0x7", "STG.E [R2.64+0x4000], R4"];
+    match run(&body, &[], 2) {
+        Err(EmuError::Trap {
+            message, thread, ..
+        }) => {
+            assert!(message.contains("out of bounds"), "{message}");
+            assert_eq!(thread, [0, 0, 0]);
+        }
+        other => panic!("expected a trap, got {other:?}"),
+    }
+}
+
+#[test]
+fn unknown_instruction_is_reported_by_name() {
+    match run(&["HMMA.16816.F32 R4, R8, R12, R4"], &[], 1) {
+        Err(EmuError::Unsupported { reason, .. }) => assert!(reason.contains("HMMA"), "{reason}"),
+        other => panic!("expected unsupported, got {other:?}"),
+    }
+}
