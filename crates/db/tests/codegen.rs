@@ -18,6 +18,7 @@ const EXAMPLES: &[&str] = &[
     "../../test-data/codegen/floatops.ptx",
     "../../test-data/codegen/compare.ptx",
     "../../test-data/codegen/shared.ptx",
+    "../../test-data/codegen/vectors.ptx",
 ];
 
 /// The refusals the examples are expected to meet: (file, SM).

@@ -93,6 +93,15 @@ fn malformed(node: &SyntaxNode, what: impl std::fmt::Display) -> LowerError {
     }
 }
 
+/// The state space of a load or store.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum MemSpace {
+    Global,
+    Shared,
+    /// No space: a generic address (`LD.E`/`ST.E`).
+    Generic,
+}
+
 /// PTX scalar types the v1 subset handles.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Ty {
@@ -592,6 +601,9 @@ impl Cx {
                     }
                     return Ok(Src::Reg(*r, ty.words()));
                 }
+                if name == "WARP_SZ" {
+                    return Ok(Src::Imm(32));
+                }
                 let comp = n.components().next().map(|t| t.text().to_string());
                 let axis = |c: &Option<String>| match c.as_deref() {
                     Some(".x") => Some(0u32),
@@ -753,14 +765,26 @@ impl Cx {
         let has = |m: &str| mods.iter().any(|x| x == m);
         match opcode {
             "ld" if has(".param") => self.ld_param(node, mods, ops),
-            "ld" | "st" if has(".global") => self.ld_st(node, mods, ops, opcode == "ld", false),
+            "ld" | "st" if has(".global") => {
+                self.ld_st(node, mods, ops, opcode == "ld", MemSpace::Global)
+            }
             "ld" | "st" if has(".shared") => {
                 if self.target.sm >= 90 {
                     return unsup("shared memory on sm_90 (reserved window, cluster addressing)");
                 }
-                self.ld_st(node, mods, ops, opcode == "ld", true)
+                self.ld_st(node, mods, ops, opcode == "ld", MemSpace::Shared)
             }
-            "ld" | "st" => unsup(&format!("{opcode} outside .global/.shared/.param spaces")),
+            "ld" | "st"
+                if !mods.iter().any(|m| {
+                    matches!(
+                        m.as_str(),
+                        ".local" | ".const" | ".param" | ".tex" | ".sreg"
+                    )
+                }) =>
+            {
+                self.ld_st(node, mods, ops, opcode == "ld", MemSpace::Generic)
+            }
+            "ld" | "st" => unsup(&format!("{opcode} in this state space")),
             "mov" => {
                 Self::need(node, ops, 2)?;
                 let ty = Self::ty_of(node, mods)?;
@@ -1097,15 +1121,19 @@ impl Cx {
         mods: &[String],
         ops: &[ast::Operand],
         load: bool,
-        shared: bool,
+        space: MemSpace,
     ) -> Result<(), LowerError> {
         Self::need(node, ops, 2)?;
+        let shared = space == MemSpace::Shared;
         let mut nc = false;
         let mut size = None;
+        let mut vector = 1u32;
         for m in mods {
             match m.as_str() {
                 ".global" | ".shared" | ".weak" => {}
-                ".nc" if load && !shared => nc = true,
+                ".nc" if load && space == MemSpace::Global => nc = true,
+                ".v2" => vector = 2,
+                ".v4" => vector = 4,
                 // Sub-word accesses: (bytes, SASS suffix, sign-extending).
                 ".u8" | ".b8" => size = Some((1, ".U8")),
                 ".s8" => size = Some((1, ".S8")),
@@ -1116,16 +1144,25 @@ impl Cx {
                 other => return Err(unsupported(node, format!("ld/st modifier {other}"))),
             }
         }
-        let Some((bytes, suffix)) = size else {
+        let Some((elem, suffix)) = size else {
             return Err(malformed(node, "ld/st without a type"));
         };
+        let bytes = elem * vector;
+        if vector > 1 && (elem < 4 || bytes > 16) {
+            return Err(unsupported(
+                node,
+                "vector ld/st of sub-word or 256-bit size",
+            ));
+        }
         // Stores of sub-words write the low bytes (no sign in the SASS form).
-        let suffix = if !load && bytes < 4 {
-            if bytes == 1 { ".U8" } else { ".U16" }
-        } else {
-            suffix
+        let suffix = match (load, bytes) {
+            (false, 1) => ".U8",
+            (false, 2) => ".U16",
+            (_, 8) => ".64",
+            (_, 16) => ".128",
+            _ => suffix,
         };
-        let w: u8 = if bytes == 8 { 2 } else { 1 };
+        let w: u8 = if bytes >= 8 { (bytes / 4) as u8 } else { 1 };
         let (addr_op, val_op) = if load {
             (&ops[1], &ops[0])
         } else {
@@ -1164,6 +1201,7 @@ impl Cx {
             };
             (mem, if load { "LDS" } else { "STS" }.to_string())
         } else {
+            let generic = space == MemSpace::Generic;
             let (base, bty) = *self
                 .regs
                 .get(&name)
@@ -1181,18 +1219,82 @@ impl Cx {
                 offset,
                 desc: sm90.then(desc_reg),
             };
-            (mem, if load { "LDG.E" } else { "STG.E" }.to_string())
+            let op = match (generic, load) {
+                (false, true) => "LDG.E",
+                (false, false) => "STG.E",
+                (true, true) => "LD.E",
+                (true, false) => "ST.E",
+            };
+            (mem, op.to_string())
         };
         op.push_str(suffix);
         if nc {
             op.push_str(".CONSTANT");
         }
-        let mut inst = if load {
-            let d = self.dst(val_op, w)?;
-            Inst::new(op, vec![Operand::r(d), mem], vec![0])
-        } else {
-            let v = self.reg_src(val_op, w)?;
-            Inst::new(op, vec![mem, Operand::r(v)], vec![])
+        let elems: Option<Vec<ast::Operand>> = match val_op {
+            ast::Operand::Vector(v) => Some(v.elements().collect()),
+            _ => None,
+        };
+        if elems.as_ref().map_or(1, Vec::len) != vector as usize {
+            return Err(malformed(
+                val_op.syntax(),
+                "vector operand of another length",
+            ));
+        }
+        let ew: u8 = if elem == 8 { 2 } else { 1 };
+        let mut inst = match (&elems, load) {
+            (None, true) => {
+                let d = self.dst(val_op, w)?;
+                Inst::new(op, vec![Operand::r(d), mem], vec![0])
+            }
+            (None, false) => {
+                let v = self.reg_src(val_op, w)?;
+                Inst::new(op, vec![mem, Operand::r(v)], vec![])
+            }
+            (Some(_), false) => {
+                // Gather the elements into an aligned register group.
+                let t = self.tmp(w);
+                for (k, e) in elems.iter().flatten().enumerate() {
+                    let r = self.reg_src(e, ew)?;
+                    for j in 0..ew {
+                        self.push(Inst::new(
+                            "MOV",
+                            vec![
+                                Operand::r(Reg::part(t, k as u8 * ew + j)),
+                                Operand::r(sub(r, j)),
+                            ],
+                            vec![0],
+                        ));
+                    }
+                }
+                Inst::new(op, vec![mem, Operand::r(Reg::v(t, w))], vec![])
+            }
+            (Some(_), true) => {
+                // Load into an aligned group, then copy out (after the load, below).
+                let t = self.tmp(w);
+                let mut load = Inst::new(op, vec![Operand::r(Reg::v(t, w)), mem], vec![0]);
+                if self.target.sm < 90 && !shared {
+                    load.implicit_uses.push(desc_reg());
+                }
+                self.push(load);
+                for (k, e) in elems.iter().flatten().enumerate() {
+                    if matches!(e, ast::Operand::Name(n) if n.is_sink()) {
+                        continue;
+                    }
+                    let d = self.dst(e, ew)?;
+                    for j in 0..ew {
+                        self.push(Inst::new(
+                            "MOV",
+                            vec![
+                                Operand::r(sub(d, j)),
+                                Operand::r(Reg::part(t, k as u8 * ew + j)),
+                            ],
+                            vec![0],
+                        ));
+                    }
+                }
+                return Ok(());
+            }
         };
         if !sm90 && !shared {
             // sm_80 LDG/STG read the memory descriptor from UR4 without printing it.
