@@ -19,10 +19,15 @@ const EXAMPLES: &[&str] = &[
     "../../test-data/codegen/compare.ptx",
     "../../test-data/codegen/shared.ptx",
     "../../test-data/codegen/vectors.ptx",
+    "../../test-data/codegen/dynshared.ptx",
 ];
 
 /// The refusals the examples are expected to meet: (file, SM).
-const REFUSED: &[(&str, &str)] = &[("intops.ptx", "sm_90"), ("shared.ptx", "sm_90")];
+const REFUSED: &[(&str, &str)] = &[
+    ("intops.ptx", "sm_90"),
+    ("shared.ptx", "sm_90"),
+    ("dynshared.ptx", "sm_90"),
+];
 
 fn refused(path: &str, sm: &str) -> bool {
     REFUSED.iter().any(|(f, s)| path.ends_with(f) && *s == sm)

@@ -172,6 +172,8 @@ struct Cx {
     /// Function-scope shared variables: name → offset in the static shared block.
     shared: FxHashMap<String, u32>,
     shared_size: u32,
+    /// Module-scope shared names on sm_90, refused where used.
+    sm90_shared: Vec<String>,
     uses_barrier: bool,
     /// Declared registers of types outside the subset (an error where used).
     unsupported_regs: FxHashMap<String, String>,
@@ -180,7 +182,20 @@ struct Cx {
 }
 
 /// Lowers one kernel. `function` is the `FUNCTION` node (trivia-free tree from the db).
-pub fn lower_kernel(function: &SyntaxNode, target: LowerTarget) -> Result<Lowered, LowerError> {
+/// Module-scope variables a kernel may refer to.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct ModuleVars {
+    /// `.shared` variables with storage: (name, alignment, size in bytes).
+    pub shared_static: Vec<(String, u32, u32)>,
+    /// `.extern .shared` arrays (dynamic shared memory): (name, alignment).
+    pub shared_extern: Vec<(String, u32)>,
+}
+
+pub fn lower_kernel(
+    function: &SyntaxNode,
+    target: LowerTarget,
+    module: &ModuleVars,
+) -> Result<Lowered, LowerError> {
     let f = ast::Function::cast(function.clone())
         .ok_or_else(|| malformed(function, "not a function"))?;
     let name = f
@@ -206,6 +221,7 @@ pub fn lower_kernel(function: &SyntaxNode, target: LowerTarget) -> Result<Lowere
         unsupported_regs: FxHashMap::default(),
         shared: FxHashMap::default(),
         shared_size: 0,
+        sm90_shared: Vec::new(),
         uses_barrier: false,
         origin: None,
         guard: None,
@@ -280,6 +296,22 @@ pub fn lower_kernel(function: &SyntaxNode, target: LowerTarget) -> Result<Lowere
             }
         }
     }
+    // Module-scope static shared variables come first in every kernel's block (sm_80; on
+    // sm_90 a use is refused where it occurs).
+    if target.sm < 90 {
+        for (n, align, size) in &module.shared_static {
+            let at = cx.shared_size.div_ceil((*align).max(1)) * (*align).max(1);
+            cx.shared_size = at + size;
+            cx.shared.insert(n.clone(), at);
+        }
+    } else {
+        for (n, ..) in &module.shared_static {
+            cx.sm90_shared.push(n.clone());
+        }
+        for (n, _) in &module.shared_extern {
+            cx.sm90_shared.push(n.clone());
+        }
+    }
     // Prologue: the stack pointer, as ptxas writes it in every kernel.
     let sp = Reg::Phys {
         class: Class::R,
@@ -288,7 +320,24 @@ pub fn lower_kernel(function: &SyntaxNode, target: LowerTarget) -> Result<Lowere
     };
     cx.const_load(Operand::r(sp), STACK_TOP_CBANK, 1);
     // Labels are visible in the whole body: create their blocks first.
-    collect_labels(&body, &mut cx);
+    collect_labels(&body, &mut cx)?;
+    // Dynamic (`.extern .shared`) arrays all start where the static block ends, aligned;
+    // the static block is padded to that start so the driver places the dynamic region
+    // exactly there.
+    if !module.shared_extern.is_empty() && target.sm < 90 {
+        let align = module
+            .shared_extern
+            .iter()
+            .map(|(_, a)| *a)
+            .max()
+            .unwrap_or(1)
+            .max(16);
+        let base = cx.shared_size.div_ceil(align) * align;
+        cx.shared_size = base;
+        for (n, _) in &module.shared_extern {
+            cx.shared.insert(n.clone(), base);
+        }
+    }
     cx.block(&body)?;
     // The empty block opened after a final `ret` is not a label: drop it.
     while cx.f.order.len() > 1 {
@@ -344,7 +393,9 @@ fn desc_reg() -> Reg {
     }
 }
 
-fn collect_labels(b: &ast::Block, cx: &mut Cx) {
+/// Creates a block per label and places the function-scope `.shared` variables (so that the
+/// dynamic shared region's start is known before the body is lowered).
+fn collect_labels(b: &ast::Block, cx: &mut Cx) -> Result<(), LowerError> {
     for st in b.statements() {
         match st {
             ast::Statement::Label(l) => {
@@ -353,10 +404,16 @@ fn collect_labels(b: &ast::Block, cx: &mut Cx) {
                     cx.labels.insert(n.text().to_string(), blk);
                 }
             }
-            ast::Statement::Block(inner) => collect_labels(&inner, cx),
+            ast::Statement::Block(inner) => collect_labels(&inner, cx)?,
+            ast::Statement::VarDecl(v)
+                if v.state_space().is_some_and(|t| t.text() == ".shared") =>
+            {
+                cx.shared_decl(&v)?;
+            }
             _ => {}
         }
     }
+    Ok(())
 }
 
 /// The `.rn`-style rounding and `.ftz`/`.sat` modifiers of an f32 instruction as a SASS suffix.
@@ -470,7 +527,8 @@ impl Cx {
             .map(|t| t.text().to_string())
             .unwrap_or_default();
         if space == ".shared" {
-            return self.shared_decl(v);
+            // Placed before the body is lowered (`collect_labels`).
+            return Ok(());
         }
         if space != ".reg" {
             return Err(unsupported(v.syntax(), format!("{space} variables")));
@@ -578,7 +636,12 @@ impl Cx {
                 .ok_or_else(|| {
                     unsupported(d.syntax(), "more than 48 KiB of static shared memory")
                 })?;
-            self.shared.insert(n.text().to_string(), at);
+            if self.shared.insert(n.text().to_string(), at).is_some() {
+                return Err(unsupported(
+                    d.syntax(),
+                    "shared variables with a repeated name",
+                ));
+            }
         }
         Ok(())
     }
@@ -594,6 +657,12 @@ impl Cx {
                 if let Some(&at) = self.shared.get(&name) {
                     // The variable's address in the shared window.
                     return Ok(Src::Imm(u64::from(at)));
+                }
+                if self.sm90_shared.contains(&name) {
+                    return Err(unsupported(
+                        n.syntax(),
+                        "shared memory on sm_90 (reserved window, cluster addressing)",
+                    ));
                 }
                 if let Some((r, ty)) = self.regs.get(&name) {
                     if n.components().next().is_some() {
