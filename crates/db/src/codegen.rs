@@ -44,7 +44,7 @@ pub fn module_shared(db: &dyn Db, file: SourceFile) -> lower::ModuleVars {
         let syntax::ast::Item::GlobalVar(g) = item else {
             continue;
         };
-        if !g.state_space().is_some_and(|t| t.text() == ".shared") {
+        if g.state_space().is_none_or(|t| t.text() != ".shared") {
             continue;
         }
         let elem: u32 = match g.ty().map(|t| t.text().to_string()).as_deref() {
