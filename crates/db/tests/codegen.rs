@@ -20,6 +20,7 @@ const EXAMPLES: &[&str] = &[
     "../../test-data/codegen/shared.ptx",
     "../../test-data/codegen/vectors.ptx",
     "../../test-data/codegen/dynshared.ptx",
+    "../../test-data/codegen/scopes.ptx",
 ];
 
 /// The refusals the examples are expected to meet: (file, SM).

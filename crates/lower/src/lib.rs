@@ -498,7 +498,15 @@ impl Cx {
         }
     }
 
+    /// A `{ ... }` block: registers declared inside shadow outer ones until its end.
     fn block(&mut self, b: &ast::Block) -> Result<(), LowerError> {
+        let saved = (self.regs.clone(), self.unsupported_regs.clone());
+        let r = self.block_statements(b);
+        (self.regs, self.unsupported_regs) = saved;
+        r
+    }
+
+    fn block_statements(&mut self, b: &ast::Block) -> Result<(), LowerError> {
         for st in b.statements() {
             match st {
                 ast::Statement::Label(l) => {
