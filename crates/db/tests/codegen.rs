@@ -21,6 +21,7 @@ const EXAMPLES: &[&str] = &[
     "../../test-data/codegen/vectors.ptx",
     "../../test-data/codegen/dynshared.ptx",
     "../../test-data/codegen/scopes.ptx",
+    "../../test-data/codegen/f64.ptx",
 ];
 
 /// The refusals the examples are expected to meet: (file, SM).

@@ -430,7 +430,7 @@ fn float_suffix(
             ".rm" if allow_round => s.push_str(".RM"),
             ".rp" if allow_round => s.push_str(".RP"),
             ".ftz" => s.insert_str(0, ".FTZ"),
-            ".f32" => {}
+            ".f32" | ".f64" => {}
             other => return Err(unsupported(node, format!("f32 modifier {other}"))),
         }
     }
@@ -545,7 +545,7 @@ impl Cx {
             return Err(unsupported(v.syntax(), "vector registers"));
         }
         let tyt = v.ty().map(|t| t.text().to_string()).unwrap_or_default();
-        let Some(ty) = Ty::parse(&tyt).filter(|t| *t != Ty::F64) else {
+        let Some(ty) = Ty::parse(&tyt) else {
             // Declaring registers of an unsupported type is harmless; using one is not.
             for d in v.declarators() {
                 let Some(n) = d.name() else { continue };
@@ -712,6 +712,7 @@ impl Cx {
                 None => match o {
                     ast::Operand::Immediate(l) => match l.value() {
                         Some(LiteralValue::F32Bits(b)) => Ok(Src::Imm(u64::from(b))),
+                        Some(LiteralValue::F64Bits(b)) => Ok(Src::Imm(b)),
                         _ => Err(unsupported(o.syntax(), "this literal form")),
                     },
                     _ => Err(unsupported(
@@ -891,13 +892,7 @@ impl Cx {
             "add" | "sub" => self.add_sub(node, opcode == "sub", mods, ops),
             "mul" => self.mul(node, mods, ops),
             "mad" => self.mad(node, mods, ops),
-            "fma" => {
-                let ty = Self::ty_of(node, mods)?;
-                if ty != Ty::F32 {
-                    return unsup(&format!("fma of {ty:?}"));
-                }
-                self.ffma(node, mods, ops)
-            }
+            "fma" => self.ffma(node, mods, ops),
             "and" | "or" | "xor" => {
                 Self::need(node, ops, 3)?;
                 let ty = Self::ty_of(node, mods)?;
@@ -978,12 +973,13 @@ impl Cx {
             "neg" | "abs" => {
                 Self::need(node, ops, 2)?;
                 let ty = Self::ty_of(node, mods)?;
-                if ty != Ty::F32 || has(".ftz") {
+                let Some((_, w)) = float_kind(ty).filter(|_| !has(".ftz")) else {
                     return unsup(&format!("{opcode} of this type"));
-                }
-                // Sign-bit operations, exact for every input (PTX leaves NaN signs open).
-                let d = self.dst(&ops[0], 1)?;
-                let a = self.reg_src(&ops[1], 1)?;
+                };
+                // Sign-bit operations on the high word, exact for every input (PTX leaves
+                // NaN signs open); the low word of an f64 is copied.
+                let d = self.dst(&ops[0], w)?;
+                let a = self.reg_src(&ops[1], w)?;
                 let (mask, lut) = if opcode == "neg" {
                     (0x8000_0000u32, 0x3c)
                 } else {
@@ -991,7 +987,14 @@ impl Cx {
                 };
                 let m = self.tmp(1);
                 self.mov_imm(Reg::v(m, 1), mask);
-                self.lop3(d, a, Reg::v(m, 1), lut);
+                if w == 2 {
+                    self.push(Inst::new(
+                        "MOV",
+                        vec![Operand::r(sub(d, 0)), Operand::r(sub(a, 0))],
+                        vec![0],
+                    ));
+                }
+                self.lop3(sub(d, w - 1), sub(a, w - 1), Reg::v(m, 1), lut);
                 Ok(())
             }
             "cvt" => self.cvt(node, mods, ops),
@@ -1136,7 +1139,7 @@ impl Cx {
     ) -> Result<(), LowerError> {
         Self::need(node, ops, 2)?;
         let ty = Self::ty_of(node, mods)?;
-        if ty == Ty::Pred || ty == Ty::F64 || mods.len() != 2 {
+        if ty == Ty::Pred || mods.len() != 2 {
             return Err(unsupported(node, "this ld.param form"));
         }
         let w = ty.words();
@@ -1390,18 +1393,18 @@ impl Cx {
     ) -> Result<(), LowerError> {
         Self::need(node, ops, 3)?;
         let ty = Self::ty_of(node, mods)?;
-        if ty == Ty::F32 {
+        if let Some((p, w)) = float_kind(ty) {
             let sfx = float_suffix(node, &mods[..mods.len() - 1], true)?;
-            let d = self.dst(&ops[0], 1)?;
-            let a = self.reg_src(&ops[1], 1)?;
-            let b = self.reg_src(&ops[2], 1)?;
+            let d = self.dst(&ops[0], w)?;
+            let a = self.reg_src(&ops[1], w)?;
+            let b = self.reg_src(&ops[2], w)?;
             let bo = if is_sub {
                 Operand::neg(b)
             } else {
                 Operand::r(b)
             };
             self.push(Inst::new(
-                format!("FADD{sfx}"),
+                format!("{p}ADD{sfx}"),
                 vec![Operand::r(d), Operand::r(a), bo],
                 vec![0],
             ));
@@ -1473,13 +1476,13 @@ impl Cx {
     ) -> Result<(), LowerError> {
         Self::need(node, ops, 3)?;
         let ty = Self::ty_of(node, mods)?;
-        if ty == Ty::F32 {
+        if let Some((p, w)) = float_kind(ty) {
             let sfx = float_suffix(node, &mods[..mods.len() - 1], true)?;
-            let d = self.dst(&ops[0], 1)?;
-            let a = self.reg_src(&ops[1], 1)?;
-            let b = self.reg_src(&ops[2], 1)?;
+            let d = self.dst(&ops[0], w)?;
+            let a = self.reg_src(&ops[1], w)?;
+            let b = self.reg_src(&ops[2], w)?;
             self.push(Inst::new(
-                format!("FMUL{sfx}"),
+                format!("{p}MUL{sfx}"),
                 vec![Operand::r(d), Operand::r(a), Operand::r(b)],
                 vec![0],
             ));
@@ -1541,7 +1544,7 @@ impl Cx {
     ) -> Result<(), LowerError> {
         Self::need(node, ops, 4)?;
         let ty = Self::ty_of(node, mods)?;
-        if ty == Ty::F32 {
+        if float_kind(ty).is_some() {
             if !mods.iter().any(|m| m == ".rn") {
                 return Err(unsupported(node, "mad.f32 without .rn"));
             }
@@ -1588,13 +1591,15 @@ impl Cx {
         ops: &[ast::Operand],
     ) -> Result<(), LowerError> {
         Self::need(node, ops, 4)?;
+        let ty = Self::ty_of(node, mods)?;
+        let (p, w) = float_kind(ty).ok_or_else(|| unsupported(node, "fma of this type"))?;
         let sfx = float_suffix(node, &mods[..mods.len() - 1], true)?;
-        let d = self.dst(&ops[0], 1)?;
-        let a = self.reg_src(&ops[1], 1)?;
-        let b = self.reg_src(&ops[2], 1)?;
-        let c = self.reg_src(&ops[3], 1)?;
+        let d = self.dst(&ops[0], w)?;
+        let a = self.reg_src(&ops[1], w)?;
+        let b = self.reg_src(&ops[2], w)?;
+        let c = self.reg_src(&ops[3], w)?;
         self.push(Inst::new(
-            format!("FFMA{sfx}"),
+            format!("{p}FMA{sfx}"),
             vec![Operand::r(d), Operand::r(a), Operand::r(b), Operand::r(c)],
             vec![0],
         ));
@@ -1746,7 +1751,7 @@ impl Cx {
         let ty = Self::ty_of(node, mods)?;
         let cmp = mods.first().map(String::as_str).unwrap_or("");
         let p = self.pred_dst(&ops[0])?;
-        if ty == Ty::F32 {
+        if let Some((fp, w)) = float_kind(ty) {
             let sfx = float_suffix(node, &mods[1..mods.len() - 1], false)?;
             let c = match cmp {
                 ".eq" => "EQ",
@@ -1765,10 +1770,10 @@ impl Cx {
                 ".nan" => "NAN",
                 other => return Err(unsupported(node, format!("setp comparison {other}"))),
             };
-            let a = self.reg_src(&ops[1], 1)?;
-            let b = self.reg_src(&ops[2], 1)?;
+            let a = self.reg_src(&ops[1], w)?;
+            let b = self.reg_src(&ops[2], w)?;
             self.push(Inst::new(
-                format!("FSETP.{c}{sfx}.{bool_op}"),
+                format!("{fp}SETP.{c}{sfx}.{bool_op}"),
                 vec![
                     Operand::r(p),
                     Operand::pt(),
@@ -1967,6 +1972,38 @@ impl Cx {
             self.push(Inst::new(op, vec![Operand::r(d), Operand::r(a)], vec![0]));
             return Ok(());
         }
+        if dt == Ty::F64 && matches!(st, Ty::S32 | Ty::U32) && rest == [".rn"] {
+            let d = self.dst(&ops[0], 2)?;
+            let a = self.reg_src(&ops[1], 1)?;
+            let op = if st == Ty::U32 {
+                "I2F.F64.U32"
+            } else {
+                "I2F.F64"
+            };
+            self.push(Inst::new(op, vec![Operand::r(d), Operand::r(a)], vec![0]));
+            return Ok(());
+        }
+        if matches!(dt, Ty::S32 | Ty::U32) && st == Ty::F64 && rest == [".rzi"] {
+            let d = self.dst(&ops[0], 1)?;
+            let a = self.reg_src(&ops[1], 2)?;
+            let op = if dt == Ty::U32 {
+                "F2I.U32.F64.TRUNC"
+            } else {
+                "F2I.F64.TRUNC"
+            };
+            self.push(Inst::new(op, vec![Operand::r(d), Operand::r(a)], vec![0]));
+            return Ok(());
+        }
+        if dt == Ty::F32 && st == Ty::F64 && rest == [".rn"] {
+            let d = self.dst(&ops[0], 1)?;
+            let a = self.reg_src(&ops[1], 2)?;
+            self.push(Inst::new(
+                "F2F.F32.F64",
+                vec![Operand::r(d), Operand::r(a)],
+                vec![0],
+            ));
+            return Ok(());
+        }
         if matches!(dt, Ty::S32 | Ty::U32) && st == Ty::F32 && rest == [".rzi"] {
             let d = self.dst(&ops[0], 1)?;
             let a = self.reg_src(&ops[1], 1)?;
@@ -1982,6 +2019,15 @@ impl Cx {
             node,
             format!("cvt{}{}{}", rest.concat(), types[0], types[1]),
         ))
+    }
+}
+
+/// The SASS prefix (`F`, `D`) and register width of a float type.
+fn float_kind(ty: Ty) -> Option<(&'static str, u8)> {
+    match ty {
+        Ty::F32 => Some(("F", 1)),
+        Ty::F64 => Some(("D", 2)),
+        _ => None,
     }
 }
 
