@@ -1143,7 +1143,9 @@ impl Cx {
             return Err(unsupported(node, "this ld.param form"));
         }
         let w = ty.words();
-        let d = self.dst(&ops[0], w)?;
+        // A 32-bit value may be loaded into a 64-bit register (sign- or zero-extended).
+        let widen = w == 1 && self.reg_width(&ops[0]) == Some(2);
+        let d = self.dst(&ops[0], if widen { 2 } else { w })?;
         let (name, off) = self.address_name(&ops[1])?;
         let (base, size) = *self
             .params
@@ -1159,8 +1161,41 @@ impl Cx {
             ));
         };
         let cb = self.target.param_base + base + off;
-        self.const_load(Operand::r(d), cb, w);
+        if widen {
+            self.const_load(Operand::r(sub(d, 0)), cb, 1);
+            self.extend_high(d, ty.signed());
+        } else {
+            self.const_load(Operand::r(d), cb, w);
+        }
         Ok(())
+    }
+
+    /// The width in words of a register operand, if it is one.
+    fn reg_width(&self, o: &ast::Operand) -> Option<u8> {
+        match self.src(o).ok()? {
+            Src::Reg(_, w) => Some(w),
+            _ => None,
+        }
+    }
+
+    /// Writes the high word of the 64-bit `d` from its low word: sign or zero extension.
+    fn extend_high(&mut self, d: Reg, signed: bool) {
+        if signed {
+            let s = self.tmp(1);
+            self.mov_imm(Reg::v(s, 1), 31);
+            self.push(Inst::new(
+                "SHF.R.S32.HI",
+                vec![
+                    Operand::r(sub(d, 1)),
+                    Operand::rz(),
+                    Operand::r(Reg::v(s, 1)),
+                    Operand::r(sub(d, 0)),
+                ],
+                vec![0],
+            ));
+        } else {
+            self.mov_imm(sub(d, 1), 0);
+        }
     }
 
     /// `[name]` / `[name+imm]` → (name, offset).
@@ -1323,6 +1358,20 @@ impl Cx {
         }
         let ew: u8 = if elem == 8 { 2 } else { 1 };
         let mut inst = match (&elems, load) {
+            (None, true) if w == 1 && self.reg_width(val_op) == Some(2) => {
+                // Into a 64-bit register: load the low word, then extend.
+                let d = self.dst(val_op, 2)?;
+                let mut load = Inst::new(op, vec![Operand::r(sub(d, 0)), mem], vec![0]);
+                if self.target.sm < 90 && !shared {
+                    load.implicit_uses.push(desc_reg());
+                }
+                self.push(load);
+                let signed = mods
+                    .iter()
+                    .any(|m| matches!(m.as_str(), ".s8" | ".s16" | ".s32"));
+                self.extend_high(d, signed);
+                return Ok(());
+            }
             (None, true) => {
                 let d = self.dst(val_op, w)?;
                 Inst::new(op, vec![Operand::r(d), mem], vec![0])
