@@ -23,6 +23,7 @@ const EXAMPLES: &[&str] = &[
     "../../test-data/codegen/scopes.ptx",
     "../../test-data/codegen/f64.ptx",
     "../../test-data/codegen/widen.ptx",
+    "../../test-data/codegen/divrem.ptx",
 ];
 
 /// The refusals the examples are expected to meet: (file, SM).
@@ -181,16 +182,16 @@ fn changing_the_target_compiles_new_keys_only() {
 
 #[test]
 fn unsupported_features_fail_closed_with_a_span() {
-    let src = MODULE.replace("add.u32 %r2, %r1, 7;", "div.u32 %r2, %r1, 7;");
+    let src = MODULE.replace("add.u32 %r2, %r1, 7;", "brev.b32 %r2, %r1;");
     let mut db = RootDatabase::default();
     let file = db.add_file("m.ptx", src.as_bytes());
     let out = db::cubin(&db, FileTarget::new(&db, file, target("sm_80")));
     assert!(out.bytes.is_none());
     assert_eq!(out.diagnostics.len(), 1, "{:?}", out.diagnostics);
     let d = &out.diagnostics[0];
-    assert_eq!(d.message, "kernel `beta`: unsupported: instruction `div`");
+    assert_eq!(d.message, "kernel `beta`: unsupported: instruction `brev`");
     let r = usize::from(d.range.start())..usize::from(d.range.end());
-    assert_eq!(&src[r], "div.u32 %r2, %r1, 7;");
+    assert_eq!(&src[r], "brev.b32 %r2, %r1;");
     // sm_90 has no IMNMX form in the tables: min.s32 is refused there, not miscompiled.
     let text = std::fs::read_to_string("../../test-data/codegen/intops.ptx").unwrap();
     let file = db.add_file("intops.ptx", text.as_bytes());

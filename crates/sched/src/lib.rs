@@ -86,7 +86,9 @@ pub fn is_variable_latency(i: &Inst, sm: u32) -> bool {
         "S2R" | "S2UR" | "LDG" | "STG" | "LDS" | "STS" | "LD" | "ST" | "LDL" | "STL" | "ATOM"
         | "ATOMG" | "RED" | "MUFU" | "F2I" | "BAR" => true,
         "LDC" | "F2F" => true,
-        "I2F" => sm < 90 || i.op.contains("F64"),
+        // sm_90 converts 32-bit integers to f32 with the fixed-latency I2FP; its I2F forms
+        // (.F64, .RP) are scoreboarded like every sm_80 I2F.
+        "I2F" => true,
         // Double precision: scoreboarded on sm_80, fixed latency on sm_90 (ptxas's schedules).
         "DADD" | "DMUL" | "DFMA" | "DSETP" => sm < 90,
         _ => false,
