@@ -873,6 +873,64 @@ impl Cx {
                     return Ok(());
                 }
                 let w = ty.words();
+                // `mov.b64 %rd, {%r1, %r2}` packs, `mov.b64 {%r1, %r2}, %rd` unpacks.
+                if w == 2
+                    && let Some((vec_i, elems)) =
+                        ops.iter().enumerate().find_map(|(i, o)| match o {
+                            ast::Operand::Vector(v) => Some((i, v.elements().collect::<Vec<_>>())),
+                            _ => None,
+                        })
+                {
+                    if elems.len() != 2 {
+                        return unsup("mov of a vector with other than two elements");
+                    }
+                    if vec_i == 1 {
+                        let d = self.dst(&ops[0], 2)?;
+                        let lo = self.reg_src(&elems[0], 1)?;
+                        let hi = self.reg_src(&elems[1], 1)?;
+                        // Through a temporary: an element may be a part of `d` itself.
+                        let t = self.tmp(2);
+                        for (k, x) in [(0u8, lo), (1, hi)] {
+                            self.push(Inst::new(
+                                "MOV",
+                                vec![Operand::r(Reg::part(t, k)), Operand::r(x)],
+                                vec![0],
+                            ));
+                        }
+                        for k in 0..2 {
+                            self.push(Inst::new(
+                                "MOV",
+                                vec![Operand::r(sub(d, k)), Operand::r(Reg::part(t, k))],
+                                vec![0],
+                            ));
+                        }
+                    } else {
+                        let a = self.reg_src(&ops[1], 2)?;
+                        let t = self.tmp(2);
+                        self.push(Inst::new(
+                            "MOV",
+                            vec![Operand::r(Reg::part(t, 0)), Operand::r(sub(a, 0))],
+                            vec![0],
+                        ));
+                        self.push(Inst::new(
+                            "MOV",
+                            vec![Operand::r(Reg::part(t, 1)), Operand::r(sub(a, 1))],
+                            vec![0],
+                        ));
+                        for (k, e) in elems.iter().enumerate() {
+                            if matches!(e, ast::Operand::Name(n) if n.is_sink()) {
+                                continue;
+                            }
+                            let d = self.dst(e, 1)?;
+                            self.push(Inst::new(
+                                "MOV",
+                                vec![Operand::r(d), Operand::r(Reg::part(t, k as u8))],
+                                vec![0],
+                            ));
+                        }
+                    }
+                    return Ok(());
+                }
                 let d = self.dst(&ops[0], w)?;
                 self.copy(node, d, &ops[1], w)
             }
