@@ -1558,11 +1558,15 @@ impl Cx {
         Self::need(node, ops, 2)?;
         let shared = space == MemSpace::Shared;
         let mut nc = false;
+        let mut volatile = false;
         let mut size = None;
         let mut vector = 1u32;
         for m in mods {
             match m.as_str() {
                 ".global" | ".shared" | ".weak" => {}
+                // Volatile: shared accesses are plain LDS/STS, global and generic ones
+                // `.STRONG.SYS` (ptxas's forms).
+                ".volatile" => volatile = true,
                 ".nc" if load && space == MemSpace::Global => nc = true,
                 ".v2" => vector = 2,
                 ".v4" => vector = 4,
@@ -1646,6 +1650,41 @@ impl Cx {
                 .filter(|o| (-(1 << 23)..(1 << 23)).contains(o))
                 .ok_or_else(|| unsupported(addr_op.syntax(), "address offset out of range"))?;
             self.needs_desc = true;
+            // The tables know `.STRONG.SYS` accesses only without an offset: add it first.
+            let (base, offset) = if volatile && offset != 0 {
+                let k = self.tmp(2);
+                let kv = i64::from(offset) as u64;
+                self.mov_imm(Reg::part(k, 0), kv as u32);
+                self.mov_imm(Reg::part(k, 1), (kv >> 32) as u32);
+                let t = self.tmp(2);
+                let p = Reg::v(self.ptmp(), 1);
+                self.push(Inst::new(
+                    "IADD3",
+                    vec![
+                        Operand::r(Reg::part(t, 0)),
+                        Operand::r(p),
+                        Operand::r(Reg::part(base, 0)),
+                        Operand::r(Reg::part(k, 0)),
+                        Operand::rz(),
+                    ],
+                    vec![0, 1],
+                ));
+                self.push(Inst::new(
+                    "IADD3.X",
+                    vec![
+                        Operand::r(Reg::part(t, 1)),
+                        Operand::r(Reg::part(base, 1)),
+                        Operand::r(Reg::part(k, 1)),
+                        Operand::rz(),
+                        Operand::r(p),
+                        Operand::not(Reg::Zero(Class::P)),
+                    ],
+                    vec![0],
+                ));
+                (t, 0)
+            } else {
+                (base, offset)
+            };
             let mem = Operand::Mem {
                 base: Reg::v(base, 2),
                 offset,
@@ -1662,6 +1701,9 @@ impl Cx {
         op.push_str(suffix);
         if nc {
             op.push_str(".CONSTANT");
+        }
+        if volatile && !shared {
+            op.push_str(".STRONG.SYS");
         }
         let elems: Option<Vec<ast::Operand>> = match val_op {
             ast::Operand::Vector(v) => Some(v.elements().collect()),
