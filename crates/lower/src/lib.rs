@@ -1897,6 +1897,41 @@ impl Cx {
             return Ok(());
         }
         let mode = mods.first().map(String::as_str).unwrap_or("");
+        if ty.words() == 2 && mode == ".lo" && mods.len() == 2 {
+            // 64-bit low product: lo(a)*lo(b) as a wide product, plus the two cross
+            // products' low words in the high word.
+            let a = self.reg_src(&ops[1], 2)?;
+            let b = self.reg_src(&ops[2], 2)?;
+            let w = self.tmp(2);
+            self.imad_wide(Reg::v(w, 2), sub(a, 0), sub(b, 0), false, None);
+            let c1 = self.tmp(2);
+            self.imad_wide(Reg::v(c1, 2), sub(a, 0), sub(b, 1), false, None);
+            let c2 = self.tmp(2);
+            self.imad_wide(Reg::v(c2, 2), sub(a, 1), sub(b, 0), false, None);
+            let hi = Reg::v(self.tmp(1), 1);
+            self.push(Inst::new(
+                "IADD3",
+                vec![
+                    Operand::r(hi),
+                    Operand::r(Reg::part(w, 1)),
+                    Operand::r(Reg::part(c1, 0)),
+                    Operand::r(Reg::part(c2, 0)),
+                ],
+                vec![0],
+            ));
+            let d = self.dst(&ops[0], 2)?;
+            self.push(Inst::new(
+                "MOV",
+                vec![Operand::r(sub(d, 0)), Operand::r(Reg::part(w, 0))],
+                vec![0],
+            ));
+            self.push(Inst::new(
+                "MOV",
+                vec![Operand::r(sub(d, 1)), Operand::r(hi)],
+                vec![0],
+            ));
+            return Ok(());
+        }
         if ty.words() != 1 || mods.len() != 2 {
             return Err(unsupported(node, "this mul form"));
         }
