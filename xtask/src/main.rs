@@ -34,6 +34,9 @@ commands:
   sass-probe --arch sm_XX [--collect] [--dir DIR]
                             learn crates/sass/tables/<sm>.txt from nvdisasm (--collect first
                             picks seed words from ptxas output for the corpus)
+  hazard-learn --arch sm_XX [--dir DIR]
+                            learn crates/hazard/tables/<sm>.txt (latencies, scoreboard use)
+                            from ptxas output for the corpus
 ";
 
 fn main() -> ExitCode {
@@ -50,6 +53,7 @@ fn main() -> ExitCode {
         "cubin-names" => cubin_names::run(rest),
         "fuzz" => fuzz::run(rest),
         "sass-probe" => sass_probe::run(rest),
+        "hazard-learn" => corpus::hazard::learn(rest),
         "-h" | "--help" | "help" => {
             print!("{USAGE}");
             Ok(())

@@ -25,6 +25,7 @@ mod compile;
 mod cubin;
 pub mod disasm;
 mod emu;
+pub mod hazard;
 mod interp;
 mod json;
 pub mod parse;
@@ -53,6 +54,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
         "disasm" => disasm::run(&args),
         "compile" => compile::run(&args),
         "emu" => emu::run(&args),
+        "hazard" => hazard::run(&args),
         other => Err(format!("unknown corpus stage `{other}`\n{USAGE}")),
     }
 }

@@ -1,0 +1,245 @@
+//! Per-SM latency tables learned from ptxas's output (`cargo xtask hazard-learn`), their text
+//! format, and the lookups the checker and a scheduler use.
+//!
+//! Format (one fact per line, `#` lines are the header):
+//!
+//! ```text
+//! class <CLASS> <fixed|variable> writes=<n> sb=<n> unguarded-reads=<n>
+//! raw <PRODUCER> <CONSUMER> <min stall distance> n=<observations>
+//! war <READER> <WRITER> <min stall distance> n=<observations>
+//! sbwait <min stall distance from setting a scoreboard to waiting on it> n=<observations>
+//! ordered <war|waw> <FIRST> <WRITER> n=<observations>
+//! ```
+//!
+//! `ordered` pairs: ptxas lets a variable-latency WRITER overwrite a register that FIRST still
+//! holds on its read scoreboard (`war`) or will still write (`waw`), without waiting: the
+//! hardware keeps the two in order (e.g. both go through the shared-memory pipeline).
+//! `ordered raw FIRST LATER`: a FIRST result without a write scoreboard is complete once a
+//! later scoreboarded LATER instruction has been waited on.
+
+use std::collections::BTreeMap;
+
+/// Facts about one latency class.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ClassInfo {
+    /// Whether ptxas guards its results with scoreboards (variable latency).
+    pub variable: bool,
+    /// Instances that write registers.
+    pub writes: u64,
+    /// Of those, instances that set a write scoreboard.
+    pub sb: u64,
+    /// Reads of an unguarded result of this class seen in ptxas's code (must be 0 for a
+    /// variable class; for a fixed class the RAW distances apply).
+    pub unguarded_reads: u64,
+}
+
+/// A minimum distance and how many times the pair was seen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Obs {
+    pub min: u16,
+    pub n: u64,
+}
+
+impl Obs {
+    pub fn add(&mut self, d: u16) {
+        self.min = self.min.min(d);
+        self.n += 1;
+    }
+}
+
+/// The learned latency facts of one SM.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct LatencyTable {
+    pub sm: String,
+    /// Header lines without the leading `# `.
+    pub header: Vec<String>,
+    pub classes: BTreeMap<String, ClassInfo>,
+    /// Fixed-latency read-after-write: (producer class, consumer class) -> min distance.
+    pub raw: BTreeMap<(String, String), Obs>,
+    /// Write-after-read of a variable-latency reader without a read scoreboard:
+    /// (reader class, writer class) -> min distance.
+    pub war: BTreeMap<(String, String), Obs>,
+    /// Minimum distance between setting a scoreboard and waiting on it.
+    pub sbwait: Option<Obs>,
+    /// (`war`|`waw`, first class, variable writer class) triples that ptxas keeps in order
+    /// without a wait.
+    pub ordered: BTreeMap<(String, String, String), u64>,
+}
+
+impl LatencyTable {
+    /// Parses the text format; errors name the line.
+    pub fn parse(sm: &str, text: &str) -> Result<LatencyTable, String> {
+        let mut t = LatencyTable {
+            sm: sm.to_string(),
+            ..LatencyTable::default()
+        };
+        for (ln, line) in text.lines().enumerate() {
+            if let Some(h) = line.strip_prefix("# ") {
+                t.header.push(h.to_string());
+                continue;
+            }
+            if line.trim().is_empty() || line.starts_with('#') {
+                continue;
+            }
+            let bad = || format!("{sm} latency table line {}: `{line}`", ln + 1);
+            let w: Vec<&str> = line.split_whitespace().collect();
+            let kv = |s: &str, key: &str| -> Result<u64, String> {
+                s.strip_prefix(key)
+                    .and_then(|v| v.parse().ok())
+                    .ok_or_else(bad)
+            };
+            match w.as_slice() {
+                ["class", name, kind, writes, sb, ur] => {
+                    let variable = match *kind {
+                        "variable" => true,
+                        "fixed" => false,
+                        _ => return Err(bad()),
+                    };
+                    t.classes.insert(
+                        name.to_string(),
+                        ClassInfo {
+                            variable,
+                            writes: kv(writes, "writes=")?,
+                            sb: kv(sb, "sb=")?,
+                            unguarded_reads: kv(ur, "unguarded-reads=")?,
+                        },
+                    );
+                }
+                [kind @ ("raw" | "war"), a, b, min, n] => {
+                    let obs = Obs {
+                        min: min.parse().map_err(|_| bad())?,
+                        n: kv(n, "n=")?,
+                    };
+                    let map = if *kind == "raw" {
+                        &mut t.raw
+                    } else {
+                        &mut t.war
+                    };
+                    map.insert((a.to_string(), b.to_string()), obs);
+                }
+                ["ordered", k @ ("raw" | "war" | "waw"), a, b, n] => {
+                    t.ordered
+                        .insert((k.to_string(), a.to_string(), b.to_string()), kv(n, "n=")?);
+                }
+                ["sbwait", min, n] => {
+                    t.sbwait = Some(Obs {
+                        min: min.parse().map_err(|_| bad())?,
+                        n: kv(n, "n=")?,
+                    });
+                }
+                _ => return Err(bad()),
+            }
+        }
+        Ok(t)
+    }
+
+    /// The canonical text form (what the generator writes).
+    pub fn to_text(&self) -> String {
+        let mut s = String::new();
+        for h in &self.header {
+            s.push_str("# ");
+            s.push_str(h);
+            s.push('\n');
+        }
+        for (name, c) in &self.classes {
+            s.push_str(&format!(
+                "class {name} {} writes={} sb={} unguarded-reads={}\n",
+                if c.variable { "variable" } else { "fixed" },
+                c.writes,
+                c.sb,
+                c.unguarded_reads
+            ));
+        }
+        for ((a, b), o) in &self.raw {
+            s.push_str(&format!("raw {a} {b} {} n={}\n", o.min, o.n));
+        }
+        for ((a, b), o) in &self.war {
+            s.push_str(&format!("war {a} {b} {} n={}\n", o.min, o.n));
+        }
+        if let Some(o) = self.sbwait {
+            s.push_str(&format!("sbwait {} n={}\n", o.min, o.n));
+        }
+        for ((k, a, b), n) in &self.ordered {
+            s.push_str(&format!("ordered {k} {a} {b} n={n}\n"));
+        }
+        s
+    }
+
+    /// Whether results of `class` are variable-latency (guarded by scoreboards). Classes the
+    /// table has never seen count as fixed.
+    pub fn is_variable(&self, class: &str) -> bool {
+        self.classes.get(class).is_some_and(|c| c.variable)
+    }
+
+    /// The distance the checker requires between a fixed-latency producer and a consumer of
+    /// its result: the learned minimum for the pair; for a pair ptxas never produced, the
+    /// smallest minimum of the producer with any consumer (lenient: no false reports on
+    /// code ptxas would accept); 0 for an unknown producer.
+    pub fn raw_required(&self, producer: &str, consumer: &str) -> u16 {
+        if let Some(o) = self.raw.get(&(producer.to_string(), consumer.to_string())) {
+            return o.min;
+        }
+        self.raw
+            .range((producer.to_string(), String::new())..)
+            .take_while(|((p, _), _)| p == producer)
+            .map(|(_, o)| o.min)
+            .min()
+            .unwrap_or(0)
+    }
+
+    /// The distance a scheduler should leave (conservative): the learned minimum for the pair;
+    /// for an unseen pair the largest minimum of the producer with any consumer; for an
+    /// unknown producer the largest minimum in the table.
+    pub fn raw_safe(&self, producer: &str, consumer: &str) -> u16 {
+        if let Some(o) = self.raw.get(&(producer.to_string(), consumer.to_string())) {
+            return o.min;
+        }
+        self.raw
+            .range((producer.to_string(), String::new())..)
+            .take_while(|((p, _), _)| p == producer)
+            .map(|(_, o)| o.min)
+            .max()
+            .unwrap_or_else(|| self.max_raw())
+    }
+
+    /// WAR distance required after a variable-latency reader without a read scoreboard
+    /// (lenient like [`LatencyTable::raw_required`]).
+    pub fn war_required(&self, reader: &str, writer: &str) -> u16 {
+        if let Some(o) = self.war.get(&(reader.to_string(), writer.to_string())) {
+            return o.min;
+        }
+        self.war
+            .range((reader.to_string(), String::new())..)
+            .take_while(|((p, _), _)| p == reader)
+            .map(|(_, o)| o.min)
+            .min()
+            .unwrap_or(0)
+    }
+
+    /// Whether variable-latency `writer` may overwrite a register still pending for `first`
+    /// (`kind` = `war`: on its read scoreboard; `waw`: its own pending write) without waiting.
+    pub fn is_ordered(&self, kind: &str, first: &str, writer: &str) -> bool {
+        self.is_variable(writer)
+            && self
+                .ordered
+                .contains_key(&(kind.to_string(), first.to_string(), writer.to_string()))
+    }
+
+    /// The largest RAW minimum in the table (how long fixed-latency results stay relevant).
+    pub fn max_raw(&self) -> u16 {
+        self.raw.values().map(|o| o.min).max().unwrap_or(0)
+    }
+
+    /// The largest WAR minimum in the table.
+    pub fn max_war(&self) -> u16 {
+        self.war.values().map(|o| o.min).max().unwrap_or(0)
+    }
+
+    /// A header field `key value` (e.g. `inputs-hash`).
+    pub fn header_field(&self, key: &str) -> Option<&str> {
+        self.header.iter().find_map(|h| {
+            h.split("; ")
+                .find_map(|p| p.strip_prefix(key).and_then(|v| v.strip_prefix(' ')))
+        })
+    }
+}
