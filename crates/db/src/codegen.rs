@@ -137,7 +137,7 @@ pub fn encoded<'db>(db: &'db dyn Db, kt: KernelTarget<'db>) -> Result<emit::Enco
     let a = allocated(db, kt).as_ref().map_err(Clone::clone)?;
     let s = scheduled(db, kt).as_ref().map_err(Clone::clone)?;
     let sm = u32::from(kt.target(db).sm.number);
-    emit::encode(&l.func, &|v| a.get(v), s, sm).map_err(|e| CodegenError {
+    emit::encode_checked(&l.func, &|v| a.get(v), s, sm).map_err(|e| CodegenError {
         message: e.message,
         range: e.origin.map(|(a, b)| TextRange::new(a.into(), b.into())),
     })

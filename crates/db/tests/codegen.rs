@@ -433,3 +433,41 @@ fn compiled_kernels_execute_like_the_interpreter() {
     // Every (file, SM) pair not refused ran all of its kernels.
     assert_eq!(verified, 2 * EXAMPLES.len() - REFUSED.len());
 }
+
+/// Control codes: every example kernel's code passes the hazard checker (`crates/hazard`,
+/// latency tables learned from ptxas's output) on the SMs that have a table.
+#[test]
+fn control_codes_pass_the_hazard_checker() {
+    let mut checked = 0;
+    for sm in ["sm_80", "sm_90"] {
+        if hazard::latency_table(sm).is_none() {
+            println!("skipping {sm}: no hazard latency table committed for it");
+            continue;
+        }
+        for path in EXAMPLES {
+            let text = std::fs::read_to_string(path).unwrap();
+            let mut db = RootDatabase::default();
+            let file = db.add_file(path, text.as_bytes());
+            let t = target(sm);
+            for kt in kernel_targets(&db, file, &t) {
+                let Ok(e) = encoded(&db, kt) else {
+                    assert!(refused(path, sm), "{path} {sm}");
+                    continue;
+                };
+                let hazards = hazard::check(sm, &sass::words(&e.code)).unwrap();
+                assert!(
+                    hazards.is_empty(),
+                    "{path} {sm} {}: {}",
+                    kt.function(&db).name(&db),
+                    hazards
+                        .iter()
+                        .map(|h| h.to_string())
+                        .collect::<Vec<_>>()
+                        .join("; ")
+                );
+                checked += 1;
+            }
+        }
+    }
+    println!("{checked} kernels passed the hazard checker");
+}

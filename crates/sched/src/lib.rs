@@ -52,6 +52,33 @@ pub struct Schedule {
     pub block_start: Vec<usize>,
 }
 
+impl Schedule {
+    /// Delays slot `index` by `cycles`: `NOP`s (stall ≤ 15 each) inserted before it. A block
+    /// starting at `index` starts at the first inserted `NOP`, so the delay applies on every
+    /// path into it.
+    pub fn insert_delay(&mut self, index: usize, mut cycles: u8) {
+        let mut at = index;
+        while cycles > 0 {
+            let s = cycles.min(15);
+            let nop = Ctrl {
+                stall: s,
+                yield_bit: s <= 8,
+                write_sb: 7,
+                read_sb: 7,
+                wait_mask: 0,
+            };
+            self.slots.insert(at, (Slot::Nop, nop));
+            for b in &mut self.block_start {
+                if *b > index {
+                    *b += 1;
+                }
+            }
+            at += 1;
+            cycles -= s;
+        }
+    }
+}
+
 /// Fixed latencies (cycles from issue until a dependent instruction may issue).
 #[derive(Clone, Copy, Debug)]
 pub struct Latencies {
