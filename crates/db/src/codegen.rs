@@ -180,7 +180,12 @@ pub fn kernel_stats<'db>(
         stack_frame: 0,
         spill_stores: 0,
         spill_loads: 0,
-        shared_bytes: l.shared_size,
+        // As ptxas reports it: without sm_90's reserved 1 KiB.
+        shared_bytes: if sm >= 90 {
+            l.shared_size.saturating_sub(lower::SM90_SHARED_RESERVED)
+        } else {
+            l.shared_size
+        },
         barriers: u32::from(l.num_barriers),
         cmem0: ::cubin::builder::param_base(sm) + params_end,
         instructions: e.instructions,

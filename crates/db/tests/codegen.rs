@@ -27,11 +27,7 @@ const EXAMPLES: &[&str] = &[
 ];
 
 /// The refusals the examples are expected to meet: (file, SM).
-const REFUSED: &[(&str, &str)] = &[
-    ("intops.ptx", "sm_90"),
-    ("shared.ptx", "sm_90"),
-    ("dynshared.ptx", "sm_90"),
-];
+const REFUSED: &[(&str, &str)] = &[("intops.ptx", "sm_90")];
 
 fn refused(path: &str, sm: &str) -> bool {
     REFUSED.iter().any(|(f, s)| path.ends_with(f) && *s == sm)
@@ -317,7 +313,7 @@ fn cubins_are_accepted_by_nvidia_tools_and_listings_match() {
             let t = target(sm);
             let out = db::cubin(&db, FileTarget::new(&db, file, t.clone()));
             let Some(bytes) = &out.bytes else {
-                // Only the documented refusals (min.s32 and shared memory on sm_90).
+                // Only the documented refusal (min.s32 on sm_90).
                 assert!(refused(path, sm), "{path} {sm}: {:?}", out.diagnostics);
                 continue;
             };

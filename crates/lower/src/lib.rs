@@ -76,6 +76,11 @@ pub struct Lowered {
 pub const STACK_POINTER: u8 = 1;
 /// The uniform pair holding the global memory descriptor.
 pub const GLOBAL_DESC_UR: u8 = 4;
+/// sm_90: bytes of shared memory ptxas reserves before the user's variables.
+pub const SM90_SHARED_RESERVED: u32 = 0x400;
+/// sm_90: the uniform registers holding the shared window base (and the CTA id in the
+/// cluster it is formed from).
+const SHARED_BASE_UR: u8 = 6;
 /// Constant-bank offset of the per-thread stack top ptxas loads into R1.
 const STACK_TOP_CBANK: u32 = 0x28;
 
@@ -152,6 +157,8 @@ enum Src {
     Imm(u64),
     /// A special register: the S2R name or a constant-bank offset.
     Special(Sreg),
+    /// The address of a shared variable: its offset in the kernel's shared block.
+    Shared(u32),
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -173,7 +180,7 @@ struct Cx {
     shared: FxHashMap<String, u32>,
     shared_size: u32,
     /// Module-scope shared names on sm_90, refused where used.
-    sm90_shared: Vec<String>,
+    needs_shared_base: bool,
     uses_barrier: bool,
     /// Declared registers of types outside the subset (an error where used).
     unsupported_regs: FxHashMap<String, String>,
@@ -221,7 +228,7 @@ pub fn lower_kernel(
         unsupported_regs: FxHashMap::default(),
         shared: FxHashMap::default(),
         shared_size: 0,
-        sm90_shared: Vec::new(),
+        needs_shared_base: false,
         uses_barrier: false,
         origin: None,
         guard: None,
@@ -296,21 +303,11 @@ pub fn lower_kernel(
             }
         }
     }
-    // Module-scope static shared variables come first in every kernel's block (sm_80; on
-    // sm_90 a use is refused where it occurs).
-    if target.sm < 90 {
-        for (n, align, size) in &module.shared_static {
-            let at = cx.shared_size.div_ceil((*align).max(1)) * (*align).max(1);
-            cx.shared_size = at + size;
-            cx.shared.insert(n.clone(), at);
-        }
-    } else {
-        for (n, ..) in &module.shared_static {
-            cx.sm90_shared.push(n.clone());
-        }
-        for (n, _) in &module.shared_extern {
-            cx.sm90_shared.push(n.clone());
-        }
+    // Module-scope static shared variables come first in every kernel's block.
+    for (n, align, size) in &module.shared_static {
+        let at = cx.shared_size.div_ceil((*align).max(1)) * (*align).max(1);
+        cx.shared_size = at + size;
+        cx.shared.insert(n.clone(), at);
     }
     // Prologue: the stack pointer, as ptxas writes it in every kernel.
     let sp = Reg::Phys {
@@ -324,7 +321,7 @@ pub fn lower_kernel(
     // Dynamic (`.extern .shared`) arrays all start where the static block ends, aligned;
     // the static block is padded to that start so the driver places the dynamic region
     // exactly there.
-    if !module.shared_extern.is_empty() && target.sm < 90 {
+    if !module.shared_extern.is_empty() {
         let align = module
             .shared_extern
             .iter()
@@ -357,6 +354,42 @@ pub fn lower_kernel(
     if !ends {
         cx.push(Inst::new("EXIT", vec![], vec![]));
     }
+    if cx.needs_shared_base {
+        let ur = |index| Reg::Phys {
+            class: Class::UR,
+            index,
+            width: 1,
+        };
+        let (base, cta) = (ur(SHARED_BASE_UR), ur(SHARED_BASE_UR + 1));
+        let prologue = [
+            Inst::new(
+                "S2UR",
+                vec![Operand::r(cta), Operand::Special("SR_CgaCtaId")],
+                vec![0],
+            ),
+            Inst::new(
+                "UMOV",
+                vec![
+                    Operand::r(base),
+                    Operand::Imm(i64::from(SM90_SHARED_RESERVED)),
+                ],
+                vec![0],
+            ),
+            Inst::new(
+                "ULEA",
+                vec![
+                    Operand::r(base),
+                    Operand::r(cta),
+                    Operand::r(base),
+                    Operand::Hex(0x18),
+                ],
+                vec![0],
+            ),
+        ];
+        for (k, i) in prologue.into_iter().enumerate() {
+            cx.f.blocks[entry].insts.insert(1 + k, i);
+        }
+    }
     if cx.needs_desc {
         let desc = cx.target.global_desc();
         cx.f.blocks[entry].insts.insert(
@@ -380,7 +413,13 @@ pub fn lower_kernel(
         max_threads,
         reqntid,
         max_registers,
-        shared_size: cx.shared_size,
+        // sm_90: ptxas reserves the first 1 KiB of the CTA's shared memory; the block
+        // (`.nv.shared.<kernel>`) covers it when the kernel uses shared memory.
+        shared_size: if target.sm >= 90 && !cx.shared.is_empty() {
+            SM90_SHARED_RESERVED + cx.shared_size
+        } else {
+            cx.shared_size
+        },
         num_barriers: u8::from(cx.uses_barrier),
     })
 }
@@ -591,16 +630,8 @@ impl Cx {
         Ok(())
     }
 
-    /// A function-scope `.shared` variable: placed in the kernel's static shared block
-    /// (sm_80 only: sm_90 puts user shared memory after a reserved window and addresses it
-    /// through the cluster CTA id, which v1 does not generate).
+    /// A function-scope `.shared` variable: placed in the kernel's static shared block.
     fn shared_decl(&mut self, v: &ast::VarDecl) -> Result<(), LowerError> {
-        if self.target.sm >= 90 {
-            return Err(unsupported(
-                v.syntax(),
-                "shared memory on sm_90 (reserved window, cluster addressing)",
-            ));
-        }
         if !v.linkage().is_empty() {
             return Err(unsupported(v.syntax(), "extern or linked shared variables"));
         }
@@ -664,13 +695,7 @@ impl Cx {
                 }
                 if let Some(&at) = self.shared.get(&name) {
                     // The variable's address in the shared window.
-                    return Ok(Src::Imm(u64::from(at)));
-                }
-                if self.sm90_shared.contains(&name) {
-                    return Err(unsupported(
-                        n.syntax(),
-                        "shared memory on sm_90 (reserved window, cluster addressing)",
-                    ));
+                    return Ok(Src::Shared(at));
                 }
                 if let Some((r, ty)) = self.regs.get(&name) {
                     if n.components().next().is_some() {
@@ -753,6 +778,14 @@ impl Cx {
                 }
                 Ok(Reg::v(t, words))
             }
+            Src::Shared(at) => {
+                let t = self.tmp(words);
+                self.shared_addr(Reg::part(t, 0), at);
+                if words == 2 {
+                    self.mov_imm(Reg::part(t, 1), 0);
+                }
+                Ok(Reg::v(t, words))
+            }
             Src::Special(s) => {
                 if words != 1 {
                     return Err(unsupported(o.syntax(), "64-bit special registers"));
@@ -761,6 +794,33 @@ impl Cx {
                 self.special(Reg::v(t, 1), s);
                 Ok(Reg::v(t, 1))
             }
+        }
+    }
+
+    /// `dst` = the shared-window address of offset `at` of the kernel's shared block. sm_80:
+    /// the offset itself. sm_90 (ptxas's form): the base `(SR_CgaCtaId << 24) + 0x400` kept
+    /// in UR6 (computed once in the prologue) plus the offset.
+    fn shared_addr(&mut self, dst: Reg, at: u32) {
+        if self.target.sm < 90 {
+            self.mov_imm(dst, at);
+            return;
+        }
+        self.needs_shared_base = true;
+        let base = Operand::r(Reg::Phys {
+            class: Class::UR,
+            index: SHARED_BASE_UR,
+            width: 1,
+        });
+        if at == 0 {
+            self.push(Inst::new("MOV", vec![Operand::r(dst), base], vec![0]));
+        } else {
+            let t = Reg::v(self.tmp(1), 1);
+            self.mov_imm(t, at);
+            self.push(Inst::new(
+                "IADD3",
+                vec![Operand::r(dst), Operand::r(t), base, Operand::rz()],
+                vec![0],
+            ));
         }
     }
 
@@ -847,9 +907,6 @@ impl Cx {
                 self.ld_st(node, mods, ops, opcode == "ld", MemSpace::Global)
             }
             "ld" | "st" if has(".shared") => {
-                if self.target.sm >= 90 {
-                    return unsup("shared memory on sm_90 (reserved window, cluster addressing)");
-                }
                 self.ld_st(node, mods, ops, opcode == "ld", MemSpace::Shared)
             }
             "ld" | "st"
@@ -1173,6 +1230,13 @@ impl Cx {
             }
             Src::Special(s) if w == 1 => {
                 self.special(d, s);
+                Ok(())
+            }
+            Src::Shared(at) => {
+                self.shared_addr(sub(d, 0), at);
+                if w == 2 {
+                    self.mov_imm(sub(d, 1), 0);
+                }
                 Ok(())
             }
             Src::Special(_) => Err(unsupported(node, "64-bit special registers")),
@@ -1614,9 +1678,9 @@ impl Cx {
                 .filter(|o| (-(1 << 23)..(1 << 23)).contains(o))
                 .ok_or_else(|| unsupported(addr_op.syntax(), "address offset out of range"))?;
             let (base, offset) = if let Some(&at) = self.shared.get(&name) {
-                let t = self.tmp(1);
-                self.mov_imm(Reg::v(t, 1), at.wrapping_add(offset as u32));
-                (Reg::v(t, 1), 0)
+                let t = Reg::v(self.tmp(1), 1);
+                self.shared_addr(t, at.wrapping_add(offset as u32));
+                (t, 0)
             } else {
                 let (r, rty) = *self
                     .regs
