@@ -24,8 +24,8 @@ use crate::oracle;
 mod compile;
 mod cubin;
 pub mod disasm;
-mod emu;
 pub mod hazard;
+mod emu;
 mod interp;
 mod json;
 pub mod parse;
@@ -52,9 +52,9 @@ pub fn run(args: &[String]) -> Result<(), String> {
         "cubin" => cubin::run(&args),
         "parse" => parse::run(&args),
         "disasm" => disasm::run(&args),
+        "hazard" => hazard::run(&args),
         "compile" => compile::run(&args),
         "emu" => emu::run(&args),
-        "hazard" => hazard::run(&args),
         other => Err(format!("unknown corpus stage `{other}`\n{USAGE}")),
     }
 }
@@ -318,8 +318,24 @@ pub fn fnv1a64(parts: &[&[u8]]) -> u64 {
 pub enum PtxasOutcome {
     /// The cubin (path in the cache) and ptxas's stderr (warnings, `-v` report).
     Ok { cubin: PathBuf, log: String },
-    /// ptxas rejected the input (its message).
+    /// ptxas rejected the input (its message), or crashed (the message then starts with
+    /// [`CRASH_PREFIX`]; [`crash_signal`] tells).
     Rejected(String),
+}
+
+/// How a ptxas run killed by a signal is reported in [`PtxasOutcome::Rejected`] and in
+/// `rejected.tsv`: `ptxas crashed (signal N)`.
+pub const CRASH_PREFIX: &str = "ptxas crashed (signal ";
+
+/// The signal number when a ptxas message says ptxas crashed rather than rejected the input.
+/// Such a file has no verdict from ptxas: stages count it apart, never as accepted or rejected.
+pub fn crash_signal(ptxas_message: &str) -> Option<i32> {
+    ptxas_message
+        .strip_prefix(CRASH_PREFIX)?
+        .split(')')
+        .next()?
+        .parse()
+        .ok()
 }
 
 /// Compiles `ptx_text` with ptxas 13.0.88 for `arch` (a full `-arch` value such as `sm_90a`)
@@ -378,6 +394,11 @@ pub fn ptxas_cubin(ptx_text: &str, arch: &str, extra: &[&str]) -> Result<PtxasOu
         Ok(PtxasOutcome::Ok { cubin, log: stderr })
     } else {
         let _ = std::fs::remove_file(&tmp_out);
+        // A ptxas killed by a signal gave no verdict: say so (see [`crash_signal`]).
+        let stderr = match std::os::unix::process::ExitStatusExt::signal(&out.status) {
+            Some(sig) => format!("{CRASH_PREFIX}{sig}){stderr}"),
+            None => stderr,
+        };
         std::fs::write(&err, &stderr).map_err(|e| e.to_string())?;
         Ok(PtxasOutcome::Rejected(stderr))
     }
