@@ -42,10 +42,14 @@ fn nondeterminism(ptx: &str) -> Option<&'static str> {
         Some("reads hardware placement registers (%smid/%warpid)")
     } else if ptx.lines().any(|l| {
         let l = l.trim_start();
-        let l = l.strip_prefix('@').map_or(l, |r| r.split_once(' ').map_or(r, |x| x.1));
+        let l = l
+            .strip_prefix('@')
+            .map_or(l, |r| r.split_once(' ').map_or(r, |x| x.1));
         (l.starts_with("atom") || l.starts_with("red"))
             && l.contains(".add")
-            && [".f32", ".f64", ".f16", ".bf16"].iter().any(|t| l.contains(t))
+            && [".f32", ".f64", ".f16", ".bf16"]
+                .iter()
+                .any(|t| l.contains(t))
     }) {
         Some("float atomics: the result depends on the order threads add in")
     } else if ptx.contains(".approx") || ptx.contains("tanh") || ptx.contains("ex2.") {
