@@ -33,6 +33,48 @@ pub fn codegen_supported(sm: u16) -> bool {
     matches!(sm, 80 | 90)
 }
 
+/// The module-scope `.shared` variables of a file (what kernels may address besides their
+/// own). Re-executes on every edit, but compares equal (so no kernel's code generation
+/// re-runs) unless a module-scope shared declaration changed.
+#[salsa::tracked(returns(ref))]
+pub fn module_shared(db: &dyn Db, file: SourceFile) -> lower::ModuleVars {
+    use syntax::ast::DeclLike;
+    let mut out = lower::ModuleVars::default();
+    for item in parse(db, file).tree().items() {
+        let syntax::ast::Item::GlobalVar(g) = item else {
+            continue;
+        };
+        if g.state_space().is_none_or(|t| t.text() != ".shared") {
+            continue;
+        }
+        let elem: u32 = match g.ty().map(|t| t.text().to_string()).as_deref() {
+            Some(".b8" | ".u8" | ".s8") => 1,
+            Some(".b16" | ".u16" | ".s16" | ".f16" | ".bf16") => 2,
+            Some(".b32" | ".u32" | ".s32" | ".f32" | ".f16x2" | ".bf16x2") => 4,
+            Some(".b64" | ".u64" | ".s64" | ".f64") => 8,
+            _ => 0,
+        } * g.vector().unwrap_or(1);
+        let is_extern = g.linkage().iter().any(|t| t.text() == ".extern");
+        let align = g.align().unwrap_or(elem).max(1);
+        for d in g.declarators() {
+            let Some(name) = d.name() else { continue };
+            let dims: Vec<Option<u64>> = d
+                .array_dims()
+                .map(|dim| dim.size().and_then(|e| e.as_int()))
+                .collect();
+            if is_extern || dims.iter().any(Option::is_none) {
+                out.shared_extern.push((name.text().to_string(), align));
+            } else {
+                let count: u64 = dims.iter().flatten().product();
+                let size = u32::try_from(u64::from(elem) * count).unwrap_or(u32::MAX);
+                out.shared_static
+                    .push((name.text().to_string(), align, size));
+            }
+        }
+    }
+    out
+}
+
 /// PTX → machine IR.
 #[salsa::tracked(returns(ref))]
 pub fn lowered<'db>(
@@ -52,7 +94,8 @@ pub fn lowered<'db>(
         sm,
         param_base: ::cubin::builder::param_base(sm),
     };
-    let l = lower::lower_kernel(&syntax.node(), lt).map_err(|e| CodegenError {
+    let module = module_shared(db, kt.function(db).file(db));
+    let l = lower::lower_kernel(&syntax.node(), lt, module).map_err(|e| CodegenError {
         message: e.message,
         range: Some(e.range),
     })?;
@@ -94,7 +137,7 @@ pub fn encoded<'db>(db: &'db dyn Db, kt: KernelTarget<'db>) -> Result<emit::Enco
     let a = allocated(db, kt).as_ref().map_err(Clone::clone)?;
     let s = scheduled(db, kt).as_ref().map_err(Clone::clone)?;
     let sm = u32::from(kt.target(db).sm.number);
-    emit::encode(&l.func, &|v| a.get(v), s, sm).map_err(|e| CodegenError {
+    emit::encode_checked(&l.func, &|v| a.get(v), s, sm).map_err(|e| CodegenError {
         message: e.message,
         range: e.origin.map(|(a, b)| TextRange::new(a.into(), b.into())),
     })
@@ -137,7 +180,12 @@ pub fn kernel_stats<'db>(
         stack_frame: 0,
         spill_stores: 0,
         spill_loads: 0,
-        shared_bytes: l.shared_size,
+        // As ptxas reports it: without sm_90's reserved 1 KiB.
+        shared_bytes: if sm >= 90 {
+            l.shared_size.saturating_sub(lower::SM90_SHARED_RESERVED)
+        } else {
+            l.shared_size
+        },
         barriers: u32::from(l.num_barriers),
         cmem0: ::cubin::builder::param_base(sm) + params_end,
         instructions: e.instructions,
@@ -183,9 +231,18 @@ pub fn cubin<'db>(db: &'db dyn Db, ft: FileTarget<'db>) -> CubinOutput {
     let target = ft.target(db);
     let mut diagnostics = Vec::new();
     let items = module_items(db, file);
+    let shared = module_shared(db, file);
+    let is_shared = |name: &Option<String>| {
+        name.as_ref().is_some_and(|n| {
+            shared.shared_static.iter().any(|(s, ..)| s == n)
+                || shared.shared_extern.iter().any(|(s, _)| s == n)
+        })
+    };
     for item in &items.items {
         let what = match item.kind {
-            crate::ItemKind::Global => Some("module-scope variables"),
+            // Module-scope shared variables are placed per kernel by the lowering.
+            crate::ItemKind::Global if is_shared(&item.name) => None,
+            crate::ItemKind::Global => Some("module-scope variables (other than .shared)"),
             crate::ItemKind::DeviceFunction => Some("`.func` device functions"),
             _ => None,
         };

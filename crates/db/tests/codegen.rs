@@ -18,10 +18,16 @@ const EXAMPLES: &[&str] = &[
     "../../test-data/codegen/floatops.ptx",
     "../../test-data/codegen/compare.ptx",
     "../../test-data/codegen/shared.ptx",
+    "../../test-data/codegen/vectors.ptx",
+    "../../test-data/codegen/dynshared.ptx",
+    "../../test-data/codegen/scopes.ptx",
+    "../../test-data/codegen/f64.ptx",
+    "../../test-data/codegen/widen.ptx",
+    "../../test-data/codegen/divrem.ptx",
 ];
 
 /// The refusals the examples are expected to meet: (file, SM).
-const REFUSED: &[(&str, &str)] = &[("intops.ptx", "sm_90"), ("shared.ptx", "sm_90")];
+const REFUSED: &[(&str, &str)] = &[("intops.ptx", "sm_90")];
 
 fn refused(path: &str, sm: &str) -> bool {
     REFUSED.iter().any(|(f, s)| path.ends_with(f) && *s == sm)
@@ -172,16 +178,16 @@ fn changing_the_target_compiles_new_keys_only() {
 
 #[test]
 fn unsupported_features_fail_closed_with_a_span() {
-    let src = MODULE.replace("add.u32 %r2, %r1, 7;", "div.u32 %r2, %r1, 7;");
+    let src = MODULE.replace("add.u32 %r2, %r1, 7;", "brev.b32 %r2, %r1;");
     let mut db = RootDatabase::default();
     let file = db.add_file("m.ptx", src.as_bytes());
     let out = db::cubin(&db, FileTarget::new(&db, file, target("sm_80")));
     assert!(out.bytes.is_none());
     assert_eq!(out.diagnostics.len(), 1, "{:?}", out.diagnostics);
     let d = &out.diagnostics[0];
-    assert_eq!(d.message, "kernel `beta`: unsupported: instruction `div`");
+    assert_eq!(d.message, "kernel `beta`: unsupported: instruction `brev`");
     let r = usize::from(d.range.start())..usize::from(d.range.end());
-    assert_eq!(&src[r], "div.u32 %r2, %r1, 7;");
+    assert_eq!(&src[r], "brev.b32 %r2, %r1;");
     // sm_90 has no IMNMX form in the tables: min.s32 is refused there, not miscompiled.
     let text = std::fs::read_to_string("../../test-data/codegen/intops.ptx").unwrap();
     let file = db.add_file("intops.ptx", text.as_bytes());
@@ -218,16 +224,7 @@ fn unsupported_features_fail_closed_with_a_span() {
 }
 
 fn oracle() -> Option<PathBuf> {
-    let dir = std::env::var_os("KILN_ORACLE_BIN")
-        .map(PathBuf::from)
-        .or_else(|| {
-            std::env::var_os("HOME")
-                .map(|h| PathBuf::from(h).join(".cache/kiln-oracle/13.0.88/bin"))
-        })?;
-    ["ptxas", "cuobjdump", "nvdisasm"]
-        .iter()
-        .all(|t| dir.join(t).is_file())
-        .then_some(dir)
+    test_support::oracle_bin_dir()
 }
 
 fn tool(path: &Path, args: &[&str]) -> (bool, String, String) {
@@ -307,7 +304,7 @@ fn cubins_are_accepted_by_nvidia_tools_and_listings_match() {
             let t = target(sm);
             let out = db::cubin(&db, FileTarget::new(&db, file, t.clone()));
             let Some(bytes) = &out.bytes else {
-                // Only the documented refusals (min.s32 and shared memory on sm_90).
+                // Only the documented refusal (min.s32 on sm_90).
                 assert!(refused(path, sm), "{path} {sm}: {:?}", out.diagnostics);
                 continue;
             };
@@ -416,9 +413,48 @@ fn compiled_kernels_execute_like_the_interpreter() {
                         "{path} {sm} {name} seed {seed}"
                     );
                 }
-                verified += 1;
+            }
+            verified += 1;
+        }
+    }
+    // Every (file, SM) pair not refused ran all of its kernels.
+    assert_eq!(verified, 2 * EXAMPLES.len() - REFUSED.len());
+}
+
+/// Control codes: every example kernel's code passes the hazard checker (`crates/hazard`,
+/// latency tables learned from ptxas's output) on the SMs that have a table.
+#[test]
+fn control_codes_pass_the_hazard_checker() {
+    let mut checked = 0;
+    for sm in ["sm_80", "sm_90"] {
+        if hazard::latency_table(sm).is_none() {
+            println!("skipping {sm}: no hazard latency table committed for it");
+            continue;
+        }
+        for path in EXAMPLES {
+            let text = std::fs::read_to_string(path).unwrap();
+            let mut db = RootDatabase::default();
+            let file = db.add_file(path, text.as_bytes());
+            let t = target(sm);
+            for kt in kernel_targets(&db, file, &t) {
+                let Ok(e) = encoded(&db, kt) else {
+                    assert!(refused(path, sm), "{path} {sm}");
+                    continue;
+                };
+                let hazards = hazard::check(sm, &sass::words(&e.code)).unwrap();
+                assert!(
+                    hazards.is_empty(),
+                    "{path} {sm} {}: {}",
+                    kt.function(&db).name(&db),
+                    hazards
+                        .iter()
+                        .map(|h| h.to_string())
+                        .collect::<Vec<_>>()
+                        .join("; ")
+                );
+                checked += 1;
             }
         }
     }
-    assert_eq!(verified, 2 * EXAMPLES.len() - REFUSED.len());
+    println!("{checked} kernels passed the hazard checker");
 }

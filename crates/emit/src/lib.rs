@@ -142,6 +142,72 @@ pub fn encode(
     Ok(out)
 }
 
+/// Encodes like [`encode`], then runs the hazard checker (`crates/hazard`, latency tables
+/// learned from ptxas's output) where the SM has a table, and repairs what a delay repairs:
+/// a read too soon after a fixed-latency write, an overwrite too soon after a read, a wait
+/// too soon after the scoreboard was set — by inserting `NOP`s before the instruction, as
+/// many cycles as the checker asks for. Any other hazard (a missing scoreboard wait) is a bug
+/// in the scheduler and is reported as an error rather than emitted.
+pub fn encode_checked(
+    f: &Func,
+    assign: &dyn Fn(VReg) -> u8,
+    sched: &Schedule,
+    sm: u32,
+) -> Result<Encoded, EmitError> {
+    let name = format!("sm_{sm}");
+    let mut s = sched.clone();
+    for _ in 0..256 {
+        let e = encode(f, assign, &s, sm)?;
+        if hazard::latency_table(&name).is_none() {
+            return Ok(e);
+        }
+        let hazards = hazard::check(&name, &sass::words(&e.code)).map_err(|m| EmitError {
+            message: format!("hazard checker: {m}"),
+            origin: None,
+        })?;
+        let Some(h) = hazards.first() else {
+            return Ok(e);
+        };
+        let origin = match s.slots.get(h.index) {
+            Some((Slot::Inst { block, index }, _)) => {
+                f.blocks[f.order[*block]].insts[*index].origin
+            }
+            _ => None,
+        };
+        use hazard::HazardKind as K;
+        let delay = matches!(h.kind, K::RawStall | K::WarStall | K::WaitTooSoon);
+        if !delay || h.index >= s.slots.len() {
+            return Err(EmitError {
+                message: format!("control codes rejected by the hazard checker: {h}"),
+                origin,
+            });
+        }
+        s.insert_delay(h.index, deficit(&h.message).unwrap_or(4));
+    }
+    Err(EmitError {
+        message: "control codes: the hazard checker still reports delays after 256 repairs".into(),
+        origin: None,
+    })
+}
+
+/// Cycles missing in a checker message `... N cycles after ...; M needed` (M - N).
+fn deficit(message: &str) -> Option<u8> {
+    let elapsed: u32 = message
+        .split(" cycles after")
+        .next()?
+        .rsplit(' ')
+        .next()?
+        .parse()
+        .ok()?;
+    let need: u32 = message
+        .strip_suffix(" needed")?
+        .rsplit(' ')
+        .next()?
+        .parse()
+        .ok()?;
+    u8::try_from(need.checked_sub(elapsed)?.max(1)).ok()
+}
+
 /// A kernel ready for the cubin.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct KernelCode {

@@ -2169,8 +2169,8 @@ fn flush_in(ty: Ty, bits: u64, ftz: bool) -> u64 {
         return bits;
     }
     match ty {
-        Ty::F32 => float::F32.ftz(bits & 0xffff_ffff),
-        Ty::F16 => float::F16.ftz(bits & 0xffff),
+        Ty::F32 => float::ftz32(bits as u32) as u64,
+        Ty::F16 => float::ftz16(bits as u16) as u64,
         _ => bits,
     }
 }

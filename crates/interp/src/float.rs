@@ -370,6 +370,17 @@ pub fn from_int(x: i128, mode: Rnd, fmt: Fmt) -> u64 {
     round(s, err.cmp(&0), mode, fmt, false)
 }
 
+/// Flushes an f32 subnormal (given as bits) to a zero of the same sign ([`Fmt::ftz`] on
+/// [`F32`]; kept for callers that hold `u32` bits, such as the SASS emulator).
+pub fn ftz32(bits: u32) -> u32 {
+    F32.ftz(u64::from(bits)) as u32
+}
+
+/// Flushes an f16 subnormal to a zero of the same sign ([`Fmt::ftz`] on [`F16`]).
+pub fn ftz16(bits: u16) -> u16 {
+    F16.ftz(u64::from(bits)) as u16
+}
+
 /// `.sat` for floats: clamps to [0, 1], NaN to +0.
 pub fn sat(x: f64) -> f64 {
     if x.is_nan() { 0.0 } else { x.clamp(0.0, 1.0) }

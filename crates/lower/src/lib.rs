@@ -76,6 +76,11 @@ pub struct Lowered {
 pub const STACK_POINTER: u8 = 1;
 /// The uniform pair holding the global memory descriptor.
 pub const GLOBAL_DESC_UR: u8 = 4;
+/// sm_90: bytes of shared memory ptxas reserves before the user's variables.
+pub const SM90_SHARED_RESERVED: u32 = 0x400;
+/// sm_90: the uniform registers holding the shared window base (and the CTA id in the
+/// cluster it is formed from).
+const SHARED_BASE_UR: u8 = 6;
 /// Constant-bank offset of the per-thread stack top ptxas loads into R1.
 const STACK_TOP_CBANK: u32 = 0x28;
 
@@ -91,6 +96,15 @@ fn malformed(node: &SyntaxNode, what: impl std::fmt::Display) -> LowerError {
         message: what.to_string(),
         range: node.text_range(),
     }
+}
+
+/// The state space of a load or store.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum MemSpace {
+    Global,
+    Shared,
+    /// No space: a generic address (`LD.E`/`ST.E`).
+    Generic,
 }
 
 /// PTX scalar types the v1 subset handles.
@@ -143,6 +157,8 @@ enum Src {
     Imm(u64),
     /// A special register: the S2R name or a constant-bank offset.
     Special(Sreg),
+    /// The address of a shared variable: its offset in the kernel's shared block.
+    Shared(u32),
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -163,6 +179,8 @@ struct Cx {
     /// Function-scope shared variables: name → offset in the static shared block.
     shared: FxHashMap<String, u32>,
     shared_size: u32,
+    /// Module-scope shared names on sm_90, refused where used.
+    needs_shared_base: bool,
     uses_barrier: bool,
     /// Declared registers of types outside the subset (an error where used).
     unsupported_regs: FxHashMap<String, String>,
@@ -171,7 +189,20 @@ struct Cx {
 }
 
 /// Lowers one kernel. `function` is the `FUNCTION` node (trivia-free tree from the db).
-pub fn lower_kernel(function: &SyntaxNode, target: LowerTarget) -> Result<Lowered, LowerError> {
+/// Module-scope variables a kernel may refer to.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct ModuleVars {
+    /// `.shared` variables with storage: (name, alignment, size in bytes).
+    pub shared_static: Vec<(String, u32, u32)>,
+    /// `.extern .shared` arrays (dynamic shared memory): (name, alignment).
+    pub shared_extern: Vec<(String, u32)>,
+}
+
+pub fn lower_kernel(
+    function: &SyntaxNode,
+    target: LowerTarget,
+    module: &ModuleVars,
+) -> Result<Lowered, LowerError> {
     let f = ast::Function::cast(function.clone())
         .ok_or_else(|| malformed(function, "not a function"))?;
     let name = f
@@ -197,6 +228,7 @@ pub fn lower_kernel(function: &SyntaxNode, target: LowerTarget) -> Result<Lowere
         unsupported_regs: FxHashMap::default(),
         shared: FxHashMap::default(),
         shared_size: 0,
+        needs_shared_base: false,
         uses_barrier: false,
         origin: None,
         guard: None,
@@ -271,6 +303,12 @@ pub fn lower_kernel(function: &SyntaxNode, target: LowerTarget) -> Result<Lowere
             }
         }
     }
+    // Module-scope static shared variables come first in every kernel's block.
+    for (n, align, size) in &module.shared_static {
+        let at = cx.shared_size.div_ceil((*align).max(1)) * (*align).max(1);
+        cx.shared_size = at + size;
+        cx.shared.insert(n.clone(), at);
+    }
     // Prologue: the stack pointer, as ptxas writes it in every kernel.
     let sp = Reg::Phys {
         class: Class::R,
@@ -279,7 +317,24 @@ pub fn lower_kernel(function: &SyntaxNode, target: LowerTarget) -> Result<Lowere
     };
     cx.const_load(Operand::r(sp), STACK_TOP_CBANK, 1);
     // Labels are visible in the whole body: create their blocks first.
-    collect_labels(&body, &mut cx);
+    collect_labels(&body, &mut cx)?;
+    // Dynamic (`.extern .shared`) arrays all start where the static block ends, aligned;
+    // the static block is padded to that start so the driver places the dynamic region
+    // exactly there.
+    if !module.shared_extern.is_empty() {
+        let align = module
+            .shared_extern
+            .iter()
+            .map(|(_, a)| *a)
+            .max()
+            .unwrap_or(1)
+            .max(16);
+        let base = cx.shared_size.div_ceil(align) * align;
+        cx.shared_size = base;
+        for (n, _) in &module.shared_extern {
+            cx.shared.insert(n.clone(), base);
+        }
+    }
     cx.block(&body)?;
     // The empty block opened after a final `ret` is not a label: drop it.
     while cx.f.order.len() > 1 {
@@ -298,6 +353,42 @@ pub fn lower_kernel(function: &SyntaxNode, target: LowerTarget) -> Result<Lowere
         .is_some_and(|i| i.is_terminator() && i.guard.is_none());
     if !ends {
         cx.push(Inst::new("EXIT", vec![], vec![]));
+    }
+    if cx.needs_shared_base {
+        let ur = |index| Reg::Phys {
+            class: Class::UR,
+            index,
+            width: 1,
+        };
+        let (base, cta) = (ur(SHARED_BASE_UR), ur(SHARED_BASE_UR + 1));
+        let prologue = [
+            Inst::new(
+                "S2UR",
+                vec![Operand::r(cta), Operand::Special("SR_CgaCtaId")],
+                vec![0],
+            ),
+            Inst::new(
+                "UMOV",
+                vec![
+                    Operand::r(base),
+                    Operand::Imm(i64::from(SM90_SHARED_RESERVED)),
+                ],
+                vec![0],
+            ),
+            Inst::new(
+                "ULEA",
+                vec![
+                    Operand::r(base),
+                    Operand::r(cta),
+                    Operand::r(base),
+                    Operand::Hex(0x18),
+                ],
+                vec![0],
+            ),
+        ];
+        for (k, i) in prologue.into_iter().enumerate() {
+            cx.f.blocks[entry].insts.insert(1 + k, i);
+        }
     }
     if cx.needs_desc {
         let desc = cx.target.global_desc();
@@ -322,7 +413,13 @@ pub fn lower_kernel(function: &SyntaxNode, target: LowerTarget) -> Result<Lowere
         max_threads,
         reqntid,
         max_registers,
-        shared_size: cx.shared_size,
+        // sm_90: ptxas reserves the first 1 KiB of the CTA's shared memory; the block
+        // (`.nv.shared.<kernel>`) covers it when the kernel uses shared memory.
+        shared_size: if target.sm >= 90 && !cx.shared.is_empty() {
+            SM90_SHARED_RESERVED + cx.shared_size
+        } else {
+            cx.shared_size
+        },
         num_barriers: u8::from(cx.uses_barrier),
     })
 }
@@ -335,7 +432,9 @@ fn desc_reg() -> Reg {
     }
 }
 
-fn collect_labels(b: &ast::Block, cx: &mut Cx) {
+/// Creates a block per label and places the function-scope `.shared` variables (so that the
+/// dynamic shared region's start is known before the body is lowered).
+fn collect_labels(b: &ast::Block, cx: &mut Cx) -> Result<(), LowerError> {
     for st in b.statements() {
         match st {
             ast::Statement::Label(l) => {
@@ -344,10 +443,16 @@ fn collect_labels(b: &ast::Block, cx: &mut Cx) {
                     cx.labels.insert(n.text().to_string(), blk);
                 }
             }
-            ast::Statement::Block(inner) => collect_labels(&inner, cx),
+            ast::Statement::Block(inner) => collect_labels(&inner, cx)?,
+            ast::Statement::VarDecl(v)
+                if v.state_space().is_some_and(|t| t.text() == ".shared") =>
+            {
+                cx.shared_decl(&v)?;
+            }
             _ => {}
         }
     }
+    Ok(())
 }
 
 /// The `.rn`-style rounding and `.ftz`/`.sat` modifiers of an f32 instruction as a SASS suffix.
@@ -364,7 +469,7 @@ fn float_suffix(
             ".rm" if allow_round => s.push_str(".RM"),
             ".rp" if allow_round => s.push_str(".RP"),
             ".ftz" => s.insert_str(0, ".FTZ"),
-            ".f32" => {}
+            ".f32" | ".f64" => {}
             other => return Err(unsupported(node, format!("f32 modifier {other}"))),
         }
     }
@@ -432,7 +537,15 @@ impl Cx {
         }
     }
 
+    /// A `{ ... }` block: registers declared inside shadow outer ones until its end.
     fn block(&mut self, b: &ast::Block) -> Result<(), LowerError> {
+        let saved = (self.regs.clone(), self.unsupported_regs.clone());
+        let r = self.block_statements(b);
+        (self.regs, self.unsupported_regs) = saved;
+        r
+    }
+
+    fn block_statements(&mut self, b: &ast::Block) -> Result<(), LowerError> {
         for st in b.statements() {
             match st {
                 ast::Statement::Label(l) => {
@@ -461,7 +574,8 @@ impl Cx {
             .map(|t| t.text().to_string())
             .unwrap_or_default();
         if space == ".shared" {
-            return self.shared_decl(v);
+            // Placed before the body is lowered (`collect_labels`).
+            return Ok(());
         }
         if space != ".reg" {
             return Err(unsupported(v.syntax(), format!("{space} variables")));
@@ -470,7 +584,7 @@ impl Cx {
             return Err(unsupported(v.syntax(), "vector registers"));
         }
         let tyt = v.ty().map(|t| t.text().to_string()).unwrap_or_default();
-        let Some(ty) = Ty::parse(&tyt).filter(|t| *t != Ty::F64) else {
+        let Some(ty) = Ty::parse(&tyt) else {
             // Declaring registers of an unsupported type is harmless; using one is not.
             for d in v.declarators() {
                 let Some(n) = d.name() else { continue };
@@ -516,16 +630,8 @@ impl Cx {
         Ok(())
     }
 
-    /// A function-scope `.shared` variable: placed in the kernel's static shared block
-    /// (sm_80 only: sm_90 puts user shared memory after a reserved window and addresses it
-    /// through the cluster CTA id, which v1 does not generate).
+    /// A function-scope `.shared` variable: placed in the kernel's static shared block.
     fn shared_decl(&mut self, v: &ast::VarDecl) -> Result<(), LowerError> {
-        if self.target.sm >= 90 {
-            return Err(unsupported(
-                v.syntax(),
-                "shared memory on sm_90 (reserved window, cluster addressing)",
-            ));
-        }
         if !v.linkage().is_empty() {
             return Err(unsupported(v.syntax(), "extern or linked shared variables"));
         }
@@ -569,7 +675,12 @@ impl Cx {
                 .ok_or_else(|| {
                     unsupported(d.syntax(), "more than 48 KiB of static shared memory")
                 })?;
-            self.shared.insert(n.text().to_string(), at);
+            if self.shared.insert(n.text().to_string(), at).is_some() {
+                return Err(unsupported(
+                    d.syntax(),
+                    "shared variables with a repeated name",
+                ));
+            }
         }
         Ok(())
     }
@@ -584,13 +695,16 @@ impl Cx {
                 }
                 if let Some(&at) = self.shared.get(&name) {
                     // The variable's address in the shared window.
-                    return Ok(Src::Imm(u64::from(at)));
+                    return Ok(Src::Shared(at));
                 }
                 if let Some((r, ty)) = self.regs.get(&name) {
                     if n.components().next().is_some() {
                         return Err(unsupported(n.syntax(), "vector components"));
                     }
                     return Ok(Src::Reg(*r, ty.words()));
+                }
+                if name == "WARP_SZ" {
+                    return Ok(Src::Imm(32));
                 }
                 let comp = n.components().next().map(|t| t.text().to_string());
                 let axis = |c: &Option<String>| match c.as_deref() {
@@ -623,6 +737,7 @@ impl Cx {
                 None => match o {
                     ast::Operand::Immediate(l) => match l.value() {
                         Some(LiteralValue::F32Bits(b)) => Ok(Src::Imm(u64::from(b))),
+                        Some(LiteralValue::F64Bits(b)) => Ok(Src::Imm(b)),
                         _ => Err(unsupported(o.syntax(), "this literal form")),
                     },
                     _ => Err(unsupported(
@@ -663,6 +778,14 @@ impl Cx {
                 }
                 Ok(Reg::v(t, words))
             }
+            Src::Shared(at) => {
+                let t = self.tmp(words);
+                self.shared_addr(Reg::part(t, 0), at);
+                if words == 2 {
+                    self.mov_imm(Reg::part(t, 1), 0);
+                }
+                Ok(Reg::v(t, words))
+            }
             Src::Special(s) => {
                 if words != 1 {
                     return Err(unsupported(o.syntax(), "64-bit special registers"));
@@ -671,6 +794,33 @@ impl Cx {
                 self.special(Reg::v(t, 1), s);
                 Ok(Reg::v(t, 1))
             }
+        }
+    }
+
+    /// `dst` = the shared-window address of offset `at` of the kernel's shared block. sm_80:
+    /// the offset itself. sm_90 (ptxas's form): the base `(SR_CgaCtaId << 24) + 0x400` kept
+    /// in UR6 (computed once in the prologue) plus the offset.
+    fn shared_addr(&mut self, dst: Reg, at: u32) {
+        if self.target.sm < 90 {
+            self.mov_imm(dst, at);
+            return;
+        }
+        self.needs_shared_base = true;
+        let base = Operand::r(Reg::Phys {
+            class: Class::UR,
+            index: SHARED_BASE_UR,
+            width: 1,
+        });
+        if at == 0 {
+            self.push(Inst::new("MOV", vec![Operand::r(dst), base], vec![0]));
+        } else {
+            let t = Reg::v(self.tmp(1), 1);
+            self.mov_imm(t, at);
+            self.push(Inst::new(
+                "IADD3",
+                vec![Operand::r(dst), Operand::r(t), base, Operand::rz()],
+                vec![0],
+            ));
         }
     }
 
@@ -753,14 +903,23 @@ impl Cx {
         let has = |m: &str| mods.iter().any(|x| x == m);
         match opcode {
             "ld" if has(".param") => self.ld_param(node, mods, ops),
-            "ld" | "st" if has(".global") => self.ld_st(node, mods, ops, opcode == "ld", false),
-            "ld" | "st" if has(".shared") => {
-                if self.target.sm >= 90 {
-                    return unsup("shared memory on sm_90 (reserved window, cluster addressing)");
-                }
-                self.ld_st(node, mods, ops, opcode == "ld", true)
+            "ld" | "st" if has(".global") => {
+                self.ld_st(node, mods, ops, opcode == "ld", MemSpace::Global)
             }
-            "ld" | "st" => unsup(&format!("{opcode} outside .global/.shared/.param spaces")),
+            "ld" | "st" if has(".shared") => {
+                self.ld_st(node, mods, ops, opcode == "ld", MemSpace::Shared)
+            }
+            "ld" | "st"
+                if !mods.iter().any(|m| {
+                    matches!(
+                        m.as_str(),
+                        ".local" | ".const" | ".param" | ".tex" | ".sreg"
+                    )
+                }) =>
+            {
+                self.ld_st(node, mods, ops, opcode == "ld", MemSpace::Generic)
+            }
+            "ld" | "st" => unsup(&format!("{opcode} in this state space")),
             "mov" => {
                 Self::need(node, ops, 2)?;
                 let ty = Self::ty_of(node, mods)?;
@@ -771,6 +930,64 @@ impl Cx {
                     return Ok(());
                 }
                 let w = ty.words();
+                // `mov.b64 %rd, {%r1, %r2}` packs, `mov.b64 {%r1, %r2}, %rd` unpacks.
+                if w == 2
+                    && let Some((vec_i, elems)) =
+                        ops.iter().enumerate().find_map(|(i, o)| match o {
+                            ast::Operand::Vector(v) => Some((i, v.elements().collect::<Vec<_>>())),
+                            _ => None,
+                        })
+                {
+                    if elems.len() != 2 {
+                        return unsup("mov of a vector with other than two elements");
+                    }
+                    if vec_i == 1 {
+                        let d = self.dst(&ops[0], 2)?;
+                        let lo = self.reg_src(&elems[0], 1)?;
+                        let hi = self.reg_src(&elems[1], 1)?;
+                        // Through a temporary: an element may be a part of `d` itself.
+                        let t = self.tmp(2);
+                        for (k, x) in [(0u8, lo), (1, hi)] {
+                            self.push(Inst::new(
+                                "MOV",
+                                vec![Operand::r(Reg::part(t, k)), Operand::r(x)],
+                                vec![0],
+                            ));
+                        }
+                        for k in 0..2 {
+                            self.push(Inst::new(
+                                "MOV",
+                                vec![Operand::r(sub(d, k)), Operand::r(Reg::part(t, k))],
+                                vec![0],
+                            ));
+                        }
+                    } else {
+                        let a = self.reg_src(&ops[1], 2)?;
+                        let t = self.tmp(2);
+                        self.push(Inst::new(
+                            "MOV",
+                            vec![Operand::r(Reg::part(t, 0)), Operand::r(sub(a, 0))],
+                            vec![0],
+                        ));
+                        self.push(Inst::new(
+                            "MOV",
+                            vec![Operand::r(Reg::part(t, 1)), Operand::r(sub(a, 1))],
+                            vec![0],
+                        ));
+                        for (k, e) in elems.iter().enumerate() {
+                            if matches!(e, ast::Operand::Name(n) if n.is_sink()) {
+                                continue;
+                            }
+                            let d = self.dst(e, 1)?;
+                            self.push(Inst::new(
+                                "MOV",
+                                vec![Operand::r(d), Operand::r(Reg::part(t, k as u8))],
+                                vec![0],
+                            ));
+                        }
+                    }
+                    return Ok(());
+                }
                 let d = self.dst(&ops[0], w)?;
                 self.copy(node, d, &ops[1], w)
             }
@@ -790,13 +1007,7 @@ impl Cx {
             "add" | "sub" => self.add_sub(node, opcode == "sub", mods, ops),
             "mul" => self.mul(node, mods, ops),
             "mad" => self.mad(node, mods, ops),
-            "fma" => {
-                let ty = Self::ty_of(node, mods)?;
-                if ty != Ty::F32 {
-                    return unsup(&format!("fma of {ty:?}"));
-                }
-                self.ffma(node, mods, ops)
-            }
+            "fma" => self.ffma(node, mods, ops),
             "and" | "or" | "xor" => {
                 Self::need(node, ops, 3)?;
                 let ty = Self::ty_of(node, mods)?;
@@ -877,12 +1088,13 @@ impl Cx {
             "neg" | "abs" => {
                 Self::need(node, ops, 2)?;
                 let ty = Self::ty_of(node, mods)?;
-                if ty != Ty::F32 || has(".ftz") {
+                let Some((_, w)) = float_kind(ty).filter(|_| !has(".ftz")) else {
                     return unsup(&format!("{opcode} of this type"));
-                }
-                // Sign-bit operations, exact for every input (PTX leaves NaN signs open).
-                let d = self.dst(&ops[0], 1)?;
-                let a = self.reg_src(&ops[1], 1)?;
+                };
+                // Sign-bit operations on the high word, exact for every input (PTX leaves
+                // NaN signs open); the low word of an f64 is copied.
+                let d = self.dst(&ops[0], w)?;
+                let a = self.reg_src(&ops[1], w)?;
                 let (mask, lut) = if opcode == "neg" {
                     (0x8000_0000u32, 0x3c)
                 } else {
@@ -890,10 +1102,40 @@ impl Cx {
                 };
                 let m = self.tmp(1);
                 self.mov_imm(Reg::v(m, 1), mask);
-                self.lop3(d, a, Reg::v(m, 1), lut);
+                if w == 2 {
+                    self.push(Inst::new(
+                        "MOV",
+                        vec![Operand::r(sub(d, 0)), Operand::r(sub(a, 0))],
+                        vec![0],
+                    ));
+                }
+                self.lop3(sub(d, w - 1), sub(a, w - 1), Reg::v(m, 1), lut);
                 Ok(())
             }
             "cvt" => self.cvt(node, mods, ops),
+            "div" | "rem" => {
+                Self::need(node, ops, 3)?;
+                let ty = Self::ty_of(node, mods)?;
+                if mods.len() != 1 || !matches!(ty, Ty::U32 | Ty::B32 | Ty::S32) {
+                    return unsup(&format!("{opcode} of this type"));
+                }
+                let a = self.reg_src(&ops[1], 1)?;
+                let b = self.reg_src(&ops[2], 1)?;
+                let d = self.dst(&ops[0], 1)?;
+                let want_rem = opcode == "rem";
+                if ty == Ty::S32 {
+                    self.sdivrem(d, a, b, want_rem);
+                } else {
+                    let (q, r) = self.udivrem(a, b);
+                    let res = if want_rem { r } else { q };
+                    self.push(Inst::new(
+                        "MOV",
+                        vec![Operand::r(d), Operand::r(res)],
+                        vec![0],
+                    ));
+                }
+                Ok(())
+            }
             "bra" => {
                 Self::need(node, ops, 1)?;
                 let name = match &ops[0] {
@@ -990,6 +1232,13 @@ impl Cx {
                 self.special(d, s);
                 Ok(())
             }
+            Src::Shared(at) => {
+                self.shared_addr(sub(d, 0), at);
+                if w == 2 {
+                    self.mov_imm(sub(d, 1), 0);
+                }
+                Ok(())
+            }
             Src::Special(_) => Err(unsupported(node, "64-bit special registers")),
         }
     }
@@ -1035,11 +1284,13 @@ impl Cx {
     ) -> Result<(), LowerError> {
         Self::need(node, ops, 2)?;
         let ty = Self::ty_of(node, mods)?;
-        if ty == Ty::Pred || ty == Ty::F64 || mods.len() != 2 {
+        if ty == Ty::Pred || mods.len() != 2 {
             return Err(unsupported(node, "this ld.param form"));
         }
         let w = ty.words();
-        let d = self.dst(&ops[0], w)?;
+        // A 32-bit value may be loaded into a 64-bit register (sign- or zero-extended).
+        let widen = w == 1 && self.reg_width(&ops[0]) == Some(2);
+        let d = self.dst(&ops[0], if widen { 2 } else { w })?;
         let (name, off) = self.address_name(&ops[1])?;
         let (base, size) = *self
             .params
@@ -1055,8 +1306,277 @@ impl Cx {
             ));
         };
         let cb = self.target.param_base + base + off;
-        self.const_load(Operand::r(d), cb, w);
+        if widen {
+            self.const_load(Operand::r(sub(d, 0)), cb, 1);
+            self.extend_high(d, ty.signed());
+        } else {
+            self.const_load(Operand::r(d), cb, w);
+        }
         Ok(())
+    }
+
+    fn guarded(&mut self, mut i: Inst, p: Reg) {
+        i.guard = Some(Guard {
+            pred: p,
+            negated: false,
+        });
+        self.push(i);
+    }
+
+    /// Unsigned 32-bit division: ptxas's sequence (reciprocal estimate rounded up, one Newton
+    /// step, two corrections; a zero divisor gives all ones).
+    /// Returns (quotient, remainder) registers. Every intermediate is a fresh temporary, so
+    /// the internal guards are safe under an outer guard.
+    fn udivrem(&mut self, a: Reg, b: Reg) -> (Reg, Reg) {
+        let t = |cx: &mut Self| Reg::v(cx.tmp(1), 1);
+        let rz = Operand::rz;
+        let f = t(self);
+        self.push(Inst::new(
+            "I2F.U32.RP",
+            vec![Operand::r(f), Operand::r(b)],
+            vec![0],
+        ));
+        self.push(Inst::new(
+            "MUFU.RCP",
+            vec![Operand::r(f), Operand::r(f)],
+            vec![0],
+        ));
+        let e = t(self);
+        self.push(Inst::new(
+            "IADD3",
+            vec![
+                Operand::r(e),
+                Operand::r(f),
+                Operand::Imm(0x0fff_fffe),
+                rz(),
+            ],
+            vec![0],
+        ));
+        let q0 = t(self);
+        self.push(Inst::new(
+            "F2I.FTZ.U32.TRUNC.NTZ",
+            vec![Operand::r(q0), Operand::r(e)],
+            vec![0],
+        ));
+        let nq0 = t(self);
+        self.push(Inst::new(
+            "IADD3",
+            vec![Operand::r(nq0), Operand::neg(q0), rz(), rz()],
+            vec![0],
+        ));
+        let w = self.tmp(2);
+        self.imad_wide(Reg::v(w, 2), nq0, b, false, None);
+        // The Newton step q1 = q0 + hi(q0 * (-q0 * b)). ptxas folds the `+ q0` into the
+        // 64-bit addend of `IMAD.HI.U32` (a register pair {q0, 0}); a separate add keeps the
+        // addend RZ, whose meaning does not depend on how the pair is read.
+        let h = t(self);
+        self.push(Inst::new(
+            "IMAD.HI.U32",
+            vec![
+                Operand::r(h),
+                Operand::r(q0),
+                Operand::r(Reg::part(w, 0)),
+                rz(),
+            ],
+            vec![0],
+        ));
+        let q1 = t(self);
+        self.push(Inst::new(
+            "IADD3",
+            vec![Operand::r(q1), Operand::r(q0), Operand::r(h), rz()],
+            vec![0],
+        ));
+        let q = t(self);
+        self.push(Inst::new(
+            "IMAD.HI.U32",
+            vec![Operand::r(q), Operand::r(q1), Operand::r(a), rz()],
+            vec![0],
+        ));
+        let w2 = self.tmp(2);
+        self.imad_wide(Reg::v(w2, 2), q, b, false, None);
+        let r = t(self);
+        self.push(Inst::new(
+            "IADD3",
+            vec![
+                Operand::r(r),
+                Operand::r(a),
+                Operand::neg(Reg::part(w2, 0)),
+                rz(),
+            ],
+            vec![0],
+        ));
+        let one = t(self);
+        self.mov_imm(one, 1);
+        for _ in 0..2 {
+            let p = Reg::v(self.ptmp(), 1);
+            self.push(Inst::new(
+                "ISETP.GE.U32.AND",
+                vec![
+                    Operand::r(p),
+                    Operand::pt(),
+                    Operand::r(r),
+                    Operand::r(b),
+                    Operand::pt(),
+                ],
+                vec![0],
+            ));
+            self.guarded(
+                Inst::new(
+                    "IADD3",
+                    vec![Operand::r(r), Operand::r(r), Operand::neg(b), rz()],
+                    vec![0],
+                ),
+                p,
+            );
+            self.guarded(
+                Inst::new(
+                    "IADD3",
+                    vec![Operand::r(q), Operand::r(q), Operand::r(one), rz()],
+                    vec![0],
+                ),
+                p,
+            );
+        }
+        // b == 0: both results are ~b (all ones), as ptxas makes them.
+        let nz = Reg::v(self.ptmp(), 1);
+        self.push(Inst::new(
+            "ISETP.NE.U32.AND",
+            vec![
+                Operand::r(nz),
+                Operand::pt(),
+                rz(),
+                Operand::r(b),
+                Operand::pt(),
+            ],
+            vec![0],
+        ));
+        let nb = t(self);
+        self.push(Inst::new(
+            "LOP3.LUT",
+            vec![
+                Operand::r(nb),
+                rz(),
+                Operand::r(b),
+                rz(),
+                Operand::Hex(0x33),
+                Operand::not(Reg::Zero(Class::P)),
+            ],
+            vec![0],
+        ));
+        let (qf, rf) = (t(self), t(self));
+        for (dst, v) in [(qf, q), (rf, r)] {
+            self.push(Inst::new(
+                "SEL",
+                vec![
+                    Operand::r(dst),
+                    Operand::r(nb),
+                    Operand::r(v),
+                    Operand::not(nz),
+                ],
+                vec![0],
+            ));
+        }
+        (qf, rf)
+    }
+
+    /// Signed 32-bit division and remainder through the unsigned sequence on magnitudes:
+    /// the quotient is negated when the signs differ (truncation toward zero), the remainder
+    /// takes the dividend's sign.
+    fn sdivrem(&mut self, d: Reg, a: Reg, b: Reg, want_rem: bool) {
+        let t = |cx: &mut Self| Reg::v(cx.tmp(1), 1);
+        let abs = |cx: &mut Self, x: Reg| -> (Reg, Reg) {
+            let neg = Reg::v(cx.ptmp(), 1);
+            cx.push(Inst::new(
+                "ISETP.LT.AND",
+                vec![
+                    Operand::r(neg),
+                    Operand::pt(),
+                    Operand::r(x),
+                    Operand::rz(),
+                    Operand::pt(),
+                ],
+                vec![0],
+            ));
+            let m = t(cx);
+            cx.push(Inst::new(
+                "IADD3",
+                vec![Operand::r(m), Operand::neg(x), Operand::rz(), Operand::rz()],
+                vec![0],
+            ));
+            let out = t(cx);
+            cx.push(Inst::new(
+                "SEL",
+                vec![
+                    Operand::r(out),
+                    Operand::r(m),
+                    Operand::r(x),
+                    Operand::r(neg),
+                ],
+                vec![0],
+            ));
+            (out, neg)
+        };
+        let (ua, na) = abs(self, a);
+        let (ub, nb) = abs(self, b);
+        let (q, r) = self.udivrem(ua, ub);
+        let (v, neg) = if want_rem {
+            (r, na)
+        } else {
+            let x = Reg::v(self.ptmp(), 1);
+            self.push(Inst::new(
+                "PLOP3.LUT",
+                vec![
+                    Operand::r(x),
+                    Operand::pt(),
+                    Operand::r(na),
+                    Operand::r(nb),
+                    Operand::pt(),
+                    Operand::Hex(0x3c),
+                    Operand::Hex(0),
+                ],
+                vec![0],
+            ));
+            (q, x)
+        };
+        let m = t(self);
+        self.push(Inst::new(
+            "IADD3",
+            vec![Operand::r(m), Operand::neg(v), Operand::rz(), Operand::rz()],
+            vec![0],
+        ));
+        self.push(Inst::new(
+            "SEL",
+            vec![Operand::r(d), Operand::r(m), Operand::r(v), Operand::r(neg)],
+            vec![0],
+        ));
+    }
+
+    /// The width in words of a register operand, if it is one.
+    fn reg_width(&self, o: &ast::Operand) -> Option<u8> {
+        match self.src(o).ok()? {
+            Src::Reg(_, w) => Some(w),
+            _ => None,
+        }
+    }
+
+    /// Writes the high word of the 64-bit `d` from its low word: sign or zero extension.
+    fn extend_high(&mut self, d: Reg, signed: bool) {
+        if signed {
+            let s = self.tmp(1);
+            self.mov_imm(Reg::v(s, 1), 31);
+            self.push(Inst::new(
+                "SHF.R.S32.HI",
+                vec![
+                    Operand::r(sub(d, 1)),
+                    Operand::rz(),
+                    Operand::r(Reg::v(s, 1)),
+                    Operand::r(sub(d, 0)),
+                ],
+                vec![0],
+            ));
+        } else {
+            self.mov_imm(sub(d, 1), 0);
+        }
     }
 
     /// `[name]` / `[name+imm]` → (name, offset).
@@ -1097,15 +1617,23 @@ impl Cx {
         mods: &[String],
         ops: &[ast::Operand],
         load: bool,
-        shared: bool,
+        space: MemSpace,
     ) -> Result<(), LowerError> {
         Self::need(node, ops, 2)?;
+        let shared = space == MemSpace::Shared;
         let mut nc = false;
+        let mut volatile = false;
         let mut size = None;
+        let mut vector = 1u32;
         for m in mods {
             match m.as_str() {
                 ".global" | ".shared" | ".weak" => {}
-                ".nc" if load && !shared => nc = true,
+                // Volatile: shared accesses are plain LDS/STS, global and generic ones
+                // `.STRONG.SYS` (ptxas's forms).
+                ".volatile" => volatile = true,
+                ".nc" if load && space == MemSpace::Global => nc = true,
+                ".v2" => vector = 2,
+                ".v4" => vector = 4,
                 // Sub-word accesses: (bytes, SASS suffix, sign-extending).
                 ".u8" | ".b8" => size = Some((1, ".U8")),
                 ".s8" => size = Some((1, ".S8")),
@@ -1116,16 +1644,25 @@ impl Cx {
                 other => return Err(unsupported(node, format!("ld/st modifier {other}"))),
             }
         }
-        let Some((bytes, suffix)) = size else {
+        let Some((elem, suffix)) = size else {
             return Err(malformed(node, "ld/st without a type"));
         };
+        let bytes = elem * vector;
+        if vector > 1 && (elem < 4 || bytes > 16) {
+            return Err(unsupported(
+                node,
+                "vector ld/st of sub-word or 256-bit size",
+            ));
+        }
         // Stores of sub-words write the low bytes (no sign in the SASS form).
-        let suffix = if !load && bytes < 4 {
-            if bytes == 1 { ".U8" } else { ".U16" }
-        } else {
-            suffix
+        let suffix = match (load, bytes) {
+            (false, 1) => ".U8",
+            (false, 2) => ".U16",
+            (_, 8) => ".64",
+            (_, 16) => ".128",
+            _ => suffix,
         };
-        let w: u8 = if bytes == 8 { 2 } else { 1 };
+        let w: u8 = if bytes >= 8 { (bytes / 4) as u8 } else { 1 };
         let (addr_op, val_op) = if load {
             (&ops[1], &ops[0])
         } else {
@@ -1141,9 +1678,9 @@ impl Cx {
                 .filter(|o| (-(1 << 23)..(1 << 23)).contains(o))
                 .ok_or_else(|| unsupported(addr_op.syntax(), "address offset out of range"))?;
             let (base, offset) = if let Some(&at) = self.shared.get(&name) {
-                let t = self.tmp(1);
-                self.mov_imm(Reg::v(t, 1), at.wrapping_add(offset as u32));
-                (Reg::v(t, 1), 0)
+                let t = Reg::v(self.tmp(1), 1);
+                self.shared_addr(t, at.wrapping_add(offset as u32));
+                (t, 0)
             } else {
                 let (r, rty) = *self
                     .regs
@@ -1164,6 +1701,7 @@ impl Cx {
             };
             (mem, if load { "LDS" } else { "STS" }.to_string())
         } else {
+            let generic = space == MemSpace::Generic;
             let (base, bty) = *self
                 .regs
                 .get(&name)
@@ -1176,23 +1714,139 @@ impl Cx {
                 .filter(|o| (-(1 << 23)..(1 << 23)).contains(o))
                 .ok_or_else(|| unsupported(addr_op.syntax(), "address offset out of range"))?;
             self.needs_desc = true;
+            // The tables know `.STRONG.SYS` accesses only without an offset: add it first.
+            let (base, offset) = if volatile && offset != 0 {
+                let k = self.tmp(2);
+                let kv = i64::from(offset) as u64;
+                self.mov_imm(Reg::part(k, 0), kv as u32);
+                self.mov_imm(Reg::part(k, 1), (kv >> 32) as u32);
+                let t = self.tmp(2);
+                let p = Reg::v(self.ptmp(), 1);
+                self.push(Inst::new(
+                    "IADD3",
+                    vec![
+                        Operand::r(Reg::part(t, 0)),
+                        Operand::r(p),
+                        Operand::r(Reg::part(base, 0)),
+                        Operand::r(Reg::part(k, 0)),
+                        Operand::rz(),
+                    ],
+                    vec![0, 1],
+                ));
+                self.push(Inst::new(
+                    "IADD3.X",
+                    vec![
+                        Operand::r(Reg::part(t, 1)),
+                        Operand::r(Reg::part(base, 1)),
+                        Operand::r(Reg::part(k, 1)),
+                        Operand::rz(),
+                        Operand::r(p),
+                        Operand::not(Reg::Zero(Class::P)),
+                    ],
+                    vec![0],
+                ));
+                (t, 0)
+            } else {
+                (base, offset)
+            };
             let mem = Operand::Mem {
                 base: Reg::v(base, 2),
                 offset,
                 desc: sm90.then(desc_reg),
             };
-            (mem, if load { "LDG.E" } else { "STG.E" }.to_string())
+            let op = match (generic, load) {
+                (false, true) => "LDG.E",
+                (false, false) => "STG.E",
+                (true, true) => "LD.E",
+                (true, false) => "ST.E",
+            };
+            (mem, op.to_string())
         };
         op.push_str(suffix);
         if nc {
             op.push_str(".CONSTANT");
         }
-        let mut inst = if load {
-            let d = self.dst(val_op, w)?;
-            Inst::new(op, vec![Operand::r(d), mem], vec![0])
-        } else {
-            let v = self.reg_src(val_op, w)?;
-            Inst::new(op, vec![mem, Operand::r(v)], vec![])
+        if volatile && !shared {
+            op.push_str(".STRONG.SYS");
+        }
+        let elems: Option<Vec<ast::Operand>> = match val_op {
+            ast::Operand::Vector(v) => Some(v.elements().collect()),
+            _ => None,
+        };
+        if elems.as_ref().map_or(1, Vec::len) != vector as usize {
+            return Err(malformed(
+                val_op.syntax(),
+                "vector operand of another length",
+            ));
+        }
+        let ew: u8 = if elem == 8 { 2 } else { 1 };
+        let mut inst = match (&elems, load) {
+            (None, true) if w == 1 && self.reg_width(val_op) == Some(2) => {
+                // Into a 64-bit register: load the low word, then extend.
+                let d = self.dst(val_op, 2)?;
+                let mut load = Inst::new(op, vec![Operand::r(sub(d, 0)), mem], vec![0]);
+                if self.target.sm < 90 && !shared {
+                    load.implicit_uses.push(desc_reg());
+                }
+                self.push(load);
+                let signed = mods
+                    .iter()
+                    .any(|m| matches!(m.as_str(), ".s8" | ".s16" | ".s32"));
+                self.extend_high(d, signed);
+                return Ok(());
+            }
+            (None, true) => {
+                let d = self.dst(val_op, w)?;
+                Inst::new(op, vec![Operand::r(d), mem], vec![0])
+            }
+            (None, false) => {
+                let v = self.reg_src(val_op, w)?;
+                Inst::new(op, vec![mem, Operand::r(v)], vec![])
+            }
+            (Some(_), false) => {
+                // Gather the elements into an aligned register group.
+                let t = self.tmp(w);
+                for (k, e) in elems.iter().flatten().enumerate() {
+                    let r = self.reg_src(e, ew)?;
+                    for j in 0..ew {
+                        self.push(Inst::new(
+                            "MOV",
+                            vec![
+                                Operand::r(Reg::part(t, k as u8 * ew + j)),
+                                Operand::r(sub(r, j)),
+                            ],
+                            vec![0],
+                        ));
+                    }
+                }
+                Inst::new(op, vec![mem, Operand::r(Reg::v(t, w))], vec![])
+            }
+            (Some(_), true) => {
+                // Load into an aligned group, then copy out (after the load, below).
+                let t = self.tmp(w);
+                let mut load = Inst::new(op, vec![Operand::r(Reg::v(t, w)), mem], vec![0]);
+                if self.target.sm < 90 && !shared {
+                    load.implicit_uses.push(desc_reg());
+                }
+                self.push(load);
+                for (k, e) in elems.iter().flatten().enumerate() {
+                    if matches!(e, ast::Operand::Name(n) if n.is_sink()) {
+                        continue;
+                    }
+                    let d = self.dst(e, ew)?;
+                    for j in 0..ew {
+                        self.push(Inst::new(
+                            "MOV",
+                            vec![
+                                Operand::r(sub(d, j)),
+                                Operand::r(Reg::part(t, k as u8 * ew + j)),
+                            ],
+                            vec![0],
+                        ));
+                    }
+                }
+                return Ok(());
+            }
         };
         if !sm90 && !shared {
             // sm_80 LDG/STG read the memory descriptor from UR4 without printing it.
@@ -1211,18 +1865,18 @@ impl Cx {
     ) -> Result<(), LowerError> {
         Self::need(node, ops, 3)?;
         let ty = Self::ty_of(node, mods)?;
-        if ty == Ty::F32 {
+        if let Some((p, w)) = float_kind(ty) {
             let sfx = float_suffix(node, &mods[..mods.len() - 1], true)?;
-            let d = self.dst(&ops[0], 1)?;
-            let a = self.reg_src(&ops[1], 1)?;
-            let b = self.reg_src(&ops[2], 1)?;
+            let d = self.dst(&ops[0], w)?;
+            let a = self.reg_src(&ops[1], w)?;
+            let b = self.reg_src(&ops[2], w)?;
             let bo = if is_sub {
                 Operand::neg(b)
             } else {
                 Operand::r(b)
             };
             self.push(Inst::new(
-                format!("FADD{sfx}"),
+                format!("{p}ADD{sfx}"),
                 vec![Operand::r(d), Operand::r(a), bo],
                 vec![0],
             ));
@@ -1294,19 +1948,54 @@ impl Cx {
     ) -> Result<(), LowerError> {
         Self::need(node, ops, 3)?;
         let ty = Self::ty_of(node, mods)?;
-        if ty == Ty::F32 {
+        if let Some((p, w)) = float_kind(ty) {
             let sfx = float_suffix(node, &mods[..mods.len() - 1], true)?;
-            let d = self.dst(&ops[0], 1)?;
-            let a = self.reg_src(&ops[1], 1)?;
-            let b = self.reg_src(&ops[2], 1)?;
+            let d = self.dst(&ops[0], w)?;
+            let a = self.reg_src(&ops[1], w)?;
+            let b = self.reg_src(&ops[2], w)?;
             self.push(Inst::new(
-                format!("FMUL{sfx}"),
+                format!("{p}MUL{sfx}"),
                 vec![Operand::r(d), Operand::r(a), Operand::r(b)],
                 vec![0],
             ));
             return Ok(());
         }
         let mode = mods.first().map(String::as_str).unwrap_or("");
+        if ty.words() == 2 && mode == ".lo" && mods.len() == 2 {
+            // 64-bit low product: lo(a)*lo(b) as a wide product, plus the two cross
+            // products' low words in the high word.
+            let a = self.reg_src(&ops[1], 2)?;
+            let b = self.reg_src(&ops[2], 2)?;
+            let w = self.tmp(2);
+            self.imad_wide(Reg::v(w, 2), sub(a, 0), sub(b, 0), false, None);
+            let c1 = self.tmp(2);
+            self.imad_wide(Reg::v(c1, 2), sub(a, 0), sub(b, 1), false, None);
+            let c2 = self.tmp(2);
+            self.imad_wide(Reg::v(c2, 2), sub(a, 1), sub(b, 0), false, None);
+            let hi = Reg::v(self.tmp(1), 1);
+            self.push(Inst::new(
+                "IADD3",
+                vec![
+                    Operand::r(hi),
+                    Operand::r(Reg::part(w, 1)),
+                    Operand::r(Reg::part(c1, 0)),
+                    Operand::r(Reg::part(c2, 0)),
+                ],
+                vec![0],
+            ));
+            let d = self.dst(&ops[0], 2)?;
+            self.push(Inst::new(
+                "MOV",
+                vec![Operand::r(sub(d, 0)), Operand::r(Reg::part(w, 0))],
+                vec![0],
+            ));
+            self.push(Inst::new(
+                "MOV",
+                vec![Operand::r(sub(d, 1)), Operand::r(hi)],
+                vec![0],
+            ));
+            return Ok(());
+        }
         if ty.words() != 1 || mods.len() != 2 {
             return Err(unsupported(node, "this mul form"));
         }
@@ -1362,7 +2051,7 @@ impl Cx {
     ) -> Result<(), LowerError> {
         Self::need(node, ops, 4)?;
         let ty = Self::ty_of(node, mods)?;
-        if ty == Ty::F32 {
+        if float_kind(ty).is_some() {
             if !mods.iter().any(|m| m == ".rn") {
                 return Err(unsupported(node, "mad.f32 without .rn"));
             }
@@ -1409,13 +2098,15 @@ impl Cx {
         ops: &[ast::Operand],
     ) -> Result<(), LowerError> {
         Self::need(node, ops, 4)?;
+        let ty = Self::ty_of(node, mods)?;
+        let (p, w) = float_kind(ty).ok_or_else(|| unsupported(node, "fma of this type"))?;
         let sfx = float_suffix(node, &mods[..mods.len() - 1], true)?;
-        let d = self.dst(&ops[0], 1)?;
-        let a = self.reg_src(&ops[1], 1)?;
-        let b = self.reg_src(&ops[2], 1)?;
-        let c = self.reg_src(&ops[3], 1)?;
+        let d = self.dst(&ops[0], w)?;
+        let a = self.reg_src(&ops[1], w)?;
+        let b = self.reg_src(&ops[2], w)?;
+        let c = self.reg_src(&ops[3], w)?;
         self.push(Inst::new(
-            format!("FFMA{sfx}"),
+            format!("{p}FMA{sfx}"),
             vec![Operand::r(d), Operand::r(a), Operand::r(b), Operand::r(c)],
             vec![0],
         ));
@@ -1567,7 +2258,7 @@ impl Cx {
         let ty = Self::ty_of(node, mods)?;
         let cmp = mods.first().map(String::as_str).unwrap_or("");
         let p = self.pred_dst(&ops[0])?;
-        if ty == Ty::F32 {
+        if let Some((fp, w)) = float_kind(ty) {
             let sfx = float_suffix(node, &mods[1..mods.len() - 1], false)?;
             let c = match cmp {
                 ".eq" => "EQ",
@@ -1586,10 +2277,10 @@ impl Cx {
                 ".nan" => "NAN",
                 other => return Err(unsupported(node, format!("setp comparison {other}"))),
             };
-            let a = self.reg_src(&ops[1], 1)?;
-            let b = self.reg_src(&ops[2], 1)?;
+            let a = self.reg_src(&ops[1], w)?;
+            let b = self.reg_src(&ops[2], w)?;
             self.push(Inst::new(
-                format!("FSETP.{c}{sfx}.{bool_op}"),
+                format!("{fp}SETP.{c}{sfx}.{bool_op}"),
                 vec![
                     Operand::r(p),
                     Operand::pt(),
@@ -1788,6 +2479,38 @@ impl Cx {
             self.push(Inst::new(op, vec![Operand::r(d), Operand::r(a)], vec![0]));
             return Ok(());
         }
+        if dt == Ty::F64 && matches!(st, Ty::S32 | Ty::U32) && rest == [".rn"] {
+            let d = self.dst(&ops[0], 2)?;
+            let a = self.reg_src(&ops[1], 1)?;
+            let op = if st == Ty::U32 {
+                "I2F.F64.U32"
+            } else {
+                "I2F.F64"
+            };
+            self.push(Inst::new(op, vec![Operand::r(d), Operand::r(a)], vec![0]));
+            return Ok(());
+        }
+        if matches!(dt, Ty::S32 | Ty::U32) && st == Ty::F64 && rest == [".rzi"] {
+            let d = self.dst(&ops[0], 1)?;
+            let a = self.reg_src(&ops[1], 2)?;
+            let op = if dt == Ty::U32 {
+                "F2I.U32.F64.TRUNC"
+            } else {
+                "F2I.F64.TRUNC"
+            };
+            self.push(Inst::new(op, vec![Operand::r(d), Operand::r(a)], vec![0]));
+            return Ok(());
+        }
+        if dt == Ty::F32 && st == Ty::F64 && rest == [".rn"] {
+            let d = self.dst(&ops[0], 1)?;
+            let a = self.reg_src(&ops[1], 2)?;
+            self.push(Inst::new(
+                "F2F.F32.F64",
+                vec![Operand::r(d), Operand::r(a)],
+                vec![0],
+            ));
+            return Ok(());
+        }
         if matches!(dt, Ty::S32 | Ty::U32) && st == Ty::F32 && rest == [".rzi"] {
             let d = self.dst(&ops[0], 1)?;
             let a = self.reg_src(&ops[1], 1)?;
@@ -1803,6 +2526,15 @@ impl Cx {
             node,
             format!("cvt{}{}{}", rest.concat(), types[0], types[1]),
         ))
+    }
+}
+
+/// The SASS prefix (`F`, `D`) and register width of a float type.
+fn float_kind(ty: Ty) -> Option<(&'static str, u8)> {
+    match ty {
+        Ty::F32 => Some(("F", 1)),
+        Ty::F64 => Some(("D", 2)),
+        _ => None,
     }
 }
 

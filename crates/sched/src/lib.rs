@@ -52,11 +52,40 @@ pub struct Schedule {
     pub block_start: Vec<usize>,
 }
 
+impl Schedule {
+    /// Delays slot `index` by `cycles`: `NOP`s (stall ≤ 15 each) inserted before it. A block
+    /// starting at `index` starts at the first inserted `NOP`, so the delay applies on every
+    /// path into it.
+    pub fn insert_delay(&mut self, index: usize, mut cycles: u8) {
+        let mut at = index;
+        while cycles > 0 {
+            let s = cycles.min(15);
+            let nop = Ctrl {
+                stall: s,
+                yield_bit: s <= 8,
+                write_sb: 7,
+                read_sb: 7,
+                wait_mask: 0,
+            };
+            self.slots.insert(at, (Slot::Nop, nop));
+            for b in &mut self.block_start {
+                if *b > index {
+                    *b += 1;
+                }
+            }
+            at += 1;
+            cycles -= s;
+        }
+    }
+}
+
 /// Fixed latencies (cycles from issue until a dependent instruction may issue).
 #[derive(Clone, Copy, Debug)]
 pub struct Latencies {
     /// Vector register results (ptxas: IMAD.WIDE → LDG address 6 cycles on sm_80/sm_90).
     pub r: u64,
+    /// sm_90 double-precision results (ptxas: DADD → dependent DMUL 8 cycles).
+    pub r_fp64: u64,
     /// Predicate results (ptxas: ISETP → `@P0 EXIT` 13 cycles).
     pub p: u64,
     /// Uniform register results (ptxas: ULDC.64 UR4 → first LDG 14–15 cycles).
@@ -71,6 +100,7 @@ pub struct Latencies {
 /// The bounds used for sm_80 and sm_90.
 pub const LATENCIES: Latencies = Latencies {
     r: 6,
+    r_fp64: 8,
     p: 13,
     ur: 15,
     sb_setup: 2,
@@ -82,9 +112,23 @@ pub fn is_variable_latency(i: &Inst, sm: u32) -> bool {
     match i.base_op() {
         "S2R" | "S2UR" | "LDG" | "STG" | "LDS" | "STS" | "LD" | "ST" | "LDL" | "STL" | "ATOM"
         | "ATOMG" | "RED" | "MUFU" | "F2I" | "BAR" => true,
-        "LDC" => true,
-        "I2F" => sm < 90,
+        "LDC" | "F2F" => true,
+        // sm_90 converts 32-bit integers to f32 with the fixed-latency I2FP; its I2F forms
+        // (.F64, .RP) are scoreboarded like every sm_80 I2F.
+        "I2F" => true,
+        // Double precision: scoreboarded on sm_80, fixed latency on sm_90 (ptxas's schedules).
+        "DADD" | "DMUL" | "DFMA" | "DSETP" => sm < 90,
         _ => false,
+    }
+}
+
+/// Fixed latency of an instruction's results of register class `class` (0 R, 1 UR, 2+ P).
+fn fixed_latency(i: &Inst, class: u8, lat: &Latencies) -> u64 {
+    match class {
+        0 if matches!(i.base_op(), "DADD" | "DMUL" | "DFMA") => lat.r_fp64,
+        0 => lat.r,
+        1 => lat.ur,
+        _ => lat.p,
     }
 }
 
@@ -221,12 +265,7 @@ pub fn schedule(f: &Func, assign: &dyn Fn(VReg) -> u8, sm: u32) -> Schedule {
                 c.stall = lat.sb_setup;
             } else {
                 for w in &writes {
-                    let l = match w.0 {
-                        0 => lat.r,
-                        1 => lat.ur,
-                        _ => lat.p,
-                    };
-                    ready.insert(*w, issue + l);
+                    ready.insert(*w, issue + fixed_latency(i, w.0, &lat));
                 }
             }
             if i.is_terminator() {

@@ -2,7 +2,8 @@
 //!
 //! * the PTX corpus: `$KILN_CORPUS`, else `<workspace>/../shared/corpus`;
 //! * NVIDIA's oracle tools (`ptxas`, `nvdisasm`, `cuobjdump`, installed by `cargo xtask
-//!   oracle`): `$KILN_PTXAS` for ptxas, else `$HOME/.cache/kiln-oracle/13.0.88/bin/<tool>`;
+//!   oracle`): `$KILN_PTXAS` for ptxas, else `$KILN_ORACLE_BIN/<tool>`, else
+//!   `$HOME/.cache/kiln-oracle/13.0.88/bin/<tool>`;
 //! * committed test data under `<workspace>/test-data`.
 //!
 //! The `*_or_skip` functions print the `skipping: <reason>` line the project requires when an
@@ -70,6 +71,31 @@ fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
+/// Where the oracle tools should be: `$KILN_ORACLE_BIN`, else
+/// `$HOME/.cache/kiln-oracle/<version>/bin` (whether or not it exists).
+fn oracle_bin_path() -> Option<PathBuf> {
+    if let Some(d) = std::env::var_os("KILN_ORACLE_BIN") {
+        return Some(PathBuf::from(d));
+    }
+    let home = std::env::var_os("HOME")?;
+    Some(
+        Path::new(&home)
+            .join(".cache/kiln-oracle")
+            .join(ORACLE_VERSION)
+            .join("bin"),
+    )
+}
+
+/// The folder holding all three oracle tools (`ptxas`, `cuobjdump`, `nvdisasm`), if they are
+/// installed there.
+pub fn oracle_bin_dir() -> Option<PathBuf> {
+    let dir = oracle_bin_path()?;
+    ["ptxas", "cuobjdump", "nvdisasm"]
+        .iter()
+        .all(|t| dir.join(t).is_file())
+        .then_some(dir)
+}
+
 /// The oracle tool `name` (`ptxas`, `nvdisasm`, `cuobjdump`) if installed. `$KILN_PTXAS`
 /// overrides the path of ptxas.
 pub fn oracle_tool(name: &str) -> Option<PathBuf> {
@@ -78,12 +104,7 @@ pub fn oracle_tool(name: &str) -> Option<PathBuf> {
     {
         return Some(PathBuf::from(p));
     }
-    let home = std::env::var_os("HOME")?;
-    let p = Path::new(&home)
-        .join(".cache/kiln-oracle")
-        .join(ORACLE_VERSION)
-        .join("bin")
-        .join(name);
+    let p = oracle_bin_path()?.join(name);
     p.is_file().then_some(p)
 }
 

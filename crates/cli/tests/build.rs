@@ -1,0 +1,77 @@
+//! `kiln build`: the embedded example compiles for sm_80 and sm_90 (a readable cubin with the
+//! kernel), `-v` prints ptxas's report format, and unsupported input fails with exit code 1,
+//! a spanned diagnostic and no output file.
+
+use std::process::{Command, Output};
+
+fn kiln(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_kiln"))
+        .args(args)
+        .output()
+        .expect("kiln runs")
+}
+
+fn tmp(name: &str) -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("kiln-build-test-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d.join(name)
+}
+
+#[test]
+fn embedded_example_builds_for_both_sms() {
+    for sm in ["sm_80", "sm_90"] {
+        let out_path = tmp(&format!("saxpy.{sm}.cubin"));
+        let out = kiln(&[
+            "build",
+            "--arch",
+            sm,
+            "-o",
+            out_path.to_str().unwrap(),
+            "-v",
+        ]);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            stdout.contains("Compiling entry function 'saxpy'"),
+            "{stdout}"
+        );
+        assert!(stdout.contains("0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads"));
+        assert!(stdout.contains(" registers, used 0 barriers"), "{stdout}");
+        let bytes = std::fs::read(&out_path).unwrap();
+        let c = cubin::read(&bytes).expect("a readable cubin");
+        let f = c.functions();
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].name, "saxpy");
+    }
+}
+
+#[test]
+fn unsupported_input_fails_closed() {
+    let src = tmp("brev.ptx");
+    std::fs::write(
+        &src,
+        ".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry k(.param .u32 a)\n{\n    .reg .b32 %r<3>;\n    ld.param.u32 %r1, [a];\n    brev.b32 %r2, %r1;\n    ret;\n}\n",
+    )
+    .unwrap();
+    let out_path = tmp("brev.cubin");
+    let out = kiln(&[
+        "build",
+        src.to_str().unwrap(),
+        "--arch",
+        "sm_80",
+        "-o",
+        out_path.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(":8:5: error: kernel `k`: unsupported: instruction `brev`"),
+        "{stderr}"
+    );
+    assert!(!out_path.exists(), "no cubin is written");
+}
