@@ -52,10 +52,14 @@ fn nondeterminism(ptx: &str) -> Option<&'static str> {
                 .any(|t| l.contains(t))
     }) {
         Some("float atomics: the result depends on the order threads add in")
-    } else if ptx.contains(".approx") || ptx.contains("tanh") || ptx.contains("ex2.") {
+    } else if ptx.contains(".approx")
+        || ptx.contains("div.full")
+        || ptx.contains("tanh")
+        || ptx.contains("ex2.")
+    {
         Some(
-            "approximate math (.approx, tanh, ex2): MUFU results are approximations the \
-             interpreter evaluates in f64 (docs/arch/emu.md, MUFU precision)",
+            "approximate math (.approx, div.full, tanh, ex2): ptxas computes these with MUFU \
+             approximations, the interpreter in f64 (docs/arch/emu.md, MUFU precision)",
         )
     } else {
         None
@@ -163,6 +167,11 @@ fn hazards_of(bytes: &[u8]) -> Vec<String> {
 /// is one line.
 fn reason_key(r: &str) -> String {
     let mut s = r.to_string();
+    if s.starts_with("harness:")
+        && let Some(i) = s.find(" (")
+    {
+        s.truncate(i);
+    }
     if s.starts_with("undecoded word")
         && let Some(i) = s.find(" .unknown")
     {
