@@ -7,7 +7,9 @@
 //! template, the encodings that differ only in pinned operands: a slot that is a linear field
 //! in one member becomes that field in the merged encoding, and the fixed bits are those all
 //! members fix to the same value outside every merged field. The merged table is consulted
-//! only for words the real table does not decode; `examples/unknowns.rs` measures it against
+//! only for words the real table does not decode; a slot every member pins to the same register
+//! borrows the field of another encoding of the opcode when every member's fixed bits agree with
+//! it; `examples/unknowns.rs` measures it against
 //! nvdisasm on corpus words (see docs/arch/emu.md for the figures).
 
 use std::collections::HashMap;
@@ -24,7 +26,58 @@ fn slot_bits(s: &SlotSpec) -> u128 {
     }
 }
 
-fn merge(members: &[&Encoding]) -> Option<Encoding> {
+/// A field for slot `i` that every member pins to the same register: borrowed from another
+/// encoding of the same opcode (`donors`) that has a field of the same kind at the same slot
+/// position, provided every member fixes exactly those bits to the pinned value.
+fn borrow_field(members: &[&Encoding], donors: &[&Encoding], i: usize) -> Option<SlotSpec> {
+    let SlotSpec::Const { kind, value, .. } = &members[0].slots[i] else {
+        return None;
+    };
+    if !matches!(
+        kind,
+        SlotKind::R | SlotKind::Ur | SlotKind::P | SlotKind::Up
+    ) || *value < 0
+    {
+        return None;
+    }
+    for d in donors {
+        let Some(SlotSpec::Linear {
+            kind: k,
+            c: 0,
+            pcrel: false,
+            bits,
+        }) = d.slots.get(i)
+        else {
+            continue;
+        };
+        if k != kind {
+            continue;
+        }
+        // Plain binary field: weights 1, 2, 4, ...
+        if bits.iter().enumerate().any(|(j, (_, w))| *w != 1i128 << j) {
+            continue;
+        }
+        let fits = members.iter().all(|e| {
+            let v: i128 = bits
+                .iter()
+                .map(|(b, w)| {
+                    if e.mask >> b & 1 == 1 && e.value >> b & 1 == 1 {
+                        *w
+                    } else {
+                        0
+                    }
+                })
+                .sum();
+            bits.iter().all(|(b, _)| e.mask >> b & 1 == 1) && v == *value
+        });
+        if fits {
+            return Some(d.slots[i].clone());
+        }
+    }
+    None
+}
+
+fn merge_with(members: &[&Encoding], donors: &[&Encoding]) -> Option<Encoding> {
     let first = members[0];
     let n = first.slots.len();
     let mut slots = Vec::with_capacity(n);
@@ -46,7 +99,10 @@ fn merge(members: &[&Encoding]) -> Option<Encoding> {
             }
             None => {
                 if members.iter().all(|e| e.slots[i] == first.slots[i]) {
-                    slots.push(first.slots[i].clone());
+                    match borrow_field(members, donors, i) {
+                        Some(f) => slots.push(f),
+                        None => slots.push(first.slots[i].clone()),
+                    }
                 } else {
                     slots.push(infer_field(members, i)?);
                 }
@@ -139,10 +195,19 @@ pub fn merged(t: &Table) -> Table {
     keys.sort();
     for k in keys {
         let g = &groups[&k];
-        if g.len() < 2 {
+        let donors: Vec<&Encoding> = t.candidates((k.0) as u16).collect();
+        if g.len() < 2
+            && !g[0]
+                .slots
+                .iter()
+                .any(|s| matches!(s, SlotSpec::Const { .. }))
+        {
             continue;
         }
-        if let Some(mut e) = merge(g) {
+        if let Some(mut e) = merge_with(g, &donors) {
+            if g.len() < 2 && e.slots == g[0].slots {
+                continue;
+            }
             e.template = k.1.clone();
             out.push(e);
         }
