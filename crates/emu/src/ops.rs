@@ -1224,6 +1224,25 @@ fn imad(ctx: &Ctx<'_>, w: &mut Warp, inst: &Inst, l: usize) -> R<()> {
         }
         return Ok(());
     }
+    if inst.has_mod("HI") {
+        // IMAD.HI adds a 64-bit addend (the register pair at c) to the 64-bit product and
+        // returns the high word: ptxas's division sequence `IMAD.HI.U32 R5, R5, R7, R4` with
+        // R4 = 0 computes R5 + umulhi(R5, R7) (checked by the ZLUDA `rem` run test, whose
+        // expected bytes come from hardware).
+        let cv = raw64(ctx, w, l, c)?;
+        let cv = if c.invert { !cv } else { cv };
+        let cv = if c.neg {
+            if x { !cv } else { cv.wrapping_neg() }
+        } else {
+            cv
+        };
+        let s = u128::from(prod as u64) + u128::from(cv) + cin;
+        wr(w, l, d, (s >> 32) as u32)?;
+        if let Some(co) = cout {
+            wp(w, l, co, s >> 64 & 1 == 1)?;
+        }
+        return Ok(());
+    }
     let cv = raw32(ctx, w, l, c)?;
     let cv = if c.invert { !cv } else { cv };
     let cv = u64::from(if c.neg {
@@ -1231,11 +1250,7 @@ fn imad(ctx: &Ctx<'_>, w: &mut Warp, inst: &Inst, l: usize) -> R<()> {
     } else {
         cv
     });
-    let p = if inst.has_mod("HI") {
-        ((prod >> 32) as u64) & 0xffff_ffff
-    } else {
-        (prod as u64) & 0xffff_ffff
-    };
+    let p = (prod as u64) & 0xffff_ffff;
     let s = p + cv + cin as u64;
     wr(w, l, d, s as u32)?;
     if let Some(co) = cout {

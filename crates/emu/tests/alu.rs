@@ -183,6 +183,47 @@ fn imad_wide_hi_and_plain() {
 }
 
 #[test]
+fn imad_hi_adds_a_64_bit_pair_like_ptxas_division() {
+    // ptxas's 32-bit division refines the reciprocal with `IMAD.HI.U32 Rr, Rr, Rn, Rz`, where
+    // Rz = 0 and Rz+1 = Rr, i.e. r + umulhi(r, n): the addend is the register pair. (The ZLUDA
+    // `rem` run test, with hardware-recorded output, only passes with this meaning.)
+    for &(a, b, c) in SAMPLES {
+        let body = [
+            mov("R4", c),
+            mov("R5", a),
+            mov("R6", b),
+            "IMAD.HI.U32 R8, R5, R6, R4".into(),
+            "IMAD.HI R9, R5, R6, R4".into(),
+        ];
+        let b2: Vec<&str> = body.iter().map(String::as_str).collect();
+        let pair = (u64::from(a) << 32) | u64::from(c);
+        let hu = ((u128::from(u64::from(a) * u64::from(b)) + u128::from(pair)) >> 32) as u32;
+        let ps = (i64::from(a as i32) * i64::from(b as i32)) as u64;
+        let hs = (ps.wrapping_add(pair) >> 32) as u32;
+        assert_eq!(one(&b2, &["R8", "R9"]), vec![hu, hs]);
+    }
+    // The division sequence itself: 21692 % 13 (the ZLUDA `rem` test's input).
+    let (x, y) = (21692u32, 13u32);
+    let rcp = 1.0f32 / y as f32;
+    let body = [
+        mov("R8", y),
+        mov("R12", x),
+        format!("IMAD.MOV.U32 R6, RZ, RZ, {:#x}", rcp.to_bits()),
+        "IADD3 R4, R6, 0xffffffe, RZ".into(),
+        "F2I.FTZ.U32.TRUNC.NTZ R5, R4".into(),
+        "IMAD.MOV.U32 R4, RZ, RZ, RZ".into(),
+        "IMAD.MOV R7, RZ, RZ, -R5".into(),
+        "IMAD R7, R7, R8, RZ".into(),
+        "IMAD.HI.U32 R5, R5, R7, R4".into(),
+        "IMAD.HI.U32 R5, R5, R12, RZ".into(),
+    ];
+    let b2: Vec<&str> = body.iter().map(String::as_str).collect();
+    let q = one(&b2, &["R5"])[0];
+    // The estimate is the quotient or one below it (ptxas then corrects).
+    assert!(q == x / y || q + 1 == x / y, "estimate {q} for {}", x / y);
+}
+
+#[test]
 fn shf_funnel_shifts_match_ptx_shl_shr() {
     for &(a, b, _) in SAMPLES {
         let x = (u64::from(b) << 32) | u64::from(a);
