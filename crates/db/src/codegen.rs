@@ -229,7 +229,19 @@ pub fn kernel_targets<'db>(
 pub fn cubin<'db>(db: &'db dyn Db, ft: FileTarget<'db>) -> CubinOutput {
     let file = ft.file(db);
     let target = ft.target(db);
-    let mut diagnostics = Vec::new();
+    // Code is generated only for input without errors (syntax, semantics, `.target`).
+    let mut diagnostics: Vec<Diagnostic> = crate::diagnostics(db, file)
+        .iter()
+        .cloned()
+        .chain(crate::target_diagnostics(db, file, target.sm))
+        .filter(|d| d.severity == Severity::Error)
+        .collect();
+    if !diagnostics.is_empty() {
+        return CubinOutput {
+            bytes: None,
+            diagnostics,
+        };
+    }
     let items = module_items(db, file);
     let shared = module_shared(db, file);
     let is_shared = |name: &Option<String>| {

@@ -550,7 +550,15 @@ impl Cx {
             match st {
                 ast::Statement::Label(l) => {
                     let name = l.name().map(|t| t.text().to_string()).unwrap_or_default();
-                    let blk = self.labels[&name];
+                    let Some(&blk) = self.labels.get(&name) else {
+                        return Err(malformed(l.syntax(), "label without a name"));
+                    };
+                    if self.f.order.contains(&blk) {
+                        return Err(malformed(
+                            l.syntax(),
+                            format!("label `{name}` defined twice"),
+                        ));
+                    }
                     self.start_block(blk);
                 }
                 ast::Statement::Block(inner) => self.block(&inner)?,
