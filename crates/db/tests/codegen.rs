@@ -24,6 +24,7 @@ const EXAMPLES: &[&str] = &[
     "../../test-data/codegen/f64.ptx",
     "../../test-data/codegen/widen.ptx",
     "../../test-data/codegen/divrem.ptx",
+    "../../test-data/codegen/globals.ptx",
 ];
 
 /// The refusals the examples are expected to meet: (file, SM).
