@@ -2381,11 +2381,17 @@ impl Cx {
         };
         let op = match ty {
             Ty::F32 if mods.len() == 1 => "FMNMX".to_string(),
-            Ty::S32 | Ty::U32 if mods.len() == 1 && self.target.sm < 90 => {
-                if ty == Ty::U32 {
-                    "IMNMX.U32".into()
+            // sm_90 has VIMNMX where sm_80 has IMNMX (ptxas's forms; PT selects the minimum).
+            Ty::S32 | Ty::U32 if mods.len() == 1 => {
+                let base = if self.target.sm >= 90 {
+                    "VIMNMX"
                 } else {
-                    "IMNMX".into()
+                    "IMNMX"
+                };
+                if ty == Ty::U32 {
+                    format!("{base}.U32")
+                } else {
+                    base.to_string()
                 }
             }
             _ => return Err(unsupported(node, "this min/max form")),
