@@ -25,6 +25,7 @@ const EXAMPLES: &[&str] = &[
     "../../test-data/codegen/widen.ptx",
     "../../test-data/codegen/divrem.ptx",
     "../../test-data/codegen/globals.ptx",
+    "../../test-data/codegen/warpsync.ptx",
 ];
 
 /// The refusals the examples are expected to meet: (file, SM).

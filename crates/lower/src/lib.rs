@@ -1167,6 +1167,21 @@ impl Cx {
                 self.start_block(next);
                 Ok(())
             }
+            "bar" if mods.len() == 2 && has(".warp") && has(".sync") => {
+                // `bar.warp.sync -1`: the whole warp reconverges (kiln emits no BSSY/BSYNC,
+                // so the convergence is explicit). Other masks are refused.
+                let full = ops.len() == 1 && ops[0].as_int().is_some_and(|m| m as u32 == u32::MAX);
+                if !full || self.guard.is_some() {
+                    return unsup("bar.warp.sync with a mask other than -1");
+                }
+                let inst = if self.target.sm >= 90 {
+                    Inst::new("WARPSYNC.ALL", vec![], vec![])
+                } else {
+                    Inst::new("WARPSYNC", vec![Operand::Hex(u32::MAX)], vec![])
+                };
+                self.push(inst);
+                Ok(())
+            }
             "bar" | "barrier" => {
                 let ok = mods
                     .iter()
