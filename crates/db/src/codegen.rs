@@ -75,6 +75,125 @@ pub fn module_shared(db: &dyn Db, file: SourceFile) -> lower::ModuleVars {
     out
 }
 
+/// Module-scope `.global` and `.const` variables with their storage, for the cubin. Kernels
+/// cannot refer to them yet (that needs relocations): a reference is an `unsupported`
+/// operand in the lowering. Initializers of integer and float literals only; anything else
+/// (addresses, `.extern` declarations, opaque types) is an error with the variable's span.
+#[salsa::tracked(returns(ref))]
+pub fn module_data(db: &dyn Db, file: SourceFile) -> Result<ModuleData, Vec<Diagnostic>> {
+    use syntax::ast::{AstNode, DeclLike, InitValue, LiteralValue};
+    let mut out = ModuleData::default();
+    let mut errors = Vec::new();
+    for item in parse(db, file).tree().items() {
+        let syntax::ast::Item::GlobalVar(g) = item else {
+            continue;
+        };
+        let space = g
+            .state_space()
+            .map(|t| t.text().to_string())
+            .unwrap_or_default();
+        if space != ".global" && space != ".const" {
+            continue;
+        }
+        let err = |m: &str| Diagnostic {
+            severity: Severity::Error,
+            message: format!("unsupported: {m}"),
+            range: g.syntax().text_range(),
+        };
+        if g.linkage().iter().any(|t| t.text() == ".extern") {
+            errors.push(err("`.extern` module variables (linking)"));
+            continue;
+        }
+        let ty = g.ty().map(|t| t.text().to_string()).unwrap_or_default();
+        let elem: usize = match ty.as_str() {
+            ".b8" | ".u8" | ".s8" => 1,
+            ".b16" | ".u16" | ".s16" | ".f16" | ".bf16" => 2,
+            ".b32" | ".u32" | ".s32" | ".f32" => 4,
+            ".b64" | ".u64" | ".s64" | ".f64" => 8,
+            _ => {
+                errors.push(err(&format!("module variables of type {ty}")));
+                continue;
+            }
+        };
+        let elem = elem * g.vector().unwrap_or(1) as usize;
+        let align = u64::from(g.align().unwrap_or(elem as u32).max(1));
+        for d in g.declarators() {
+            let Some(name) = d.name() else { continue };
+            let mut values: Vec<syntax::ast::Operand> = Vec::new();
+            fn flatten(v: &InitValue, out: &mut Vec<syntax::ast::Operand>) {
+                match v {
+                    InitValue::List(l) => l.values().for_each(|v| flatten(&v, out)),
+                    InitValue::Expr(e) => out.push(e.clone()),
+                }
+            }
+            if let Some(v) = d.initializer().and_then(|i| i.value()) {
+                flatten(&v, &mut values);
+            }
+            let mut count: Option<u64> = Some(1);
+            for dim in d.array_dims() {
+                count = match (count, dim.size().and_then(|e| e.as_int())) {
+                    (Some(c), Some(n)) => c.checked_mul(n),
+                    _ => None,
+                };
+            }
+            let count = count
+                .unwrap_or(values.len() as u64)
+                .max(values.len() as u64);
+            let mut bytes = Vec::with_capacity(count as usize * elem);
+            let mut ok = true;
+            for v in &values {
+                let lit = match v {
+                    syntax::ast::Operand::Immediate(l) => l.value(),
+                    _ => None,
+                };
+                let word: Option<u64> = match (ty.as_str(), lit) {
+                    (".f32", Some(LiteralValue::F32Bits(b))) => Some(u64::from(b)),
+                    (".f64", Some(LiteralValue::F64Bits(b))) => Some(b),
+                    (".f32" | ".f64", _) => None,
+                    _ => v.as_int(),
+                };
+                match word {
+                    Some(w) => bytes.extend_from_slice(&w.to_le_bytes()[..elem.min(8)]),
+                    None => {
+                        ok = false;
+                        break;
+                    }
+                }
+            }
+            if !ok || g.vector().is_some() && !values.is_empty() {
+                errors.push(err("this module variable initializer"));
+                continue;
+            }
+            let size = count * elem as u64;
+            let name = name.text().to_string();
+            if space == ".global" {
+                out.globals.push(::cubin::builder::Global {
+                    name,
+                    size,
+                    align,
+                    init: (!values.is_empty()).then_some(bytes),
+                });
+            } else {
+                bytes.resize(size as usize, 0);
+                out.constants
+                    .push(::cubin::builder::Constant { name, align, bytes });
+            }
+        }
+    }
+    if errors.is_empty() {
+        Ok(out)
+    } else {
+        Err(errors)
+    }
+}
+
+/// Module variables with storage (see [`module_data`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ModuleData {
+    pub globals: Vec<::cubin::builder::Global>,
+    pub constants: Vec<::cubin::builder::Constant>,
+}
+
 /// PTX → machine IR.
 #[salsa::tracked(returns(ref))]
 pub fn lowered<'db>(
@@ -229,20 +348,34 @@ pub fn kernel_targets<'db>(
 pub fn cubin<'db>(db: &'db dyn Db, ft: FileTarget<'db>) -> CubinOutput {
     let file = ft.file(db);
     let target = ft.target(db);
-    let mut diagnostics = Vec::new();
+    // Code is generated only for input without errors (syntax, semantics, `.target`).
+    let mut diagnostics: Vec<Diagnostic> = crate::diagnostics(db, file)
+        .iter()
+        .cloned()
+        .chain(crate::target_diagnostics(db, file, target.sm))
+        .filter(|d| d.severity == Severity::Error)
+        .collect();
+    if !diagnostics.is_empty() {
+        return CubinOutput {
+            bytes: None,
+            diagnostics,
+        };
+    }
     let items = module_items(db, file);
-    let shared = module_shared(db, file);
-    let is_shared = |name: &Option<String>| {
-        name.as_ref().is_some_and(|n| {
-            shared.shared_static.iter().any(|(s, ..)| s == n)
-                || shared.shared_extern.iter().any(|(s, _)| s == n)
-        })
+    let data = match module_data(db, file) {
+        Ok(d) => Some(d),
+        Err(e) => {
+            diagnostics.extend(e.iter().cloned());
+            None
+        }
     };
     for item in &items.items {
         let what = match item.kind {
-            // Module-scope shared variables are placed per kernel by the lowering.
-            crate::ItemKind::Global if is_shared(&item.name) => None,
-            crate::ItemKind::Global => Some("module-scope variables (other than .shared)"),
+            // Shared variables are placed per kernel by the lowering, `.global`/`.const`
+            // ones by `module_data`; module `.local` variables have no storage outside the
+            // kernels, and a kernel referring to any module variable the lowering does not
+            // place is refused there.
+            crate::ItemKind::Global => None,
             crate::ItemKind::DeviceFunction => Some("`.func` device functions"),
             _ => None,
         };
@@ -288,7 +421,13 @@ pub fn cubin<'db>(db: &'db dyn Db, ft: FileTarget<'db>) -> CubinOutput {
             diagnostics,
         };
     }
-    match emit::build_cubin(u32::from(target.sm.number), &kernels) {
+    let data = data.cloned().unwrap_or_default();
+    match emit::build_cubin(
+        u32::from(target.sm.number),
+        &kernels,
+        &data.globals,
+        &data.constants,
+    ) {
         Ok(bytes) => CubinOutput {
             bytes: Some(bytes),
             diagnostics,

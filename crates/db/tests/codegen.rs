@@ -24,10 +24,12 @@ const EXAMPLES: &[&str] = &[
     "../../test-data/codegen/f64.ptx",
     "../../test-data/codegen/widen.ptx",
     "../../test-data/codegen/divrem.ptx",
+    "../../test-data/codegen/globals.ptx",
+    "../../test-data/codegen/warpsync.ptx",
 ];
 
 /// The refusals the examples are expected to meet: (file, SM).
-const REFUSED: &[(&str, &str)] = &[("intops.ptx", "sm_90")];
+const REFUSED: &[(&str, &str)] = &[];
 
 fn refused(path: &str, sm: &str) -> bool {
     REFUSED.iter().any(|(f, s)| path.ends_with(f) && *s == sm)
@@ -188,19 +190,6 @@ fn unsupported_features_fail_closed_with_a_span() {
     assert_eq!(d.message, "kernel `beta`: unsupported: instruction `brev`");
     let r = usize::from(d.range.start())..usize::from(d.range.end());
     assert_eq!(&src[r], "brev.b32 %r2, %r1;");
-    // sm_90 has no IMNMX form in the tables: min.s32 is refused there, not miscompiled.
-    let text = std::fs::read_to_string("../../test-data/codegen/intops.ptx").unwrap();
-    let file = db.add_file("intops.ptx", text.as_bytes());
-    let out = db::cubin(&db, FileTarget::new(&db, file, target("sm_90")));
-    assert!(out.bytes.is_none());
-    let d = &out.diagnostics[0];
-    assert!(
-        d.message.contains("unsupported: this min/max form"),
-        "{}",
-        d.message
-    );
-    let r = usize::from(d.range.start())..usize::from(d.range.end());
-    assert_eq!(&text[r], "min.s32 %r18, %r17, %r14;");
     // A form the learned SASS tables cannot encode is refused at emission, with the span of
     // the PTX instruction it came from.
     let text = std::fs::read_to_string("../../test-data/codegen/compare.ptx")
@@ -304,7 +293,7 @@ fn cubins_are_accepted_by_nvidia_tools_and_listings_match() {
             let t = target(sm);
             let out = db::cubin(&db, FileTarget::new(&db, file, t.clone()));
             let Some(bytes) = &out.bytes else {
-                // Only the documented refusal (min.s32 on sm_90).
+                // Only the documented refusals.
                 assert!(refused(path, sm), "{path} {sm}: {:?}", out.diagnostics);
                 continue;
             };

@@ -222,9 +222,16 @@ pub struct KernelCode {
     pub num_barriers: u8,
 }
 
-/// Builds the cubin bytes for `kernels` on `sm`.
-pub fn build_cubin(sm: u32, kernels: &[KernelCode]) -> Result<Vec<u8>, String> {
+/// Builds the cubin bytes for `kernels` and the module variables on `sm`.
+pub fn build_cubin(
+    sm: u32,
+    kernels: &[KernelCode],
+    globals: &[cubin::builder::Global],
+    constants: &[cubin::builder::Constant],
+) -> Result<Vec<u8>, String> {
     let mut b = cubin::builder::Builder::new(sm);
+    b.globals = globals.to_vec();
+    b.constants = constants.to_vec();
     b.command_line = format!("kiln build --arch sm_{sm}");
     for k in kernels {
         b.kernels.push(cubin::builder::Kernel {

@@ -550,7 +550,15 @@ impl Cx {
             match st {
                 ast::Statement::Label(l) => {
                     let name = l.name().map(|t| t.text().to_string()).unwrap_or_default();
-                    let blk = self.labels[&name];
+                    let Some(&blk) = self.labels.get(&name) else {
+                        return Err(malformed(l.syntax(), "label without a name"));
+                    };
+                    if self.f.order.contains(&blk) {
+                        return Err(malformed(
+                            l.syntax(),
+                            format!("label `{name}` defined twice"),
+                        ));
+                    }
                     self.start_block(blk);
                 }
                 ast::Statement::Block(inner) => self.block(&inner)?,
@@ -1157,6 +1165,21 @@ impl Cx {
                 self.push(Inst::new("EXIT", vec![], vec![]));
                 let next = self.f.new_block();
                 self.start_block(next);
+                Ok(())
+            }
+            "bar" if mods.len() == 2 && has(".warp") && has(".sync") => {
+                // `bar.warp.sync -1`: the whole warp reconverges (kiln emits no BSSY/BSYNC,
+                // so the convergence is explicit). Other masks are refused.
+                let full = ops.len() == 1 && ops[0].as_int().is_some_and(|m| m as u32 == u32::MAX);
+                if !full || self.guard.is_some() {
+                    return unsup("bar.warp.sync with a mask other than -1");
+                }
+                let inst = if self.target.sm >= 90 {
+                    Inst::new("WARPSYNC.ALL", vec![], vec![])
+                } else {
+                    Inst::new("WARPSYNC", vec![Operand::Hex(u32::MAX)], vec![])
+                };
+                self.push(inst);
                 Ok(())
             }
             "bar" | "barrier" => {
@@ -2373,11 +2396,17 @@ impl Cx {
         };
         let op = match ty {
             Ty::F32 if mods.len() == 1 => "FMNMX".to_string(),
-            Ty::S32 | Ty::U32 if mods.len() == 1 && self.target.sm < 90 => {
-                if ty == Ty::U32 {
-                    "IMNMX.U32".into()
+            // sm_90 has VIMNMX where sm_80 has IMNMX (ptxas's forms; PT selects the minimum).
+            Ty::S32 | Ty::U32 if mods.len() == 1 => {
+                let base = if self.target.sm >= 90 {
+                    "VIMNMX"
                 } else {
-                    "IMNMX".into()
+                    "IMNMX"
+                };
+                if ty == Ty::U32 {
+                    format!("{base}.U32")
+                } else {
+                    base.to_string()
                 }
             }
             _ => return Err(unsupported(node, "this min/max form")),

@@ -180,7 +180,8 @@ pub fn schedule(f: &Func, assign: &dyn Fn(VReg) -> u8, sm: u32) -> Schedule {
         for (j, i) in f.blocks[*b].insts.iter().enumerate() {
             let reads: Vec<PhysKey> = i.use_regs().flat_map(|r| phys(f, r, assign)).collect();
             let writes: Vec<PhysKey> = i.def_regs().flat_map(|r| phys(f, r, assign)).collect();
-            let drain = (j == 0 && k > 0) || i.base_op() == "BRA";
+            // Control flow and warp reconvergence see every earlier result complete.
+            let drain = (j == 0 && k > 0) || matches!(i.base_op(), "BRA" | "WARPSYNC");
             let mut wait = 0u8;
             if drain {
                 for sb in pending_write.values().chain(pending_read.values()) {

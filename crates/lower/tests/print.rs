@@ -1,0 +1,63 @@
+//! The lowering of the SAXPY example, printed before register allocation (reviewed by hand
+//! against ptxas's SASS for the same PTX: same operations, register-register forms).
+
+use syntax::SyntaxKind;
+
+fn lower_saxpy(sm: u32, param_base: u32) -> String {
+    let text = include_str!("../../../test-data/examples/saxpy.ptx");
+    let parse = syntax::parse(text);
+    let function = parse
+        .syntax_node()
+        .children()
+        .find(|n| n.kind() == SyntaxKind::FUNCTION)
+        .unwrap();
+    let l = lower::lower_kernel(
+        &function,
+        lower::LowerTarget { sm, param_base },
+        &lower::ModuleVars::default(),
+    )
+    .unwrap();
+    ir::verify(&l.func).unwrap();
+    ir::print(&l.func, None)
+}
+
+#[test]
+fn saxpy_sm80() {
+    expect_test::expect![[r#"
+        func saxpy
+        bb0:
+            MOV R1, c[0x0][0x28]
+            ULDC.64 UR4, c[0x0][0x118]
+            MOV %r2, c[0x0][0x160]
+            MOV %f1, c[0x0][0x164]
+            MOV %rd1.0, c[0x0][0x168]
+            MOV %rd1.1, c[0x0][0x16c]
+            MOV %rd2.0, c[0x0][0x170]
+            MOV %rd2.1, c[0x0][0x174]
+            S2R %r3, SR_CTAID.X
+            MOV %r4, c[0x0][0x0]
+            S2R %r5, SR_TID.X
+            IMAD.WIDE.U32 v21.0, %r3, %r4, RZ
+            IADD3 %r1, v21.0, %r5, RZ
+            ISETP.GE.AND %p1, PT, %r1, %r2, PT
+            @%p1 BRA bb2
+        bb1:
+            MOV %rd3.0, %rd2.0
+            MOV %rd3.1, %rd2.1
+            MOV %rd4.0, %rd1.0
+            MOV %rd4.1, %rd1.1
+            MOV v22, 0x4
+            IMAD.WIDE %rd5.0, %r1, v22, RZ
+            IADD3 %rd6.0, v23, %rd4.0, %rd5.0, RZ
+            IADD3.X %rd6.1, %rd4.1, %rd5.1, RZ, v23, !PT
+            LDG.E.CONSTANT %f2, [%rd6.0.64]
+            IADD3 %rd7.0, v24, %rd3.0, %rd5.0, RZ
+            IADD3.X %rd7.1, %rd3.1, %rd5.1, RZ, v24, !PT
+            LDG.E %f3, [%rd7.0.64]
+            FFMA %f4, %f2, %f1, %f3
+            STG.E [%rd7.0.64], %f4
+        bb2:
+            EXIT
+    "#]]
+    .assert_eq(&lower_saxpy(80, 0x160));
+}
