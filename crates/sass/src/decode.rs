@@ -38,11 +38,26 @@ pub struct Instruction<'t> {
 
 impl Instruction<'_> {
     /// Bits of the word that the printed text does not determine (outside the fixed bits,
-    /// operand fields, guard and control field), XOR the table's defaults: zero for words as
-    /// the probe saw them.
+    /// operand fields, guard and control field), XOR the table's defaults, plus the payload
+    /// bits of a NaN float literal that differ from the assembler's NaN: zero for most words
+    /// as the probe saw them.
     pub fn hidden_bits(&self) -> u128 {
         let free = !self.encoding.determined_mask();
-        (self.word ^ self.encoding.defaults) & free
+        let mut h = (self.word ^ self.encoding.defaults) & free;
+        // A NaN literal prints without its payload: the payload bits that differ from the
+        // NaN the assembler writes for that text are hidden too.
+        for s in &self.encoding.slots {
+            if let SlotSpec::Float { format, bits } = s {
+                let raw = gather(self.word, bits);
+                let canon = crate::encode::float_bits(*format, &format.render(raw)).unwrap_or(raw);
+                for (i, b) in bits.iter().enumerate() {
+                    if (raw ^ canon) >> i & 1 == 1 {
+                        h |= 1u128 << b;
+                    }
+                }
+            }
+        }
+        h
     }
 
     /// The control field with [`Control::hidden`] filled in: its text plus the instruction
@@ -106,6 +121,12 @@ impl Table {
     /// [`unknown_text`]).
     pub fn decode(&self, word: u128, pc: u64) -> Option<Instruction<'_>> {
         let ei = self.lookup_index(word)?;
+        Some(self.decode_as(ei, word, pc))
+    }
+
+    /// Decodes `word` at `pc` with encoding `ei` (an index into `encodings`), whether or not
+    /// it is the one [`Table::lookup`] would choose (the probe compares candidates).
+    pub fn decode_as(&self, ei: usize, word: u128, pc: u64) -> Instruction<'_> {
         let e = &self.encodings[ei];
         let fast = &self.fields[ei];
         let guard = e.guard.map(|uniform| Guard {
@@ -155,13 +176,13 @@ impl Table {
                 SlotSpec::Const { kind, value, .. } => Value::Int(*kind, *value),
             })
             .collect();
-        Some(Instruction {
+        Instruction {
             word,
             encoding: e,
             guard,
             values,
             control: Control::from_word(word),
-        })
+        }
     }
 
     /// The text of `word` at `pc`: the instruction, or an `.unknown` line.

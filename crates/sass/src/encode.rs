@@ -53,7 +53,7 @@ pub fn assemble_line(
                 let reuse = Control::from_word(w).reuse | control.reuse;
                 let c = Control { reuse, ..control };
                 let w = (w & !crate::control::CONTROL_MASK) | c.to_bits();
-                let w = w ^ (control.hidden & !e.determined_mask());
+                let w = w ^ (control.hidden & (!e.determined_mask() | float_mask(e)));
                 let got = table.print(w, pc, &|_| None);
                 if normalized(&got) == want {
                     return Ok(w);
@@ -208,8 +208,16 @@ fn try_encoding(
     Ok(w)
 }
 
+/// Bits of the encoding's float literals (a NaN's payload may be given as hidden bits).
+fn float_mask(e: &Encoding) -> u128 {
+    e.slots.iter().fold(0, |m, s| match s {
+        SlotSpec::Float { bits, .. } => bits.iter().fold(m, |m, b| m | 1u128 << b),
+        _ => m,
+    })
+}
+
 /// Raw bits of a float literal in `format` (checked by printing them back).
-fn float_bits(format: FloatFormat, text: &str) -> Option<u64> {
+pub(crate) fn float_bits(format: FloatFormat, text: &str) -> Option<u64> {
     let t = text.trim_end();
     let v: f64 = match t {
         "+INF" => f64::INFINITY,
