@@ -11,6 +11,7 @@ pub mod control;
 pub mod decode;
 pub mod encode;
 pub mod listing;
+pub mod model;
 pub mod table;
 pub mod text;
 
