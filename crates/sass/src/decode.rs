@@ -5,7 +5,7 @@ use crate::table::{Encoding, FloatFormat, GUARD_MASK, SlotSpec, Table, gather};
 use crate::text::SlotKind;
 
 /// A typed operand value of a decoded instruction.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Value<'t> {
     /// Register, predicate, barrier or integer immediate (see [`SlotKind`]).
     Int(SlotKind, i128),
@@ -32,8 +32,68 @@ pub struct Instruction<'t> {
     pub word: u128,
     pub encoding: &'t Encoding,
     pub guard: Option<Guard>,
-    pub values: Vec<Value<'t>>,
+    pub values: Values<'t>,
     pub control: Control,
+}
+
+/// Operand values that fit inline (no allocation per decoded instruction); derefs to a
+/// slice, in template order.
+#[derive(Debug, Clone)]
+pub struct Values<'t> {
+    len: u8,
+    inline: [Value<'t>; INLINE_VALUES],
+    /// All values, when there are more than fit inline.
+    spill: Vec<Value<'t>>,
+}
+
+const INLINE_VALUES: usize = 8;
+
+impl<'t> Values<'t> {
+    fn new() -> Values<'t> {
+        Values {
+            len: 0,
+            inline: [Value::Int(SlotKind::Hex, 0); INLINE_VALUES],
+            spill: Vec::new(),
+        }
+    }
+
+    fn push(&mut self, v: Value<'t>) {
+        let n = usize::from(self.len);
+        if n < INLINE_VALUES && self.spill.is_empty() {
+            self.inline[n] = v;
+            self.len += 1;
+        } else {
+            if self.spill.is_empty() {
+                self.spill.extend_from_slice(&self.inline);
+            }
+            self.spill.push(v);
+        }
+    }
+}
+
+impl<'t> std::ops::Deref for Values<'t> {
+    type Target = [Value<'t>];
+    fn deref(&self) -> &[Value<'t>] {
+        if self.spill.is_empty() {
+            &self.inline[..usize::from(self.len)]
+        } else {
+            &self.spill
+        }
+    }
+}
+
+impl<'a, 't> IntoIterator for &'a Values<'t> {
+    type Item = &'a Value<'t>;
+    type IntoIter = std::slice::Iter<'a, Value<'t>>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
+}
+
+impl PartialEq for Values<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        **self == **other
+    }
 }
 
 impl Instruction<'_> {
@@ -134,11 +194,9 @@ impl Table {
             pred: ((word >> 12) & 7) as u8,
             negated: (word >> 15) & 1 == 1,
         });
-        let values = e
-            .slots
-            .iter()
-            .zip(fast)
-            .map(|(s, f)| match s {
+        let mut values = Values::new();
+        for (s, f) in e.slots.iter().zip(fast) {
+            values.push(match s {
                 SlotSpec::Linear {
                     kind,
                     c,
@@ -174,8 +232,8 @@ impl Table {
                     ..
                 } => Value::Fixed(text),
                 SlotSpec::Const { kind, value, .. } => Value::Int(*kind, *value),
-            })
-            .collect();
+            });
+        }
         Instruction {
             word,
             encoding: e,

@@ -18,7 +18,7 @@ pub mod text;
 use std::sync::OnceLock;
 
 pub use control::Control;
-pub use decode::{Guard, Instruction, Value, unknown_text};
+pub use decode::{Guard, Instruction, Value, Values, unknown_text};
 pub use table::{Encoding, Table};
 
 /// SMs with a committed table: (name, table text, probe seeds).
