@@ -50,3 +50,11 @@ fn sm_90_words_match_nvdisasm() {
 fn sm_80_words_match_nvdisasm() {
     check("sm_80", include_str!("data/sm_80.words"), 8);
 }
+
+/// Aliases and specially printed values (IMAD.SHL/IADD/MOV/U32 by operand value, NaN
+/// literals, omitted zero offsets and default masks): the cases a learned decode priority
+/// and exception probing must get right.
+#[test]
+fn sm_90_special_words_match_nvdisasm() {
+    check("sm_90", include_str!("data/sm_90.special.words"), 2);
+}

@@ -22,7 +22,7 @@ use std::path::PathBuf;
 
 use crate::corpus::{self, CorpusArgs};
 
-const USAGE: &str = "usage: cargo xtask sass-probe --arch sm_XX [--collect] [--dir DIR]";
+const USAGE: &str = "usage: cargo xtask sass-probe --arch sm_XX [--collect|--report] [--seeds-from sm_YY] [--dir DIR]";
 
 /// Version of the learning method; part of the staleness hash in the table header.
 pub const GENERATOR_VERSION: u32 = 5;
@@ -54,6 +54,15 @@ pub fn run(args: &[String]) -> Result<(), String> {
     } else {
         Vec::new()
     };
+    // `--seeds-from sm_YY`: start from another SM's seeds (same instruction set family:
+    // sm_86/sm_89 from sm_80); words this SM's nvdisasm calls illegal are simply skipped.
+    if let Some(from) = flag_value(&rest, "--seeds-from") {
+        let from = sass::normalize_sm(&from).ok_or_else(|| format!("bad --seeds-from `{from}`"))?;
+        let mut s: BTreeSet<u128> = seeds.into_iter().collect();
+        s.extend(read_seeds(&tables_dir().join(format!("{from}.seeds")))?);
+        seeds = s.into_iter().collect();
+        write_seeds(&seeds_path, &seeds)?;
+    }
     if report {
         let cargs = CorpusArgs::parse(&rest)?;
         return report_table(&cargs, &sm);
@@ -79,6 +88,20 @@ pub fn run(args: &[String]) -> Result<(), String> {
         seeds.len()
     );
     Ok(())
+}
+
+/// The value after `--name` (or `--name=value`).
+fn flag_value(args: &[String], name: &str) -> Option<String> {
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        if a == name {
+            return it.next().cloned();
+        }
+        if let Some(v) = a.strip_prefix(name).and_then(|v| v.strip_prefix('=')) {
+            return Some(v.to_string());
+        }
+    }
+    None
 }
 
 /// `crates/sass/tables`.
@@ -115,7 +138,8 @@ fn read_seeds(path: &std::path::Path) -> Result<Vec<u128>, String> {
 fn write_seeds(path: &std::path::Path, seeds: &[u128]) -> Result<(), String> {
     let mut s = String::from(
         "# Probe seeds: instruction words from ptxas output for the corpus, chosen by\n\
-         # `cargo xtask sass-probe --collect` (input of the table generator).\n",
+         # `cargo xtask sass-probe --collect` or copied by `--seeds-from` (input of the table\n\
+         # generator).\n",
     );
     for w in seeds {
         s.push_str(&format!("{w:032x}\n"));
@@ -257,7 +281,18 @@ fn collect_seeds(args: &CorpusArgs, sm: &str, mut seeds: Vec<u128>) -> Result<Ve
         corpus_truth(args, sm)?.into_iter().unzip();
     eprintln!("{} distinct words in the corpus for {sm}", words.len());
     for round in 0..rounds() {
-        let table = learn::learn(sm, &seeds)?;
+        // The committed table is learn(seeds) when its input hash matches: reuse it for the
+        // first round instead of learning again.
+        let committed = (round == 0)
+            .then(|| committed_table(sm, &seeds))
+            .flatten();
+        let table = match committed {
+            Some(t) => {
+                eprintln!("round 0: using the committed {sm} table (fresh for these seeds)");
+                t
+            }
+            None => learn::learn(sm, &seeds)?,
+        };
         // One new seed per (distinct nvdisasm template) the table gets wrong.
         let mut wrong: BTreeMap<String, u128> = BTreeMap::new();
         let mut n_wrong = 0usize;
@@ -300,6 +335,15 @@ fn collect_seeds(args: &CorpusArgs, sm: &str, mut seeds: Vec<u128>) -> Result<Ve
     seeds.sort_unstable();
     seeds.dedup();
     Ok(seeds)
+}
+
+/// The table file of `sm` if its header's inputs-hash is that of `seeds` with this generator.
+fn committed_table(sm: &str, seeds: &[u128]) -> Option<sass::Table> {
+    let text = std::fs::read_to_string(tables_dir().join(format!("{sm}.txt"))).ok()?;
+    let t = sass::Table::parse(sm, &text).ok()?;
+    let seeds_text: String = seeds.iter().map(|w| format!("{w:032x}\n")).collect();
+    let want = format!("inputs-hash {:016x}", seeds_hash(sm, &seeds_text));
+    t.header.iter().any(|h| *h == want).then_some(t)
 }
 
 /// Collapses runs of spaces (nvdisasm pads the guard column) and trims ` ;`.
