@@ -837,7 +837,10 @@ fn validate(
             }
         }
     }
-    eprintln!("validation: {} encodings kept, {dropped} dropped", n - dropped);
+    eprintln!(
+        "validation: {} encodings kept, {dropped} dropped",
+        n - dropped
+    );
     Ok(encs
         .into_iter()
         .zip(alive)

@@ -283,9 +283,7 @@ fn collect_seeds(args: &CorpusArgs, sm: &str, mut seeds: Vec<u128>) -> Result<Ve
     for round in 0..rounds() {
         // The committed table is learn(seeds) when its input hash matches: reuse it for the
         // first round instead of learning again.
-        let committed = (round == 0)
-            .then(|| committed_table(sm, &seeds))
-            .flatten();
+        let committed = (round == 0).then(|| committed_table(sm, &seeds)).flatten();
         let table = match committed {
             Some(t) => {
                 eprintln!("round 0: using the committed {sm} table (fresh for these seeds)");
