@@ -243,6 +243,29 @@ impl Table {
         }
     }
 
+    /// The control field of a decoded instruction with [`Control::hidden`] set so that its
+    /// text plus the instruction's text (branch targets as addresses) assembles at `pc` to
+    /// exactly `d.word`. Usually that is [`Instruction::full_control`]; when another encoding
+    /// prints the same text and the assembler would pick it (sm_80 `STL [R1+0x8], R2` exists
+    /// as opcode 0x387 and as 0x987 with `URZ`), `hidden` is the word XOR the assembler's
+    /// word for the bare text.
+    pub fn full_control(&self, d: &Instruction<'_>, pc: u64) -> Control {
+        let c = d.full_control();
+        let text = d.text(&|_| None);
+        let line = |c: Control| format!("{} {text}", c.to_text());
+        let asm = |c: Control| crate::encode::assemble_line(self, &line(c), pc, &|_| None);
+        if asm(c) == Ok(d.word) {
+            return c;
+        }
+        match asm(Control { hidden: 0, ..c }) {
+            Ok(w0) => Control {
+                hidden: (d.word ^ w0) & !crate::control::CONTROL_MASK,
+                ..c
+            },
+            Err(_) => c,
+        }
+    }
+
     /// The text of `word` at `pc`: the instruction, or an `.unknown` line.
     pub fn print(&self, word: u128, pc: u64, label: &dyn Fn(i128) -> Option<String>) -> String {
         match self.decode(word, pc) {

@@ -53,7 +53,10 @@ pub fn assemble_line(
                 let reuse = Control::from_word(w).reuse | control.reuse;
                 let c = Control { reuse, ..control };
                 let w = (w & !crate::control::CONTROL_MASK) | c.to_bits();
-                let w = w ^ (control.hidden & (!e.determined_mask() | float_mask(e)));
+                // Hidden bits: the word XOR what the text alone gives (see
+                // `Table::full_control`); they may also select another encoding that prints
+                // the same text.
+                let w = w ^ (control.hidden & !crate::control::CONTROL_MASK);
                 let got = table.print(w, pc, &|_| None);
                 if normalized(&got) == want {
                     return Ok(w);
@@ -206,14 +209,6 @@ fn try_encoding(
         }
     }
     Ok(w)
-}
-
-/// Bits of the encoding's float literals (a NaN's payload may be given as hidden bits).
-fn float_mask(e: &Encoding) -> u128 {
-    e.slots.iter().fold(0, |m, s| match s {
-        SlotSpec::Float { bits, .. } => bits.iter().fold(m, |m, b| m | 1u128 << b),
-        _ => m,
-    })
 }
 
 /// Raw bits of a float literal in `format` (checked by printing them back).

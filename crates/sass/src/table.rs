@@ -140,7 +140,7 @@ pub struct Table {
     /// grouped by the word's value under those bits (sorted by key, each group in table
     /// order) — the decoder's index.
     dispatch: Vec<Dispatch>,
-    /// Template without reuse markers -> indices of encodings, most specific first.
+    /// Template without reuse markers -> indices of encodings, in table order.
     by_template: std::collections::HashMap<String, Vec<u32>>,
     /// Per encoding and slot: `(lo, width, signed)` when a linear slot is a plain contiguous
     /// bit field (weights 1, 2, 4, ..., the top one negative when signed), for fast decoding.
@@ -248,9 +248,10 @@ impl Table {
                 .or_default()
                 .push(i as u32);
         }
-        for list in bt.values_mut() {
-            list.sort_by_key(|&i| std::cmp::Reverse(self.encodings[i as usize].mask.count_ones()));
-        }
+        // Table order here too: among encodings that print the same text (e.g. sm_80 `STL [R1+0x8]`
+        // from opcode 0x387, and from 0x987 with `URZ` pinned), the assembler takes the first
+        // that prints the text back, and the table lists opcodes in increasing order with
+        // aliases before general forms.
         self.by_template = bt;
         self.fields = self
             .encodings
