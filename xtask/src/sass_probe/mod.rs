@@ -230,7 +230,11 @@ fn report_table(args: &CorpusArgs, sm: &str) -> Result<(), String> {
         let on = normalize(&ours);
         if tn == on {
             if let Some(d) = table.decode(*w, pc) {
-                let text = format!("{} {}", table.full_control(&d, pc).to_text(), d.text(&|_| None));
+                let text = format!(
+                    "{} {}",
+                    table.full_control(&d, pc).to_text(),
+                    d.text(&|_| None)
+                );
                 if sass::encode::assemble_line(table, &text, pc, &|_| None) != Ok(*w) {
                     reenc_bad += 1;
                     all.push_str(&format!("REENC {w:032x} {tn}\n"));
