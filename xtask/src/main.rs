@@ -31,7 +31,7 @@ commands:
                             mutation-fuzz the PTX parser (panics, hangs, lossless round trip)
   fuzz ptxas-diff [--cases N] [--seed S] [--strict]
                             differential test: does the parser accept what ptxas parses?
-  sass-probe --arch sm_XX [--collect] [--dir DIR]
+  sass-probe --arch sm_XX [--collect|--report] [--dir DIR]
                             learn crates/sass/tables/<sm>.txt from nvdisasm (--collect first
                             picks seed words from ptxas output for the corpus)
   hazard-learn --arch sm_XX [--dir DIR]

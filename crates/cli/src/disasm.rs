@@ -88,9 +88,10 @@ pub fn run(a: &DisasmArgs) -> Result<(), String> {
             let mut line = format!("        /*{:04x}*/ {guard:>17} {body} ;", l.pc);
             if a.control {
                 let pad = 80usize.saturating_sub(line.len());
-                let c = table
-                    .decode(l.word, l.pc)
-                    .map_or_else(|| sass::Control::from_word(l.word), |d| d.full_control());
+                let c = table.decode(l.word, l.pc).map_or_else(
+                    || sass::Control::from_word(l.word),
+                    |d| table.full_control(&d, l.pc),
+                );
                 let _ = write!(line, "{:pad$} // {}", "", c.to_text());
             }
             if a.hex {

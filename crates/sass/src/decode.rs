@@ -5,7 +5,7 @@ use crate::table::{Encoding, FloatFormat, GUARD_MASK, SlotSpec, Table, gather};
 use crate::text::SlotKind;
 
 /// A typed operand value of a decoded instruction.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Value<'t> {
     /// Register, predicate, barrier or integer immediate (see [`SlotKind`]).
     Int(SlotKind, i128),
@@ -32,17 +32,92 @@ pub struct Instruction<'t> {
     pub word: u128,
     pub encoding: &'t Encoding,
     pub guard: Option<Guard>,
-    pub values: Vec<Value<'t>>,
+    pub values: Values<'t>,
     pub control: Control,
+}
+
+/// Operand values that fit inline (no allocation per decoded instruction); derefs to a
+/// slice, in template order.
+#[derive(Debug, Clone)]
+pub struct Values<'t> {
+    len: u8,
+    inline: [Value<'t>; INLINE_VALUES],
+    /// All values, when there are more than fit inline.
+    spill: Vec<Value<'t>>,
+}
+
+const INLINE_VALUES: usize = 8;
+
+impl<'t> Values<'t> {
+    fn new() -> Values<'t> {
+        Values {
+            len: 0,
+            inline: [Value::Int(SlotKind::Hex, 0); INLINE_VALUES],
+            spill: Vec::new(),
+        }
+    }
+
+    fn push(&mut self, v: Value<'t>) {
+        let n = usize::from(self.len);
+        if n < INLINE_VALUES && self.spill.is_empty() {
+            self.inline[n] = v;
+            self.len += 1;
+        } else {
+            if self.spill.is_empty() {
+                self.spill.extend_from_slice(&self.inline);
+            }
+            self.spill.push(v);
+        }
+    }
+}
+
+impl<'t> std::ops::Deref for Values<'t> {
+    type Target = [Value<'t>];
+    fn deref(&self) -> &[Value<'t>] {
+        if self.spill.is_empty() {
+            &self.inline[..usize::from(self.len)]
+        } else {
+            &self.spill
+        }
+    }
+}
+
+impl<'a, 't> IntoIterator for &'a Values<'t> {
+    type Item = &'a Value<'t>;
+    type IntoIter = std::slice::Iter<'a, Value<'t>>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
+}
+
+impl PartialEq for Values<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        **self == **other
+    }
 }
 
 impl Instruction<'_> {
     /// Bits of the word that the printed text does not determine (outside the fixed bits,
-    /// operand fields, guard and control field), XOR the table's defaults: zero for words as
-    /// the probe saw them.
+    /// operand fields, guard and control field), XOR the table's defaults, plus the payload
+    /// bits of a NaN float literal that differ from the assembler's NaN: zero for most words
+    /// as the probe saw them.
     pub fn hidden_bits(&self) -> u128 {
         let free = !self.encoding.determined_mask();
-        (self.word ^ self.encoding.defaults) & free
+        let mut h = (self.word ^ self.encoding.defaults) & free;
+        // A NaN literal prints without its payload: the payload bits that differ from the
+        // NaN the assembler writes for that text are hidden too.
+        for s in &self.encoding.slots {
+            if let SlotSpec::Float { format, bits } = s {
+                let raw = gather(self.word, bits);
+                let canon = crate::encode::float_bits(*format, &format.render(raw)).unwrap_or(raw);
+                for (i, b) in bits.iter().enumerate() {
+                    if (raw ^ canon) >> i & 1 == 1 {
+                        h |= 1u128 << b;
+                    }
+                }
+            }
+        }
+        h
     }
 
     /// The control field with [`Control::hidden`] filled in: its text plus the instruction
@@ -106,6 +181,12 @@ impl Table {
     /// [`unknown_text`]).
     pub fn decode(&self, word: u128, pc: u64) -> Option<Instruction<'_>> {
         let ei = self.lookup_index(word)?;
+        Some(self.decode_as(ei, word, pc))
+    }
+
+    /// Decodes `word` at `pc` with encoding `ei` (an index into `encodings`), whether or not
+    /// it is the one [`Table::lookup`] would choose (the probe compares candidates).
+    pub fn decode_as(&self, ei: usize, word: u128, pc: u64) -> Instruction<'_> {
         let e = &self.encodings[ei];
         let fast = &self.fields[ei];
         let guard = e.guard.map(|uniform| Guard {
@@ -113,11 +194,9 @@ impl Table {
             pred: ((word >> 12) & 7) as u8,
             negated: (word >> 15) & 1 == 1,
         });
-        let values = e
-            .slots
-            .iter()
-            .zip(fast)
-            .map(|(s, f)| match s {
+        let mut values = Values::new();
+        for (s, f) in e.slots.iter().zip(fast) {
+            values.push(match s {
                 SlotSpec::Linear {
                     kind,
                     c,
@@ -153,15 +232,38 @@ impl Table {
                     ..
                 } => Value::Fixed(text),
                 SlotSpec::Const { kind, value, .. } => Value::Int(*kind, *value),
-            })
-            .collect();
-        Some(Instruction {
+            });
+        }
+        Instruction {
             word,
             encoding: e,
             guard,
             values,
             control: Control::from_word(word),
-        })
+        }
+    }
+
+    /// The control field of a decoded instruction with [`Control::hidden`] set so that its
+    /// text plus the instruction's text (branch targets as addresses) assembles at `pc` to
+    /// exactly `d.word`. Usually that is [`Instruction::full_control`]; when another encoding
+    /// prints the same text and the assembler would pick it (sm_80 `STL [R1+0x8], R2` exists
+    /// as opcode 0x387 and as 0x987 with `URZ`), `hidden` is the word XOR the assembler's
+    /// word for the bare text.
+    pub fn full_control(&self, d: &Instruction<'_>, pc: u64) -> Control {
+        let c = d.full_control();
+        let text = d.text(&|_| None);
+        let line = |c: Control| format!("{} {text}", c.to_text());
+        let asm = |c: Control| crate::encode::assemble_line(self, &line(c), pc, &|_| None);
+        if asm(c) == Ok(d.word) {
+            return c;
+        }
+        match asm(Control { hidden: 0, ..c }) {
+            Ok(w0) => Control {
+                hidden: (d.word ^ w0) & !crate::control::CONTROL_MASK,
+                ..c
+            },
+            Err(_) => c,
+        }
     }
 
     /// The text of `word` at `pc`: the instruction, or an `.unknown` line.

@@ -53,7 +53,10 @@ pub fn assemble_line(
                 let reuse = Control::from_word(w).reuse | control.reuse;
                 let c = Control { reuse, ..control };
                 let w = (w & !crate::control::CONTROL_MASK) | c.to_bits();
-                let w = w ^ (control.hidden & !e.determined_mask());
+                // Hidden bits: the word XOR what the text alone gives (see
+                // `Table::full_control`); they may also select another encoding that prints
+                // the same text.
+                let w = w ^ (control.hidden & !crate::control::CONTROL_MASK);
                 let got = table.print(w, pc, &|_| None);
                 if normalized(&got) == want {
                     return Ok(w);
@@ -209,7 +212,7 @@ fn try_encoding(
 }
 
 /// Raw bits of a float literal in `format` (checked by printing them back).
-fn float_bits(format: FloatFormat, text: &str) -> Option<u64> {
+pub(crate) fn float_bits(format: FloatFormat, text: &str) -> Option<u64> {
     let t = text.trim_end();
     let v: f64 = match t {
         "+INF" => f64::INFINITY,

@@ -18,7 +18,7 @@ pub mod text;
 use std::sync::OnceLock;
 
 pub use control::Control;
-pub use decode::{Guard, Instruction, Value, unknown_text};
+pub use decode::{Guard, Instruction, Value, Values, unknown_text};
 pub use table::{Encoding, Table};
 
 /// SMs with a committed table: (name, table text, probe seeds).
@@ -30,7 +30,7 @@ pub const TABLES: &[(&str, &str)] = &[
 /// The table for an SM name (`sm_90`, `sm_90a` and `SM90` all mean sm_90), or `None` when
 /// no table exists for it.
 pub fn table(sm: &str) -> Option<&'static Table> {
-    static CACHE: [OnceLock<Table>; 2] = [OnceLock::new(), OnceLock::new()];
+    static CACHE: [OnceLock<Table>; TABLES.len()] = [const { OnceLock::new() }; TABLES.len()];
     let key = normalize_sm(sm)?;
     let i = TABLES.iter().position(|(n, _)| *n == key)?;
     Some(CACHE[i].get_or_init(|| {

@@ -5,8 +5,9 @@
 //! where each `%` is filled from a [`SlotSpec`] (a linear function of some bits, a float
 //! literal taken from some bits, or a constant) and each `^k` prints `.reuse` when reuse flag
 //! `k` of the control field is set. Bits 12..=15 are the guard predicate when `guard` is set.
-//! When several encodings match a word, the one with the most fixed bits wins (aliases such
-//! as `IMAD.MOV.U32` fix register fields that the general form leaves free).
+//! When several encodings match a word, the first in the table wins: the probe orders them so
+//! that aliases (`IMAD.MOV` when an operand is `RZ`, `IMAD.SHL` for a power-of-two immediate)
+//! come before the general forms they override.
 
 use crate::text::{SlotKind, format_float};
 
@@ -133,13 +134,29 @@ pub struct Table {
     /// Header comment lines (generator, input hash).
     pub header: Vec<String>,
     pub encodings: Vec<Encoding>,
-    /// For each 12-bit opcode value, indices of encodings, most specific first.
+    /// For each 12-bit opcode value, indices of encodings in table (priority) order.
     by_opcode: Vec<Vec<u32>>,
-    /// Template without reuse markers -> indices of encodings, most specific first.
+    /// Per 12-bit opcode: the bits every encoding of that opcode fixes, and the encodings
+    /// grouped by the word's value under those bits (sorted by key, each group in table
+    /// order) — the decoder's index.
+    dispatch: Vec<Dispatch>,
+    /// Template without reuse markers -> indices of encodings, in table order.
     by_template: std::collections::HashMap<String, Vec<u32>>,
     /// Per encoding and slot: `(lo, width, signed)` when a linear slot is a plain contiguous
     /// bit field (weights 1, 2, 4, ..., the top one negative when signed), for fast decoding.
     pub(crate) fields: Vec<Vec<Option<(u8, u8, bool)>>>,
+}
+
+/// The decoder's index for one opcode (see [`Table::lookup_index`]).
+#[derive(Debug, Default)]
+struct Dispatch {
+    /// Bits fixed by every encoding of the opcode.
+    key_mask: u128,
+    /// Sorted distinct values of `value & key_mask`.
+    keys: Vec<u128>,
+    /// Group `g` is `encodings[starts[g]..starts[g + 1]]`.
+    starts: Vec<u32>,
+    encodings: Vec<u32>,
 }
 
 /// Recognizes a contiguous (possibly two's-complement) bit field among linear weights.
@@ -180,6 +197,7 @@ impl Table {
             header,
             encodings,
             by_opcode: Vec::new(),
+            dispatch: Vec::new(),
             by_template: Default::default(),
             fields: Vec::new(),
         };
@@ -189,12 +207,40 @@ impl Table {
 
     fn index(&mut self) {
         let mut by = vec![Vec::new(); 1 << 12];
+        // Decode priority is the order of the list (the probe writes it learned: aliases
+        // before the general forms they override).
         for (i, e) in self.encodings.iter().enumerate() {
             by[(e.value & OPCODE_MASK) as usize].push(i as u32);
         }
-        for list in &mut by {
-            list.sort_by_key(|&i| std::cmp::Reverse(self.encodings[i as usize].mask.count_ones()));
-        }
+        self.dispatch = by
+            .iter()
+            .map(|list| {
+                let key_mask = list
+                    .iter()
+                    .fold(!0u128, |m, &i| m & self.encodings[i as usize].mask);
+                let mut keyed: Vec<(u128, u32)> = list
+                    .iter()
+                    .map(|&i| (self.encodings[i as usize].value & key_mask, i))
+                    .collect();
+                // Stable: table order is kept within a group.
+                keyed.sort_by_key(|&(k, _)| k);
+                let mut keys = Vec::new();
+                let mut starts = Vec::new();
+                for (j, &(k, _)) in keyed.iter().enumerate() {
+                    if keys.last() != Some(&k) {
+                        keys.push(k);
+                        starts.push(j as u32);
+                    }
+                }
+                starts.push(keyed.len() as u32);
+                Dispatch {
+                    key_mask,
+                    keys,
+                    starts,
+                    encodings: keyed.into_iter().map(|(_, i)| i).collect(),
+                }
+            })
+            .collect();
         self.by_opcode = by;
         let mut bt: std::collections::HashMap<String, Vec<u32>> = Default::default();
         for (i, e) in self.encodings.iter().enumerate() {
@@ -202,9 +248,10 @@ impl Table {
                 .or_default()
                 .push(i as u32);
         }
-        for list in bt.values_mut() {
-            list.sort_by_key(|&i| std::cmp::Reverse(self.encodings[i as usize].mask.count_ones()));
-        }
+        // Table order here too: among encodings that print the same text (e.g. sm_80 `STL [R1+0x8]`
+        // from opcode 0x387, and from 0x987 with `URZ` pinned), the assembler takes the first
+        // that prints the text back, and the table lists opcodes in increasing order with
+        // aliases before general forms.
         self.by_template = bt;
         self.fields = self
             .encodings
@@ -237,8 +284,10 @@ impl Table {
 
     /// Index (in `encodings`) of the encoding that decodes `word`.
     pub fn lookup_index(&self, word: u128) -> Option<usize> {
-        let list = self.by_opcode.get((word & OPCODE_MASK) as usize)?;
-        list.iter()
+        let d = self.dispatch.get((word & OPCODE_MASK) as usize)?;
+        let g = d.keys.binary_search(&(word & d.key_mask)).ok()?;
+        d.encodings[d.starts[g] as usize..d.starts[g + 1] as usize]
+            .iter()
             .map(|&i| i as usize)
             .find(|&i| word & self.encodings[i].mask == self.encodings[i].value)
     }

@@ -257,7 +257,7 @@ fn compare(
             let Some(d) = table.decode(line.word, line.pc) else {
                 continue;
             };
-            let control = d.full_control();
+            let control = table.full_control(&d, line.pc);
             if control.hidden != 0 {
                 r.hidden += 1;
             }

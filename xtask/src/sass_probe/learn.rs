@@ -29,7 +29,25 @@ enum Effect {
     Slot(usize, i128),
 }
 
-pub fn learn(sm: &str, seeds: &[u128]) -> Result<Table, String> {
+/// A word nvdisasm decoded during probing: (word, its address in the batch, nvdisasm's text).
+/// Used to learn the decode priority of overlapping encodings.
+type Evidence = (u128, u64, String);
+
+type Learned = (Encoding, u128, Vec<i128>);
+
+/// What [`infer`] finds: the encodings (with seed and the seed's immediates), the seeds' own
+/// texts (evidence), and the neighbours: single-bit flips that nvdisasm printed with another
+/// template (another modifier combination of the same instruction).
+struct Inferred {
+    learned: Vec<Learned>,
+    evidence: Vec<Evidence>,
+    neighbours: Vec<Evidence>,
+}
+
+/// Learns one encoding per seed from single- and double-bit flips (no validation). Returns
+/// the encodings with the seed each came from and the seed's immediates, and the seeds' own
+/// texts as evidence.
+fn infer(sm: &str, seeds: &[u128]) -> Result<Inferred, String> {
     let reuse_clear = !(0xfu128 << REUSE_SHIFT);
     // Batch 1: per seed: base, flips, reuse probes, copy.
     let nbits = usize::from(LAST_BIT - FIRST_BIT + 1);
@@ -52,6 +70,7 @@ pub fn learn(sm: &str, seeds: &[u128]) -> Result<Table, String> {
     let texts = nvdisasm::texts(sm, &words)?;
     // Analyse single flips; gather double-flip requests.
     let mut pendings: Vec<Option<Pending>> = Vec::new();
+    let mut neighbours: Vec<Evidence> = Vec::new();
     let mut doubles: Vec<(usize, u8, u8, u128)> = Vec::new(); // (seed, bit, neighbour, word)
     let _ = &doubles;
     for (si, &s) in seeds.iter().enumerate() {
@@ -138,6 +157,18 @@ pub fn learn(sm: &str, seeds: &[u128]) -> Result<Table, String> {
                 }
             }
         }
+        for (k, e) in effects.iter().enumerate() {
+            if *e == Effect::Fixed
+                && let Some(tb) = &t[1 + k]
+                && !sass::text::has_marker_chars(tb)
+            {
+                neighbours.push((
+                    base ^ (1u128 << (FIRST_BIT + k as u8)),
+                    ((si * per + 1 + k) * 16) as u64,
+                    tb.clone(),
+                ));
+            }
+        }
         pendings.push(Some(Pending {
             base,
             split: sp0,
@@ -174,21 +205,20 @@ pub fn learn(sm: &str, seeds: &[u128]) -> Result<Table, String> {
             upgrades.insert((*si, *b), Effect::Slot(j, d - dn));
         }
     }
-    let mut encodings = Vec::new();
-    let mut seen = std::collections::HashMap::new();
-    let mut controls: Vec<u128> = Vec::new();
+    let mut out = Vec::new();
+    let mut evidence = Vec::new();
     for (si, p) in pendings.into_iter().enumerate() {
         let Some(mut p) = p else { continue };
         for ((s2, b), e) in upgrades.range((si, 0)..(si + 1, 0)) {
             debug_assert_eq!(*s2, si);
             p.effects[usize::from(b - FIRST_BIT)] = *e;
         }
+        if let Some(t) = &texts[si * per] {
+            evidence.push((p.base, (si * per * 16) as u64, t.clone()));
+        }
         let Some(enc) = build(&p, (si * per * 16) as i128) else {
             continue;
         };
-        // The same encoding learned from several seeds: keep the variant that found the
-        // most reuse positions (a reuse probe can come back without `.reuse`).
-        // Seeds that differ in an immediate stay apart until validation (which may pin it).
         let imms: Vec<i128> = p
             .split
             .slots
@@ -196,32 +226,102 @@ pub fn learn(sm: &str, seeds: &[u128]) -> Result<Table, String> {
             .filter(|sl| sl.kind == SlotKind::Hex)
             .map(|sl| sl.value)
             .collect();
-        let key = (
-            enc.mask,
-            enc.value,
-            sass::table::strip_reuse_markers(&enc.template),
-            imms,
-        );
-        match seen.get(&key) {
-            Some(&i) => {
-                let e: &mut Encoding = &mut encodings[i];
-                if enc.template.matches('^').count() > e.template.matches('^').count() {
-                    *e = enc;
-                    controls[i] = seeds[si];
+        out.push((enc, seeds[si], imms));
+    }
+    Ok(Inferred {
+        learned: out,
+        evidence,
+        neighbours,
+    })
+}
+
+/// Rounds of learning: the seeds, their exceptions, the exceptions' exceptions, then the
+/// seeds' neighbours and their exceptions.
+const EXCEPTION_ROUNDS: usize = 6;
+
+pub fn learn(sm: &str, seeds: &[u128]) -> Result<Table, String> {
+    let mut known: std::collections::BTreeSet<u128> = seeds.iter().copied().collect();
+    let mut encodings: Vec<Encoding> = Vec::new();
+    let mut controls: Vec<u128> = Vec::new();
+    let mut seen = std::collections::HashMap::new();
+    let mut evidence: Vec<Evidence> = Vec::new();
+    let mut todo: Vec<u128> = seeds.to_vec();
+    let mut first_neighbours = Vec::new();
+    for round in 0..=EXCEPTION_ROUNDS {
+        let Inferred {
+            learned,
+            evidence: ev,
+            neighbours,
+        } = infer(sm, &todo)?;
+        evidence.extend(ev);
+        let mut fresh = Vec::new();
+        for (enc, seed, imms) in learned {
+            // The same encoding learned from several seeds: keep the variant that found the
+            // most reuse positions (a reuse probe can come back without `.reuse`).
+            // Seeds that differ in an immediate stay apart until validation (which may pin
+            // it).
+            let key = (
+                enc.mask,
+                enc.value,
+                sass::table::strip_reuse_markers(&enc.template),
+                imms,
+            );
+            match seen.get(&key) {
+                Some(&i) => {
+                    let e: &mut Encoding = &mut encodings[i];
+                    if enc.template.matches('^').count() > e.template.matches('^').count() {
+                        *e = enc;
+                        controls[i] = seed;
+                    }
+                }
+                None => {
+                    seen.insert(key, encodings.len());
+                    fresh.push(encodings.len());
+                    encodings.push(enc);
+                    controls.push(seed);
                 }
             }
-            None => {
-                seen.insert(key, encodings.len());
-                encodings.push(enc);
-                controls.push(seeds[si]);
-            }
+        }
+        if round == EXCEPTION_ROUNDS {
+            break;
+        }
+        if round == 0 {
+            first_neighbours = neighbours;
+        }
+        todo = exceptions(sm, &encodings, &controls, &fresh, &mut evidence)?;
+        todo.retain(|w| known.insert(*w));
+        if todo.is_empty() && !first_neighbours.is_empty() {
+            // Neighbours of the committed seeds (one modifier bit away) that the encodings
+            // learned so far do not print right become seeds too (one per template): modifier
+            // combinations ptxas did not happen to emit for the corpus.
+            todo = unexplained(sm, &encodings, &std::mem::take(&mut first_neighbours));
+            todo.retain(|w| known.insert(*w));
+            eprintln!("neighbour seeds: {}", todo.len());
+        }
+        eprintln!(
+            "exception round {round}: {} encodings ({} new), {} exception seeds",
+            encodings.len(),
+            fresh.len(),
+            todo.len()
+        );
+        if todo.is_empty() {
+            break;
         }
     }
-    let validated = validate(sm, encodings, &controls)?;
-    // Merge what validation left identical, keeping the most reuse positions.
+    let order = prioritize(sm, &encodings, &evidence);
+    let encodings: Vec<Encoding> = order.iter().map(|&i| encodings[i].clone()).collect();
+    let controls: Vec<u128> = order.iter().map(|&i| controls[i]).collect();
+    let validated: Vec<Encoding> = validate(sm, encodings, &controls)?
+        .into_iter()
+        .flatten()
+        .collect();
+    // Pinning changed some masks: learn the order again.
+    let order = prioritize(sm, &validated, &evidence);
+    // Merge what validation left identical (at the first one's place), keeping the most
+    // reuse positions.
     let mut encodings: Vec<Encoding> = Vec::new();
     let mut seen2 = std::collections::HashMap::new();
-    for enc in validated {
+    for enc in order.into_iter().map(|i| validated[i].clone()) {
         let key = (
             enc.mask,
             enc.value,
@@ -411,12 +511,278 @@ fn build(p: &Pending, base_pc: i128) -> Option<Encoding> {
     })
 }
 
-/// Checks every encoding on words with pseudo-random operand fields against nvdisasm. An
-/// encoding whose prediction fails has an operand that only looked free in single-bit flips
-/// (an alias decided by two fields together, e.g. IMAD.MOV when A or B is RZ): its operands
-/// holding a special value in the seed (RZ, URZ, PT, UPT) are pinned and it is checked
-/// again; if it still fails it is dropped (its words then decode as `.unknown`).
-fn validate(sm: &str, encodings: Vec<Encoding>, seeds: &[u128]) -> Result<Vec<Encoding>, String> {
+/// Sets a linear slot to `target` (greedy over its weights, as the assembler does); `None`
+/// when the value is not representable.
+fn set_linear(word: u128, c: i128, bits: &[(u8, i128)], target: i128) -> Option<u128> {
+    let mut w = word;
+    for (b, _) in bits {
+        w &= !(1u128 << b);
+    }
+    let mut rem = target - c;
+    let mut neg: Vec<_> = bits.iter().filter(|(_, x)| *x < 0).collect();
+    neg.sort_by_key(|(_, x)| *x);
+    for (b, x) in neg {
+        if rem < 0 {
+            w |= 1u128 << b;
+            rem -= x;
+        }
+    }
+    let mut pos: Vec<_> = bits.iter().filter(|(_, x)| *x > 0).collect();
+    pos.sort_by_key(|(_, x)| std::cmp::Reverse(*x));
+    for (b, x) in pos {
+        if *x <= rem {
+            w |= 1u128 << b;
+            rem -= x;
+        }
+    }
+    (rem == 0).then_some(w)
+}
+
+/// Values of an operand that nvdisasm may print specially (an alias or an omitted operand):
+/// the zero registers/true predicates, and for immediates 0, 1, -1, the largest value and
+/// every power of two.
+fn special_values(kind: SlotKind, bits: &[(u8, i128)], c: i128, all_powers: bool) -> Vec<i128> {
+    match kind {
+        SlotKind::R => vec![255],
+        SlotKind::Ur => vec![63],
+        SlotKind::P | SlotKind::Up => vec![7],
+        SlotKind::Hex => {
+            let max: i128 = c + bits.iter().map(|(_, w)| (*w).max(0)).sum::<i128>();
+            let mut v = vec![0, 1, -1, max];
+            if all_powers {
+                let mut p = 2i128;
+                while p <= max && p > 0 {
+                    v.push(p);
+                    p <<= 1;
+                }
+            }
+            v.sort_unstable();
+            v.dedup();
+            v
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// Exception probing: decodes, for each encoding in `fresh`, its seed with one or two
+/// operands set to special values (see [`special_values`]). Words nvdisasm prints otherwise
+/// than the encoding predicts (another mnemonic, an omitted operand) are returned as new
+/// seeds, one per distinct nvdisasm template and immediates; every decoded word is added to
+/// `evidence`.
+fn exceptions(
+    sm: &str,
+    encodings: &[Encoding],
+    seeds: &[u128],
+    fresh: &[usize],
+    evidence: &mut Vec<Evidence>,
+) -> Result<Vec<u128>, String> {
+    let reuse_clear = !(0xfu128 << REUSE_SHIFT);
+    let mut words = Vec::new();
+    let mut owner = Vec::new();
+    for &i in fresh {
+        let e = &encodings[i];
+        let base = (seeds[i] & reuse_clear & !e.mask) | e.value;
+        let mut per_slot: Vec<Vec<u128>> = Vec::new(); // settings as (word with slot set)
+        let mut per_slot_small: Vec<Vec<u128>> = Vec::new();
+        let mut slot_masks = Vec::new();
+        for sl in &e.slots {
+            let SlotSpec::Linear {
+                kind,
+                c,
+                pcrel: false,
+                bits,
+            } = sl
+            else {
+                continue;
+            };
+            let m: u128 = bits.iter().fold(0, |m, (b, _)| m | 1u128 << b);
+            let all: Vec<u128> = special_values(*kind, bits, *c, true)
+                .into_iter()
+                .filter_map(|v| set_linear(base, *c, bits, v))
+                .filter(|w| *w != base)
+                .collect();
+            let small: Vec<u128> = special_values(*kind, bits, *c, false)
+                .into_iter()
+                .filter_map(|v| set_linear(base, *c, bits, v))
+                .filter(|w| *w != base)
+                .collect();
+            per_slot.push(all);
+            per_slot_small.push(small);
+            slot_masks.push(m);
+        }
+        let mut add = |w: u128| {
+            words.push(w);
+            owner.push(i);
+        };
+        for vs in &per_slot {
+            vs.iter().for_each(|w| add(*w));
+        }
+        for a in 0..per_slot.len() {
+            for b in a + 1..per_slot.len() {
+                // Pairs: every special of a register slot with every special of the other;
+                // two immediates only with their small sets.
+                let (va, vb) = if per_slot[a].len() > 1 && per_slot[b].len() > 1 {
+                    (&per_slot_small[a], &per_slot_small[b])
+                } else {
+                    (&per_slot[a], &per_slot[b])
+                };
+                for wa in va {
+                    for wb in vb {
+                        add((wa & slot_masks[a]) | (wb & !slot_masks[a]));
+                    }
+                }
+            }
+        }
+    }
+    let texts = nvdisasm::texts(sm, &words)?;
+    let table = Table::new(sm, Vec::new(), encodings.to_vec());
+    let mut new: BTreeMap<String, u128> = BTreeMap::new();
+    for (idx, ((w, t), &i)) in words.iter().zip(&texts).zip(&owner).enumerate() {
+        let Some(t) = t else { continue };
+        let pc = (idx * 16) as u64;
+        evidence.push((*w, pc, t.clone()));
+        let ours = table.decode_as(i, *w, pc).text(&|_| None);
+        if super::normalize(&ours) == super::normalize(t) || sass::text::has_marker_chars(t) {
+            continue;
+        }
+        let sp = split(t);
+        let mut key = sp.template;
+        for sl in sp.slots.iter().filter(|s| s.kind == SlotKind::Hex) {
+            key.push_str(&format!(" {:x}", sl.value));
+        }
+        // Keep the seed's control bits (reuse cleared) as they were.
+        new.entry(key).or_insert(*w);
+    }
+    Ok(new.into_values().collect())
+}
+
+/// The words of `words` that `encodings` (most specific first) print otherwise than
+/// nvdisasm, one per distinct template.
+fn unexplained(sm: &str, encodings: &[Encoding], words: &[Evidence]) -> Vec<u128> {
+    let mut sorted = encodings.to_vec();
+    sorted.sort_by_key(|e| std::cmp::Reverse(e.mask.count_ones()));
+    let table = Table::new(sm, Vec::new(), sorted);
+    let mut new: BTreeMap<String, u128> = BTreeMap::new();
+    for (w, pc, t) in words {
+        if super::normalize(&table.print(*w, *pc, &|_| None)) == super::normalize(t) {
+            continue;
+        }
+        new.entry(split(t).template).or_insert(*w);
+    }
+    new.into_values().collect()
+}
+
+/// The decode priority: a permutation of `encodings`. Starts most specific first (most fixed
+/// bits), then, for every evidence word whose first matching encoding prints a wrong text
+/// while a later matching one prints nvdisasm's, moves that one before the first (a few
+/// passes, until nothing moves).
+fn prioritize(sm: &str, encodings: &[Encoding], evidence: &[Evidence]) -> Vec<usize> {
+    let table = Table::new(sm, Vec::new(), encodings.to_vec());
+    // Identical encodings (learned from seeds that differ only in an immediate) are ordered
+    // as one class, represented by its first member.
+    let mut class_of: std::collections::HashMap<(u128, u128, String, String), usize> =
+        Default::default();
+    let mut members: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+    let mut lists: BTreeMap<u16, Vec<usize>> = BTreeMap::new();
+    for (i, e) in encodings.iter().enumerate() {
+        let key = (
+            e.mask,
+            e.value,
+            sass::table::strip_reuse_markers(&e.template),
+            format!("{:?}", e.slots),
+        );
+        let rep = *class_of.entry(key).or_insert(i);
+        members.entry(rep).or_default().push(i);
+        if rep == i {
+            lists
+                .entry((e.value & OPCODE_MASK) as u16)
+                .or_default()
+                .push(i);
+        }
+    }
+    for l in lists.values_mut() {
+        l.sort_by_key(|&i| std::cmp::Reverse(encodings[i].mask.count_ones()));
+    }
+    // Conflicts: (opcode, matching encodings, those that print nvdisasm's text).
+    let mut conflicts: Vec<(u16, Vec<usize>, Vec<usize>)> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for (w, pc, t) in evidence {
+        let op = (w & OPCODE_MASK) as u16;
+        let Some(list) = lists.get(&op) else { continue };
+        let cands: Vec<usize> = list
+            .iter()
+            .copied()
+            .filter(|&i| w & encodings[i].mask == encodings[i].value)
+            .collect();
+        if cands.len() < 2 {
+            continue;
+        }
+        let want = super::normalize(t);
+        let good: Vec<usize> = cands
+            .iter()
+            .copied()
+            .filter(|&i| super::normalize(&table.decode_as(i, *w, *pc).text(&|_| None)) == want)
+            .collect();
+        if good.is_empty() || good.len() == cands.len() {
+            continue;
+        }
+        if seen.insert((cands.clone(), good.clone())) {
+            conflicts.push((op, cands, good));
+        }
+    }
+    for _pass in 0..8 {
+        let mut moved = 0;
+        for (op, cands, good) in &conflicts {
+            let list = lists.get_mut(op).expect("listed");
+            let pos = |l: &Vec<usize>, i: usize| l.iter().position(|&x| x == i).expect("in list");
+            let first = cands
+                .iter()
+                .copied()
+                .min_by_key(|&i| pos(list, i))
+                .expect("non-empty");
+            if good.contains(&first) {
+                continue;
+            }
+            let g = good
+                .iter()
+                .copied()
+                .min_by_key(|&i| pos(list, i))
+                .expect("non-empty");
+            let pg = pos(list, g);
+            list.remove(pg);
+            let pf = pos(list, first);
+            list.insert(pf, g);
+            moved += 1;
+        }
+        if moved == 0 {
+            break;
+        }
+    }
+    let mut order: Vec<usize> = Vec::with_capacity(encodings.len());
+    for l in lists.values() {
+        for rep in l {
+            order.extend(&members[rep]);
+        }
+    }
+    eprintln!(
+        "priority: {} evidence words, {} conflicts",
+        evidence.len(),
+        conflicts.len()
+    );
+    order
+}
+
+/// Checks every encoding on words with pseudo-random operand fields against nvdisasm, in
+/// table order (an alias earlier in the list may take some of the words). An encoding that
+/// prints a wrong text for a word it decodes has an operand that only looked free in
+/// single-bit flips: its operands holding a special value in the seed (RZ, URZ, PT, UPT) are
+/// pinned and it is checked again; then each operand that changes the text on its own is
+/// pinned; if it still fails it is dropped (`None`: its words then decode as `.unknown`).
+fn validate(
+    sm: &str,
+    encodings: Vec<Encoding>,
+    seeds: &[u128],
+) -> Result<Vec<Option<Encoding>>, String> {
     let mut state: u64 = 0x2545_f491_4f6c_dd1d;
     let mut rnd = move || {
         state ^= state << 13;
@@ -424,66 +790,79 @@ fn validate(sm: &str, encodings: Vec<Encoding>, seeds: &[u128]) -> Result<Vec<En
         state ^= state << 17;
         state
     };
-    let ok = validate_round(sm, &encodings, seeds, &mut rnd)?;
-    let mut out = Vec::with_capacity(encodings.len());
+    let mut encs = encodings;
+    let n = encs.len();
+    let all: Vec<usize> = (0..n).collect();
+    let ok = validate_round(sm, &encs, &all, seeds, &mut rnd)?;
+    let mut alive = vec![true; n];
+    // Round 2: RZ/PT operands pinned.
     let mut retry = Vec::new();
-    let mut retry_seeds = Vec::new();
-    let mut pin_later = Vec::new();
-    let mut dropped = 0;
-    for ((e, good), seed) in encodings.into_iter().zip(ok).zip(seeds) {
+    let mut later = Vec::new();
+    for (i, good) in ok.into_iter().enumerate() {
         if good {
-            out.push(e);
-        } else if let Some(p) = pin_special(&e, *seed) {
-            retry.push(p);
-            retry_seeds.push(*seed);
-        } else {
-            pin_later.push((e, *seed));
+            continue;
+        }
+        match pin_special(&encs[i], seeds[i]) {
+            Some(p) => {
+                encs[i] = p;
+                retry.push(i);
+            }
+            None => later.push(i),
         }
     }
-    // Round 2: RZ/PT operands pinned. Round 3: whatever still fails gets each operand that
-    // changes the text on its own (an immediate deciding IMAD.SHL or IMAD.IADD) pinned too.
-    let mut failed = Vec::new();
     if !retry.is_empty() {
-        let ok = validate_round(sm, &retry, &retry_seeds, &mut rnd)?;
-        for ((e, g), seed) in retry.into_iter().zip(ok).zip(retry_seeds) {
-            if g {
-                out.push(e);
-            } else {
-                failed.push((e, seed));
+        let ok = validate_round(sm, &encs, &retry, seeds, &mut rnd)?;
+        for (&i, g) in retry.iter().zip(ok) {
+            if !g {
+                later.push(i);
             }
         }
     }
-    failed.extend(pin_later);
-    if !failed.is_empty() {
-        let (encs, seeds2): (Vec<_>, Vec<_>) = failed.into_iter().unzip();
-        let pinned = pin_fields(sm, &encs, &seeds2, &mut rnd)?;
-        let ok = validate_round(sm, &pinned, &seeds2, &mut rnd)?;
-        for (e, g) in pinned.into_iter().zip(ok) {
-            if g {
-                out.push(e);
-            } else {
+    // Round 3: whatever still fails gets each operand that changes the text on its own (an
+    // immediate deciding an alias) pinned too.
+    let mut dropped = 0;
+    if !later.is_empty() {
+        later.sort_unstable();
+        let (lencs, lseeds): (Vec<Encoding>, Vec<u128>) =
+            later.iter().map(|&i| (encs[i].clone(), seeds[i])).unzip();
+        let pinned = pin_fields(sm, &lencs, &lseeds, &mut rnd)?;
+        for (&i, p) in later.iter().zip(pinned) {
+            encs[i] = p;
+        }
+        let ok = validate_round(sm, &encs, &later, seeds, &mut rnd)?;
+        for (&i, g) in later.iter().zip(ok) {
+            if !g {
+                alive[i] = false;
                 dropped += 1;
             }
         }
     }
     eprintln!(
         "validation: {} encodings kept, {dropped} dropped",
-        out.len()
+        n - dropped
     );
-    Ok(out)
+    Ok(encs
+        .into_iter()
+        .zip(alive)
+        .map(|(e, a)| a.then_some(e))
+        .collect())
 }
 
-/// Whether each encoding predicts nvdisasm's text for random values of its free fields
-/// (words nvdisasm calls illegal prove nothing and are skipped).
+/// Whether each encoding in `which` predicts nvdisasm's text for random values of its free
+/// fields, decoding with the whole table `encs` in its order (words nvdisasm calls illegal
+/// prove nothing and are skipped). A wrong text blames the encoding the table chose.
 fn validate_round(
     sm: &str,
     encs: &[Encoding],
+    which: &[usize],
     seeds: &[u128],
     rnd: &mut dyn FnMut() -> u64,
 ) -> Result<Vec<bool>, String> {
     const TRIES: usize = 12;
-    let mut words = Vec::with_capacity(encs.len() * TRIES);
-    for (e, seed) in encs.iter().zip(seeds) {
+    let mut words = Vec::with_capacity(which.len() * TRIES);
+    for &i in which {
+        let e = &encs[i];
+        let seed = seeds[i];
         let mut free: u128 = 0;
         for sl in &e.slots {
             match sl {
@@ -506,44 +885,19 @@ fn validate_round(
         }
     }
     let texts = nvdisasm::texts(sm, &words)?;
-    // Decode with all encodings together (a more specific one may take a special value) and
-    // blame the encoding that printed a wrong text.
     let table = Table::new(sm, Vec::new(), encs.to_vec());
-    let mut good = vec![true; encs.len()];
+    let mut bad = std::collections::HashSet::new();
     for (idx, (w, t)) in words.iter().zip(&texts).enumerate() {
         let Some(t) = t else { continue };
-        let Some(e) = table.lookup(*w) else { continue };
-        let ours = table.print(*w, (idx * 16) as u64, &|_| None);
-        if super::normalize(&ours) != super::normalize(t)
-            && let Some(i) = table.encodings.iter().position(|x| std::ptr::eq(x, e))
-        {
-            good[i] = false;
-        }
-    }
-    // Each encoding alone must at least get the mnemonic of its own test words right: an alias
-    // that depends on two operands together (IMAD.MOV when A or B is RZ) looks free in every
-    // single flip but prints another mnemonic for random operands.
-    let mnemonic = |t: &str| -> String {
-        let t = super::normalize(t);
-        let t = if t.starts_with('@') {
-            t.split_once(' ').map_or(String::new(), |x| x.1.to_string())
-        } else {
-            t
+        let Some(i) = table.lookup_index(*w) else {
+            continue;
         };
-        t.split(' ').next().unwrap_or("").to_string()
-    };
-    for (i, e) in encs.iter().enumerate() {
-        let one = Table::new(sm, Vec::new(), vec![e.clone()]);
-        for k in 0..TRIES {
-            let idx = i * TRIES + k;
-            let Some(t) = &texts[idx] else { continue };
-            let ours = one.print(words[idx], (idx * 16) as u64, &|_| None);
-            if mnemonic(&ours) != mnemonic(t) {
-                good[i] = false;
-            }
+        let ours = table.decode_as(i, *w, (idx * 16) as u64).text(&|_| None);
+        if super::normalize(&ours) != super::normalize(t) {
+            bad.insert(i);
         }
     }
-    Ok(good)
+    Ok(which.iter().map(|i| !bad.contains(i)).collect())
 }
 
 /// The encoding with every register/predicate operand that is RZ/URZ/PT/UPT in its seed

@@ -22,14 +22,19 @@ use std::path::PathBuf;
 
 use crate::corpus::{self, CorpusArgs};
 
-const USAGE: &str = "usage: cargo xtask sass-probe --arch sm_XX [--collect] [--dir DIR]";
+const USAGE: &str = "usage: cargo xtask sass-probe --arch sm_XX [--collect|--report] [--seeds-from sm_YY] [--dir DIR]";
 
 /// Version of the learning method; part of the staleness hash in the table header.
-pub const GENERATOR_VERSION: u32 = 4;
+pub const GENERATOR_VERSION: u32 = 5;
 
 pub fn run(args: &[String]) -> Result<(), String> {
     let collect = args.iter().any(|a| a == "--collect");
-    let rest: Vec<String> = args.iter().filter(|a| *a != "--collect").cloned().collect();
+    let report = args.iter().any(|a| a == "--report");
+    let rest: Vec<String> = args
+        .iter()
+        .filter(|a| *a != "--collect" && *a != "--report")
+        .cloned()
+        .collect();
     let arch = {
         let mut it = rest.iter();
         let mut arch = None;
@@ -49,6 +54,19 @@ pub fn run(args: &[String]) -> Result<(), String> {
     } else {
         Vec::new()
     };
+    // `--seeds-from sm_YY`: start from another SM's seeds (same instruction set family:
+    // sm_86/sm_89 from sm_80); words this SM's nvdisasm calls illegal are simply skipped.
+    if let Some(from) = flag_value(&rest, "--seeds-from") {
+        let from = sass::normalize_sm(&from).ok_or_else(|| format!("bad --seeds-from `{from}`"))?;
+        let mut s: BTreeSet<u128> = seeds.into_iter().collect();
+        s.extend(read_seeds(&tables_dir().join(format!("{from}.seeds")))?);
+        seeds = s.into_iter().collect();
+        write_seeds(&seeds_path, &seeds)?;
+    }
+    if report {
+        let cargs = CorpusArgs::parse(&rest)?;
+        return report_table(&cargs, &sm);
+    }
     if collect {
         let cargs = CorpusArgs::parse(&rest)?;
         seeds = collect_seeds(&cargs, &sm, seeds)?;
@@ -70,6 +88,20 @@ pub fn run(args: &[String]) -> Result<(), String> {
         seeds.len()
     );
     Ok(())
+}
+
+/// The value after `--name` (or `--name=value`).
+fn flag_value(args: &[String], name: &str) -> Option<String> {
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        if a == name {
+            return it.next().cloned();
+        }
+        if let Some(v) = a.strip_prefix(name).and_then(|v| v.strip_prefix('=')) {
+            return Some(v.to_string());
+        }
+    }
+    None
 }
 
 /// `crates/sass/tables`.
@@ -106,7 +138,8 @@ fn read_seeds(path: &std::path::Path) -> Result<Vec<u128>, String> {
 fn write_seeds(path: &std::path::Path, seeds: &[u128]) -> Result<(), String> {
     let mut s = String::from(
         "# Probe seeds: instruction words from ptxas output for the corpus, chosen by\n\
-         # `cargo xtask sass-probe --collect` (input of the table generator).\n",
+         # `cargo xtask sass-probe --collect` or copied by `--seeds-from` (input of the table\n\
+         # generator).\n",
     );
     for w in seeds {
         s.push_str(&format!("{w:032x}\n"));
@@ -143,12 +176,125 @@ pub fn corpus_words(args: &CorpusArgs, sm: &str) -> Result<Vec<u128>, String> {
     Ok(set.into_iter().collect())
 }
 
-fn collect_seeds(args: &CorpusArgs, sm: &str, mut seeds: Vec<u128>) -> Result<Vec<u128>, String> {
+/// Every distinct word of the corpus for `sm` with its nvdisasm text, cached in
+/// `target/kiln-cache/sass-probe/truth-<sm>-<hash>.txt` (keyed by the word set).
+pub fn corpus_truth(args: &CorpusArgs, sm: &str) -> Result<Vec<(u128, Option<String>)>, String> {
     let words = corpus_words(args, sm)?;
-    eprintln!("{} distinct words in the corpus for {sm}", words.len());
+    let key: String = words.iter().map(|w| format!("{w:032x}\n")).collect();
+    let h = corpus::fnv1a64(&[
+        sm.as_bytes(),
+        crate::oracle::DISASM_VERSION.as_bytes(),
+        key.as_bytes(),
+    ]);
+    let path = corpus::cache_dir("sass-probe").join(format!("truth-{sm}-{h:016x}.txt"));
+    if let Ok(text) = std::fs::read_to_string(&path) {
+        let v: Vec<(u128, Option<String>)> = text
+            .lines()
+            .filter_map(|l| {
+                let (w, t) = l.split_once(' ')?;
+                let w = u128::from_str_radix(w, 16).ok()?;
+                Some((w, (t != "-").then(|| t.to_string())))
+            })
+            .collect();
+        if v.len() == words.len() {
+            return Ok(v);
+        }
+    }
     let truth = nvdisasm::texts(sm, &words)?;
+    let mut s = String::new();
+    for (w, t) in words.iter().zip(&truth) {
+        s.push_str(&format!("{w:032x} {}\n", t.as_deref().unwrap_or("-")));
+    }
+    std::fs::create_dir_all(path.parent().expect("parent")).map_err(|e| e.to_string())?;
+    std::fs::write(&path, s).map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(words.into_iter().zip(truth).collect())
+}
+
+/// `--report`: how the committed table decodes the corpus's distinct words (by address 16*i,
+/// branch targets as hex), per nvdisasm mnemonic: unknown and wrong counts with examples.
+/// Every wrong word goes to `target/kiln-cache/sass-probe/report-<sm>.txt`.
+fn report_table(args: &CorpusArgs, sm: &str) -> Result<(), String> {
+    let truth = corpus_truth(args, sm)?;
+    // The table file as it is now (not the one compiled into this binary).
+    let tpath = tables_dir().join(format!("{sm}.txt"));
+    let ttext = std::fs::read_to_string(&tpath).map_err(|e| format!("{}: {e}", tpath.display()))?;
+    let table = &sass::Table::parse(sm, &ttext)?;
+    let mut by_op: BTreeMap<String, (usize, usize, String)> = BTreeMap::new();
+    let mut all = String::new();
+    let (mut unknown, mut wrong, mut reenc_bad) = (0usize, 0usize, 0usize);
+    for (i, (w, t)) in truth.iter().enumerate() {
+        let Some(t) = t else { continue };
+        let pc = (i * 16) as u64;
+        let ours = table.print(*w, pc, &|_| None);
+        let tn = normalize(t);
+        let on = normalize(&ours);
+        if tn == on {
+            if let Some(d) = table.decode(*w, pc) {
+                let text = format!(
+                    "{} {}",
+                    table.full_control(&d, pc).to_text(),
+                    d.text(&|_| None)
+                );
+                if sass::encode::assemble_line(table, &text, pc, &|_| None) != Ok(*w) {
+                    reenc_bad += 1;
+                    all.push_str(&format!("REENC {w:032x} {tn}\n"));
+                }
+            }
+            continue;
+        }
+        let op = {
+            let x = if tn.starts_with('@') {
+                tn.split_once(' ').map_or(tn.as_str(), |x| x.1)
+            } else {
+                tn.as_str()
+            };
+            x.split(' ').next().unwrap_or("").to_string()
+        };
+        let known = table.lookup(*w).is_some();
+        let e = by_op.entry(op).or_default();
+        if known {
+            wrong += 1;
+            e.1 += 1;
+            all.push_str(&format!("WRONG {w:032x} {tn}  ||  {on}\n"));
+        } else {
+            unknown += 1;
+            e.0 += 1;
+            all.push_str(&format!("UNKNOWN {w:032x} {tn}\n"));
+        }
+        if e.2.is_empty() {
+            e.2 = format!("{w:032x} `{tn}` ours `{on}`");
+        }
+    }
+    let mut v: Vec<_> = by_op.into_iter().collect();
+    v.sort_by_key(|(_, (u, w, _))| std::cmp::Reverse(u + w));
+    for (op, (u, w, ex)) in v.iter().take(60) {
+        println!("{u:>6} unknown {w:>6} wrong  {op:<24} {ex}");
+    }
+    let path = corpus::cache_dir("sass-probe").join(format!("report-{sm}.txt"));
+    std::fs::write(&path, all).map_err(|e| e.to_string())?;
+    println!(
+        "REPORT {sm} distinct={} unknown={unknown} wrong={wrong} reencode_bad={reenc_bad} (details: {})",
+        truth.len(),
+        path.display()
+    );
+    Ok(())
+}
+
+fn collect_seeds(args: &CorpusArgs, sm: &str, mut seeds: Vec<u128>) -> Result<Vec<u128>, String> {
+    let (words, truth): (Vec<u128>, Vec<Option<String>>) =
+        corpus_truth(args, sm)?.into_iter().unzip();
+    eprintln!("{} distinct words in the corpus for {sm}", words.len());
     for round in 0..rounds() {
-        let table = learn::learn(sm, &seeds)?;
+        // The committed table is learn(seeds) when its input hash matches: reuse it for the
+        // first round instead of learning again.
+        let committed = (round == 0).then(|| committed_table(sm, &seeds)).flatten();
+        let table = match committed {
+            Some(t) => {
+                eprintln!("round 0: using the committed {sm} table (fresh for these seeds)");
+                t
+            }
+            None => learn::learn(sm, &seeds)?,
+        };
         // One new seed per (distinct nvdisasm template) the table gets wrong.
         let mut wrong: BTreeMap<String, u128> = BTreeMap::new();
         let mut n_wrong = 0usize;
@@ -191,6 +337,15 @@ fn collect_seeds(args: &CorpusArgs, sm: &str, mut seeds: Vec<u128>) -> Result<Ve
     seeds.sort_unstable();
     seeds.dedup();
     Ok(seeds)
+}
+
+/// The table file of `sm` if its header's inputs-hash is that of `seeds` with this generator.
+fn committed_table(sm: &str, seeds: &[u128]) -> Option<sass::Table> {
+    let text = std::fs::read_to_string(tables_dir().join(format!("{sm}.txt"))).ok()?;
+    let t = sass::Table::parse(sm, &text).ok()?;
+    let seeds_text: String = seeds.iter().map(|w| format!("{w:032x}\n")).collect();
+    let want = format!("inputs-hash {:016x}", seeds_hash(sm, &seeds_text));
+    t.header.iter().any(|h| *h == want).then_some(t)
 }
 
 /// Collapses runs of spaces (nvdisasm pads the guard column) and trims ` ;`.
