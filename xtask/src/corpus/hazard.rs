@@ -14,13 +14,16 @@ use std::path::PathBuf;
 
 use super::{CorpusArgs, PtxasOutcome};
 
+/// A kernel's code section: its name and instruction words.
+type Section = (String, Vec<u128>);
+
 /// The code sections of the cubin ptxas makes of one corpus file for `arch`: `None` when the
 /// file's `.target` does not allow the arch or ptxas rejects it.
 fn file_sections(
     args: &CorpusArgs,
     arch: &str,
     rel: &PathBuf,
-) -> Result<Option<Vec<(String, Vec<u128>)>>, String> {
+) -> Result<Option<Vec<Section>>, String> {
     let text = super::read_text(&args.dir.join(rel))?;
     let Some(a) = super::arch_for_file(&super::scan_targets(&text), arch) else {
         return Ok(None);
@@ -131,7 +134,7 @@ pub fn learn(raw: &[String]) -> Result<(), String> {
     if !all.violations.is_empty() {
         println!("dependences ptxas leaves to nothing (model errors or rules ptxas breaks):");
         let mut v: Vec<_> = all.violations.iter().collect();
-        v.sort_by(|a, b| b.1.0.cmp(&a.1.0));
+        v.sort_by_key(|e| std::cmp::Reverse(e.1.0));
         for ((kind, a, b), (n, ex)) in v.iter().take(40) {
             println!("  {n:>7} {kind} {a} -> {b}   e.g. {ex}");
         }

@@ -345,7 +345,7 @@ fn committed_table(sm: &str, seeds: &[u128]) -> Option<sass::Table> {
     let t = sass::Table::parse(sm, &text).ok()?;
     let seeds_text: String = seeds.iter().map(|w| format!("{w:032x}\n")).collect();
     let want = format!("inputs-hash {:016x}", seeds_hash(sm, &seeds_text));
-    t.header.iter().any(|h| *h == want).then_some(t)
+    t.header.contains(&want).then_some(t)
 }
 
 /// Collapses runs of spaces (nvdisasm pads the guard column) and trims ` ;`.
