@@ -7,8 +7,10 @@
 
 mod build;
 mod check;
+mod compile;
 mod objdump;
 mod parse;
+mod ptxas;
 mod render;
 mod run;
 mod run_sass;
@@ -44,6 +46,17 @@ enum Command {
     Disasm(disasm::DisasmArgs),
     /// Assemble nvdisasm-format SASS text into raw instruction words.
     Asm(asm::AsmArgs),
+    /// Print the SASS listing of each kernel of a PTX file (`kiln build --sass` without a
+    /// cubin).
+    Sass(build::SassArgs),
+    /// ptxas-compatible driver: `kiln ptxas [ptxas options] FILE.ptx` (also what runs when the
+    /// binary is invoked as `ptxas`).
+    #[command(disable_help_flag = true)]
+    Ptxas {
+        /// ptxas's options and the input file.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
 }
 
 /// What a subcommand returns: its exit status.
@@ -54,9 +67,22 @@ pub enum Status {
     InputErrors,
     /// Usage or I/O error (exit 2).
     Failure,
+    /// An explicit exit status (the ptxas-compatible driver exits 255 on failure, as ptxas).
+    Exit(u8),
 }
 
 fn main() -> ExitCode {
+    // Invoked as `ptxas` (e.g. through a symlink that TRITON_PTXAS_PATH names): behave as
+    // ptxas's command line.
+    let mut argv = std::env::args();
+    let program = argv.next().unwrap_or_default();
+    let invoked_as = std::path::Path::new(&program)
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned());
+    if invoked_as.as_deref() == Some("ptxas") {
+        let args: Vec<String> = argv.collect();
+        return exit_code(ptxas::run(&args));
+    }
     let cli = Cli::parse();
     let status = match cli.command {
         Command::Build(args) => build::run(args),
@@ -66,11 +92,18 @@ fn main() -> ExitCode {
         Command::Objdump(args) => objdump::run(&args),
         Command::Disasm(args) => tool_result(disasm::run(&args)),
         Command::Asm(args) => tool_result(asm::run(&args)),
+        Command::Sass(args) => build::run_sass(args),
+        Command::Ptxas { args } => ptxas::run(&args),
     };
+    exit_code(status)
+}
+
+fn exit_code(status: Status) -> ExitCode {
     match status {
         Status::Ok => ExitCode::SUCCESS,
         Status::InputErrors => ExitCode::from(1),
         Status::Failure => ExitCode::from(2),
+        Status::Exit(code) => ExitCode::from(code),
     }
 }
 

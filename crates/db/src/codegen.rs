@@ -422,12 +422,11 @@ pub fn cubin<'db>(db: &'db dyn Db, ft: FileTarget<'db>) -> CubinOutput {
         };
     }
     let data = data.cloned().unwrap_or_default();
-    match emit::build_cubin(
-        u32::from(target.sm.number),
-        &kernels,
-        &data.globals,
-        &data.constants,
-    ) {
+    let cubin_target = emit::CubinTarget {
+        sm: u32::from(target.sm.number),
+        accelerated: target.sm.variant == crate::SmVariant::ArchSpecific,
+    };
+    match emit::build_cubin_for(cubin_target, &kernels, &data.globals, &data.constants) {
         Ok(bytes) => CubinOutput {
             bytes: Some(bytes),
             diagnostics,

@@ -229,10 +229,36 @@ pub fn build_cubin(
     globals: &[cubin::builder::Global],
     constants: &[cubin::builder::Constant],
 ) -> Result<Vec<u8>, String> {
+    let target = CubinTarget {
+        sm,
+        accelerated: false,
+    };
+    build_cubin_for(target, kernels, globals, constants)
+}
+
+/// The target a cubin is marked with: the SM number in the ELF header and, for `sm_XXa`,
+/// the `.nv.compat` record that cuobjdump shows as `sm=90a`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CubinTarget {
+    pub sm: u32,
+    /// An arch-specific (`a`) target such as `sm_90a`.
+    pub accelerated: bool,
+}
+
+/// [`build_cubin`] for an explicit [`CubinTarget`].
+pub fn build_cubin_for(
+    target: CubinTarget,
+    kernels: &[KernelCode],
+    globals: &[cubin::builder::Global],
+    constants: &[cubin::builder::Constant],
+) -> Result<Vec<u8>, String> {
+    let sm = target.sm;
     let mut b = cubin::builder::Builder::new(sm);
+    b.accelerated = target.accelerated;
     b.globals = globals.to_vec();
     b.constants = constants.to_vec();
-    b.command_line = format!("kiln build --arch sm_{sm}");
+    let suffix = if target.accelerated { "a" } else { "" };
+    b.command_line = format!("kiln build --arch sm_{sm}{suffix}");
     for k in kernels {
         b.kernels.push(cubin::builder::Kernel {
             name: k.name.clone(),

@@ -1,0 +1,172 @@
+//! The compilation both `kiln build` and the ptxas-compatible entry point (`kiln ptxas`) run:
+//! PTX bytes and a [`db::Target`] in, a cubin (or diagnostics) out, with ptxas's `-v`
+//! resource report.
+
+use std::io::Write;
+use std::time::Instant;
+
+use crate::render;
+
+/// Where and how the resource report is printed.
+#[derive(Clone, Copy, Debug)]
+pub struct Report {
+    /// The prefix of each line: `kiln` or `ptxas` (ptxas's own format is `ptxas info    : `).
+    pub tool: &'static str,
+    /// Print to standard error (as ptxas does) rather than standard output.
+    pub to_stderr: bool,
+    /// Also print the module's `N bytes gmem` line and each kernel's `Compile time` line,
+    /// as ptxas does.
+    pub ptxas_lines: bool,
+}
+
+/// One compilation request.
+pub struct Request<'a> {
+    /// The name diagnostics use for the input.
+    pub path: &'a str,
+    pub bytes: &'a [u8],
+    pub target: db::Target,
+    /// `-v`: the resource report.
+    pub report: Option<Report>,
+    /// Print each kernel's SASS listing to standard output.
+    pub sass: bool,
+    /// Print warnings (`-w` turns them off).
+    pub warnings: bool,
+    /// Treat warnings as errors (`-Werror`).
+    pub warnings_as_errors: bool,
+}
+
+/// The outcome: the cubin when there was no error, and how many errors were printed.
+pub struct Outcome {
+    pub cubin: Option<Vec<u8>>,
+    pub errors: usize,
+    /// Per kernel statistics, in source order (for the callers' own warnings).
+    pub stats: Vec<db::KernelStats>,
+}
+
+/// Compiles `req`, printing diagnostics (and the report) as it goes.
+pub fn compile(req: &Request<'_>) -> Outcome {
+    let mut db = db::RootDatabase::default();
+    let file = db.add_file(req.path, req.bytes);
+    let color = render::stderr_color();
+    let arch = req.target.sm;
+    let mut diagnostics = db::diagnostics(&db, file).clone();
+    diagnostics.extend(db::target_diagnostics(&db, file, arch));
+    let mut cubin = None;
+    let mut stats = Vec::new();
+    if diagnostics
+        .iter()
+        .all(|d| d.severity != db::Severity::Error)
+    {
+        // Compile kernel by kernel first so that each kernel's compile time is its own; the
+        // `cubin` query then reuses the memoized results.
+        let mut times = Vec::new();
+        for kt in db::kernel_targets(&db, file, &req.target) {
+            let start = Instant::now();
+            let _ = db::kernel_stats(&db, kt);
+            times.push((kt, start.elapsed()));
+        }
+        let ft = db::FileTarget::new(&db, file, req.target.clone());
+        let out = db::cubin(&db, ft);
+        diagnostics.extend(out.diagnostics.iter().cloned());
+        for (kt, _) in &times {
+            if let Ok(s) = db::kernel_stats(&db, *kt) {
+                stats.push(s.clone());
+            }
+        }
+        if let Some(bytes) = &out.bytes {
+            if let Some(report) = req.report {
+                let gmem = db::module_data(&db, file)
+                    .as_ref()
+                    .map(|d| d.globals.iter().map(|g| g.size).sum::<u64>())
+                    .unwrap_or(0);
+                print_report(report, arch, gmem, &db, &times);
+            }
+            if req.sass {
+                for (kt, _) in &times {
+                    if let Ok(e) = db::encoded(&db, *kt) {
+                        let name = kt.function(&db).name(&db);
+                        println!("//--------------------- .text.{name} --------------------------");
+                        for l in &e.listing {
+                            println!("        {l}");
+                        }
+                    }
+                }
+            }
+            cubin = Some(bytes.clone());
+        }
+    }
+    if !req.warnings {
+        diagnostics.retain(|d| d.severity == db::Severity::Error);
+    }
+    let mut errors = 0;
+    for d in &diagnostics {
+        let is_error = d.severity == db::Severity::Error || req.warnings_as_errors;
+        errors += usize::from(is_error);
+        eprint!("{}", render::render(req.path, file.text(&db), d, color));
+    }
+    if errors > 0 {
+        cubin = None;
+    }
+    Outcome {
+        cubin,
+        errors,
+        stats,
+    }
+}
+
+/// Prints ptxas's `-v` resource report (format checked against ptxas 13.0.88's output).
+fn print_report(
+    report: Report,
+    arch: db::Sm,
+    gmem: u64,
+    db: &db::RootDatabase,
+    kernels: &[(db::KernelTarget<'_>, std::time::Duration)],
+) {
+    let mut text = String::new();
+    let tool = report.tool;
+    let info = format!("{tool} info    : ");
+    if report.ptxas_lines {
+        text.push_str(&format!("{info}{gmem} bytes gmem\n"));
+    }
+    for (kt, time) in kernels {
+        let Ok(s) = db::kernel_stats(db, *kt) else {
+            continue;
+        };
+        let name = &s.name;
+        text.push_str(&format!(
+            "{info}Compiling entry function '{name}' for '{arch}'\n"
+        ));
+        text.push_str(&format!("{info}Function properties for {name}\n"));
+        text.push_str(&format!(
+            "    {} bytes stack frame, {} bytes spill stores, {} bytes spill loads\n",
+            s.stack_frame, s.spill_stores, s.spill_loads
+        ));
+        let smem = if s.shared_bytes > 0 {
+            format!(", {} bytes smem", s.shared_bytes)
+        } else {
+            String::new()
+        };
+        // ptxas lists cmem[0] only below sm_90.
+        let cmem = if arch.number < 90 {
+            format!(", {} bytes cmem[0]", s.cmem0)
+        } else {
+            String::new()
+        };
+        text.push_str(&format!(
+            "{info}Used {} registers, used {} barriers{smem}{cmem}\n",
+            s.registers, s.barriers
+        ));
+        if report.ptxas_lines {
+            text.push_str(&format!(
+                "{info}Compile time = {:.3} ms\n",
+                time.as_secs_f64() * 1e3
+            ));
+        }
+    }
+    // A closed pipe (e.g. `| head`) is not an error worth a panic.
+    let _ = if report.to_stderr {
+        std::io::stderr().write_all(text.as_bytes())
+    } else {
+        std::io::stdout().write_all(text.as_bytes())
+    };
+}
