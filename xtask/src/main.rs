@@ -7,6 +7,7 @@ mod corpus;
 mod cubin_names;
 mod fuzz;
 mod fuzz_cubin;
+mod gpu_check;
 mod mutate;
 mod oracle;
 mod sass_probe;
@@ -37,6 +38,9 @@ commands:
   hazard-learn --arch sm_XX [--dir DIR]
                             learn crates/hazard/tables/<sm>.txt (latencies, scoreboard use)
                             from ptxas output for the corpus
+  gpu-check [prepare | compare RESULTS] [--arch sm_XX] [--out DIR] [--limit N]
+                            run kiln's and ptxas's cubins on an NVIDIA GPU and compare
+                            (needs a GPU; not part of CI; see xtask/src/gpu_check.rs)
 ";
 
 fn main() -> ExitCode {
@@ -54,6 +58,7 @@ fn main() -> ExitCode {
         "fuzz" => fuzz::run(rest),
         "sass-probe" => sass_probe::run(rest),
         "hazard-learn" => corpus::hazard::learn(rest),
+        "gpu-check" => gpu_check::run(rest),
         "-h" | "--help" | "help" => {
             print!("{USAGE}");
             Ok(())
