@@ -321,6 +321,24 @@ fn tool_check(cubin_path: &Path, bytes: &[u8], listing: &[String]) -> Result<(),
     cubin::listing::compare_with_cuobjdump(&model, &String::from_utf8_lossy(&cu.stdout))
 }
 
+/// (kernel, registers) from ptxas's `-v` report: each `Compiling entry function 'K'` line is
+/// followed by a `Used N registers` line.
+fn registers_from_report(log: &str) -> Vec<(String, u32)> {
+    let mut out = Vec::new();
+    let mut current: Option<String> = None;
+    for line in log.lines() {
+        if let Some(rest) = line.split("Compiling entry function '").nth(1) {
+            current = rest.split('\'').next().map(String::from);
+        } else if let Some(rest) = line.split(": Used ").nth(1)
+            && let Some(n) = rest.split(' ').next().and_then(|n| n.parse().ok())
+            && let Some(k) = current.take()
+        {
+            out.push((k, n));
+        }
+    }
+    out
+}
+
 fn median(mut v: Vec<f64>) -> f64 {
     if v.is_empty() {
         return 0.0;
@@ -381,6 +399,22 @@ pub fn run(args: &CorpusArgs) -> Result<(), String> {
             (a == arch).then(|| (p.clone(), rel.to_string_lossy().into_owned(), text))
         })
         .collect();
+    // A folder without ptxas's per-kernel table (never-seen PTX such as test-data/unseen):
+    // ptxas's `-v` report gives the registers.
+    if ptxas_regs.is_empty() {
+        let reports = super::par_map(
+            "ptxas -v",
+            &files,
+            |(_, rel, text)| match super::ptxas_cubin(text, &arch, &["-v"]) {
+                Ok(PtxasOutcome::Ok { log, .. }) => registers_from_report(&log)
+                    .into_iter()
+                    .map(|(k, r)| ((rel.clone(), k), r))
+                    .collect(),
+                _ => Vec::new(),
+            },
+        );
+        ptxas_regs.extend(reports.into_iter().flatten());
+    }
     let tmp = super::cache_dir("kiln-compile");
     std::fs::create_dir_all(&tmp).map_err(|e| e.to_string())?;
     let results = super::par_map("compile", &files, |(p, rel, text)| {
@@ -464,4 +498,17 @@ pub fn run(args: &CorpusArgs) -> Result<(), String> {
         median(instr_ratio)
     );
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn registers_from_ptxas_report() {
+        // Lines as ptxas 13.0.88 writes them with -v.
+        let log = "ptxas info    : 0 bytes gmem\nptxas info    : Compiling entry function 'k1' for 'sm_90'\nptxas info    : Function properties for k1\n    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\nptxas info    : Used 10 registers, used 0 barriers\nptxas info    : Compiling entry function 'k2' for 'sm_90'\nptxas info    : Used 32 registers, used 1 barriers, 8 bytes smem\n";
+        assert_eq!(
+            super::registers_from_report(log),
+            vec![("k1".to_string(), 10), ("k2".to_string(), 32)]
+        );
+    }
 }
