@@ -3,6 +3,7 @@
 //! Every subcommand lives in its own module; `main` only dispatches. Arguments are parsed by
 //! hand (no clap) so that `cargo xtask` builds in seconds.
 
+mod bench;
 mod corpus;
 mod cubin_names;
 mod fuzz;
@@ -38,6 +39,9 @@ commands:
   hazard-learn --arch sm_XX [--dir DIR]
                             learn crates/hazard/tables/<sm>.txt (latencies, scoreboard use)
                             from ptxas output for the corpus
+  bench compile --arch sm_XX [--runs N]
+                            kiln vs ptxas, whole process, cold, on the corpus files kiln
+                            compiles completely (time and peak memory)
   gpu-check [prepare | compare RESULTS] [--arch sm_XX] [--out DIR] [--limit N]
                             run kiln's and ptxas's cubins on an NVIDIA GPU and compare
                             (needs a GPU; not part of CI; see xtask/src/gpu_check.rs)
@@ -59,6 +63,7 @@ fn main() -> ExitCode {
         "sass-probe" => sass_probe::run(rest),
         "hazard-learn" => corpus::hazard::learn(rest),
         "gpu-check" => gpu_check::run(rest),
+        "bench" => bench::run(rest),
         "-h" | "--help" | "help" => {
             print!("{USAGE}");
             Ok(())
