@@ -171,6 +171,8 @@ pub fn schedule(f: &Func, assign: &dyn Fn(VReg) -> u8, sm: u32) -> Schedule {
     let mut block_start = Vec::new();
     let mut ready: HashMap<PhysKey, u64> = HashMap::new();
     let mut pending_write: HashMap<PhysKey, u8> = HashMap::new();
+    // A register may be read by several in-flight instructions with different scoreboards:
+    // its entry is the mask of all of them (an overwrite waits on every one).
     let mut pending_read: HashMap<PhysKey, u8> = HashMap::new();
     let mut next_sb = 0u8;
     // Issue cycle of the last slot.
@@ -184,8 +186,11 @@ pub fn schedule(f: &Func, assign: &dyn Fn(VReg) -> u8, sm: u32) -> Schedule {
             let drain = (j == 0 && k > 0) || matches!(i.base_op(), "BRA" | "WARPSYNC");
             let mut wait = 0u8;
             if drain {
-                for sb in pending_write.values().chain(pending_read.values()) {
+                for sb in pending_write.values() {
                     wait |= 1 << sb;
+                }
+                for mask in pending_read.values() {
+                    wait |= mask;
                 }
             } else {
                 for r in reads.iter().chain(&writes) {
@@ -194,13 +199,16 @@ pub fn schedule(f: &Func, assign: &dyn Fn(VReg) -> u8, sm: u32) -> Schedule {
                     }
                 }
                 for r in &writes {
-                    if let Some(sb) = pending_read.get(r) {
-                        wait |= 1 << sb;
+                    if let Some(mask) = pending_read.get(r) {
+                        wait |= mask;
                     }
                 }
             }
             pending_write.retain(|_, sb| wait & (1 << *sb) == 0);
-            pending_read.retain(|_, sb| wait & (1 << *sb) == 0);
+            for mask in pending_read.values_mut() {
+                *mask &= !wait;
+            }
+            pending_read.retain(|_, mask| *mask != 0);
             let earliest = if drain {
                 ready.values().copied().max().unwrap_or(0)
             } else {
@@ -259,7 +267,7 @@ pub fn schedule(f: &Func, assign: &dyn Fn(VReg) -> u8, sm: u32) -> Schedule {
                 if !reads.is_empty() {
                     c.read_sb = next_sb;
                     for r in &reads {
-                        pending_read.insert(*r, next_sb);
+                        *pending_read.entry(*r).or_default() |= 1 << next_sb;
                     }
                     next_sb = (next_sb + 1) % 6;
                 }
@@ -365,5 +373,45 @@ mod tests {
             1 << 1,
             "overwriting the stored register waits for the read"
         );
+    }
+
+    #[test]
+    fn overwrite_waits_for_every_store_reading_the_register() {
+        // Two stores read the same address pair with different read scoreboards; the
+        // instruction that then overwrites the address must wait on both (a kernel of
+        // cuda-samples/alignedTypes was rejected by the hazard checker when only the last
+        // store's scoreboard was remembered).
+        let mut f = Func::new("k");
+        let b = f.new_block();
+        f.order.push(b);
+        let addr = Reg::Phys {
+            class: Class::R,
+            index: 12,
+            width: 2,
+        };
+        let store = |offset| {
+            Inst::new(
+                "STG.E",
+                vec![
+                    Operand::Mem {
+                        base: addr,
+                        offset,
+                        desc: None,
+                    },
+                    Operand::r(r(2)),
+                ],
+                vec![],
+            )
+        };
+        f.blocks[b].insts = vec![
+            store(-4),
+            store(0),
+            Inst::new("MOV", vec![Operand::r(r(12)), Operand::rz()], vec![0]),
+            Inst::new("EXIT", vec![], vec![]),
+        ];
+        let s = schedule(&f, &|_| 0, 90);
+        let c: Vec<Ctrl> = s.slots.iter().map(|x| x.1).collect();
+        assert_ne!(c[0].read_sb, c[1].read_sb);
+        assert_eq!(c[2].wait_mask, (1 << c[0].read_sb) | (1 << c[1].read_sb));
     }
 }
