@@ -26,6 +26,7 @@ const EXAMPLES: &[&str] = &[
     "../../test-data/codegen/divrem.ptx",
     "../../test-data/codegen/globals.ptx",
     "../../test-data/codegen/warpsync.ptx",
+    "../../test-data/codegen/warp.ptx",
 ];
 
 /// The refusals the examples are expected to meet: (file, SM).

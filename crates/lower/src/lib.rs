@@ -18,6 +18,8 @@
 
 #![forbid(unsafe_code)]
 
+mod warp;
+
 use ir::{Block, Class, Func, Guard, Inst, Operand, Reg, VReg};
 use rustc_hash::FxHashMap;
 use syntax::ast::{self, AstNode, DeclLike, LiteralValue};
@@ -186,6 +188,9 @@ struct Cx {
     unsupported_regs: FxHashMap<String, String>,
     guard: Option<Guard>,
     needs_desc: bool,
+    /// The `WARPSYNC`s placed before warp collectives (block, index), removed when the
+    /// kernel cannot diverge (`warp.rs`).
+    collective_syncs: Vec<(Block, usize)>,
 }
 
 /// Lowers one kernel. `function` is the `FUNCTION` node (trivia-free tree from the db).
@@ -233,6 +238,7 @@ pub fn lower_kernel(
         origin: None,
         guard: None,
         needs_desc: false,
+        collective_syncs: Vec::new(),
     };
     // Parameters.
     let mut params = Vec::new();
@@ -336,6 +342,7 @@ pub fn lower_kernel(
         }
     }
     cx.block(&body)?;
+    cx.drop_collective_syncs();
     // The empty block opened after a final `ret` is not a label: drop it.
     while cx.f.order.len() > 1 {
         let last = *cx.f.order.last().expect("blocks");
@@ -1200,6 +1207,9 @@ impl Cx {
                 ));
                 Ok(())
             }
+            "shfl" => self.shfl(node, mods, ops),
+            "vote" => self.vote(node, mods, ops),
+            "activemask" => self.activemask(node, ops),
             other => unsup(&format!("instruction `{other}`")),
         }
     }

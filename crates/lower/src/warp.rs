@@ -1,0 +1,201 @@
+//! Warp-synchronous instructions: `shfl.sync`, `vote.sync`, `activemask`.
+//!
+//! SASS forms are ptxas 13.0.88's (checked with `nvdisasm -c` on sm_80 and sm_90):
+//! * `shfl.sync.MODE.b32 d[|p], a, b, c, mask` → `SHFL.MODE Pd|PT, Rd, Ra, b, c` where `b`
+//!   (lane/offset, 5 bits) and `c` (clamp and segment mask, 13 bits) are immediates or
+//!   registers and an immediate 0 is printed `RZ`, as ptxas does;
+//! * `vote.sync.ballot.b32 d, p, mask` → `VOTE.ANY Rd, PT, p`; `vote.sync.any/all/uni.pred`
+//!   → `VOTE.ANY Pd, p` / `VOTE.ALL Pd, p` / `VOTE.EQ Pd, p`;
+//! * `activemask.b32 d` → `VOTE.ANY Rd, PT, PT` (the ballot of `true` over the executing
+//!   threads; ptxas uses the uniform `VOTEU.ANY` when the result is warp-uniform, kiln has no
+//!   uniform datapath yet).
+//!
+//! Convergence: kiln places no BSSY/BSYNC around divergent regions (ptxas does). So that the
+//! threads named by the member mask execute the collective together, each `.sync` collective
+//! is preceded by `WARPSYNC mask` (`WARPSYNC.ALL` on sm_90 for a full mask), which is the
+//! meaning PTX gives the member mask. A kernel without any predicated branch cannot diverge,
+//! and there these `WARPSYNC`s are removed again ([`Cx::drop_collective_syncs`]).
+
+use ir::{Inst, Operand, Reg};
+use syntax::SyntaxNode;
+use syntax::ast::{self, AstNode};
+
+use crate::{Cx, LowerError, Src, Ty, malformed, unsupported};
+
+impl Cx {
+    /// `WARPSYNC` for a collective's member mask (an immediate or a register).
+    fn collective_sync(
+        &mut self,
+        node: &SyntaxNode,
+        mask: &ast::Operand,
+    ) -> Result<(), LowerError> {
+        let inst = match self.src(mask)? {
+            Src::Imm(v) if v as u32 == u32::MAX => {
+                if self.target.sm >= 90 {
+                    Inst::new("WARPSYNC.ALL", vec![], vec![])
+                } else {
+                    Inst::new("WARPSYNC", vec![Operand::Hex(u32::MAX)], vec![])
+                }
+            }
+            Src::Imm(_) => {
+                return Err(unsupported(
+                    node,
+                    "a warp collective with a constant member mask other than -1",
+                ));
+            }
+            _ => {
+                let r = self.reg_src(mask, 1)?;
+                Inst::new("WARPSYNC", vec![Operand::r(r)], vec![])
+            }
+        };
+        self.push(inst);
+        let b = self.cur;
+        self.collective_syncs
+            .push((b, self.f.blocks[b].insts.len() - 1));
+        Ok(())
+    }
+
+    /// An operand of SHFL: an immediate below `limit` (0 as `RZ`) or a register.
+    fn shfl_operand(&mut self, o: &ast::Operand, limit: u64) -> Result<Operand, LowerError> {
+        match self.src(o)? {
+            Src::Imm(0) => Ok(Operand::rz()),
+            Src::Imm(v) if v < limit => Ok(Operand::Imm(v as i64)),
+            Src::Imm(_) => Err(unsupported(
+                o.syntax(),
+                "shfl lane or clamp immediate out of range",
+            )),
+            _ => Ok(Operand::r(self.reg_src(o, 1)?)),
+        }
+    }
+
+    pub(crate) fn shfl(
+        &mut self,
+        node: &SyntaxNode,
+        mods: &[String],
+        ops: &[ast::Operand],
+    ) -> Result<(), LowerError> {
+        let has = |m: &str| mods.iter().any(|x| x == m);
+        if !has(".sync") || ops.len() != 5 {
+            return Err(unsupported(node, "shfl without .sync"));
+        }
+        if self.guard.is_some() {
+            return Err(unsupported(node, "predicated shfl.sync"));
+        }
+        let mode = [".up", ".down", ".bfly", ".idx"]
+            .into_iter()
+            .find(|m| has(m))
+            .ok_or_else(|| malformed(node, "shfl without a mode"))?;
+        let ty = Self::ty_of(node, mods)?;
+        if !matches!(ty, Ty::B32 | Ty::U32 | Ty::S32 | Ty::F32) {
+            return Err(unsupported(node, "shfl of this type"));
+        }
+        // `d|p`: the value and the lane-in-range predicate.
+        let (d_op, p_op) = match &ops[0] {
+            ast::Operand::Binary(b) if b.op().is_some_and(|t| t.text() == "|") => (
+                b.lhs().ok_or_else(|| malformed(node, "shfl destination"))?,
+                b.rhs(),
+            ),
+            o => (o.clone(), None),
+        };
+        let d = self.dst(&d_op, 1)?;
+        let p = match &p_op {
+            Some(p) => Operand::r(self.pred_dst(p)?),
+            None => Operand::pt(),
+        };
+        let a = self.reg_src(&ops[1], 1)?;
+        let b = self.shfl_operand(&ops[2], 32)?;
+        let c = self.shfl_operand(&ops[3], 0x2000)?;
+        self.collective_sync(node, &ops[4])?;
+        let op = format!("SHFL.{}", mode[1..].to_ascii_uppercase());
+        // Through a temporary when the result overwrites a source (the SHFL reads all lanes'
+        // `a` as it writes `d`; a fresh destination keeps the IR free of such overlaps).
+        let t = self.tmp(1);
+        self.push(Inst::new(
+            op.as_str(),
+            vec![p, Operand::r(Reg::v(t, 1)), Operand::r(a), b, c],
+            vec![0, 1],
+        ));
+        self.push(Inst::new(
+            "MOV",
+            vec![Operand::r(d), Operand::r(Reg::v(t, 1))],
+            vec![0],
+        ));
+        Ok(())
+    }
+
+    pub(crate) fn vote(
+        &mut self,
+        node: &SyntaxNode,
+        mods: &[String],
+        ops: &[ast::Operand],
+    ) -> Result<(), LowerError> {
+        let has = |m: &str| mods.iter().any(|x| x == m);
+        if !has(".sync") || ops.len() != 3 {
+            return Err(unsupported(node, "vote without .sync"));
+        }
+        if self.guard.is_some() {
+            return Err(unsupported(node, "predicated vote.sync"));
+        }
+        let src = self.pred_src(&ops[1])?;
+        if has(".ballot") {
+            let d = self.dst(&ops[0], 1)?;
+            self.collective_sync(node, &ops[2])?;
+            self.push(Inst::new(
+                "VOTE.ANY",
+                vec![Operand::r(d), Operand::pt(), src],
+                vec![0],
+            ));
+            return Ok(());
+        }
+        let op = if has(".any") {
+            "VOTE.ANY"
+        } else if has(".all") {
+            "VOTE.ALL"
+        } else if has(".uni") {
+            "VOTE.EQ"
+        } else {
+            return Err(unsupported(node, "this vote mode"));
+        };
+        let d = self.pred_dst(&ops[0])?;
+        self.collective_sync(node, &ops[2])?;
+        self.push(Inst::new(op, vec![Operand::r(d), src], vec![0]));
+        Ok(())
+    }
+
+    pub(crate) fn activemask(
+        &mut self,
+        node: &SyntaxNode,
+        ops: &[ast::Operand],
+    ) -> Result<(), LowerError> {
+        if ops.len() != 1 {
+            return Err(malformed(node, "activemask takes one operand"));
+        }
+        let d = self.dst(&ops[0], 1)?;
+        self.push(Inst::new(
+            "VOTE.ANY",
+            vec![Operand::r(d), Operand::pt(), Operand::pt()],
+            vec![0],
+        ));
+        Ok(())
+    }
+
+    /// Removes the `WARPSYNC`s placed before collectives when the kernel has no predicated
+    /// branch: its threads never diverge, so they execute every collective together.
+    pub(crate) fn drop_collective_syncs(&mut self) {
+        let divergent = self.f.order.iter().any(|b| {
+            self.f.blocks[*b]
+                .insts
+                .iter()
+                .any(|i| i.guard.is_some() && i.base_op() == "BRA")
+        });
+        if divergent {
+            return;
+        }
+        let mut syncs = std::mem::take(&mut self.collective_syncs);
+        // Highest index first within a block, so earlier indices stay valid.
+        syncs.sort_by(|a, b| b.1.cmp(&a.1));
+        for (b, i) in syncs {
+            self.f.blocks[b].insts.remove(i);
+        }
+    }
+}
