@@ -193,7 +193,7 @@ impl Cx {
         }
         let mut syncs = std::mem::take(&mut self.collective_syncs);
         // Highest index first within a block, so earlier indices stay valid.
-        syncs.sort_by(|a, b| b.1.cmp(&a.1));
+        syncs.sort_by_key(|s| std::cmp::Reverse(s.1));
         for (b, i) in syncs {
             self.f.blocks[b].insts.remove(i);
         }
