@@ -755,10 +755,11 @@ fn redux(ctx: &Ctx<'_>, w: &mut Warp, inst: &Inst, exec: u32) -> R<()> {
         let v = raw32(ctx, w, l, a)?;
         acc = Some(match acc {
             None => v,
-            // nvdisasm prints the default operation (sum) without a modifier.
+            // nvdisasm prints the default operation, AND, without a modifier (ptxas 13.0.88
+            // compiles `redux.sync.and.b32` to `REDUX UR, R` and `.add` to `REDUX.SUM`).
             Some(x) => match inst.mods.first().map(String::as_str) {
-                Some("SUM") | None => x.wrapping_add(v),
-                Some("AND") => x & v,
+                Some("SUM") => x.wrapping_add(v),
+                Some("AND") | None => x & v,
                 Some("OR") => x | v,
                 Some("XOR") => x ^ v,
                 Some("MIN") if signed => (x as i32).min(v as i32) as u32,
@@ -902,10 +903,14 @@ fn lane_op(ctx: &mut Ctx<'_>, w: &mut Warp, inst: &Inst, l: usize, active: u32) 
         }
         "FLO" => {
             check_mods(inst, &["U32", "SH"])?;
-            if !inst.has_mod("U32") {
-                return unsupported("FLO without .U32 (signed find-leading-one)");
-            }
             let a = int32(ctx, w, l, o(1)?)?;
+            // Signed FLO finds the most significant bit that differs from the sign bit:
+            // ptxas compiles PTX's `bfind.s32` ("the most significant non-sign bit") to it.
+            let a = if !inst.has_mod("U32") && (a as i32) < 0 {
+                !a
+            } else {
+                a
+            };
             let v = if a == 0 {
                 u32::MAX
             } else if inst.has_mod("SH") {

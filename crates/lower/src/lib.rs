@@ -18,6 +18,7 @@
 
 #![forbid(unsafe_code)]
 
+mod bits;
 mod warp;
 
 use ir::{Block, Class, Func, Guard, Inst, Operand, Reg, VReg};
@@ -1103,6 +1104,9 @@ impl Cx {
             "neg" | "abs" => {
                 Self::need(node, ops, 2)?;
                 let ty = Self::ty_of(node, mods)?;
+                if let Some(r) = self.int_neg_abs(opcode == "neg", ty, ops) {
+                    return r;
+                }
                 let Some((_, w)) = float_kind(ty).filter(|_| !has(".ftz")) else {
                     return unsup(&format!("{opcode} of this type"));
                 };
@@ -1208,7 +1212,9 @@ impl Cx {
                 Ok(())
             }
             "shfl" => self.shfl(node, mods, ops),
+            "clz" | "brev" | "popc" | "bfind" => self.bit_count(node, opcode, mods, ops),
             "vote" => self.vote(node, mods, ops),
+            "redux" => self.redux(node, mods, ops),
             "activemask" => self.activemask(node, ops),
             other => unsup(&format!("instruction `{other}`")),
         }

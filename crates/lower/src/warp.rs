@@ -1,4 +1,4 @@
-//! Warp-synchronous instructions: `shfl.sync`, `vote.sync`, `activemask`.
+//! Warp-synchronous instructions: `shfl.sync`, `vote.sync`, `redux.sync`, `activemask`.
 //!
 //! SASS forms are ptxas 13.0.88's (checked with `nvdisasm -c` on sm_80 and sm_90):
 //! * `shfl.sync.MODE.b32 d[|p], a, b, c, mask` → `SHFL.MODE Pd|PT, Rd, Ra, b, c` where `b`
@@ -22,12 +22,21 @@ use syntax::ast::{self, AstNode};
 
 use crate::{Cx, LowerError, Src, Ty, malformed, unsupported};
 
+/// The uniform register a `REDUX` result passes through (UR4–UR5 hold the global memory
+/// descriptor, UR6–UR7 the sm_90 shared window base).
+const REDUX_UR: u8 = 8;
+
 impl Cx {
     /// `WARPSYNC` for a collective's member mask (an immediate or a register).
+    ///
+    /// A register mask is accepted only where `register_mask` says so: `SHFL` reads only the
+    /// lanes it names, but `VOTE` and `REDUX` combine every active thread, and after
+    /// `WARPSYNC mask` threads outside the mask may be active too.
     fn collective_sync(
         &mut self,
         node: &SyntaxNode,
         mask: &ast::Operand,
+        register_mask: bool,
     ) -> Result<(), LowerError> {
         let inst = match self.src(mask)? {
             Src::Imm(v) if v as u32 == u32::MAX => {
@@ -41,6 +50,12 @@ impl Cx {
                 return Err(unsupported(
                     node,
                     "a warp collective with a constant member mask other than -1",
+                ));
+            }
+            _ if !register_mask => {
+                return Err(unsupported(
+                    node,
+                    "this warp collective with a member mask other than -1",
                 ));
             }
             _ => {
@@ -105,7 +120,7 @@ impl Cx {
         let a = self.reg_src(&ops[1], 1)?;
         let b = self.shfl_operand(&ops[2], 32)?;
         let c = self.shfl_operand(&ops[3], 0x2000)?;
-        self.collective_sync(node, &ops[4])?;
+        self.collective_sync(node, &ops[4], true)?;
         let op = format!("SHFL.{}", mode[1..].to_ascii_uppercase());
         // Through a temporary when the result overwrites a source (the SHFL reads all lanes'
         // `a` as it writes `d`; a fresh destination keeps the IR free of such overlaps).
@@ -139,7 +154,7 @@ impl Cx {
         let src = self.pred_src(&ops[1])?;
         if has(".ballot") {
             let d = self.dst(&ops[0], 1)?;
-            self.collective_sync(node, &ops[2])?;
+            self.collective_sync(node, &ops[2], false)?;
             self.push(Inst::new(
                 "VOTE.ANY",
                 vec![Operand::r(d), Operand::pt(), src],
@@ -157,8 +172,76 @@ impl Cx {
             return Err(unsupported(node, "this vote mode"));
         };
         let d = self.pred_dst(&ops[0])?;
-        self.collective_sync(node, &ops[2])?;
+        self.collective_sync(node, &ops[2], false)?;
         self.push(Inst::new(op, vec![Operand::r(d), src], vec![0]));
+        Ok(())
+    }
+
+    /// `redux.sync.OP.TYPE d, a, mask` → `REDUX.OP URx, a` + `MOV d, URx` (ptxas's forms:
+    /// `.SUM.S32`/`.SUM`, `.MIN`/`.MIN.S32`, `.MAX`/`.MAX.S32`, `REDUX` for and, `.OR`,
+    /// `.XOR`). The uniform result lives in the fixed scratch register UR8 only until the
+    /// `MOV` that follows (kiln allocates no uniform registers yet).
+    pub(crate) fn redux(
+        &mut self,
+        node: &SyntaxNode,
+        mods: &[String],
+        ops: &[ast::Operand],
+    ) -> Result<(), LowerError> {
+        let has = |m: &str| mods.iter().any(|x| x == m);
+        if !has(".sync") || ops.len() != 3 {
+            return Err(malformed(node, "redux without .sync"));
+        }
+        if self.guard.is_some() {
+            return Err(unsupported(node, "predicated redux.sync"));
+        }
+        let ty = Self::ty_of(node, mods)?;
+        let signed = ty == Ty::S32;
+        let op = match (
+            mods.iter()
+                .find(|m| {
+                    matches!(
+                        m.as_str(),
+                        ".add" | ".min" | ".max" | ".and" | ".or" | ".xor"
+                    )
+                })
+                .map(String::as_str),
+            ty,
+        ) {
+            (Some(".add"), Ty::S32) => "REDUX.SUM.S32",
+            (Some(".add"), Ty::U32) => "REDUX.SUM",
+            (Some(".min"), Ty::S32 | Ty::U32) => {
+                if signed {
+                    "REDUX.MIN.S32"
+                } else {
+                    "REDUX.MIN"
+                }
+            }
+            (Some(".max"), Ty::S32 | Ty::U32) => {
+                if signed {
+                    "REDUX.MAX.S32"
+                } else {
+                    "REDUX.MAX"
+                }
+            }
+            (Some(".and"), Ty::B32) => "REDUX",
+            (Some(".or"), Ty::B32) => "REDUX.OR",
+            (Some(".xor"), Ty::B32) => "REDUX.XOR",
+            _ => return Err(unsupported(node, "this redux form")),
+        };
+        let a = self.reg_src(&ops[1], 1)?;
+        let d = self.dst(&ops[0], 1)?;
+        self.collective_sync(node, &ops[2], false)?;
+        let ur = Reg::Phys {
+            class: ir::Class::UR,
+            index: REDUX_UR,
+            width: 1,
+        };
+        self.push(Inst::new(op, vec![Operand::r(ur), Operand::r(a)], vec![0]));
+        self.push(Inst::new(
+            "MOV",
+            vec![Operand::r(d), Operand::r(ur)],
+            vec![0],
+        ));
         Ok(())
     }
 
