@@ -28,6 +28,7 @@ const EXAMPLES: &[&str] = &[
     "../../test-data/codegen/warpsync.ptx",
     "../../test-data/codegen/warp.ptx",
     "../../test-data/codegen/bits.ptx",
+    "../../test-data/codegen/fence.ptx",
 ];
 
 /// The refusals the examples are expected to meet: (file, SM).

@@ -19,6 +19,7 @@
 #![forbid(unsafe_code)]
 
 mod bits;
+mod fence;
 mod warp;
 
 use ir::{Block, Class, Func, Guard, Inst, Operand, Reg, VReg};
@@ -1215,6 +1216,7 @@ impl Cx {
             "clz" | "brev" | "popc" | "bfind" => self.bit_count(node, opcode, mods, ops),
             "vote" => self.vote(node, mods, ops),
             "redux" => self.redux(node, mods, ops),
+            "membar" | "fence" => self.fence(node, opcode, mods),
             "activemask" => self.activemask(node, ops),
             other => unsup(&format!("instruction `{other}`")),
         }

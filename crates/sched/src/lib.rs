@@ -177,6 +177,8 @@ pub fn schedule(f: &Func, assign: &dyn Fn(VReg) -> u8, sm: u32) -> Schedule {
     // its entry is the mask of all of them (an overwrite waits on every one).
     let mut pending_read: HashMap<PhysKey, u8> = HashMap::new();
     let mut next_sb = 0u8;
+    // The scoreboard of a `MEMBAR` the next instruction must wait on.
+    let mut fence_wait: Option<u8> = None;
     // Issue cycle of the last slot.
     let mut last_issue: u64 = 0;
     for (k, b) in f.order.iter().enumerate() {
@@ -185,8 +187,15 @@ pub fn schedule(f: &Func, assign: &dyn Fn(VReg) -> u8, sm: u32) -> Schedule {
             let reads: Vec<PhysKey> = i.use_regs().flat_map(|r| phys(f, r, assign)).collect();
             let writes: Vec<PhysKey> = i.def_regs().flat_map(|r| phys(f, r, assign)).collect();
             // Control flow and warp reconvergence see every earlier result complete.
-            let drain = (j == 0 && k > 0) || matches!(i.base_op(), "BRA" | "WARPSYNC");
-            let mut wait = 0u8;
+            // Memory fences also start with every earlier access complete, and the
+            // instruction after a `MEMBAR` waits for it (ptxas gives `MEMBAR` a scoreboard
+            // that the next memory access waits on).
+            let drain = (j == 0 && k > 0)
+                || matches!(
+                    i.base_op(),
+                    "BRA" | "WARPSYNC" | "MEMBAR" | "ERRBAR" | "CGAERRBAR" | "CCTL"
+                );
+            let mut wait = fence_wait.take().map_or(0, |sb| 1u8 << sb);
             if drain {
                 for sb in pending_write.values() {
                     wait |= 1 << sb;
@@ -278,6 +287,12 @@ pub fn schedule(f: &Func, assign: &dyn Fn(VReg) -> u8, sm: u32) -> Schedule {
                 for w in &writes {
                     ready.insert(*w, issue + fixed_latency(i, w.0, &lat));
                 }
+            }
+            if i.base_op() == "MEMBAR" {
+                c.read_sb = next_sb;
+                fence_wait = Some(next_sb);
+                next_sb = (next_sb + 1) % 6;
+                c.stall = c.stall.max(lat.sb_setup);
             }
             if i.is_terminator() {
                 c.stall = c.stall.max(lat.branch);
