@@ -34,7 +34,7 @@ impl Cx {
             return Err(unsupported(node, format!("predicated {opcode}")));
         }
         self.push(Inst::new(
-            &format!("MEMBAR.{order}.{scope}"),
+            format!("MEMBAR.{order}.{scope}"),
             vec![],
             vec![],
         ));
