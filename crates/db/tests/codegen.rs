@@ -29,6 +29,7 @@ const EXAMPLES: &[&str] = &[
     "../../test-data/codegen/warp.ptx",
     "../../test-data/codegen/bits.ptx",
     "../../test-data/codegen/fence.ptx",
+    "../../test-data/codegen/set.ptx",
 ];
 
 /// The refusals the examples are expected to meet: (file, SM).

@@ -33,11 +33,7 @@ impl Cx {
         if self.guard.is_some() {
             return Err(unsupported(node, format!("predicated {opcode}")));
         }
-        self.push(Inst::new(
-            format!("MEMBAR.{order}.{scope}"),
-            vec![],
-            vec![],
-        ));
+        self.push(Inst::new(format!("MEMBAR.{order}.{scope}"), vec![], vec![]));
         if scope != "CTA" {
             self.push(Inst::new("ERRBAR", vec![], vec![]));
             if self.target.sm >= 90 {

@@ -20,6 +20,7 @@
 
 mod bits;
 mod fence;
+mod set;
 mod warp;
 
 use ir::{Block, Class, Func, Guard, Inst, Operand, Reg, VReg};
@@ -1079,7 +1080,8 @@ impl Cx {
                 Ok(())
             }
             "shl" | "shr" => self.shift(node, opcode == "shl", mods, ops),
-            "setp" => self.setp(node, mods, ops),
+            "setp" => self.setp(node, mods, ops, None),
+            "set" => self.set(node, mods, ops),
             "selp" => {
                 Self::need(node, ops, 4)?;
                 let w = Self::ty_of(node, mods)?.words();
@@ -2262,11 +2264,13 @@ impl Cx {
         Ok(())
     }
 
+    /// `setp`; with `dst`, the result goes to that predicate instead of `ops[0]` (`set`).
     fn setp(
         &mut self,
         node: &SyntaxNode,
         mods: &[String],
         ops: &[ast::Operand],
+        dst: Option<Reg>,
     ) -> Result<(), LowerError> {
         // `setp.cmp[.bool].type p, a, b[, {!}c]`: the combining predicate is ISETP's last
         // source with the bool op in the mnemonic (`ISETP.LT.OR P0, PT, R1, R2, P1`).
@@ -2298,7 +2302,10 @@ impl Cx {
         let bool_op = if bool_op.is_empty() { "AND" } else { bool_op };
         let ty = Self::ty_of(node, mods)?;
         let cmp = mods.first().map(String::as_str).unwrap_or("");
-        let p = self.pred_dst(&ops[0])?;
+        let p = match dst {
+            Some(p) => p,
+            None => self.pred_dst(&ops[0])?,
+        };
         if let Some((fp, w)) = float_kind(ty) {
             let sfx = float_suffix(node, &mods[1..mods.len() - 1], false)?;
             let c = match cmp {
