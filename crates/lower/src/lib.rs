@@ -194,6 +194,8 @@ struct Cx {
     /// The `WARPSYNC`s placed before warp collectives (block, index), removed when the
     /// kernel cannot diverge (`warp.rs`).
     collective_syncs: Vec<(Block, usize)>,
+    /// Registers that hold one integer constant in the whole kernel (`warp.rs`).
+    constants: FxHashMap<String, u64>,
 }
 
 /// Lowers one kernel. `function` is the `FUNCTION` node (trivia-free tree from the db).
@@ -242,6 +244,7 @@ pub fn lower_kernel(
         guard: None,
         needs_desc: false,
         collective_syncs: Vec::new(),
+        constants: warp::single_constant_registers(&body),
     };
     // Parameters.
     let mut params = Vec::new();

@@ -38,7 +38,17 @@ impl Cx {
         mask: &ast::Operand,
         register_mask: bool,
     ) -> Result<(), LowerError> {
+        // A register holding the constant -1 for the whole kernel (`mov.u32 %r, -1;` its only
+        // definition, as nvcc writes full masks) is the full mask.
+        let full_reg = self.full_mask_register(mask);
         let inst = match self.src(mask)? {
+            Src::Reg(..) if full_reg => {
+                if self.target.sm >= 90 {
+                    Inst::new("WARPSYNC.ALL", vec![], vec![])
+                } else {
+                    Inst::new("WARPSYNC", vec![Operand::Hex(u32::MAX)], vec![])
+                }
+            }
             Src::Imm(v) if v as u32 == u32::MAX => {
                 if self.target.sm >= 90 {
                     Inst::new("WARPSYNC.ALL", vec![], vec![])
@@ -68,6 +78,17 @@ impl Cx {
         self.collective_syncs
             .push((b, self.f.blocks[b].insts.len() - 1));
         Ok(())
+    }
+
+    fn full_mask_register(&self, mask: &ast::Operand) -> bool {
+        match mask {
+            ast::Operand::Name(n) => n.name().is_some_and(|t| {
+                self.constants
+                    .get(t.text())
+                    .is_some_and(|v| *v as u32 == u32::MAX)
+            }),
+            _ => false,
+        }
     }
 
     /// An operand of SHFL: an immediate below `limit` (0 as `RZ`) or a register.
@@ -280,5 +301,80 @@ impl Cx {
         for (b, i) in syncs {
             self.f.blocks[b].insts.remove(i);
         }
+    }
+}
+
+/// Registers of a kernel body that hold one constant throughout: their only definition (any
+/// instruction naming them in its first operand counts as one, which over-counts and so errs
+/// on the safe side) is `mov` of an integer literal. Used to recognize member masks written
+/// `mov.u32 %r, -1; vote.sync.ballot.b32 %r2, %p, %r;`. Values are sign-extended literals
+/// (`-1` is `u64::MAX`).
+pub(crate) fn single_constant_registers(body: &ast::Block) -> rustc_hash::FxHashMap<String, u64> {
+    let mut defs: rustc_hash::FxHashMap<String, (usize, Option<u64>)> =
+        rustc_hash::FxHashMap::default();
+    for node in body.syntax().descendants() {
+        let Some(i) = ast::Instruction::cast(node) else {
+            continue;
+        };
+        let ops: Vec<ast::Operand> = i.operands().collect();
+        let Some(first) = ops.first() else { continue };
+        let opcode = i.opcode().map(|t| t.text().to_string()).unwrap_or_default();
+        let value = (opcode == "mov" && i.guard().is_none() && ops.len() == 2)
+            .then(|| ops[1].as_int())
+            .flatten();
+        for n in first
+            .syntax()
+            .descendants_with_tokens()
+            .filter_map(|e| e.into_token())
+            .filter(|t| t.kind() == syntax::SyntaxKind::IDENT)
+        {
+            let e = defs.entry(n.text().to_string()).or_insert((0, None));
+            e.0 += 1;
+            e.1 = value;
+        }
+    }
+    defs.into_iter()
+        .filter_map(|(n, (count, v))| (count == 1).then_some(v).flatten().map(|v| (n, v)))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use syntax::ast::AstNode;
+
+    fn constants(body: &str) -> Vec<(String, u64)> {
+        let text = format!(
+            ".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry k()\n{{\n{body}\n}}\n"
+        );
+        let parse = syntax::parse(&text);
+        let file = syntax::ast::SourceFile::cast(parse.syntax_node()).unwrap();
+        let f = file
+            .syntax()
+            .descendants()
+            .find_map(syntax::ast::Function::cast)
+            .unwrap();
+        let mut v: Vec<_> = super::single_constant_registers(&f.body().unwrap())
+            .into_iter()
+            .collect();
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn only_registers_defined_once_by_a_literal_mov_are_constants() {
+        let c = constants(
+            ".reg .b32 %r<9>; .reg .pred %p<3>;\n\
+             mov.u32 %r1, -1;\n\
+             mov.u32 %r2, -1; add.u32 %r2, %r2, 1;\n\
+             mov.u32 %r3, %r1;\n\
+             @%p1 mov.u32 %r4, -1;\n\
+             { mov.u32 %r5, 7; }\n\
+             shfl.sync.bfly.b32 %r6|%p2, %r1, 1, 31, %r1;\n\
+             mov.u32 %r6, -1;",
+        );
+        assert_eq!(
+            c,
+            vec![("%r1".to_string(), u64::MAX), ("%r5".to_string(), 7)]
+        );
     }
 }
