@@ -30,6 +30,7 @@ const EXAMPLES: &[&str] = &[
     "../../test-data/codegen/bits.ptx",
     "../../test-data/codegen/fence.ptx",
     "../../test-data/codegen/set.ptx",
+    "../../test-data/codegen/small.ptx",
 ];
 
 /// The refusals the examples are expected to meet: (file, SM).

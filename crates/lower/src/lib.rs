@@ -21,6 +21,7 @@
 mod bits;
 mod fence;
 mod set;
+mod small;
 mod warp;
 
 use ir::{Block, Class, Func, Guard, Inst, Operand, Reg, VReg};
@@ -124,6 +125,10 @@ enum Ty {
     S64,
     F64,
     Pred,
+    /// 16-bit integers (`small.rs`: the low half of a 32-bit register).
+    B16,
+    U16,
+    S16,
 }
 
 impl Ty {
@@ -138,6 +143,9 @@ impl Ty {
             ".s64" => Ty::S64,
             ".f64" => Ty::F64,
             ".pred" => Ty::Pred,
+            ".b16" => Ty::B16,
+            ".u16" => Ty::U16,
+            ".s16" => Ty::S16,
             _ => return None,
         })
     }
@@ -148,7 +156,7 @@ impl Ty {
         }
     }
     fn signed(self) -> bool {
-        matches!(self, Ty::S32 | Ty::S64)
+        matches!(self, Ty::S32 | Ty::S64 | Ty::S16)
     }
     fn size(self) -> u32 {
         u32::from(self.words()) * 4
@@ -922,6 +930,21 @@ impl Cx {
     ) -> Result<(), LowerError> {
         let unsup = |what: &str| Err(unsupported(node, what));
         let has = |m: &str| mods.iter().any(|x| x == m);
+        if let Some(e) = self.small_type_refusal(node, opcode, mods) {
+            return Err(e);
+        }
+        if opcode == "cvt" {
+            if let Some(r) = self.cvt_small(node, mods, ops) {
+                return r;
+            }
+            // Conversions between floats and 8/16-bit integers are not lowered yet.
+            if mods
+                .iter()
+                .any(|m| matches!(m.as_str(), ".u8" | ".s8" | ".b8" | ".u16" | ".s16" | ".b16"))
+            {
+                return unsup(&format!("cvt{}", mods.concat()));
+            }
+        }
         match opcode {
             "ld" if has(".param") => self.ld_param(node, mods, ops),
             "ld" | "st" if has(".global") => {
@@ -2346,7 +2369,10 @@ impl Cx {
         if mods.len() != 2 || ty == Ty::Pred || ty == Ty::F64 {
             return Err(unsupported(node, "this setp form"));
         }
-        let unsigned = matches!(ty, Ty::U32 | Ty::B32 | Ty::U64 | Ty::B64);
+        let unsigned = matches!(
+            ty,
+            Ty::U32 | Ty::B32 | Ty::U64 | Ty::B64 | Ty::U16 | Ty::B16
+        );
         let c = match cmp {
             ".eq" => "EQ",
             ".ne" => "NE",
@@ -2391,8 +2417,13 @@ impl Cx {
             ));
             return Ok(());
         }
-        let a = self.reg_src(&ops[1], 1)?;
-        let b = self.reg_src(&ops[2], 1)?;
+        let mut a = self.reg_src(&ops[1], 1)?;
+        let mut b = self.reg_src(&ops[2], 1)?;
+        if matches!(ty, Ty::U16 | Ty::S16 | Ty::B16) {
+            // 16-bit registers carry unspecified upper bits (`small.rs`).
+            a = self.extend_small(a, 16, ty == Ty::S16);
+            b = self.extend_small(b, 16, ty == Ty::S16);
+        }
         let op = format!("ISETP.{c}{}.{bool_op}", if unsigned { ".U32" } else { "" });
         self.push(Inst::new(
             op,

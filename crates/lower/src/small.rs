@@ -1,0 +1,146 @@
+//! 16-bit registers (`.b16`, `.u16`, `.s16`) and 8/16-bit integer conversions.
+//!
+//! A 16-bit PTX register lives in a 32-bit R register whose low 16 bits hold the value and
+//! whose upper bits are unspecified — ptxas's own model (checked with `nvdisasm -c`: it
+//! computes `add.u16` with a 32-bit `IADD3` and extends only where the upper bits matter).
+//! So `mov`, `selp`, `add`, `sub`, `mul.lo`, `and`, `or`, `xor`, `not`, `shl`, and sub-word
+//! `ld`/`st` work unchanged on 16-bit types; `setp` and `cvt` extend their 16-bit (or 8-bit)
+//! sources first with ptxas's instructions: zero extension `LOP3.LUT d, a, 0xffff|0xff, RZ,
+//! 0xc0, !PT`, sign extension `PRMT d, a, 0x9910|0x8880, RZ`. Every other instruction on a
+//! 16-bit type is refused (`Cx::small_type_refusal`).
+
+use ir::{Inst, Operand, Reg};
+use syntax::SyntaxNode;
+use syntax::ast;
+
+use crate::{Cx, LowerError, Ty, sub, unsupported};
+
+/// An integer type of a `cvt`: (bits, signed).
+fn int_type(m: &str) -> Option<(u32, bool)> {
+    Some(match m {
+        ".u8" | ".b8" => (8, false),
+        ".s8" => (8, true),
+        ".u16" | ".b16" => (16, false),
+        ".s16" => (16, true),
+        ".u32" | ".b32" => (32, false),
+        ".s32" => (32, true),
+        ".u64" | ".b64" => (64, false),
+        ".s64" => (64, true),
+        _ => return None,
+    })
+}
+
+impl Cx {
+    /// `a`'s low `bits` (8 or 16) extended to 32 bits into a fresh register.
+    pub(crate) fn extend_small(&mut self, a: Reg, bits: u32, signed: bool) -> Reg {
+        let t = Reg::v(self.tmp(1), 1);
+        let inst = if signed {
+            let sel = if bits == 8 { 0x8880 } else { 0x9910 };
+            Inst::new(
+                "PRMT",
+                vec![
+                    Operand::r(t),
+                    Operand::r(a),
+                    Operand::Hex(sel),
+                    Operand::rz(),
+                ],
+                vec![0],
+            )
+        } else {
+            let mask = if bits == 8 { 0xff } else { 0xffff };
+            Inst::new(
+                "LOP3.LUT",
+                vec![
+                    Operand::r(t),
+                    Operand::r(a),
+                    Operand::Hex(mask),
+                    Operand::rz(),
+                    Operand::Hex(0xc0),
+                    Operand::not(Reg::Zero(ir::Class::P)),
+                ],
+                vec![0],
+            )
+        };
+        self.push(inst);
+        t
+    }
+
+    /// Instructions other than the ones this module's model makes exact refuse 16-bit types.
+    pub(crate) fn small_type_refusal(
+        &self,
+        node: &SyntaxNode,
+        opcode: &str,
+        mods: &[String],
+    ) -> Option<LowerError> {
+        let small = mods
+            .iter()
+            .any(|m| matches!(Ty::parse(m), Some(Ty::U16 | Ty::S16 | Ty::B16)));
+        if !small {
+            return None;
+        }
+        let has = |m: &str| mods.iter().any(|x| x == m);
+        let ok = match opcode {
+            "mov" | "selp" | "ld" | "st" | "cvt" | "add" | "sub" | "and" | "or" | "xor" | "not"
+            | "shl" => mods.len() <= 3 && !has(".sat") && !has(".cc"),
+            "mul" => has(".lo"),
+            "setp" => true,
+            _ => false,
+        };
+        (!ok).then(|| unsupported(node, format!("{opcode} of a 16-bit type")))
+    }
+
+    /// `cvt` between integer types of which one is 8 or 16 bits; `None` for other `cvt`s.
+    pub(crate) fn cvt_small(
+        &mut self,
+        node: &SyntaxNode,
+        mods: &[String],
+        ops: &[ast::Operand],
+    ) -> Option<Result<(), LowerError>> {
+        let types: Vec<(u32, bool)> = mods.iter().filter_map(|m| int_type(m)).collect();
+        let [(dbits, dsigned), (sbits, ssigned)] = types[..] else {
+            return None;
+        };
+        if dbits > 16 && sbits > 16 {
+            return None;
+        }
+        Some((|| {
+            if mods.len() != 2 || ops.len() != 2 {
+                return Err(unsupported(
+                    node,
+                    format!("cvt{} of small integers", mods.concat()),
+                ));
+            }
+            let swords = if sbits == 64 { 2 } else { 1 };
+            let a = self.reg_src(&ops[1], swords)?;
+            let lo_src = sub(a, 0);
+            // The 32-bit value of the result's low word.
+            let value = if dbits < sbits {
+                // Narrowing: to 16 bits the upper bits may stay; to 8 bits the register is
+                // extended from 8 bits (PTX writes the converted value extended to the
+                // register's width).
+                if dbits == 8 {
+                    self.extend_small(lo_src, 8, dsigned)
+                } else {
+                    lo_src
+                }
+            } else if sbits < 32 {
+                // Widening from 8/16 bits: extend by the source's signedness.
+                self.extend_small(lo_src, sbits, ssigned)
+            } else {
+                lo_src
+            };
+            let dwords = if dbits == 64 { 2 } else { 1 };
+            let d = self.dst(&ops[0], dwords)?;
+            self.push(Inst::new(
+                "MOV",
+                vec![Operand::r(sub(d, 0)), Operand::r(value)],
+                vec![0],
+            ));
+            if dwords == 2 {
+                // 64-bit result from an 8/16-bit source: the high word by the sign.
+                self.extend_high(d, ssigned);
+            }
+            Ok(())
+        })())
+    }
+}
