@@ -224,3 +224,58 @@ impl Cx {
         Ok(())
     }
 }
+
+impl Cx {
+    /// `mul24.lo.s32/.u32 d, a, b`: the low 32 bits of the product of the 24-bit operands.
+    /// ptxas extends each operand from 24 bits (`SGXT a, 0x18` signed, `PRMT a, 0x7210, RZ`
+    /// unsigned) and multiplies; kiln multiplies with `IMAD.WIDE.U32` and keeps the low word
+    /// (the low word of a product does not depend on signedness). `mul24.hi` is refused.
+    pub(crate) fn mul24(
+        &mut self,
+        node: &SyntaxNode,
+        mods: &[String],
+        ops: &[ast::Operand],
+    ) -> Result<(), LowerError> {
+        Self::need(node, ops, 3)?;
+        let ty = Self::ty_of(node, mods)?;
+        if mods.len() != 2 || !mods.iter().any(|m| m == ".lo") || !matches!(ty, Ty::S32 | Ty::U32) {
+            return Err(unsupported(node, format!("mul24{}", mods.concat())));
+        }
+        let a = self.reg_src(&ops[1], 1)?;
+        let b = self.reg_src(&ops[2], 1)?;
+        let d = self.dst(&ops[0], 1)?;
+        let mut ext = |cx: &mut Cx, r: Reg| {
+            let t = Reg::v(cx.tmp(1), 1);
+            let inst = if ty == Ty::S32 {
+                Inst::new(
+                    "SGXT",
+                    vec![Operand::r(t), Operand::r(r), Operand::Hex(0x18)],
+                    vec![0],
+                )
+            } else {
+                Inst::new(
+                    "PRMT",
+                    vec![
+                        Operand::r(t),
+                        Operand::r(r),
+                        Operand::Hex(0x7210),
+                        Operand::rz(),
+                    ],
+                    vec![0],
+                )
+            };
+            cx.push(inst);
+            t
+        };
+        let ea = ext(self, a);
+        let eb = ext(self, b);
+        let w = self.tmp(2);
+        self.imad_wide(Reg::v(w, 2), ea, eb, false, None);
+        self.push(Inst::new(
+            "MOV",
+            vec![Operand::r(d), Operand::r(Reg::part(w, 0))],
+            vec![0],
+        ));
+        Ok(())
+    }
+}

@@ -1245,6 +1245,7 @@ impl Cx {
             "vote" => self.vote(node, mods, ops),
             "redux" => self.redux(node, mods, ops),
             "membar" | "fence" => self.fence(node, opcode, mods),
+            "mul24" => self.mul24(node, mods, ops),
             "activemask" => self.activemask(node, ops),
             other => unsup(&format!("instruction `{other}`")),
         }
