@@ -244,7 +244,7 @@ impl Cx {
         let a = self.reg_src(&ops[1], 1)?;
         let b = self.reg_src(&ops[2], 1)?;
         let d = self.dst(&ops[0], 1)?;
-        let mut ext = |cx: &mut Cx, r: Reg| {
+        let ext = |cx: &mut Cx, r: Reg| {
             let t = Reg::v(cx.tmp(1), 1);
             let inst = if ty == Ty::S32 {
                 Inst::new(
