@@ -1164,14 +1164,21 @@ impl Cx {
             "div" | "rem" => {
                 Self::need(node, ops, 3)?;
                 let ty = Self::ty_of(node, mods)?;
-                if mods.len() != 1 || !matches!(ty, Ty::U32 | Ty::B32 | Ty::S32) {
+                let small = matches!(ty, Ty::U16 | Ty::S16 | Ty::B16);
+                if mods.len() != 1 || !(small || matches!(ty, Ty::U32 | Ty::B32 | Ty::S32)) {
                     return unsup(&format!("{opcode} of this type"));
                 }
-                let a = self.reg_src(&ops[1], 1)?;
-                let b = self.reg_src(&ops[2], 1)?;
+                let mut a = self.reg_src(&ops[1], 1)?;
+                let mut b = self.reg_src(&ops[2], 1)?;
+                if small {
+                    // 16-bit operands extended to 32 bits: the 32-bit quotient and remainder
+                    // of the extended values have the 16-bit results in their low halves.
+                    a = self.extend_small(a, 16, ty == Ty::S16);
+                    b = self.extend_small(b, 16, ty == Ty::S16);
+                }
                 let d = self.dst(&ops[0], 1)?;
                 let want_rem = opcode == "rem";
-                if ty == Ty::S32 {
+                if ty.signed() {
                     self.sdivrem(d, a, b, want_rem);
                 } else {
                     let (q, r) = self.udivrem(a, b);

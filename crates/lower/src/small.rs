@@ -4,7 +4,7 @@
 //! whose upper bits are unspecified — ptxas's own model (checked with `nvdisasm -c`: it
 //! computes `add.u16` with a 32-bit `IADD3` and extends only where the upper bits matter).
 //! So `mov`, `selp`, `add`, `sub`, `mul.lo`, `and`, `or`, `xor`, `not`, `shl`, and sub-word
-//! `ld`/`st` work unchanged on 16-bit types; `setp` and `cvt` extend their 16-bit (or 8-bit)
+//! `ld`/`st` work unchanged on 16-bit types; `setp`, `div`, `rem` and `cvt` extend their 16-bit (or 8-bit)
 //! sources first with ptxas's instructions: zero extension `LOP3.LUT d, a, 0xffff|0xff, RZ,
 //! 0xc0, !PT`, sign extension `PRMT d, a, 0x9910|0x8880, RZ`. Every other instruction on a
 //! 16-bit type is refused (`Cx::small_type_refusal`).
@@ -83,6 +83,7 @@ impl Cx {
             "mov" | "selp" | "ld" | "st" | "cvt" | "add" | "sub" | "and" | "or" | "xor" | "not"
             | "shl" => mods.len() <= 3 && !has(".sat") && !has(".cc"),
             "mul" => has(".lo"),
+            "div" | "rem" => mods.len() == 1,
             "setp" => true,
             _ => false,
         };
