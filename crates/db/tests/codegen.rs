@@ -31,6 +31,7 @@ const EXAMPLES: &[&str] = &[
     "../../test-data/codegen/fence.ptx",
     "../../test-data/codegen/set.ptx",
     "../../test-data/codegen/small.ptx",
+    "../../test-data/codegen/cache.ptx",
 ];
 
 /// The refusals the examples are expected to meet: (file, SM).

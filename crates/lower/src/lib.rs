@@ -1700,6 +1700,8 @@ impl Cx {
         let shared = space == MemSpace::Shared;
         let mut nc = false;
         let mut volatile = false;
+        let mut strong: Option<&'static str> = None;
+        let mut evict: Option<&'static str> = None;
         let mut size = None;
         let mut vector = 1u32;
         for m in mods {
@@ -1709,6 +1711,15 @@ impl Cx {
                 // `.STRONG.SYS` (ptxas's forms).
                 ".volatile" => volatile = true,
                 ".nc" if load && space == MemSpace::Global => nc = true,
+                // Cache operators, as ptxas 13.0.88 maps them (nvdisasm on sm_80/sm_90):
+                // evict-first and last-use come before the size (`STG.E.EF.64`), the
+                // strong scopes after it (`LDG.E.64.STRONG.SM`).
+                ".ca" | ".wb" if !shared => strong = Some(".STRONG.SM"),
+                ".cg" if !shared => strong = Some(".STRONG.GPU"),
+                ".cv" if load && !shared => strong = Some(".STRONG.SYS"),
+                ".wt" if !load && !shared => strong = Some(".STRONG.SYS"),
+                ".cs" if !shared => evict = Some(".EF"),
+                ".lu" if load && !shared => evict = Some(".LU"),
                 ".v2" => vector = 2,
                 ".v4" => vector = 4,
                 // Sub-word accesses: (bytes, SASS suffix, sign-extending).
@@ -1839,12 +1850,17 @@ impl Cx {
             };
             (mem, op.to_string())
         };
+        if let Some(e) = evict {
+            op.push_str(e);
+        }
         op.push_str(suffix);
         if nc {
             op.push_str(".CONSTANT");
         }
         if volatile && !shared {
             op.push_str(".STRONG.SYS");
+        } else if let Some(st) = strong {
+            op.push_str(st);
         }
         let elems: Option<Vec<ast::Operand>> = match val_op {
             ast::Operand::Vector(v) => Some(v.elements().collect()),
