@@ -2472,6 +2472,61 @@ impl Cx {
     ) -> Result<(), LowerError> {
         Self::need(node, ops, 3)?;
         let ty = Self::ty_of(node, mods)?;
+        if matches!(ty, Ty::S64 | Ty::U64) && mods.len() == 1 {
+            // ptxas's form: the 64-bit comparison (low words unsigned, high words `.EX`
+            // chained), then `SEL` of each word.
+            let a = self.reg_src(&ops[1], 2)?;
+            let b = self.reg_src(&ops[2], 2)?;
+            let c = if min { "LT" } else { "GT" };
+            let hi = if ty == Ty::U64 { ".U32" } else { "" };
+            let lo_p = Reg::v(self.ptmp(), 1);
+            let p = Reg::v(self.ptmp(), 1);
+            self.push(Inst::new(
+                format!("ISETP.{c}.U32.AND"),
+                vec![
+                    Operand::r(lo_p),
+                    Operand::pt(),
+                    Operand::r(sub(a, 0)),
+                    Operand::r(sub(b, 0)),
+                    Operand::pt(),
+                ],
+                vec![0],
+            ));
+            self.push(Inst::new(
+                format!("ISETP.{c}{hi}.AND.EX"),
+                vec![
+                    Operand::r(p),
+                    Operand::pt(),
+                    Operand::r(sub(a, 1)),
+                    Operand::r(sub(b, 1)),
+                    Operand::pt(),
+                    Operand::r(lo_p),
+                ],
+                vec![0],
+            ));
+            let t = self.tmp(2);
+            for k in 0..2 {
+                self.push(Inst::new(
+                    "SEL",
+                    vec![
+                        Operand::r(Reg::part(t, k)),
+                        Operand::r(sub(a, k)),
+                        Operand::r(sub(b, k)),
+                        Operand::r(p),
+                    ],
+                    vec![0],
+                ));
+            }
+            let d = self.dst(&ops[0], 2)?;
+            for k in 0..2 {
+                self.push(Inst::new(
+                    "MOV",
+                    vec![Operand::r(sub(d, k)), Operand::r(Reg::part(t, k))],
+                    vec![0],
+                ));
+            }
+            return Ok(());
+        }
         let sel = if min {
             Operand::pt()
         } else {
