@@ -338,6 +338,18 @@ pub fn fma(a: f64, b: f64, c: f64, mode: Rnd, fmt: Fmt) -> u64 {
 /// `a / b` correctly rounded into `fmt`.
 pub fn div(a: f64, b: f64, mode: Rnd, fmt: Fmt) -> u64 {
     let q = a / b;
+    if q.is_infinite() && a.is_finite() && b != 0.0 && mode != Rnd::Ne {
+        // The exact quotient is finite but beyond f64's range (f64 division rounded it to
+        // nearest, i.e. to infinity). IEEE 754-2008 7.4: a directed rounding mode then gives
+        // the largest finite number or infinity by direction, so round from the largest
+        // finite f64 with a tail away from zero (`rcp.rz.f64` of a subnormal is f64::MAX).
+        let tail = if q > 0.0 {
+            Ordering::Greater
+        } else {
+            Ordering::Less
+        };
+        return round(f64::MAX.copysign(q), tail, mode, fmt, false);
+    }
     if !q.is_finite() || q == 0.0 {
         return round(q, Ordering::Equal, mode, fmt, false);
     }
@@ -495,6 +507,21 @@ mod tests {
             round(-1.0, Ordering::Greater, Rnd::Z, F32, false) as u32,
             (-1f32).next_up().to_bits()
         );
+    }
+
+    #[test]
+    fn div_overflow_in_f64_follows_the_rounding_direction() {
+        // 1 / smallest subnormal = 2^1074, beyond f64's range (max is just under 2^1024).
+        let tiny = f64::from_bits(1);
+        assert_eq!(div(1.0, tiny, Rnd::Ne, F64), f64::INFINITY.to_bits());
+        assert_eq!(div(1.0, tiny, Rnd::Z, F64), f64::MAX.to_bits());
+        assert_eq!(div(1.0, tiny, Rnd::M, F64), f64::MAX.to_bits());
+        assert_eq!(div(1.0, tiny, Rnd::P, F64), f64::INFINITY.to_bits());
+        assert_eq!(div(-1.0, tiny, Rnd::Z, F64), f64::MIN.to_bits());
+        assert_eq!(div(-1.0, tiny, Rnd::M, F64), f64::NEG_INFINITY.to_bits());
+        assert_eq!(div(-1.0, tiny, Rnd::P, F64), f64::MIN.to_bits());
+        // Division by zero stays an exact infinity in every mode.
+        assert_eq!(div(1.0, 0.0, Rnd::Z, F64), f64::INFINITY.to_bits());
     }
 
     #[test]
