@@ -41,7 +41,8 @@ fn check(sm: &str, extra: &str) {
     let Some(nvdisasm) = test_support::oracle_tool_or_skip("nvdisasm") else {
         return;
     };
-    let dir = std::env::temp_dir().join(format!("kiln-sass-forms-{}", std::process::id()));
+    // One folder per test: the tests run in parallel and each removes its own folder.
+    let dir = std::env::temp_dir().join(format!("kiln-sass-forms-{}-{sm}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let bin = dir.join(format!("{sm}.bin"));
     let mut f = std::fs::File::create(&bin).unwrap();
