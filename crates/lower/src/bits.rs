@@ -80,7 +80,7 @@ impl Cx {
     }
 
     /// `d[k] = t[k]` for each word.
-    fn copy_words(&mut self, d: Reg, t: ir::VReg, words: u8) {
+    pub(crate) fn copy_words(&mut self, d: Reg, t: ir::VReg, words: u8) {
         for k in 0..words {
             self.push(Inst::new(
                 "MOV",

@@ -1221,11 +1221,7 @@ impl Cx {
                 if !full || self.guard.is_some() {
                     return unsup("bar.warp.sync with a mask other than -1");
                 }
-                let inst = if self.target.sm >= 90 {
-                    Inst::new("WARPSYNC.ALL", vec![], vec![])
-                } else {
-                    Inst::new("WARPSYNC", vec![Operand::Hex(u32::MAX)], vec![])
-                };
+                let inst = self.full_warpsync();
                 self.push(inst);
                 Ok(())
             }
@@ -2518,13 +2514,7 @@ impl Cx {
                 ));
             }
             let d = self.dst(&ops[0], 2)?;
-            for k in 0..2 {
-                self.push(Inst::new(
-                    "MOV",
-                    vec![Operand::r(sub(d, k)), Operand::r(Reg::part(t, k))],
-                    vec![0],
-                ));
-            }
+            self.copy_words(d, t, 2);
             return Ok(());
         }
         let sel = if min {

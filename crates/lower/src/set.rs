@@ -50,11 +50,7 @@ impl Cx {
             ],
             vec![0],
         ));
-        self.push(Inst::new(
-            "MOV",
-            vec![Operand::r(d), Operand::r(Reg::v(t, 1))],
-            vec![0],
-        ));
+        self.copy_words(d, t, 1);
         Ok(())
     }
 }

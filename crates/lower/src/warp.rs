@@ -27,6 +27,16 @@ use crate::{Cx, LowerError, Src, Ty, malformed, unsupported};
 const REDUX_UR: u8 = 8;
 
 impl Cx {
+    /// `WARPSYNC` of the whole warp in ptxas's form for the SM (`WARPSYNC.ALL` on sm_90,
+    /// `WARPSYNC 0xffffffff` before).
+    pub(crate) fn full_warpsync(&self) -> Inst {
+        if self.target.sm >= 90 {
+            Inst::new("WARPSYNC.ALL", vec![], vec![])
+        } else {
+            Inst::new("WARPSYNC", vec![Operand::Hex(u32::MAX)], vec![])
+        }
+    }
+
     /// `WARPSYNC` for a collective's member mask (an immediate or a register).
     ///
     /// A register mask is accepted only where `register_mask` says so: `SHFL` reads only the
@@ -42,20 +52,8 @@ impl Cx {
         // definition, as nvcc writes full masks) is the full mask.
         let full_reg = self.full_mask_register(mask);
         let inst = match self.src(mask)? {
-            Src::Reg(..) if full_reg => {
-                if self.target.sm >= 90 {
-                    Inst::new("WARPSYNC.ALL", vec![], vec![])
-                } else {
-                    Inst::new("WARPSYNC", vec![Operand::Hex(u32::MAX)], vec![])
-                }
-            }
-            Src::Imm(v) if v as u32 == u32::MAX => {
-                if self.target.sm >= 90 {
-                    Inst::new("WARPSYNC.ALL", vec![], vec![])
-                } else {
-                    Inst::new("WARPSYNC", vec![Operand::Hex(u32::MAX)], vec![])
-                }
-            }
+            Src::Reg(..) if full_reg => self.full_warpsync(),
+            Src::Imm(v) if v as u32 == u32::MAX => self.full_warpsync(),
             Src::Imm(_) => {
                 return Err(unsupported(
                     node,
@@ -151,11 +149,7 @@ impl Cx {
             vec![p, Operand::r(Reg::v(t, 1)), Operand::r(a), b, c],
             vec![0, 1],
         ));
-        self.push(Inst::new(
-            "MOV",
-            vec![Operand::r(d), Operand::r(Reg::v(t, 1))],
-            vec![0],
-        ));
+        self.copy_words(d, t, 1);
         Ok(())
     }
 
