@@ -90,17 +90,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
     };
 
     let mut rows = Vec::new();
-    for rel in corpus::ptx_files(&dir) {
-        if !corpus::is_accepted(&rel) {
-            continue;
-        }
-        let path = dir.join(&rel);
-        let Ok(text) = corpus::read_text(&path) else {
-            continue;
-        };
-        if corpus::arch_for_file(&corpus::scan_targets(&text), &arch).as_deref() != Some(&arch) {
-            continue;
-        }
+    for (path, rel, _) in corpus::files_for_arch(&dir, &arch) {
         // Only files kiln compiles completely.
         if !timed(&kiln, &["ptxas"], &path).2 {
             continue;
@@ -118,7 +108,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
             rss_k = rss_k.max(kr.unwrap_or(0));
         }
         if ok {
-            rows.push((rel.display().to_string(), best_k, best_p, rss_k, rss_p));
+            rows.push((rel, best_k, best_p, rss_k, rss_p));
         }
     }
     if rows.is_empty() {

@@ -176,19 +176,7 @@ fn prepare(a: &Args) -> Result<(), String> {
         seed: 1,
         ..emu::harness::Config::default()
     };
-    'files: for rel in corpus::ptx_files(&dir) {
-        if !corpus::is_accepted(&rel) {
-            continue;
-        }
-        let path = dir.join(&rel);
-        let Ok(text) = corpus::read_text(&path) else {
-            continue;
-        };
-        if corpus::arch_for_file(&corpus::scan_targets(&text), &a.arch).as_deref()
-            != Some(a.arch.as_str())
-        {
-            continue;
-        }
+    'files: for (path, rel, text) in corpus::files_for_arch(&dir, &a.arch) {
         let compiled = corpus::catch(|| {
             let mut database = db::RootDatabase::default();
             let file = database.add_file(&path, text.as_bytes());
@@ -238,7 +226,7 @@ fn prepare(a: &Args) -> Result<(), String> {
             let jd = jobs_dir.join(jobs.to_string());
             std::fs::create_dir_all(&jd).map_err(|e| e.to_string())?;
             let mut launch = String::new();
-            let _ = writeln!(launch, "file={}", rel.display());
+            let _ = writeln!(launch, "file={rel}");
             let _ = writeln!(launch, "kernel={name}");
             let _ = writeln!(
                 launch,
@@ -278,7 +266,7 @@ fn prepare(a: &Args) -> Result<(), String> {
                 None => "none".into(),
             };
             std::fs::write(jd.join("expected.txt"), expected_text).map_err(|e| e.to_string())?;
-            let _ = writeln!(index, "{jobs}\t{}\t{name}", rel.display());
+            let _ = writeln!(index, "{jobs}\t{rel}\t{name}");
             jobs += 1;
             bytes_total += job_bytes;
         }

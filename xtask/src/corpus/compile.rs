@@ -387,18 +387,7 @@ pub fn run(args: &CorpusArgs) -> Result<(), String> {
             }
         }
     }
-    let files: Vec<(std::path::PathBuf, String, String)> = super::ptx_files(&args.dir)
-        .into_iter()
-        .filter_map(|rel| {
-            if !super::is_accepted(&rel) {
-                return None;
-            }
-            let p = args.dir.join(&rel);
-            let text = super::read_text(&p).ok()?;
-            let a = super::arch_for_file(&super::scan_targets(&text), &arch)?;
-            (a == arch).then(|| (p.clone(), rel.to_string_lossy().into_owned(), text))
-        })
-        .collect();
+    let files = super::files_for_arch(&args.dir, &arch);
     // A folder without ptxas's per-kernel table (never-seen PTX such as test-data/unseen):
     // ptxas's `-v` report gives the registers.
     if ptxas_regs.is_empty() {

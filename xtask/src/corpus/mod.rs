@@ -404,6 +404,23 @@ pub fn ptxas_cubin(ptx_text: &str, arch: &str, extra: &[&str]) -> Result<PtxasOu
     }
 }
 
+/// The accepted corpus files (under `dir`) that the corpus stages compile for `arch`: (path,
+/// path relative to `dir`, text). The selection every arch-specific stage uses.
+pub fn files_for_arch(dir: &Path, arch: &str) -> Vec<(PathBuf, String, String)> {
+    ptx_files(dir)
+        .into_iter()
+        .filter_map(|rel| {
+            if !is_accepted(&rel) {
+                return None;
+            }
+            let p = dir.join(&rel);
+            let text = read_text(&p).ok()?;
+            let a = arch_for_file(&scan_targets(&text), arch)?;
+            (a == arch).then(|| (p.clone(), rel.to_string_lossy().into_owned(), text))
+        })
+        .collect()
+}
+
 /// Reads a corpus file as text (lossily: corpus files are ASCII, but a stage must not crash).
 pub fn read_text(path: &Path) -> Result<String, String> {
     let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
