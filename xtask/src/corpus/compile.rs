@@ -66,7 +66,13 @@ fn reason_of(message: &str) -> String {
         "unsupported: ld.param of `",
         "unsupported: address of `",
     ] {
-        if m.starts_with(prefix) {
+        if let Some(rest) = m.strip_prefix(prefix) {
+            // Special registers keep their name (`%clock`, `%lanemask_lt`, ...); other
+            // names (module variables, labels) are grouped.
+            let name = rest.split('`').next().unwrap_or("");
+            if name.starts_with('%') && name.len() < 24 {
+                return format!("{prefix}{name}`");
+            }
             return format!("{}…`", prefix);
         }
     }
