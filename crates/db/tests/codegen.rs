@@ -32,6 +32,7 @@ const EXAMPLES: &[&str] = &[
     "../../test-data/codegen/set.ptx",
     "../../test-data/codegen/small.ptx",
     "../../test-data/codegen/cache.ptx",
+    "../../test-data/codegen/vote_mask.ptx",
 ];
 
 /// The refusals the examples are expected to meet: (file, SM).

@@ -631,7 +631,6 @@ impl Cta<'_> {
         forced: bool,
     ) -> Result<(), RunError> {
         let args = &inst.args;
-        let first = Self::lanes(active).next().expect("an active lane");
         // Member mask operand position.
         let mask_op = match inst.op {
             Op::Shfl if inst.mods.sync => args.get(4),
@@ -641,14 +640,19 @@ impl Cta<'_> {
             Op::BarWarp => args.first(),
             _ => None,
         };
+        // Each thread's own member mask (threads with different masks may execute one
+        // collective together; each then combines the threads of its own mask).
+        let mut masks = [u32::MAX; 32];
         if let Some(mo) = mask_op {
-            let member = self.get(f, &self.warps[w][first], mo, Ty::B32) as u32;
+            for l in Self::lanes(active) {
+                masks[l] = self.get(f, &self.warps[w][l], mo, Ty::B32) as u32;
+            }
             let live: u32 = self.warps[w]
                 .iter()
                 .enumerate()
                 .filter(|(_, t)| t.st != St::Exited)
                 .fold(0, |m, (l, _)| m | (1 << l));
-            let missing = member & live & !active;
+            let missing = Self::lanes(active).fold(0, |m, l| m | masks[l]) & live & !active;
             if missing != 0 && !forced {
                 for l in Self::lanes(active) {
                     self.warps[w][l].st = St::Wait;
@@ -674,20 +678,20 @@ impl Cta<'_> {
                         ballot |= 1 << l;
                     }
                 }
-                let member = if inst.mods.sync {
-                    self.get(f, &self.warps[w][first], &args[2], Ty::B32) as u32 & active
-                } else {
-                    active
-                };
-                let set_bits = ballot & member;
-                let v = match mode {
-                    1 => (set_bits == member) as u64,
-                    2 => (set_bits != 0) as u64,
-                    3 => (set_bits == 0 || set_bits == member) as u64,
-                    _ => set_bits as u64,
-                };
                 let ty = if mode == 4 { Ty::B32 } else { Ty::Pred };
                 for l in Self::lanes(active) {
+                    let member = if inst.mods.sync {
+                        masks[l] & active
+                    } else {
+                        active
+                    };
+                    let set_bits = ballot & member;
+                    let v = match mode {
+                        1 => (set_bits == member) as u64,
+                        2 => (set_bits != 0) as u64,
+                        3 => (set_bits == 0 || set_bits == member) as u64,
+                        _ => set_bits as u64,
+                    };
                     let t = &mut self.warps[w][l];
                     set(f, t, &args[0], ty, v);
                 }
@@ -740,19 +744,13 @@ impl Cta<'_> {
             }
             Op::Match => {
                 let ty = inst.mods.ty();
-                let member = self.get(
-                    f,
-                    &self.warps[w][first],
-                    args.last().expect("mask"),
-                    Ty::B32,
-                ) as u32
-                    & active;
                 let src = &args[args.len() - 2];
                 let vals: Vec<u64> = (0..n)
                     .map(|l| self.get(f, &self.warps[w][l], src, ty))
                     .collect();
-                let all_equal = Self::lanes(member).all(|l| vals[l] == vals[first]);
                 for l in Self::lanes(active) {
+                    let member = masks[l] & active;
+                    let all_equal = Self::lanes(member).all(|k| vals[k] == vals[l]);
                     let (d, p) = if inst.mods.mode == 1 {
                         (if all_equal { member } else { 0 }, all_equal)
                     } else {
@@ -772,27 +770,26 @@ impl Cta<'_> {
             }
             Op::Redux => {
                 let ty = inst.mods.ty();
-                let member = self.get(f, &self.warps[w][first], &args[2], Ty::B32) as u32 & active;
-                let vals: Vec<u64> = Self::lanes(member)
+                let signed = ty.is_signed();
+                let vals: Vec<u64> = (0..n)
                     .map(|l| self.get(f, &self.warps[w][l], &args[1], Ty::B32))
                     .collect();
-                let signed = ty.is_signed();
-                let r = vals
-                    .iter()
-                    .copied()
-                    .reduce(|a, b| match inst.mods.atom {
-                        Some(AtomOp::Add) => (a as u32).wrapping_add(b as u32) as u64,
-                        Some(AtomOp::And) => a & b,
-                        Some(AtomOp::Or) => a | b,
-                        Some(AtomOp::Xor) => a ^ b,
-                        Some(AtomOp::Min) if signed => (a as i32).min(b as i32) as u32 as u64,
-                        Some(AtomOp::Max) if signed => (a as i32).max(b as i32) as u32 as u64,
-                        Some(AtomOp::Min) => (a as u32).min(b as u32) as u64,
-                        Some(AtomOp::Max) => (a as u32).max(b as u32) as u64,
-                        _ => a,
-                    })
-                    .unwrap_or(0);
                 for l in Self::lanes(active) {
+                    let member = masks[l] & active;
+                    let r = Self::lanes(member)
+                        .map(|k| vals[k])
+                        .reduce(|a, b| match inst.mods.atom {
+                            Some(AtomOp::Add) => (a as u32).wrapping_add(b as u32) as u64,
+                            Some(AtomOp::And) => a & b,
+                            Some(AtomOp::Or) => a | b,
+                            Some(AtomOp::Xor) => a ^ b,
+                            Some(AtomOp::Min) if signed => (a as i32).min(b as i32) as u32 as u64,
+                            Some(AtomOp::Max) if signed => (a as i32).max(b as i32) as u32 as u64,
+                            Some(AtomOp::Min) => (a as u32).min(b as u32) as u64,
+                            Some(AtomOp::Max) => (a as u32).max(b as u32) as u64,
+                            _ => a,
+                        })
+                        .unwrap_or(0);
                     let t = &mut self.warps[w][l];
                     set(f, t, &args[0], Ty::B32, r);
                 }

@@ -37,23 +37,25 @@ impl Cx {
         }
     }
 
-    /// `WARPSYNC` for a collective's member mask (an immediate or a register).
+    /// `WARPSYNC` for a collective's member mask (an immediate or a register). Returns the
+    /// mask register when the mask is not known to be the full warp.
     ///
     /// A register mask is accepted only where `register_mask` says so: `SHFL` reads only the
     /// lanes it names, but `VOTE` and `REDUX` combine every active thread, and after
-    /// `WARPSYNC mask` threads outside the mask may be active too.
+    /// `WARPSYNC mask` threads outside the mask may be active too (`vote` masks its result
+    /// with the returned register; `redux` refuses).
     fn collective_sync(
         &mut self,
         node: &SyntaxNode,
         mask: &ast::Operand,
         register_mask: bool,
-    ) -> Result<(), LowerError> {
-        // A register holding the constant -1 for the whole kernel (`mov.u32 %r, -1;` its only
-        // definition, as nvcc writes full masks) is the full mask.
-        let full_reg = self.full_mask_register(mask);
-        let inst = match self.src(mask)? {
-            Src::Reg(..) if full_reg => self.full_warpsync(),
-            Src::Imm(v) if v as u32 == u32::MAX => self.full_warpsync(),
+    ) -> Result<Option<Reg>, LowerError> {
+        // A register holding -1 where the collective reads it (`mov.u32 %r, -1;` as nvcc
+        // writes full masks) is the full mask.
+        let full_reg = self.full_mask_register(node, mask);
+        let (inst, reg) = match self.src(mask)? {
+            Src::Reg(..) if full_reg => (self.full_warpsync(), None),
+            Src::Imm(v) if v as u32 == u32::MAX => (self.full_warpsync(), None),
             Src::Imm(_) => {
                 return Err(unsupported(
                     node,
@@ -68,24 +70,34 @@ impl Cx {
             }
             _ => {
                 let r = self.reg_src(mask, 1)?;
-                Inst::new("WARPSYNC", vec![Operand::r(r)], vec![])
+                (Inst::new("WARPSYNC", vec![Operand::r(r)], vec![]), Some(r))
             }
         };
         self.push(inst);
         let b = self.cur;
         self.collective_syncs
             .push((b, self.f.blocks[b].insts.len() - 1));
-        Ok(())
+        Ok(reg)
     }
 
-    fn full_mask_register(&self, mask: &ast::Operand) -> bool {
-        match mask {
-            ast::Operand::Name(n) => n.name().is_some_and(|t| {
-                self.constants
-                    .get(t.text())
-                    .is_some_and(|v| *v as u32 == u32::MAX)
-            }),
-            _ => false,
+    /// Whether the mask operand of the collective `node` is a register known to hold -1
+    /// there: the last write to it earlier in the same straight-line run of statements is an
+    /// unguarded `mov` of -1, or (when that run has no write to it) its only write in the
+    /// whole kernel is.
+    fn full_mask_register(&self, node: &SyntaxNode, mask: &ast::Operand) -> bool {
+        let ast::Operand::Name(n) = mask else {
+            return false;
+        };
+        let Some(name) = n.name().map(|t| t.text().to_string()) else {
+            return false;
+        };
+        match local_constant(node, &name) {
+            Local::Value(v) => v as u32 == u32::MAX,
+            Local::Unknown => false,
+            Local::NoWrite => self
+                .constants
+                .get(&name)
+                .is_some_and(|v| *v as u32 == u32::MAX),
         }
     }
 
@@ -167,29 +179,107 @@ impl Cx {
             return Err(unsupported(node, "predicated vote.sync"));
         }
         let src = self.pred_src(&ops[1])?;
-        if has(".ballot") {
-            let d = self.dst(&ops[0], 1)?;
-            self.collective_sync(node, &ops[2], false)?;
-            self.push(Inst::new(
-                "VOTE.ANY",
-                vec![Operand::r(d), Operand::pt(), src],
-                vec![0],
-            ));
-            return Ok(());
-        }
-        let op = if has(".any") {
-            "VOTE.ANY"
+        let mode = if has(".ballot") {
+            Vote::Ballot
+        } else if has(".any") {
+            Vote::Any
         } else if has(".all") {
-            "VOTE.ALL"
+            Vote::All
         } else if has(".uni") {
-            "VOTE.EQ"
+            Vote::Uni
         } else {
             return Err(unsupported(node, "this vote mode"));
         };
-        let d = self.pred_dst(&ops[0])?;
-        self.collective_sync(node, &ops[2], false)?;
-        self.push(Inst::new(op, vec![Operand::r(d), src], vec![0]));
+        let d = if mode == Vote::Ballot {
+            self.dst(&ops[0], 1)?
+        } else {
+            self.pred_dst(&ops[0])?
+        };
+        match self.collective_sync(node, &ops[2], true)? {
+            None => {
+                let (op, operands) = match mode {
+                    Vote::Ballot => ("VOTE.ANY", vec![Operand::r(d), Operand::pt(), src]),
+                    Vote::Any => ("VOTE.ANY", vec![Operand::r(d), src]),
+                    Vote::All => ("VOTE.ALL", vec![Operand::r(d), src]),
+                    Vote::Uni => ("VOTE.EQ", vec![Operand::r(d), src]),
+                };
+                self.push(Inst::new(op, operands, vec![0]));
+            }
+            Some(m) => self.masked_vote(mode, d, src, m),
+        }
         Ok(())
+    }
+
+    /// `vote.sync` with a member mask `m` that may leave out active threads: every thread
+    /// takes the ballot of the active threads and keeps the bits of its own mask, so threads
+    /// with different masks executing together each get their own group's answer.
+    /// `.any` = (ballot(p) & m) != 0, `.all` = (ballot(!p) & m) == 0 (exited threads vote
+    /// neither way), `.uni` = either of the two ballots restricted to `m` is empty.
+    fn masked_vote(&mut self, mode: Vote, d: Reg, src: Operand, m: Reg) {
+        let negate = |o: &Operand| match o {
+            Operand::Reg { reg, not, .. } => {
+                if *not {
+                    Operand::r(*reg)
+                } else {
+                    Operand::not(*reg)
+                }
+            }
+            o => o.clone(),
+        };
+        let masked_ballot = |cx: &mut Self, p: Operand, into: Option<Reg>| -> Reg {
+            let t = Reg::v(cx.tmp(1), 1);
+            cx.push(Inst::new(
+                "VOTE.ANY",
+                vec![Operand::r(t), Operand::pt(), p],
+                vec![0],
+            ));
+            let out = into.unwrap_or_else(|| Reg::v(cx.tmp(1), 1));
+            cx.lop3(out, t, m, 0xc0);
+            out
+        };
+        let is_zero = |cx: &mut Self, d: Reg, cmp: &str, a: Reg, chain: Operand| {
+            cx.push(Inst::new(
+                format!("ISETP.{cmp}.U32.AND"),
+                vec![
+                    Operand::r(d),
+                    Operand::pt(),
+                    Operand::r(a),
+                    Operand::rz(),
+                    chain,
+                ],
+                vec![0],
+            ));
+        };
+        match mode {
+            Vote::Ballot => {
+                masked_ballot(self, src, Some(d));
+            }
+            Vote::Any => {
+                let t = masked_ballot(self, src, None);
+                is_zero(self, d, "NE", t, Operand::pt());
+            }
+            Vote::All => {
+                let t = masked_ballot(self, negate(&src), None);
+                is_zero(self, d, "EQ", t, Operand::pt());
+            }
+            Vote::Uni => {
+                let yes = masked_ballot(self, src.clone(), None);
+                let no = masked_ballot(self, negate(&src), None);
+                let p = Reg::v(self.ptmp(), 1);
+                is_zero(self, p, "EQ", yes, Operand::pt());
+                self.push(Inst::new(
+                    "ISETP.EQ.OR",
+                    vec![
+                        Operand::r(d),
+                        Operand::pt(),
+                        Operand::r(no),
+                        Operand::rz(),
+                        Operand::r(p),
+                    ],
+                    vec![0],
+                ));
+            }
+        }
     }
 
     /// `redux.sync.OP.TYPE d, a, mask` → `REDUX.OP URx, a` + `MOV d, URx` (ptxas's forms:
@@ -298,6 +388,107 @@ impl Cx {
     }
 }
 
+/// The `vote.sync` modes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Vote {
+    Ballot,
+    Any,
+    All,
+    Uni,
+}
+
+/// What the statements before an instruction say about a register's value.
+#[derive(Debug, PartialEq, Eq)]
+enum Local {
+    /// Its last write there is an unguarded `mov` of this integer literal.
+    Value(u64),
+    /// Its last write there is something else (or may be: a nested block writing it).
+    Unknown,
+    /// No write to it between the start of the straight-line run and the instruction.
+    NoWrite,
+}
+
+/// The value register `name` holds at instruction `node`, as far as the statements before
+/// it in the same straight-line run (back to the nearest label, through enclosing `{ }`
+/// blocks) show. Any instruction naming the register in its first operand counts as a write
+/// (PTX writes only there; addresses of stores over-count, which errs on the safe side).
+fn local_constant(node: &SyntaxNode, name: &str) -> Local {
+    // The statement holding the instruction: the ancestor whose parent is a block.
+    let mut stmt = node.clone();
+    while let Some(p) = stmt.parent() {
+        if ast::Block::can_cast(p.kind()) {
+            break;
+        }
+        stmt = p;
+    }
+    loop {
+        let mut prev = stmt.prev_sibling();
+        while let Some(s) = prev {
+            if ast::Label::can_cast(s.kind()) {
+                return Local::NoWrite;
+            }
+            if ast::Block::can_cast(s.kind()) {
+                if s.descendants()
+                    .any(|d| ast::Label::can_cast(d.kind()) || ast::VarDecl::can_cast(d.kind()))
+                {
+                    // A nested block with labels (control may enter it in the middle) or
+                    // with declarations (its names may shadow ours).
+                    return Local::Unknown;
+                }
+                // Straight-line code: its last write in text order reaches the end.
+                let last = s
+                    .descendants()
+                    .filter_map(ast::Instruction::cast)
+                    .filter(|i| writes_register(i, name))
+                    .last();
+                if let Some(i) = last {
+                    return literal_mov(&i);
+                }
+            } else if let Some(i) = ast::Instruction::cast(s.clone())
+                && writes_register(&i, name)
+            {
+                return literal_mov(&i);
+            }
+            prev = s.prev_sibling();
+        }
+        // The start of a block: go on before it when it is nested in another one.
+        match stmt.parent() {
+            Some(b) if b.parent().is_some_and(|g| ast::Block::can_cast(g.kind())) => {
+                if b.children().any(|d| ast::VarDecl::can_cast(d.kind())) {
+                    // Names declared in this block shadow the ones outside.
+                    return Local::Unknown;
+                }
+                stmt = b;
+            }
+            _ => return Local::NoWrite,
+        }
+    }
+}
+
+/// `Local::Value(v)` for an unguarded `mov d, v` of an integer literal, else `Unknown`.
+fn literal_mov(i: &ast::Instruction) -> Local {
+    let ops: Vec<ast::Operand> = i.operands().collect();
+    let opcode = i.opcode().map(|t| t.text().to_string()).unwrap_or_default();
+    match (opcode == "mov" && i.guard().is_none() && ops.len() == 2)
+        .then(|| ops[1].as_int())
+        .flatten()
+    {
+        Some(v) => Local::Value(v),
+        None => Local::Unknown,
+    }
+}
+
+/// Whether instruction `i` names register `name` in its first operand.
+fn writes_register(i: &ast::Instruction, name: &str) -> bool {
+    i.operands().next().is_some_and(|first| {
+        first
+            .syntax()
+            .descendants_with_tokens()
+            .filter_map(|e| e.into_token())
+            .any(|t| t.kind() == syntax::SyntaxKind::IDENT && t.text() == name)
+    })
+}
+
 /// Registers of a kernel body that hold one constant throughout: their only definition (any
 /// instruction naming them in its first operand counts as one, which over-counts and so errs
 /// on the safe side) is `mov` of an integer literal. Used to recognize member masks written
@@ -369,6 +560,49 @@ mod tests {
         assert_eq!(
             c,
             vec![("%r1".to_string(), u64::MAX), ("%r5".to_string(), 7)]
+        );
+    }
+
+    /// `local_constant` of register `reg` at the `vote` instruction of `body`.
+    fn at_vote(body: &str, reg: &str) -> super::Local {
+        let text = format!(
+            ".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry k()\n{{\n{body}\n}}\n"
+        );
+        let parse = syntax::parse(&text);
+        let file = syntax::ast::SourceFile::cast(parse.syntax_node()).unwrap();
+        let vote = file
+            .syntax()
+            .descendants()
+            .filter_map(syntax::ast::Instruction::cast)
+            .find(|i| i.opcode().is_some_and(|t| t.text() == "vote"))
+            .unwrap();
+        super::local_constant(vote.syntax(), reg)
+    }
+
+    #[test]
+    fn the_last_write_before_a_collective_decides_its_mask() {
+        use super::Local::*;
+        let decl = ".reg .b32 %r<9>; .reg .pred %p<3>;\n";
+        let vote = "vote.sync.ballot.b32 %r2, %p1, %r1;\n";
+        let case =
+            |before: &str| at_vote(&format!("{decl}{before}{vote}xor.b32 %r1, %r2, 3;"), "%r1");
+        // Rewritten later (nvcc reuses mask registers): the write just before counts.
+        assert_eq!(case("mov.u32 %r1, -1;\n"), Value(u64::MAX));
+        assert_eq!(case("mov.u32 %r1, -1;\nadd.u32 %r1, %r1, 0;\n"), Unknown);
+        assert_eq!(case("@%p1 mov.u32 %r1, -1;\n"), Unknown);
+        // A label between the write and the collective: other paths may reach it.
+        assert_eq!(case("mov.u32 %r1, -1;\nL:\n"), NoWrite);
+        // Nested blocks: straight-line ones count, ones declaring names do not.
+        assert_eq!(case("{ mov.u32 %r1, 5; }\n"), Value(5));
+        assert_eq!(case("{ .reg .b32 %r1; mov.u32 %r1, -1; }\n"), Unknown);
+        assert_eq!(
+            case("mov.u32 %r1, 7;\n{ add.u32 %r3, %r1, 1; }\n"),
+            Value(7)
+        );
+        // The collective inside a nested block sees the writes before the block.
+        assert_eq!(
+            at_vote(&format!("{decl}mov.u32 %r1, -1;\n{{ {vote} }}"), "%r1"),
+            Value(u64::MAX)
         );
     }
 }
