@@ -32,7 +32,8 @@ const EXAMPLES: &[&str] = &[
     "../../test-data/codegen/set.ptx",
     "../../test-data/codegen/small.ptx",
     "../../test-data/codegen/cache.ptx",
-    "../../test-data/codegen/vote_mask.ptx",
+    "../../test-data/codegen/member_mask.ptx",
+    "../../test-data/codegen/bitfield.ptx",
 ];
 
 /// The refusals the examples are expected to meet: (file, SM).
@@ -187,16 +188,19 @@ fn changing_the_target_compiles_new_keys_only() {
 
 #[test]
 fn unsupported_features_fail_closed_with_a_span() {
-    let src = MODULE.replace("add.u32 %r2, %r1, 7;", "bfe.u32 %r2, %r1, 0, 8;");
+    let src = MODULE.replace("add.u32 %r2, %r1, 7;", "bfe.u64 %rd2, %rd1, 0, 8;");
     let mut db = RootDatabase::default();
     let file = db.add_file("m.ptx", src.as_bytes());
     let out = db::cubin(&db, FileTarget::new(&db, file, target("sm_80")));
     assert!(out.bytes.is_none());
     assert_eq!(out.diagnostics.len(), 1, "{:?}", out.diagnostics);
     let d = &out.diagnostics[0];
-    assert_eq!(d.message, "kernel `beta`: unsupported: instruction `bfe`");
+    assert_eq!(
+        d.message,
+        "kernel `beta`: unsupported: bfe of a 64-bit type"
+    );
     let r = usize::from(d.range.start())..usize::from(d.range.end());
-    assert_eq!(&src[r], "bfe.u32 %r2, %r1, 0, 8;");
+    assert_eq!(&src[r], "bfe.u64 %rd2, %rd1, 0, 8;");
     // The emission-time refusal (a form the learned SASS tables cannot encode) had a case here
     // built on `ISETP.LT.OR` on sm_80; generator 5 of the sm_80 table encodes it, so that case
     // now compiles (and the corpus compile stage checks such cubins with nvdisasm). A new

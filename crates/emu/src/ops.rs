@@ -487,14 +487,14 @@ pub fn execute(ctx: &mut Ctx<'_>, w: &mut Warp, inst: &Inst, active: u32, exec: 
         }
         "WARPSYNC" => {
             check_mods(inst, &["ALL"])?;
-            let mask = if inst.has_mod("ALL") {
-                u32::MAX
-            } else {
-                let l0 = lanes(active).next().unwrap_or(0);
-                raw32(ctx, w, l0, op_at(inst, 0)?)?
-            };
             for l in lanes(active) {
                 if exec >> l & 1 == 1 {
+                    // Each thread waits for the threads of its own mask.
+                    let mask = if inst.has_mod("ALL") {
+                        u32::MAX
+                    } else {
+                        raw32(ctx, w, l, op_at(inst, 0)?)?
+                    };
                     w.state[l] = LaneState::Warpsync(mask);
                 } else {
                     w.pc[l] = pc + 16;

@@ -18,6 +18,7 @@
 
 #![forbid(unsafe_code)]
 
+mod bitfield;
 mod bits;
 mod fence;
 mod set;
@@ -1245,6 +1246,7 @@ impl Cx {
             }
             "shfl" => self.shfl(node, mods, ops),
             "clz" | "brev" | "popc" | "bfind" => self.bit_count(node, opcode, mods, ops),
+            "bmsk" | "bfe" | "bfi" => self.bitfield(node, opcode, mods, ops),
             "vote" => self.vote(node, mods, ops),
             "redux" => self.redux(node, mods, ops),
             "membar" | "fence" => self.fence(node, opcode, mods),

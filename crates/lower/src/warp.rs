@@ -335,7 +335,10 @@ impl Cx {
         };
         let a = self.reg_src(&ops[1], 1)?;
         let d = self.dst(&ops[0], 1)?;
-        self.collective_sync(node, &ops[2], false)?;
+        if let Some(m) = self.collective_sync(node, &ops[2], true)? {
+            self.masked_redux(op, a, d, m);
+            return Ok(());
+        }
         let ur = Reg::Phys {
             class: ir::Class::UR,
             index: REDUX_UR,
@@ -348,6 +351,208 @@ impl Cx {
             vec![0],
         ));
         Ok(())
+    }
+
+    /// `redux.sync` with a member mask `m` that may leave out active threads. `REDUX`
+    /// combines every active thread, so it is used only when no active thread is outside `m`
+    /// (ptxas instead runs it under `WARPSYNC.EXCLUSIVE m`). Otherwise each thread combines
+    /// the threads of its own mask itself: 32 `SHFL.IDX` steps, each folding lane `k`'s value
+    /// in when `k` is a non-exited member. Exited threads of `m` take no part either way.
+    ///
+    /// ```text
+    ///       VOTE.ANY act, PT, PT ; LOP3 out = act & ~m ; ISETP.NE p, out, RZ
+    ///   @p  BRA slow
+    ///       REDUX.op UR8, a ; MOV d, UR8 ; BRA done
+    /// slow: acc = identity ; k = 0 ; live = m & act
+    /// loop: bit = (live >> k) & 1 ; @bit SHFL.IDX v, a, k, 0x1f ; @bit acc = op(acc, v)
+    ///       k += 1 ; @(k < 32) BRA loop ; MOV d, acc
+    /// done:
+    /// ```
+    fn masked_redux(&mut self, op: &str, a: Reg, d: Reg, m: Reg) {
+        let r = |cx: &mut Self| Reg::v(cx.tmp(1), 1);
+        let act = r(self);
+        self.push(Inst::new(
+            "VOTE.ANY",
+            vec![Operand::r(act), Operand::pt(), Operand::pt()],
+            vec![0],
+        ));
+        let outside = r(self);
+        self.lop3(outside, act, m, 0x30);
+        let slow_p = Reg::v(self.ptmp(), 1);
+        self.push(Inst::new(
+            "ISETP.NE.U32.AND",
+            vec![
+                Operand::r(slow_p),
+                Operand::pt(),
+                Operand::r(outside),
+                Operand::rz(),
+                Operand::pt(),
+            ],
+            vec![0],
+        ));
+        let slow = self.f.new_block();
+        let lp = self.f.new_block();
+        let done = self.f.new_block();
+        let fast = self.f.new_block();
+        self.guarded(Inst::new("BRA", vec![Operand::Label(slow)], vec![]), slow_p);
+        self.start_block(fast);
+        let ur = Reg::Phys {
+            class: ir::Class::UR,
+            index: REDUX_UR,
+            width: 1,
+        };
+        self.push(Inst::new(op, vec![Operand::r(ur), Operand::r(a)], vec![0]));
+        self.push(Inst::new(
+            "MOV",
+            vec![Operand::r(d), Operand::r(ur)],
+            vec![0],
+        ));
+        self.push(Inst::new("BRA", vec![Operand::Label(done)], vec![]));
+        self.start_block(slow);
+        let live = r(self);
+        self.lop3(live, act, m, 0xc0);
+        let (identity, combine): (u32, &str) = match op {
+            "REDUX.SUM.S32" | "REDUX.SUM" => (0, "IADD3"),
+            "REDUX.MIN.S32" => (i32::MAX as u32, "MIN.S32"),
+            "REDUX.MIN" => (u32::MAX, "MIN.U32"),
+            "REDUX.MAX.S32" => (i32::MIN as u32, "MAX.S32"),
+            "REDUX.MAX" => (0, "MAX.U32"),
+            "REDUX" => (u32::MAX, "AND"),
+            "REDUX.OR" => (0, "OR"),
+            _ => (0, "XOR"),
+        };
+        let acc = r(self);
+        self.mov_imm(acc, identity);
+        let k = r(self);
+        self.mov_imm(k, 0);
+        self.start_block(lp);
+        let bits = r(self);
+        self.push(Inst::new(
+            "SHF.R.U32.HI",
+            vec![
+                Operand::r(bits),
+                Operand::rz(),
+                Operand::r(k),
+                Operand::r(live),
+            ],
+            vec![0],
+        ));
+        let one = r(self);
+        self.mov_imm(one, 1);
+        let bit = r(self);
+        self.lop3(bit, bits, one, 0xc0);
+        let member = Reg::v(self.ptmp(), 1);
+        self.push(Inst::new(
+            "ISETP.NE.U32.AND",
+            vec![
+                Operand::r(member),
+                Operand::pt(),
+                Operand::r(bit),
+                Operand::rz(),
+                Operand::pt(),
+            ],
+            vec![0],
+        ));
+        // Only the threads whose mask holds lane k read it, and lane k is one of them (every
+        // thread is in its own mask): no thread reads a lane that does not take part.
+        let v = r(self);
+        self.guarded(
+            Inst::new(
+                "SHFL.IDX",
+                vec![
+                    Operand::pt(),
+                    Operand::r(v),
+                    Operand::r(a),
+                    Operand::r(k),
+                    Operand::Imm(0x1f),
+                ],
+                vec![0, 1],
+            ),
+            member,
+        );
+        let step = match combine {
+            "IADD3" => Inst::new(
+                "IADD3",
+                vec![
+                    Operand::r(acc),
+                    Operand::r(acc),
+                    Operand::r(v),
+                    Operand::rz(),
+                ],
+                vec![0],
+            ),
+            "AND" | "OR" | "XOR" => {
+                let lut = match combine {
+                    "AND" => 0xc0,
+                    "OR" => 0xfc,
+                    _ => 0x3c,
+                };
+                Inst::new(
+                    "LOP3.LUT",
+                    vec![
+                        Operand::r(acc),
+                        Operand::r(acc),
+                        Operand::r(v),
+                        Operand::rz(),
+                        Operand::Hex(lut),
+                        Operand::not(Reg::Zero(ir::Class::P)),
+                    ],
+                    vec![0],
+                )
+            }
+            _ => {
+                let min = combine.starts_with("MIN");
+                let base = if self.target.sm >= 90 {
+                    "VIMNMX"
+                } else {
+                    "IMNMX"
+                };
+                let name = if combine.ends_with("U32") {
+                    format!("{base}.U32")
+                } else {
+                    base.to_string()
+                };
+                let sel = if min {
+                    Operand::pt()
+                } else {
+                    Operand::not(Reg::Zero(ir::Class::P))
+                };
+                Inst::new(
+                    name,
+                    vec![Operand::r(acc), Operand::r(acc), Operand::r(v), sel],
+                    vec![0],
+                )
+            }
+        };
+        self.guarded(step, member);
+        self.push(Inst::new(
+            "IADD3",
+            vec![Operand::r(k), Operand::r(k), Operand::r(one), Operand::rz()],
+            vec![0],
+        ));
+        let more = Reg::v(self.ptmp(), 1);
+        let n32 = r(self);
+        self.mov_imm(n32, 32);
+        self.push(Inst::new(
+            "ISETP.LT.U32.AND",
+            vec![
+                Operand::r(more),
+                Operand::pt(),
+                Operand::r(k),
+                Operand::r(n32),
+                Operand::pt(),
+            ],
+            vec![0],
+        ));
+        self.guarded(Inst::new("BRA", vec![Operand::Label(lp)], vec![]), more);
+        let tail = self.f.new_block();
+        self.start_block(tail);
+        self.push(Inst::new(
+            "MOV",
+            vec![Operand::r(d), Operand::r(acc)],
+            vec![0],
+        ));
+        self.start_block(done);
     }
 
     pub(crate) fn activemask(
