@@ -34,6 +34,7 @@ const EXAMPLES: &[&str] = &[
     "../../test-data/codegen/cache.ptx",
     "../../test-data/codegen/member_mask.ptx",
     "../../test-data/codegen/bitfield.ptx",
+    "../../test-data/codegen/params.ptx",
 ];
 
 /// The refusals the examples are expected to meet: (file, SM).

@@ -21,6 +21,7 @@
 mod bitfield;
 mod bits;
 mod fence;
+mod param;
 mod set;
 mod small;
 mod warp;
@@ -158,9 +159,6 @@ impl Ty {
     }
     fn signed(self) -> bool {
         matches!(self, Ty::S32 | Ty::S64 | Ty::S16)
-    }
-    fn size(self) -> u32 {
-        u32::from(self.words()) * 4
     }
 }
 
@@ -970,7 +968,12 @@ impl Cx {
                 let ty = Self::ty_of(node, mods)?;
                 if ty == Ty::Pred {
                     let d = self.pred_dst(&ops[0])?;
-                    let a = self.pred_src(&ops[1])?;
+                    // A literal: 0 is false, anything else true (`mov.pred %p, -1;`).
+                    let a = match ops[1].as_int() {
+                        Some(0) => Operand::not(Reg::Zero(Class::P)),
+                        Some(_) => Operand::pt(),
+                        None => self.pred_src(&ops[1])?,
+                    };
                     self.plop3(d, a, Operand::pt(), 0xf0);
                     return Ok(());
                 }
@@ -1349,45 +1352,6 @@ impl Cx {
             ],
             vec![0],
         ));
-    }
-
-    fn ld_param(
-        &mut self,
-        node: &SyntaxNode,
-        mods: &[String],
-        ops: &[ast::Operand],
-    ) -> Result<(), LowerError> {
-        Self::need(node, ops, 2)?;
-        let ty = Self::ty_of(node, mods)?;
-        if ty == Ty::Pred || mods.len() != 2 {
-            return Err(unsupported(node, "this ld.param form"));
-        }
-        let w = ty.words();
-        // A 32-bit value may be loaded into a 64-bit register (sign- or zero-extended).
-        let widen = w == 1 && self.reg_width(&ops[0]) == Some(2);
-        let d = self.dst(&ops[0], if widen { 2 } else { w })?;
-        let (name, off) = self.address_name(&ops[1])?;
-        let (base, size) = *self
-            .params
-            .get(&name)
-            .ok_or_else(|| unsupported(ops[1].syntax(), format!("ld.param of `{name}`")))?;
-        let off = u32::try_from(off)
-            .ok()
-            .filter(|o| o + ty.size() <= size && o % ty.size() == 0);
-        let Some(off) = off else {
-            return Err(unsupported(
-                node,
-                "ld.param outside or misaligned in its parameter",
-            ));
-        };
-        let cb = self.target.param_base + base + off;
-        if widen {
-            self.const_load(Operand::r(sub(d, 0)), cb, 1);
-            self.extend_high(d, ty.signed());
-        } else {
-            self.const_load(Operand::r(d), cb, w);
-        }
-        Ok(())
     }
 
     fn guarded(&mut self, mut i: Inst, p: Reg) {
