@@ -35,6 +35,8 @@ const EXAMPLES: &[&str] = &[
     "../../test-data/codegen/member_mask.ptx",
     "../../test-data/codegen/bitfield.ptx",
     "../../test-data/codegen/params.ptx",
+    "../../test-data/codegen/intmisc.ptx",
+    "../../test-data/codegen/vote_nosync.ptx",
 ];
 
 /// The refusals the examples are expected to meet: (file, SM).

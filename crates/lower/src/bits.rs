@@ -11,7 +11,8 @@
 //!   (`ISETP.NE.U32` + `SEL` + `FLO.U32` + `IADD3` 0x1f/0x3f + a predicated select);
 //! * `brev.b32` → `BREV`; `brev.b64` → `BREV` of each word, words swapped;
 //! * `popc.b32` → `POPC`; `popc.b64` → `POPC` of each word + `IADD3`;
-//! * `bfind.u32` → `FLO.U32`, `bfind.s32` → `FLO` (0xffffffff when no bit is found, as PTX).
+//! * `bfind.u32` → `FLO.U32`, `bfind.s32` → `FLO` (0xffffffff when no bit is found, as PTX);
+//!   `.shiftamt` → `FLO.U32.SH` (of `a ^ (a >> 31)` for `.s32`).
 
 use ir::{Inst, Operand, Reg};
 use syntax::SyntaxNode;
@@ -102,9 +103,7 @@ impl Cx {
         ops: &[ast::Operand],
     ) -> Result<(), LowerError> {
         Self::need(node, ops, 2)?;
-        if mods.iter().any(|m| m == ".shiftamt") {
-            return Err(unsupported(node, "bfind.shiftamt"));
-        }
+        let shiftamt = mods.iter().any(|m| m == ".shiftamt");
         let ty = Self::ty_of(node, mods)?;
         let words = match ty {
             Ty::B32 | Ty::U32 | Ty::S32 => 1,
@@ -113,6 +112,33 @@ impl Cx {
         };
         let a = self.reg_src(&ops[1], words)?;
         match (opcode, words) {
+            ("bfind", _) if shiftamt => {
+                // `FLO.U32.SH` counts from the top. The signed form (`FLO.SH`, ptxas's) is
+                // not in kiln's SASS tables: flipping negative values first (`a ^ (a >> 31)`)
+                // gives the same most significant non-sign bit.
+                let d = self.dst(&ops[0], 1)?;
+                let x = if ty == Ty::S32 {
+                    let sign = Reg::v(self.tmp(1), 1);
+                    self.push(Inst::new(
+                        "SHF.R.S32.HI",
+                        vec![
+                            Operand::r(sign),
+                            Operand::rz(),
+                            Operand::Imm(0x1f),
+                            Operand::r(a),
+                        ],
+                        vec![0],
+                    ));
+                    let x = Reg::v(self.tmp(1), 1);
+                    self.lop3(x, a, sign, 0x3c);
+                    x
+                } else {
+                    a
+                };
+                let t = self.tmp(1);
+                self.unary("FLO.U32.SH", Reg::v(t, 1), x);
+                self.copy_words(d, t, 1);
+            }
             ("bfind", _) => {
                 let d = self.dst(&ops[0], 1)?;
                 let op = if ty == Ty::S32 { "FLO" } else { "FLO.U32" };

@@ -21,6 +21,7 @@
 mod bitfield;
 mod bits;
 mod fence;
+mod funnel;
 mod param;
 mod set;
 mod small;
@@ -946,6 +947,13 @@ impl Cx {
         }
         match opcode {
             "ld" if has(".param") => self.ld_param(node, mods, ops),
+            // `ldu` loads a value that is read-only for the kernel's lifetime: the
+            // non-coherent path, as `ld.global.nc`.
+            "ldu" if has(".global") => {
+                let mut mods = mods.to_vec();
+                mods.push(".nc".into());
+                self.ld_st(node, &mods, ops, true, MemSpace::Global)
+            }
             "ld" | "st" if has(".global") => {
                 self.ld_st(node, mods, ops, opcode == "ld", MemSpace::Global)
             }
@@ -978,6 +986,68 @@ impl Cx {
                     return Ok(());
                 }
                 let w = ty.words();
+                // `mov.b32 %r, {%rs1, %rs2}` packs two 16-bit registers (`PRMT 0x5410`),
+                // `mov.b32 {%rs1, %rs2}, %r` unpacks (the low half as is, the high half
+                // shifted down; a 16-bit register's upper half is unspecified).
+                if w == 1
+                    && let Some((vec_i, elems)) =
+                        ops.iter().enumerate().find_map(|(i, o)| match o {
+                            ast::Operand::Vector(v) => Some((i, v.elements().collect::<Vec<_>>())),
+                            _ => None,
+                        })
+                {
+                    if elems.len() != 2 {
+                        return unsup("mov.b32 of a vector with other than two elements");
+                    }
+                    if vec_i == 1 {
+                        let lo = self.reg_src(&elems[0], 1)?;
+                        let hi = self.reg_src(&elems[1], 1)?;
+                        let d = self.dst(&ops[0], 1)?;
+                        let sel = Reg::v(self.tmp(1), 1);
+                        self.mov_imm(sel, 0x5410);
+                        self.push(Inst::new(
+                            "PRMT",
+                            vec![
+                                Operand::r(d),
+                                Operand::r(lo),
+                                Operand::r(sel),
+                                Operand::r(hi),
+                            ],
+                            vec![0],
+                        ));
+                    } else {
+                        let a = self.reg_src(&ops[1], 1)?;
+                        let t = Reg::v(self.tmp(1), 1);
+                        self.push(Inst::new(
+                            "SHF.R.U32.HI",
+                            vec![
+                                Operand::r(t),
+                                Operand::rz(),
+                                Operand::Imm(0x10),
+                                Operand::r(a),
+                            ],
+                            vec![0],
+                        ));
+                        let l = Reg::v(self.tmp(1), 1);
+                        self.push(Inst::new(
+                            "MOV",
+                            vec![Operand::r(l), Operand::r(a)],
+                            vec![0],
+                        ));
+                        for (e, v) in elems.iter().zip([l, t]) {
+                            if matches!(e, ast::Operand::Name(n) if n.is_sink()) {
+                                continue;
+                            }
+                            let d = self.dst(e, 1)?;
+                            self.push(Inst::new(
+                                "MOV",
+                                vec![Operand::r(d), Operand::r(v)],
+                                vec![0],
+                            ));
+                        }
+                    }
+                    return Ok(());
+                }
                 // `mov.b64 %rd, {%r1, %r2}` packs, `mov.b64 {%r1, %r2}, %rd` unpacks.
                 if w == 2
                     && let Some((vec_i, elems)) =
@@ -1250,6 +1320,8 @@ impl Cx {
             "shfl" => self.shfl(node, mods, ops),
             "clz" | "brev" | "popc" | "bfind" => self.bit_count(node, opcode, mods, ops),
             "bmsk" | "bfe" | "bfi" => self.bitfield(node, opcode, mods, ops),
+            "slct" => self.slct(node, mods, ops),
+            "shf" => self.shf(node, mods, ops),
             "vote" => self.vote(node, mods, ops),
             "redux" => self.redux(node, mods, ops),
             "membar" | "fence" => self.fence(node, opcode, mods),
@@ -2021,8 +2093,28 @@ impl Cx {
             // products' low words in the high word.
             let a = self.reg_src(&ops[1], 2)?;
             let b = self.reg_src(&ops[2], 2)?;
+            return self.mul_lo64(&ops[0], a, b, None);
+        }
+        if ty.words() != 1 || mods.len() != 2 {
+            return Err(unsupported(node, "this mul form"));
+        }
+        let a = self.reg_src(&ops[1], 1)?;
+        let b = self.reg_src(&ops[2], 1)?;
+        self.mul32(node, &ops[0], mode, ty, a, b)
+    }
+
+    /// `d = a * b (+ c)`, the low 64 bits of 64-bit operands: lo(a)*lo(b) (+ c) as a wide
+    /// product, plus the two cross products' low words in the high word.
+    fn mul_lo64(
+        &mut self,
+        d: &ast::Operand,
+        a: Reg,
+        b: Reg,
+        c: Option<Reg>,
+    ) -> Result<(), LowerError> {
+        {
             let w = self.tmp(2);
-            self.imad_wide(Reg::v(w, 2), sub(a, 0), sub(b, 0), false, None);
+            self.imad_wide(Reg::v(w, 2), sub(a, 0), sub(b, 0), false, c);
             let c1 = self.tmp(2);
             self.imad_wide(Reg::v(c1, 2), sub(a, 0), sub(b, 1), false, None);
             let c2 = self.tmp(2);
@@ -2038,7 +2130,7 @@ impl Cx {
                 ],
                 vec![0],
             ));
-            let d = self.dst(&ops[0], 2)?;
+            let d = self.dst(d, 2)?;
             self.push(Inst::new(
                 "MOV",
                 vec![Operand::r(sub(d, 0)), Operand::r(Reg::part(w, 0))],
@@ -2049,13 +2141,21 @@ impl Cx {
                 vec![Operand::r(sub(d, 1)), Operand::r(hi)],
                 vec![0],
             ));
-            return Ok(());
+            Ok(())
         }
-        if ty.words() != 1 || mods.len() != 2 {
-            return Err(unsupported(node, "this mul form"));
-        }
-        let a = self.reg_src(&ops[1], 1)?;
-        let b = self.reg_src(&ops[2], 1)?;
+    }
+
+    /// 32-bit integer `mul.lo/.wide/.hi`.
+    fn mul32(
+        &mut self,
+        node: &SyntaxNode,
+        d_op: &ast::Operand,
+        mode: &str,
+        ty: Ty,
+        a: Reg,
+        b: Reg,
+    ) -> Result<(), LowerError> {
+        let ops = [d_op.clone()];
         match mode {
             ".lo" => {
                 // The low word of the 64-bit product (ptxas's table form IMAD R,R,R,R is not
@@ -2113,6 +2213,12 @@ impl Cx {
             return self.ffma(node, mods, ops);
         }
         let mode = mods.first().map(String::as_str).unwrap_or("");
+        if ty.words() == 2 && mode == ".lo" && mods.len() == 2 {
+            let a = self.reg_src(&ops[1], 2)?;
+            let b = self.reg_src(&ops[2], 2)?;
+            let c = self.reg_src(&ops[3], 2)?;
+            return self.mul_lo64(&ops[0], a, b, Some(c));
+        }
         if ty.words() != 1 || mods.len() != 2 {
             return Err(unsupported(node, "this mad form"));
         }
@@ -2207,14 +2313,17 @@ impl Cx {
             self.push(inst);
             return Ok(());
         }
-        // 64-bit shifts by a constant in 1..32 (ptxas's funnel-shift pairs).
-        let k = ops[2]
-            .as_int()
-            .filter(|k| (1..32).contains(k))
-            .ok_or_else(|| unsupported(node, "64-bit shifts by a register or by 0 or 32.."))?;
-        let s = self.tmp(1);
-        self.mov_imm(Reg::v(s, 1), k as u32);
-        let s = Reg::v(s, 1);
+        // 64-bit shifts: ptxas's funnel-shift pairs (`SHF.L.U64.HI` + `SHF.L.U32`,
+        // `SHF.R.U64`/`.S64` + `SHF.R.U32.HI`/`.S32.HI`), which clamp the amount like PTX
+        // (64 or more gives 0 or all sign bits; ptxas uses the same pair for register amounts).
+        let s = match ops[2].as_int() {
+            Some(k) => {
+                let s = self.tmp(1);
+                self.mov_imm(Reg::v(s, 1), k.clamp(0, 64) as u32);
+                Reg::v(s, 1)
+            }
+            None => self.reg_src(&ops[2], 1)?,
+        };
         // Write into a temporary pair: the two halves read both source words.
         let t = self.tmp(2);
         let (lo, hi) = (Reg::part(t, 0), Reg::part(t, 1));
@@ -2241,7 +2350,11 @@ impl Cx {
             ));
         } else {
             self.push(Inst::new(
-                "SHF.R.U64",
+                if ty.signed() {
+                    "SHF.R.S64"
+                } else {
+                    "SHF.R.U64"
+                },
                 vec![
                     Operand::r(lo),
                     Operand::r(sub(a, 0)),

@@ -172,8 +172,11 @@ impl Cx {
         ops: &[ast::Operand],
     ) -> Result<(), LowerError> {
         let has = |m: &str| mods.iter().any(|x| x == m);
-        if !has(".sync") || ops.len() != 3 {
-            return Err(unsupported(node, "vote without .sync"));
+        // `vote` without `.sync` (PTX before 6.4) combines the threads executing it together,
+        // which is what VOTE does without a preceding WARPSYNC.
+        let sync = has(".sync");
+        if ops.len() != if sync { 3 } else { 2 } {
+            return Err(malformed(node, "vote takes 3 operands (2 without .sync)"));
         }
         if self.guard.is_some() {
             return Err(unsupported(node, "predicated vote.sync"));
@@ -195,7 +198,12 @@ impl Cx {
         } else {
             self.pred_dst(&ops[0])?
         };
-        match self.collective_sync(node, &ops[2], true)? {
+        let mask = if sync {
+            self.collective_sync(node, &ops[2], true)?
+        } else {
+            None
+        };
+        match mask {
             None => {
                 let (op, operands) = match mode {
                     Vote::Ballot => ("VOTE.ANY", vec![Operand::r(d), Operand::pt(), src]),
