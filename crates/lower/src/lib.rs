@@ -20,6 +20,7 @@
 
 mod bitfield;
 mod bits;
+mod cvta;
 mod fence;
 mod funnel;
 mod param;
@@ -1110,6 +1111,9 @@ impl Cx {
                 self.copy(node, d, &ops[1], w)
             }
             "cvta" => {
+                if has(".shared") {
+                    return self.cvta_shared(node, has(".to"), mods, ops);
+                }
                 // Generic and global addresses coincide on sm_70+ (ptxas emits no code).
                 if !has(".global") {
                     return unsup("cvta outside the .global space");

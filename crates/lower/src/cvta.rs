@@ -1,0 +1,94 @@
+//! `cvta.shared` / `cvta.to.shared`: between shared-window addresses and generic ones.
+//!
+//! Forms follow ptxas 13.0.88 (checked with `cuobjdump -sass` on sm_80 and sm_90):
+//! * sm_80: the driver puts the generic address of the CTA's shared window in
+//!   `c[0x0][0x18]` (64 bits): `cvta.shared` adds it, `cvta.to.shared` subtracts it
+//!   (ptxas computes only the low word there; kiln the whole 64-bit difference, which is the
+//!   zero-extended shared address for generic addresses inside the window);
+//! * sm_90: a generic shared address is the shared address with `SR_SWINHI` as its high
+//!   word: `cvta.shared` keeps the low word and reads `SR_SWINHI`, `cvta.to.shared` keeps the
+//!   low word and clears the high one.
+//!
+//! Only the 64-bit forms (`.u64`, as nvcc writes them) are lowered.
+
+use ir::{Class, Inst, Operand, Reg};
+use syntax::SyntaxNode;
+use syntax::ast;
+
+use crate::{Cx, LowerError, sub, unsupported};
+
+/// `c[0x0][0x18]`: the generic address of the shared window (sm_80).
+const SHARED_WINDOW_CBANK: u32 = 0x18;
+
+impl Cx {
+    pub(crate) fn cvta_shared(
+        &mut self,
+        node: &SyntaxNode,
+        to: bool,
+        mods: &[String],
+        ops: &[ast::Operand],
+    ) -> Result<(), LowerError> {
+        Self::need(node, ops, 2)?;
+        if Self::ty_of(node, mods)?.words() != 2 {
+            return Err(unsupported(node, "32-bit cvta"));
+        }
+        let a = self.reg_src(&ops[1], 2)?;
+        let d = self.dst(&ops[0], 2)?;
+        let t = self.tmp(2);
+        let (lo, hi) = (Reg::part(t, 0), Reg::part(t, 1));
+        if self.target.sm >= 90 {
+            self.push(Inst::new(
+                "MOV",
+                vec![Operand::r(lo), Operand::r(sub(a, 0))],
+                vec![0],
+            ));
+            if to {
+                self.mov_imm(hi, 0);
+            } else {
+                self.push(Inst::new(
+                    "S2R",
+                    vec![Operand::r(hi), Operand::Special("SR_SWINHI")],
+                    vec![0],
+                ));
+            }
+        } else {
+            let base = self.tmp(2);
+            self.const_load(Operand::r(Reg::v(base, 2)), SHARED_WINDOW_CBANK, 2);
+            let (blo, bhi) = (Reg::part(base, 0), Reg::part(base, 1));
+            let p = Reg::v(self.ptmp(), 1);
+            self.push(Inst::new(
+                "IADD3",
+                vec![
+                    Operand::r(lo),
+                    Operand::r(p),
+                    Operand::r(sub(a, 0)),
+                    if to {
+                        Operand::neg(blo)
+                    } else {
+                        Operand::r(blo)
+                    },
+                    Operand::rz(),
+                ],
+                vec![0, 1],
+            ));
+            self.push(Inst::new(
+                "IADD3.X",
+                vec![
+                    Operand::r(hi),
+                    Operand::r(sub(a, 1)),
+                    if to {
+                        Operand::not(bhi)
+                    } else {
+                        Operand::r(bhi)
+                    },
+                    Operand::rz(),
+                    Operand::r(p),
+                    Operand::not(Reg::Zero(Class::P)),
+                ],
+                vec![0],
+            ));
+        }
+        self.copy_words(d, t, 2);
+        Ok(())
+    }
+}
