@@ -152,8 +152,14 @@ fn print_report(
         } else {
             String::new()
         };
+        // ptxas names the stack only when there is one.
+        let stack = if s.stack_frame > 0 {
+            format!(", {} bytes cumulative stack size", s.stack_frame)
+        } else {
+            String::new()
+        };
         text.push_str(&format!(
-            "{info}Used {} registers, used {} barriers{smem}{cmem}\n",
+            "{info}Used {} registers, used {} barriers{stack}{smem}{cmem}\n",
             s.registers, s.barriers
         ));
         if report.ptxas_lines {

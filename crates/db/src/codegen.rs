@@ -296,7 +296,7 @@ pub fn kernel_stats<'db>(
     Ok(KernelStats {
         name: kt.function(db).name(db).clone(),
         registers: a.registers,
-        stack_frame: 0,
+        stack_frame: l.frame_size,
         spill_stores: 0,
         spill_loads: 0,
         // As ptxas reports it: without sm_90's reserved 1 KiB.
@@ -458,5 +458,6 @@ fn compile_kernel<'db>(
         reqntid: l.reqntid,
         shared_size: l.shared_size,
         num_barriers: l.num_barriers,
+        frame_size: l.frame_size,
     })
 }

@@ -37,6 +37,7 @@ const EXAMPLES: &[&str] = &[
     "../../test-data/codegen/params.ptx",
     "../../test-data/codegen/intmisc.ptx",
     "../../test-data/codegen/cvta_shared.ptx",
+    "../../test-data/codegen/local.ptx",
     "../../test-data/codegen/vote_nosync.ptx",
 ];
 

@@ -219,6 +219,8 @@ pub struct KernelCode {
     pub reqntid: Option<[u32; 3]>,
     /// Bytes of static shared memory (`.nv.shared.<kernel>`).
     pub shared_size: u32,
+    /// Bytes of the per-thread stack frame.
+    pub frame_size: u32,
     pub num_barriers: u8,
 }
 
@@ -278,6 +280,7 @@ pub fn build_cubin_for(
             reqntid: k.reqntid,
             shared_size: u64::from(k.shared_size),
             num_barriers: k.num_barriers,
+            frame_size: k.frame_size,
             ..cubin::builder::Kernel::default()
         });
     }

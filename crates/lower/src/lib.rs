@@ -23,6 +23,7 @@ mod bits;
 mod cvta;
 mod fence;
 mod funnel;
+mod local;
 mod param;
 mod set;
 mod small;
@@ -78,6 +79,8 @@ pub struct Lowered {
     pub max_registers: Option<u32>,
     /// Bytes of static shared memory.
     pub shared_size: u32,
+    /// Bytes of the per-thread stack frame (`.local` variables).
+    pub frame_size: u32,
     /// Named barriers used (`bar.sync 0` only: 0 or 1).
     pub num_barriers: u8,
 }
@@ -113,6 +116,8 @@ fn malformed(node: &SyntaxNode, what: impl std::fmt::Display) -> LowerError {
 enum MemSpace {
     Global,
     Shared,
+    /// The thread's stack frame (`LDL`/`STL`, 32-bit addresses like shared memory).
+    Local,
     /// No space: a generic address (`LD.E`/`ST.E`).
     Generic,
 }
@@ -173,6 +178,8 @@ enum Src {
     Special(Sreg),
     /// The address of a shared variable: its offset in the kernel's shared block.
     Shared(u32),
+    /// The address of a `.local` variable: its offset in the stack frame.
+    Local(u32),
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -193,6 +200,10 @@ struct Cx {
     /// Function-scope shared variables: name → offset in the static shared block.
     shared: FxHashMap<String, u32>,
     shared_size: u32,
+    /// Function-scope `.local` variables: offsets in the thread's stack frame (`local.rs`).
+    locals: FxHashMap<String, u32>,
+    frame_size: u32,
+    frame_align: u32,
     /// Module-scope shared names on sm_90, refused where used.
     needs_shared_base: bool,
     uses_barrier: bool,
@@ -247,6 +258,9 @@ pub fn lower_kernel(
         unsupported_regs: FxHashMap::default(),
         shared: FxHashMap::default(),
         shared_size: 0,
+        locals: FxHashMap::default(),
+        frame_size: 0,
+        frame_align: 1,
         needs_shared_base: false,
         uses_barrier: false,
         origin: None,
@@ -339,6 +353,7 @@ pub fn lower_kernel(
     cx.const_load(Operand::r(sp), STACK_TOP_CBANK, 1);
     // Labels are visible in the whole body: create their blocks first.
     collect_labels(&body, &mut cx)?;
+    cx.open_frame();
     // Dynamic (`.extern .shared`) arrays all start where the static block ends, aligned;
     // the static block is padded to that start so the driver places the dynamic region
     // exactly there.
@@ -443,6 +458,7 @@ pub fn lower_kernel(
             cx.shared_size
         },
         num_barriers: u8::from(cx.uses_barrier),
+        frame_size: cx.frame_size,
     })
 }
 
@@ -470,6 +486,9 @@ fn collect_labels(b: &ast::Block, cx: &mut Cx) -> Result<(), LowerError> {
                 if v.state_space().is_some_and(|t| t.text() == ".shared") =>
             {
                 cx.shared_decl(&v)?;
+            }
+            ast::Statement::VarDecl(v) if v.state_space().is_some_and(|t| t.text() == ".local") => {
+                cx.local_decl(&v)?;
             }
             _ => {}
         }
@@ -603,7 +622,7 @@ impl Cx {
             .state_space()
             .map(|t| t.text().to_string())
             .unwrap_or_default();
-        if space == ".shared" {
+        if space == ".shared" || space == ".local" {
             // Placed before the body is lowered (`collect_labels`).
             return Ok(());
         }
@@ -727,6 +746,9 @@ impl Cx {
                     // The variable's address in the shared window.
                     return Ok(Src::Shared(at));
                 }
+                if let Some(&at) = self.locals.get(&name) {
+                    return Ok(Src::Local(at));
+                }
                 if let Some((r, ty)) = self.regs.get(&name) {
                     if n.components().next().is_some() {
                         return Err(unsupported(n.syntax(), "vector components"));
@@ -811,6 +833,14 @@ impl Cx {
             Src::Shared(at) => {
                 let t = self.tmp(words);
                 self.shared_addr(Reg::part(t, 0), at);
+                if words == 2 {
+                    self.mov_imm(Reg::part(t, 1), 0);
+                }
+                Ok(Reg::v(t, words))
+            }
+            Src::Local(at) => {
+                let t = self.tmp(words);
+                self.local_addr(Reg::part(t, 0), at);
                 if words == 2 {
                     self.mov_imm(Reg::part(t, 1), 0);
                 }
@@ -960,6 +990,9 @@ impl Cx {
             }
             "ld" | "st" if has(".shared") => {
                 self.ld_st(node, mods, ops, opcode == "ld", MemSpace::Shared)
+            }
+            "ld" | "st" if has(".local") => {
+                self.ld_st(node, mods, ops, opcode == "ld", MemSpace::Local)
             }
             "ld" | "st"
                 if !mods.iter().any(|m| {
@@ -1113,6 +1146,9 @@ impl Cx {
             "cvta" => {
                 if has(".shared") {
                     return self.cvta_shared(node, has(".to"), mods, ops);
+                }
+                if has(".local") {
+                    return self.cvta_local(node, has(".to"), mods, ops);
                 }
                 // Generic and global addresses coincide on sm_70+ (ptxas emits no code).
                 if !has(".global") {
@@ -1388,6 +1424,13 @@ impl Cx {
             }
             Src::Shared(at) => {
                 self.shared_addr(sub(d, 0), at);
+                if w == 2 {
+                    self.mov_imm(sub(d, 1), 0);
+                }
+                Ok(())
+            }
+            Src::Local(at) => {
+                self.local_addr(sub(d, 0), at);
                 if w == 2 {
                     self.mov_imm(sub(d, 1), 0);
                 }
@@ -1735,7 +1778,9 @@ impl Cx {
         space: MemSpace,
     ) -> Result<(), LowerError> {
         Self::need(node, ops, 2)?;
-        let shared = space == MemSpace::Shared;
+        // Shared and local memory: 32-bit window addresses, no memory descriptor.
+        let shared = matches!(space, MemSpace::Shared | MemSpace::Local);
+        let local = space == MemSpace::Local;
         let mut nc = false;
         let mut volatile = false;
         let mut strong: Option<&'static str> = None;
@@ -1744,7 +1789,7 @@ impl Cx {
         let mut vector = 1u32;
         for m in mods {
             match m.as_str() {
-                ".global" | ".shared" | ".weak" => {}
+                ".global" | ".shared" | ".local" | ".weak" => {}
                 // Volatile: shared accesses are plain LDS/STS, global and generic ones
                 // `.STRONG.SYS` (ptxas's forms).
                 ".volatile" => volatile = true,
@@ -1803,7 +1848,10 @@ impl Cx {
                 .ok()
                 .filter(|o| (-(1 << 23)..(1 << 23)).contains(o))
                 .ok_or_else(|| unsupported(addr_op.syntax(), "address offset out of range"))?;
-            let (base, offset) = if let Some(&at) = self.shared.get(&name) {
+            let (base, offset) = if let Some(&at) = self.locals.get(&name).filter(|_| local) {
+                // A frame variable: relative to the stack pointer (`STL [R1+0x4]`).
+                (self.stack_pointer(), (at as i32).wrapping_add(offset))
+            } else if let Some(&at) = self.shared.get(&name).filter(|_| !local) {
                 let t = Reg::v(self.tmp(1), 1);
                 self.shared_addr(t, at.wrapping_add(offset as u32));
                 (t, 0)
@@ -1825,7 +1873,13 @@ impl Cx {
                 offset,
                 desc: None,
             };
-            (mem, if load { "LDS" } else { "STS" }.to_string())
+            let op = match (local, load) {
+                (false, true) => "LDS",
+                (false, false) => "STS",
+                (true, true) => "LDL",
+                (true, false) => "STL",
+            };
+            (mem, op.to_string())
         } else {
             let generic = space == MemSpace::Generic;
             let (base, bty) = *self
