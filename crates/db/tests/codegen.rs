@@ -38,6 +38,7 @@ const EXAMPLES: &[&str] = &[
     "../../test-data/codegen/intmisc.ptx",
     "../../test-data/codegen/cvta_shared.ptx",
     "../../test-data/codegen/local.ptx",
+    "../../test-data/codegen/atom.ptx",
     "../../test-data/codegen/vote_nosync.ptx",
 ];
 

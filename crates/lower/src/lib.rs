@@ -18,6 +18,7 @@
 
 #![forbid(unsafe_code)]
 
+mod atom;
 mod bitfield;
 mod bits;
 mod cvta;
@@ -1361,6 +1362,7 @@ impl Cx {
             "clz" | "brev" | "popc" | "bfind" => self.bit_count(node, opcode, mods, ops),
             "bmsk" | "bfe" | "bfi" => self.bitfield(node, opcode, mods, ops),
             "slct" => self.slct(node, mods, ops),
+            "atom" | "red" => self.atom(node, opcode == "red", mods, ops),
             "shf" => self.shf(node, mods, ops),
             "vote" => self.vote(node, mods, ops),
             "redux" => self.redux(node, mods, ops),

@@ -1,0 +1,185 @@
+//! `atom` and `red` on global, shared and generic addresses.
+//!
+//! SASS forms are ptxas 13.0.88's (checked with `cuobjdump -sass` on sm_80 and sm_90):
+//! * global `atom.OP.T d, [a], b` → `ATOMG.E.OP[.T].STRONG.GPU PT, d, [a.64+o], b` (sm_90 with
+//!   `desc[UR4]`); generic → `ATOM.E...`; `cas` → `ATOMG.E.CAS[.64].STRONG.GPU PT, d, [a+o], b,
+//!   c` (printed without `.64` and descriptor, as nvdisasm does);
+//! * `red.global` → `RED.E.OP...` (sm_80) / `REDG.E.OP...` (sm_90) `[a.64+o], b`;
+//! * shared: `ATOMS.OP[.T] d, [a+o], b` (`RZ` as `d` for `red`), `ATOMS.CAS d, [a], b, c`;
+//! * type suffixes: `.S32`/`.S64` for signed min/max, `.64` for 64-bit integers,
+//!   `.F32.FTZ.RN` for `add.f32`, `.F64.RN` for `add.f64`.
+//!
+//! The default (and `.relaxed`) semantics at `.gpu` scope are lowered; other orders and
+//! scopes are refused. ptxas aggregates atomics on warp-uniform addresses (`REDUX` + one
+//! thread); kiln issues one per thread. Forms kiln's SASS tables lack fail at encoding.
+
+use ir::{Inst, Operand, Reg};
+use syntax::SyntaxNode;
+use syntax::ast::{self, AstNode};
+
+use crate::{Cx, LowerError, MemSpace, Ty, desc_reg, malformed, unsupported};
+
+impl Cx {
+    pub(crate) fn atom(
+        &mut self,
+        node: &SyntaxNode,
+        is_red: bool,
+        mods: &[String],
+        ops: &[ast::Operand],
+    ) -> Result<(), LowerError> {
+        let mut space = MemSpace::Generic;
+        let mut op = None;
+        let mut ty = None;
+        for m in mods {
+            match m.as_str() {
+                ".global" => space = MemSpace::Global,
+                ".shared" | ".shared::cta" => space = MemSpace::Shared,
+                ".relaxed" | ".gpu" => {}
+                ".add" | ".min" | ".max" | ".inc" | ".dec" | ".and" | ".or" | ".xor" | ".exch"
+                | ".cas" => op = Some(m[1..].to_ascii_uppercase()),
+                ".b32" | ".u32" | ".s32" | ".f32" | ".b64" | ".u64" | ".s64" | ".f64" => {
+                    ty = Some(m.as_str())
+                }
+                other => {
+                    return Err(unsupported(
+                        node,
+                        format!("{} modifier {other}", if is_red { "red" } else { "atom" }),
+                    ));
+                }
+            }
+        }
+        let (Some(op), Some(ty)) = (op, ty) else {
+            return Err(malformed(node, "atom/red without an operation or a type"));
+        };
+        let cas = op == "CAS";
+        let want = match (is_red, cas) {
+            (true, _) => 2,
+            (false, true) => 4,
+            (false, false) => 3,
+        };
+        if ops.len() != want {
+            return Err(malformed(node, format!("expected {want} operands")));
+        }
+        let words: u8 = if ty.ends_with("64") { 2 } else { 1 };
+        let float = ty.starts_with(".f");
+        let suffix = match (op.as_str(), ty) {
+            ("ADD", ".f32") => ".F32.FTZ.RN",
+            ("ADD", ".f64") => ".F64.RN",
+            (_, ".f32" | ".f64") => return Err(unsupported(node, "this floating-point atomic")),
+            ("MIN" | "MAX", ".s32") => ".S32",
+            ("MIN" | "MAX", ".s64") => ".S64",
+            ("INC" | "DEC", t) if t != ".u32" => {
+                return Err(malformed(node, "atom.inc/.dec take .u32"));
+            }
+            (_, _) if words == 2 => ".64",
+            _ => "",
+        };
+        let shared = space == MemSpace::Shared;
+        if shared && float {
+            return Err(unsupported(node, "floating-point atomics on shared memory"));
+        }
+        let sm90 = self.target.sm >= 90;
+        let addr_i = usize::from(!is_red);
+        let (name, off) = self.address_name(&ops[addr_i])?;
+        let offset = i32::try_from(off)
+            .ok()
+            .filter(|o| (-(1 << 23)..(1 << 23)).contains(o))
+            .ok_or_else(|| unsupported(ops[addr_i].syntax(), "address offset out of range"))?;
+        let mut implicit = Vec::new();
+        let mem = if shared {
+            let (base, offset) = if let Some(&at) = self.shared.get(&name) {
+                let t = Reg::v(self.tmp(1), 1);
+                self.shared_addr(t, at.wrapping_add(offset as u32));
+                (t, 0)
+            } else {
+                let (r, rty) = *self.regs.get(&name).ok_or_else(|| {
+                    unsupported(ops[addr_i].syntax(), format!("address of `{name}`"))
+                })?;
+                if rty == Ty::Pred {
+                    return Err(unsupported(
+                        ops[addr_i].syntax(),
+                        "shared address register type",
+                    ));
+                }
+                (Reg::part(r, 0), offset)
+            };
+            Operand::Mem {
+                base,
+                offset,
+                desc: None,
+            }
+        } else {
+            let (r, rty) = *self
+                .regs
+                .get(&name)
+                .ok_or_else(|| unsupported(ops[addr_i].syntax(), format!("address of `{name}`")))?;
+            if rty.words() != 2 {
+                return Err(unsupported(ops[addr_i].syntax(), "32-bit global addresses"));
+            }
+            self.needs_desc = true;
+            if !sm90 {
+                implicit.push(desc_reg());
+            }
+            if cas {
+                // nvdisasm prints CAS's 64-bit address as its low register, without the
+                // descriptor; the whole pair stays live through an implicit use.
+                implicit.push(Reg::v(r, 2));
+                Operand::Mem {
+                    base: Reg::part(r, 0),
+                    offset,
+                    desc: None,
+                }
+            } else {
+                Operand::Mem {
+                    base: Reg::v(r, 2),
+                    offset,
+                    desc: sm90.then(desc_reg),
+                }
+            }
+        };
+        let val_i = addr_i + 1;
+        let b = self.reg_src(&ops[val_i], words)?;
+        let c = if cas {
+            Some(self.reg_src(&ops[val_i + 1], words)?)
+        } else {
+            None
+        };
+        let mnemonic = match (space, is_red) {
+            (MemSpace::Shared, _) => format!("ATOMS.{op}{suffix}"),
+            (MemSpace::Global, false) => format!("ATOMG.E.{op}{suffix}.STRONG.GPU"),
+            (MemSpace::Global, true) if sm90 => format!("REDG.E.{op}{suffix}.STRONG.GPU"),
+            (MemSpace::Global, true) => format!("RED.E.{op}{suffix}.STRONG.GPU"),
+            (_, false) => format!("ATOM.E.{op}{suffix}.STRONG.GPU"),
+            (_, true) => format!("RED.E.{op}{suffix}.STRONG.GPU"),
+        };
+        let mut inst = if is_red {
+            if shared {
+                Inst::new(mnemonic, vec![Operand::rz(), mem, Operand::r(b)], vec![])
+            } else {
+                Inst::new(mnemonic, vec![mem, Operand::r(b)], vec![])
+            }
+        } else {
+            // The old value goes to a fresh register (the atomic reads `b`/`c` as it writes).
+            let tv = self.tmp(words);
+            let t = Reg::v(tv, words);
+            let mut operands = if shared {
+                vec![Operand::r(t), mem, Operand::r(b)]
+            } else {
+                vec![Operand::pt(), Operand::r(t), mem, Operand::r(b)]
+            };
+            if let Some(c) = c {
+                operands.push(Operand::r(c));
+            }
+            let d_i = if shared { 0 } else { 1 };
+            let mut i = Inst::new(mnemonic, operands, vec![d_i]);
+            i.implicit_uses = implicit.clone();
+            self.push(i);
+            let d = self.dst(&ops[0], words)?;
+            self.copy_words(d, tv, words);
+            return Ok(());
+        };
+        inst.implicit_uses = implicit;
+        self.push(inst);
+        Ok(())
+    }
+}
