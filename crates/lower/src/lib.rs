@@ -2715,7 +2715,13 @@ impl Cx {
         let sm90 = self.target.sm >= 90;
         if int(dt) && int(st) && rest.is_empty() {
             let d = self.dst(&ops[0], dt.words())?;
-            let a = self.reg_src(&ops[1], st.words())?;
+            // PTX lets cvt's source register be wider than its type (`cvt.s64.s32 %rd2,
+            // %rd1;`): the low word is the value.
+            let a = if st.words() == 1 && self.reg_width(&ops[1]) == Some(2) {
+                sub(self.reg_src(&ops[1], 2)?, 0)
+            } else {
+                self.reg_src(&ops[1], st.words())?
+            };
             match (dt.words(), st.words()) {
                 (1, 1) => self.push(Inst::new(
                     "MOV",
