@@ -39,6 +39,7 @@ const EXAMPLES: &[&str] = &[
     "../../test-data/codegen/cvta_shared.ptx",
     "../../test-data/codegen/local.ptx",
     "../../test-data/codegen/atom.ptx",
+    "../../test-data/codegen/bar_red.ptx",
     "../../test-data/codegen/vote_nosync.ptx",
 ];
 

@@ -105,6 +105,10 @@ pub struct Warp {
     pub state: [LaneState; 32],
     /// Per-lane local memory.
     pub local: Vec<Vec<u8>>,
+    /// `BAR.RED`: each waiting lane's reduction (0 POPC, 1 AND, 2 OR) and predicate.
+    pub bar_red: [Option<(u8, bool)>; 32],
+    /// The result of the lane's last `BAR.RED` (read by `B2R.RESULT`).
+    pub bar_result: [u32; 32],
 }
 
 impl Warp {
@@ -606,6 +610,8 @@ fn run_cta(
                 pc: [k.entry; 32],
                 state,
                 local,
+                bar_red: [None; 32],
+                bar_result: [0; 32],
             }
         })
         .collect();
@@ -750,9 +756,29 @@ fn release_cta_barriers(warps: &mut [Warp]) -> bool {
     let mut released = false;
     for (id, n) in waiting {
         if n == live {
+            // `BAR.RED`: the predicate reduction over the lanes that arrived with one.
+            let (mut count, mut all, mut any) = (0u32, true, false);
+            for w in warps.iter() {
+                for l in 0..32 {
+                    if w.state[l] == LaneState::Bar(id)
+                        && let Some((_, v)) = w.bar_red[l]
+                    {
+                        count += u32::from(v);
+                        all &= v;
+                        any |= v;
+                    }
+                }
+            }
             for w in warps.iter_mut() {
                 for l in 0..32 {
                     if w.state[l] == LaneState::Bar(id) {
+                        if let Some((op, _)) = w.bar_red[l].take() {
+                            w.bar_result[l] = match op {
+                                0 => count,
+                                1 => u32::from(all),
+                                _ => u32::from(any),
+                            };
+                        }
                         w.state[l] = LaneState::Running;
                         w.pc[l] += 16;
                     }

@@ -503,6 +503,22 @@ pub fn execute(ctx: &mut Ctx<'_>, w: &mut Warp, inst: &Inst, active: u32, exec: 
             Ok(())
         }
         "BAR" => bar(ctx, w, inst, active, exec),
+        "B2R" => {
+            // `B2R.RESULT Rd[, Pd]`: the lane's last BAR.RED result (Pd: it is not zero).
+            check_mods(inst, &["RESULT"])?;
+            if !inst.has_mod("RESULT") {
+                return unsupported("B2R without .RESULT");
+            }
+            for l in lanes(exec) {
+                let v = w.bar_result[l];
+                wr(w, l, op_at(inst, 0)?, v)?;
+                if let Some(p) = inst.operands.get(1) {
+                    wp(w, l, p, v != 0)?;
+                }
+            }
+            next(w);
+            Ok(())
+        }
         "CALL" => {
             check_mods(inst, &["REL", "NOINC", "ABS"])?;
             let t = match inst.operands.last().map(|o| &o.kind) {
@@ -595,9 +611,30 @@ fn breg(op: &Operand) -> R<usize> {
 }
 
 fn bar(ctx: &mut Ctx<'_>, w: &mut Warp, inst: &Inst, active: u32, exec: u32) -> R<()> {
-    check_mods(inst, &["SYNC", "DEFER_BLOCKING", "ARV"])?;
-    if inst.operands.len() > 1 {
+    check_mods(
+        inst,
+        &["SYNC", "DEFER_BLOCKING", "ARV", "RED", "POPC", "AND", "OR"],
+    )?;
+    // `BAR.RED.{POPC,AND,OR} id, P`: a barrier that also reduces a predicate over the CTA
+    // (the result is read with `B2R.RESULT`).
+    let red = inst.has_mod("RED").then(|| {
+        if inst.has_mod("POPC") {
+            0u8
+        } else if inst.has_mod("AND") {
+            1
+        } else {
+            2
+        }
+    });
+    if inst.operands.len() > usize::from(red.is_some()) + 1 {
         return unsupported("BAR with a thread count");
+    }
+    if let Some(op) = red {
+        let p = op_at(inst, 1)?;
+        for l in lanes(exec) {
+            let v = pred(w, l, p)?;
+            w.bar_red[l] = Some((op, v));
+        }
     }
     let id = match inst.operands.first() {
         Some(o) => {
@@ -607,7 +644,7 @@ fn bar(ctx: &mut Ctx<'_>, w: &mut Warp, inst: &Inst, active: u32, exec: u32) -> 
         None => 0,
     };
     for l in lanes(active) {
-        if exec >> l & 1 == 1 && inst.has_mod("SYNC") {
+        if exec >> l & 1 == 1 && (inst.has_mod("SYNC") || red.is_some()) {
             w.state[l] = LaneState::Bar(id);
         } else {
             w.pc[l] = ctx.pc + 16;

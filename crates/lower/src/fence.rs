@@ -6,10 +6,11 @@
 //! `CCTL.IVALL` (invalidate the non-coherent L1 lines). Other fences (`.cluster` scope,
 //! `fence.proxy`, `fence.mbarrier_init`) are refused.
 
-use ir::Inst;
+use ir::{Inst, Operand};
 use syntax::SyntaxNode;
+use syntax::ast;
 
-use crate::{Cx, LowerError, unsupported};
+use crate::{Cx, LowerError, malformed, unsupported};
 
 impl Cx {
     pub(crate) fn fence(
@@ -52,5 +53,56 @@ fn scope_name(s: &str) -> &'static str {
         ".gpu" => "GPU",
         ".sys" => "SYS",
         _ => "",
+    }
+}
+
+impl Cx {
+    /// `bar.red.{popc.u32,and.pred,or.pred} d, 0, {!}p` (barrier 0, every thread of the CTA)
+    /// → `BAR.RED.{POPC,AND,OR}.DEFER_BLOCKING 0x0, p` + `B2R.RESULT d` (`B2R.RESULT RZ, Pd`
+    /// for the predicate forms), ptxas 13.0.88's forms on sm_80 and sm_90.
+    pub(crate) fn bar_red(
+        &mut self,
+        node: &SyntaxNode,
+        mods: &[String],
+        ops: &[ast::Operand],
+    ) -> Result<(), LowerError> {
+        let has = |m: &str| mods.iter().any(|x| x == m);
+        if self.guard.is_some() {
+            return Err(unsupported(node, "predicated bar.red"));
+        }
+        if ops.len() != 3 || ops[1].as_int() != Some(0) {
+            return Err(unsupported(
+                node,
+                "bar.red other than on barrier 0 with every thread",
+            ));
+        }
+        let (op, popc) = if has(".popc") {
+            ("POPC", true)
+        } else if has(".and") {
+            ("AND", false)
+        } else if has(".or") {
+            ("OR", false)
+        } else {
+            return Err(malformed(node, "bar.red without .popc, .and or .or"));
+        };
+        let p = self.pred_src(&ops[2])?;
+        self.uses_barrier = true;
+        self.push(Inst::new(
+            format!("BAR.RED.{op}.DEFER_BLOCKING"),
+            vec![Operand::Imm(0), p],
+            vec![],
+        ));
+        if popc {
+            let d = self.dst(&ops[0], 1)?;
+            self.push(Inst::new("B2R.RESULT", vec![Operand::r(d)], vec![0]));
+        } else {
+            let d = self.pred_dst(&ops[0])?;
+            self.push(Inst::new(
+                "B2R.RESULT",
+                vec![Operand::rz(), Operand::r(d)],
+                vec![1],
+            ));
+        }
+        Ok(())
     }
 }

@@ -1340,6 +1340,7 @@ impl Cx {
                 self.push(inst);
                 Ok(())
             }
+            "bar" | "barrier" if has(".red") => self.bar_red(node, mods, ops),
             "bar" | "barrier" => {
                 let ok = mods
                     .iter()
