@@ -9,8 +9,8 @@
 //! * type suffixes: `.S32`/`.S64` for signed min/max, `.64` for 64-bit integers,
 //!   `.F32.FTZ.RN` for `add.f32`, `.F64.RN` for `add.f64`.
 //!
-//! The default (and `.relaxed`) semantics at `.gpu` scope are lowered; other orders and
-//! scopes are refused. ptxas aggregates atomics on warp-uniform addresses (`REDUX` + one
+//! Scopes `.cta`/`.gpu`/`.sys` select `.STRONG.SM/.GPU/.SYS`; `.release`/`.acquire`/
+//! `.acq_rel` put the scope's `fence.acq_rel` sequence before and/or after the atomic. ptxas aggregates atomics on warp-uniform addresses (`REDUX` + one
 //! thread); kiln issues one per thread. Forms kiln's SASS tables lack fail at encoding.
 
 use ir::{Inst, Operand, Reg};
@@ -30,11 +30,17 @@ impl Cx {
         let mut space = MemSpace::Generic;
         let mut op = None;
         let mut ty = None;
+        let (mut release, mut acquire) = (false, false);
+        let mut scope = ".gpu";
         for m in mods {
             match m.as_str() {
                 ".global" => space = MemSpace::Global,
                 ".shared" | ".shared::cta" => space = MemSpace::Shared,
-                ".relaxed" | ".gpu" => {}
+                ".relaxed" => {}
+                ".acq_rel" => (release, acquire) = (true, true),
+                ".release" => release = true,
+                ".acquire" => acquire = true,
+                ".cta" | ".gpu" | ".sys" => scope = m.as_str(),
                 ".add" | ".min" | ".max" | ".inc" | ".dec" | ".and" | ".or" | ".xor" | ".exch"
                 | ".cas" => op = Some(m[1..].to_ascii_uppercase()),
                 ".b32" | ".u32" | ".s32" | ".f32" | ".b64" | ".u64" | ".s64" | ".f64" => {
@@ -144,14 +150,28 @@ impl Cx {
         } else {
             None
         };
+        // The scope picks the strength (`.cta` → `.STRONG.SM`); shared-memory atomics are
+        // the same ATOMS at every scope (ptxas's forms).
+        let strong = match scope {
+            ".cta" => "SM",
+            ".sys" => "SYS",
+            _ => "GPU",
+        };
         let mnemonic = match (space, is_red) {
             (MemSpace::Shared, _) => format!("ATOMS.{op}{suffix}"),
-            (MemSpace::Global, false) => format!("ATOMG.E.{op}{suffix}.STRONG.GPU"),
-            (MemSpace::Global, true) if sm90 => format!("REDG.E.{op}{suffix}.STRONG.GPU"),
-            (MemSpace::Global, true) => format!("RED.E.{op}{suffix}.STRONG.GPU"),
-            (_, false) => format!("ATOM.E.{op}{suffix}.STRONG.GPU"),
-            (_, true) => format!("RED.E.{op}{suffix}.STRONG.GPU"),
+            (MemSpace::Global, false) => format!("ATOMG.E.{op}{suffix}.STRONG.{strong}"),
+            (MemSpace::Global, true) if sm90 => format!("REDG.E.{op}{suffix}.STRONG.{strong}"),
+            (MemSpace::Global, true) => format!("RED.E.{op}{suffix}.STRONG.{strong}"),
+            (_, false) => format!("ATOM.E.{op}{suffix}.STRONG.{strong}"),
+            (_, true) => format!("RED.E.{op}{suffix}.STRONG.{strong}"),
         };
+        // Release and acquire orders: the scope's `fence.acq_rel` before and after the
+        // atomic (ptxas emits the release half before — MEMBAR.ALL.<scope>, ERRBAR — and
+        // CCTL.IVALL after at .gpu; the full fence on both sides is at least as strong).
+        let fence_mods = [".acq_rel".to_string(), scope.to_string()];
+        if release {
+            self.fence(node, "fence", &fence_mods)?;
+        }
         let mut inst = if is_red {
             if shared {
                 Inst::new(mnemonic, vec![Operand::rz(), mem, Operand::r(b)], vec![])
@@ -174,12 +194,18 @@ impl Cx {
             let mut i = Inst::new(mnemonic, operands, vec![d_i]);
             i.implicit_uses = implicit.clone();
             self.push(i);
+            if acquire {
+                self.fence(node, "fence", &fence_mods)?;
+            }
             let d = self.dst(&ops[0], words)?;
             self.copy_words(d, tv, words);
             return Ok(());
         };
         inst.implicit_uses = implicit;
         self.push(inst);
+        if acquire {
+            self.fence(node, "fence", &fence_mods)?;
+        }
         Ok(())
     }
 }
