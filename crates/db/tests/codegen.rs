@@ -40,6 +40,7 @@ const EXAMPLES: &[&str] = &[
     "../../test-data/codegen/local.ptx",
     "../../test-data/codegen/atom.ptx",
     "../../test-data/codegen/bar_red.ptx",
+    "../../test-data/codegen/orders.ptx",
     "../../test-data/codegen/vote_nosync.ptx",
 ];
 

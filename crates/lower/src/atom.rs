@@ -3,7 +3,7 @@
 //! SASS forms are ptxas 13.0.88's (checked with `cuobjdump -sass` on sm_80 and sm_90):
 //! * global `atom.OP.T d, [a], b` → `ATOMG.E.OP[.T].STRONG.GPU PT, d, [a.64+o], b` (sm_90 with
 //!   `desc[UR4]`); generic → `ATOM.E...`; `cas` → `ATOMG.E.CAS[.64].STRONG.GPU PT, d, [a+o], b,
-//!   c` (printed without `.64` and descriptor, as nvdisasm does);
+//!   c` (printed without `.64` and descriptor, as nvdisasm does; `b`, `c` an aligned pair);
 //! * `red.global` → `RED.E.OP...` (sm_80) / `REDG.E.OP...` (sm_90) `[a.64+o], b`;
 //! * shared: `ATOMS.OP[.T] d, [a+o], b` (`RZ` as `d` for `red`), `ATOMS.CAS d, [a], b, c`;
 //! * type suffixes: `.S32`/`.S64` for signed min/max, `.64` for 64-bit integers,
@@ -12,6 +12,8 @@
 //! Scopes `.cta`/`.gpu`/`.sys` select `.STRONG.SM/.GPU/.SYS`; `.release`/`.acquire`/
 //! `.acq_rel` put the scope's `fence.acq_rel` sequence before and/or after the atomic. ptxas aggregates atomics on warp-uniform addresses (`REDUX` + one
 //! thread); kiln issues one per thread. Forms kiln's SASS tables lack fail at encoding.
+//! Refused: 64-bit `cas`; 64-bit and float generic atomics (ptxas adds a shared-window
+//! fallback); float and 64-bit arithmetic shared atomics (ptxas's compare-and-swap loops).
 
 use ir::{Inst, Operand, Reg};
 use syntax::SyntaxNode;
@@ -81,8 +83,19 @@ impl Cx {
             _ => "",
         };
         let shared = space == MemSpace::Shared;
-        if shared && float {
-            return Err(unsupported(node, "floating-point atomics on shared memory"));
+        if shared && (float || (words == 2 && !matches!(op.as_str(), "EXCH" | "CAS"))) {
+            // ptxas builds these from compare-and-swap loops.
+            return Err(unsupported(node, "this atomic on shared memory"));
+        }
+        if space == MemSpace::Generic && (float || words == 2) {
+            // ptxas gives these a fallback path for shared-window addresses (QSPC).
+            return Err(unsupported(
+                node,
+                "64-bit or floating-point generic atomics",
+            ));
+        }
+        if cas && words == 2 {
+            return Err(unsupported(node, "64-bit atom.cas"));
         }
         let sm90 = self.target.sm >= 90;
         let addr_i = usize::from(!is_red);
@@ -145,10 +158,25 @@ impl Cx {
         };
         let val_i = addr_i + 1;
         let b = self.reg_src(&ops[val_i], words)?;
-        let c = if cas {
-            Some(self.reg_src(&ops[val_i + 1], words)?)
+        // `cas` reads its compare and new values from one aligned register pair (`Rb`,
+        // `Rb+1`), as ptxas always allocates them.
+        let (b, c) = if cas {
+            let c = self.reg_src(&ops[val_i + 1], words)?;
+            let pair = self.tmp(2);
+            self.push(Inst::new(
+                "MOV",
+                vec![Operand::r(Reg::part(pair, 0)), Operand::r(b)],
+                vec![0],
+            ));
+            self.push(Inst::new(
+                "MOV",
+                vec![Operand::r(Reg::part(pair, 1)), Operand::r(c)],
+                vec![0],
+            ));
+            implicit.push(Reg::v(pair, 2));
+            (Reg::part(pair, 0), Some(Reg::part(pair, 1)))
         } else {
-            None
+            (b, None)
         };
         // The scope picks the strength (`.cta` → `.STRONG.SM`); shared-memory atomics are
         // the same ATOMS at every scope (ptxas's forms).

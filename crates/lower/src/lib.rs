@@ -205,6 +205,8 @@ struct Cx {
     locals: FxHashMap<String, u32>,
     frame_size: u32,
     frame_align: u32,
+    /// An acquire load was just emitted: `CCTL.IVALL` follows it ([`Cx::finish_acquire`]).
+    pending_acquire: bool,
     /// Module-scope shared names on sm_90, refused where used.
     needs_shared_base: bool,
     uses_barrier: bool,
@@ -262,6 +264,7 @@ pub fn lower_kernel(
         locals: FxHashMap::default(),
         frame_size: 0,
         frame_align: 1,
+        pending_acquire: false,
         needs_shared_base: false,
         uses_barrier: false,
         origin: None,
@@ -776,6 +779,11 @@ impl Cx {
                     ("%ntid", Some(a)) => Sreg::Cbank(4 * a),
                     ("%nctaid", Some(a)) => Sreg::Cbank(0xc + 4 * a),
                     ("%laneid", None) => Sreg::S2r("SR_LANEID"),
+                    ("%lanemask_eq", None) => Sreg::S2r("SR_EQMASK"),
+                    ("%lanemask_lt", None) => Sreg::S2r("SR_LTMASK"),
+                    ("%lanemask_le", None) => Sreg::S2r("SR_LEMASK"),
+                    ("%lanemask_gt", None) => Sreg::S2r("SR_GTMASK"),
+                    ("%lanemask_ge", None) => Sreg::S2r("SR_GEMASK"),
                     _ => {
                         return Err(unsupported(
                             n.syntax(),
@@ -1790,9 +1798,19 @@ impl Cx {
         let mut evict: Option<&'static str> = None;
         let mut size = None;
         let mut vector = 1u32;
+        // Memory orders (`.relaxed`/`.acquire`/`.release` with a scope): strong accesses at
+        // the scope; acquire loads are followed by `CCTL.IVALL` and release stores preceded
+        // by `MEMBAR.ALL.<scope>` + `ERRBAR` (+ `CGAERRBAR` on sm_90) beyond the CTA, as
+        // ptxas 13.0.88 emits them. Shared memory ignores the scope (plain LDS/STS).
+        let (mut ordered, mut acquire, mut release) = (false, false, false);
+        let mut scope = "";
         for m in mods {
             match m.as_str() {
                 ".global" | ".shared" | ".local" | ".weak" => {}
+                ".relaxed" => ordered = true,
+                ".acquire" if load => (ordered, acquire) = (true, true),
+                ".release" if !load => (ordered, release) = (true, true),
+                ".cta" | ".gpu" | ".sys" => scope = m.as_str(),
                 // Volatile: shared accesses are plain LDS/STS, global and generic ones
                 // `.STRONG.SYS` (ptxas's forms).
                 ".volatile" => volatile = true,
@@ -1821,6 +1839,36 @@ impl Cx {
         let Some((elem, suffix)) = size else {
             return Err(malformed(node, "ld/st without a type"));
         };
+        if ordered != !scope.is_empty() {
+            return Err(malformed(
+                node,
+                "a memory order needs a scope and the reverse",
+            ));
+        }
+        if ordered && (volatile || strong.is_some() || nc || local) {
+            return Err(unsupported(node, "this combination of ld/st modifiers"));
+        }
+        if ordered && !shared {
+            strong = Some(match scope {
+                ".cta" => ".STRONG.SM",
+                ".sys" => ".STRONG.SYS",
+                _ => ".STRONG.GPU",
+            });
+        }
+        let beyond_cta = scope != ".cta" && !shared;
+        if release && beyond_cta {
+            let sc = if scope == ".sys" { "SYS" } else { "GPU" };
+            self.push(Inst::new(format!("MEMBAR.ALL.{sc}"), vec![], vec![]));
+            self.push(Inst::new("ERRBAR", vec![], vec![]));
+            if self.target.sm >= 90 {
+                self.push(Inst::new("CGAERRBAR", vec![], vec![]));
+            }
+        } else if release && !shared {
+            self.push(Inst::new("MEMBAR.ALL.CTA", vec![], vec![]));
+        }
+        if acquire && beyond_cta {
+            self.pending_acquire = true;
+        }
         let bytes = elem * vector;
         if vector > 1 && (elem < 4 || bytes > 16) {
             return Err(unsupported(
@@ -1981,6 +2029,7 @@ impl Cx {
                     .iter()
                     .any(|m| matches!(m.as_str(), ".s8" | ".s16" | ".s32"));
                 self.extend_high(d, signed);
+                self.finish_acquire();
                 return Ok(());
             }
             (None, true) => {
@@ -2033,6 +2082,7 @@ impl Cx {
                         ));
                     }
                 }
+                self.finish_acquire();
                 return Ok(());
             }
         };
@@ -2041,7 +2091,15 @@ impl Cx {
             inst.implicit_uses.push(desc_reg());
         }
         self.push(inst);
+        self.finish_acquire();
         Ok(())
+    }
+
+    /// After an acquire load beyond the CTA: `CCTL.IVALL` (later loads miss in L1).
+    fn finish_acquire(&mut self) {
+        if std::mem::take(&mut self.pending_acquire) {
+            self.push(Inst::new("CCTL.IVALL", vec![], vec![]));
+        }
     }
 
     fn add_sub(
