@@ -1839,7 +1839,7 @@ impl Cx {
         let Some((elem, suffix)) = size else {
             return Err(malformed(node, "ld/st without a type"));
         };
-        if ordered != !scope.is_empty() {
+        if ordered == scope.is_empty() {
             return Err(malformed(
                 node,
                 "a memory order needs a scope and the reverse",
