@@ -746,7 +746,13 @@ impl Cta<'_> {
                 let ty = inst.mods.ty();
                 let src = &args[args.len() - 2];
                 let vals: Vec<u64> = (0..n)
-                    .map(|l| self.get(f, &self.warps[w][l], src, ty))
+                    .map(|l| {
+                        if active >> l & 1 == 1 {
+                            self.get(f, &self.warps[w][l], src, ty)
+                        } else {
+                            0
+                        }
+                    })
                     .collect();
                 for l in Self::lanes(active) {
                     let member = masks[l] & active;
@@ -771,8 +777,15 @@ impl Cta<'_> {
             Op::Redux => {
                 let ty = inst.mods.ty();
                 let signed = ty.is_signed();
+                // Only executing threads take part (exited ones have no registers left).
                 let vals: Vec<u64> = (0..n)
-                    .map(|l| self.get(f, &self.warps[w][l], &args[1], Ty::B32))
+                    .map(|l| {
+                        if active >> l & 1 == 1 {
+                            self.get(f, &self.warps[w][l], &args[1], Ty::B32)
+                        } else {
+                            0
+                        }
+                    })
                     .collect();
                 for l in Self::lanes(active) {
                     let member = masks[l] & active;
