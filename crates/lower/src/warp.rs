@@ -52,9 +52,18 @@ impl Cx {
     ) -> Result<Option<Reg>, LowerError> {
         // A register holding -1 where the collective reads it (`mov.u32 %r, -1;` as nvcc
         // writes full masks) is the full mask.
-        let full_reg = self.full_mask_register(node, mask);
+        let known = self.mask_constant(node, mask);
         let (inst, reg) = match self.src(mask)? {
-            Src::Reg(..) if full_reg => (self.full_warpsync(), None),
+            Src::Reg(..) if known == Some(u32::MAX) => (self.full_warpsync(), None),
+            // A register holding another constant: like a literal mask (below). nvcc writes
+            // `mov.u32 %r, 15; vote.sync.ballot.b32 %r2, %p, %r;` executed by threads outside
+            // the mask too, which PTX leaves undefined.
+            Src::Reg(..) if known.is_some() => {
+                return Err(unsupported(
+                    node,
+                    "a warp collective with a constant member mask other than -1",
+                ));
+            }
             Src::Imm(v) if v as u32 == u32::MAX => (self.full_warpsync(), None),
             Src::Imm(_) => {
                 return Err(unsupported(
@@ -80,24 +89,19 @@ impl Cx {
         Ok(reg)
     }
 
-    /// Whether the mask operand of the collective `node` is a register known to hold -1
-    /// there: the last write to it earlier in the same straight-line run of statements is an
-    /// unguarded `mov` of -1, or (when that run has no write to it) its only write in the
-    /// whole kernel is.
-    fn full_mask_register(&self, node: &SyntaxNode, mask: &ast::Operand) -> bool {
+    /// The constant the mask register of the collective `node` is known to hold there: the
+    /// last write to it earlier in the same straight-line run of statements is an unguarded
+    /// `mov` of a literal, or (when that run has no write to it) its only write in the whole
+    /// kernel is.
+    fn mask_constant(&self, node: &SyntaxNode, mask: &ast::Operand) -> Option<u32> {
         let ast::Operand::Name(n) = mask else {
-            return false;
+            return None;
         };
-        let Some(name) = n.name().map(|t| t.text().to_string()) else {
-            return false;
-        };
+        let name = n.name().map(|t| t.text().to_string())?;
         match local_constant(node, &name) {
-            Local::Value(v) => v as u32 == u32::MAX,
-            Local::Unknown => false,
-            Local::NoWrite => self
-                .constants
-                .get(&name)
-                .is_some_and(|v| *v as u32 == u32::MAX),
+            Local::Value(v) => Some(v as u32),
+            Local::Unknown => None,
+            Local::NoWrite => self.constants.get(&name).map(|v| *v as u32),
         }
     }
 
