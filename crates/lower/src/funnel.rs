@@ -1,4 +1,5 @@
-//! `slct` (select by the sign of a third operand) and `shf` (funnel shift).
+//! `slct` (select by the sign of a third operand), `shf` (funnel shift) and `prmt` (byte
+//! permute).
 //!
 //! SASS forms are ptxas 13.0.88's (checked with `cuobjdump -sass` on sm_80 and sm_90):
 //! * `slct.T.s32 d, a, b, c` → `ISETP.GE.AND P, PT, c, RZ, PT` + `SEL d, a, b, P`;
@@ -7,7 +8,9 @@
 //!   `shf.r.clamp` → `SHF.R.U32 d, a, c, b` (the low word of `b:a >> c`); the shift is
 //!   clamped to 32. `.wrap` shifts by `c & 31`: ptxas uses the `.W` forms, kiln masks the
 //!   amount (`LOP3`) and uses the clamped forms (`SHF.R.W.U32` is not in kiln's sm_90
-//!   table).
+//!   table);
+//! * `prmt.b32 d, a, b, c` → `PRMT d, a, c, b` (selector in the middle); the `.f4e`, `.b4e`,
+//!   `.rc8`, `.ecl`, `.ecr`, `.rc16` modes are refused.
 
 use ir::{Inst, Operand, Reg};
 use syntax::SyntaxNode;
@@ -100,6 +103,32 @@ impl Cx {
         let op = if left { "SHF.L.U32.HI" } else { "SHF.R.U32" };
         self.push(Inst::new(
             op,
+            vec![Operand::r(d), Operand::r(a), Operand::r(c), Operand::r(b)],
+            vec![0],
+        ));
+        Ok(())
+    }
+}
+
+impl Cx {
+    pub(crate) fn prmt(
+        &mut self,
+        node: &SyntaxNode,
+        mods: &[String],
+        ops: &[ast::Operand],
+    ) -> Result<(), LowerError> {
+        if ops.len() != 4 {
+            return Err(malformed(node, "prmt takes 4 operands"));
+        }
+        if mods.iter().any(|m| m != ".b32") {
+            return Err(unsupported(node, "prmt modes"));
+        }
+        let a = self.reg_src(&ops[1], 1)?;
+        let b = self.reg_src(&ops[2], 1)?;
+        let c = self.reg_src(&ops[3], 1)?;
+        let d = self.dst(&ops[0], 1)?;
+        self.push(Inst::new(
+            "PRMT",
             vec![Operand::r(d), Operand::r(a), Operand::r(c), Operand::r(b)],
             vec![0],
         ));

@@ -1373,6 +1373,7 @@ impl Cx {
             "slct" => self.slct(node, mods, ops),
             "atom" | "red" => self.atom(node, opcode == "red", mods, ops),
             "shf" => self.shf(node, mods, ops),
+            "prmt" => self.prmt(node, mods, ops),
             "vote" => self.vote(node, mods, ops),
             "redux" => self.redux(node, mods, ops),
             "membar" | "fence" => self.fence(node, opcode, mods),
