@@ -28,6 +28,10 @@ pub fn param_base(sm: u32) -> u32 {
     }
 }
 
+/// ELF relocation type `R_CUDA_64` (a 64-bit absolute address; `cuobjdump -elf` names type 2
+/// so).
+pub const R_CUDA_64: u32 = 2;
+
 /// A kernel parameter: size and alignment in bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Param {
@@ -121,6 +125,10 @@ pub struct Builder {
     pub functions: Vec<Function>,
     pub globals: Vec<Global>,
     pub constants: Vec<Constant>,
+    /// Variables whose 64-bit addresses fill `.nv.constant4` (8 bytes each, in this order,
+    /// through `R_CUDA_64` relocations): the table code reads global addresses from
+    /// (`LDC.64 R, c[0x4][8 * slot]`), as ptxas does.
+    pub address_table: Vec<String>,
     /// Text for the tkinfo note's command-line field.
     pub command_line: String,
 }
@@ -331,14 +339,36 @@ impl Builder {
         frame_sec.link = symtab;
         frame_sec.info = debug_frame;
         frame_sec.entsize = 24;
+        let rela_const4 = (!self.address_table.is_empty()).then(|| {
+            let mut s = plain(
+                ".rela.nv.constant4".into(),
+                sht::RELA,
+                shf::INFO_LINK,
+                8,
+                SectionData::Null,
+            );
+            s.link = symtab;
+            s.entsize = 24;
+            push(&mut secs, s)
+        });
         let rela_frame = push(&mut secs, frame_sec);
+        let const4 = (!self.address_table.is_empty()).then(|| {
+            push(
+                &mut secs,
+                plain(
+                    ".nv.constant4".into(),
+                    sht::PROGBITS,
+                    shf::ALLOC,
+                    8,
+                    SectionData::Bytes(vec![0; 8 * self.address_table.len()]),
+                ),
+            )
+        });
+        let const_offsets = constant_offsets(&self.constants);
         let mut const3_bytes = Vec::new();
-        let mut const_offsets = Vec::new();
-        for c in &self.constants {
-            let off = align_up(const3_bytes.len() as u64, c.align.max(1));
+        for (c, &off) in self.constants.iter().zip(&const_offsets) {
             const3_bytes.resize(off as usize, 0);
             const3_bytes.extend_from_slice(&c.bytes);
-            const_offsets.push(off);
         }
         let const3_align = self
             .constants
@@ -524,7 +554,7 @@ impl Builder {
         }
         section_sym(&mut syms, &secs, debug_frame);
         section_sym(&mut syms, &secs, callgraph);
-        for idx in [const3, ginit, gbss].into_iter().flatten() {
+        for idx in [const4, const3, ginit, gbss].into_iter().flatten() {
             section_sym(&mut syms, &secs, idx);
         }
         let const0_syms: Vec<u32> = const0
@@ -598,6 +628,28 @@ impl Builder {
                 });
             }
             secs[*r as usize - 1].data = SectionData::Relocs {
+                has_addend: true,
+                relocs,
+            };
+        }
+        if let (Some(r), Some(c4)) = (rela_const4, const4) {
+            let mut relocs = Vec::new();
+            for (slot, name) in self.address_table.iter().enumerate() {
+                let sym = sym_index(name)
+                    .filter(|&i| syms[i as usize].1 == 0x11)
+                    .ok_or_else(|| {
+                        BuildError(format!("address table entry `{name}` is not a variable"))
+                    })?;
+                relocs.push(Reloc {
+                    offset: 8 * slot as u64,
+                    sym,
+                    rtype: R_CUDA_64,
+                    addend: 0,
+                });
+            }
+            let s = &mut secs[r as usize - 1];
+            s.info = c4;
+            s.data = SectionData::Relocs {
                 has_addend: true,
                 relocs,
             };
@@ -840,6 +892,20 @@ impl Builder {
 /// Parameter offsets (relative to the parameter base) and the block size: each parameter at
 /// its alignment, the block size the end of the last one (not rounded: ptxas 13.0.88 reports
 /// 5 bytes for `(.u32, .u8)` and 11 for `(.u64, .s8, .u8, .u8)`, checked with cuobjdump).
+/// The offsets of constant variables in `.nv.constant3` (bank 3): declaration order, each
+/// aligned. Code addresses a `.const` variable at `c[0x3][offset]`.
+pub fn constant_offsets(constants: &[Constant]) -> Vec<u64> {
+    let mut end = 0u64;
+    constants
+        .iter()
+        .map(|c| {
+            let off = align_up(end, c.align.max(1));
+            end = off + c.bytes.len() as u64;
+            off
+        })
+        .collect()
+}
+
 fn layout_params(params: &[Param]) -> (Vec<u32>, u32) {
     let mut off = 0u32;
     let mut offs = Vec::with_capacity(params.len());
@@ -874,7 +940,7 @@ fn debug_frame_bytes(units: impl Iterator<Item = (u32, u64)>) -> (Vec<u8>, Vec<R
         relocs.push(Reloc {
             offset: out.len() as u64,
             sym,
-            rtype: 2,
+            rtype: R_CUDA_64,
             addend: 0,
         });
         out.extend_from_slice(&0u64.to_le_bytes()); // initial location (relocated)

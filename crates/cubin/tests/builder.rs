@@ -1,6 +1,8 @@
 //! Builder tests that need no oracle (the oracle checks are in `tests/oracle.rs`).
 
-use cubin::builder::{Builder, CodeReloc, Constant, Function, Global, Kernel, Param, param_base};
+use cubin::builder::{
+    Builder, CodeReloc, Constant, Function, Global, Kernel, Param, R_CUDA_64, param_base,
+};
 use cubin::eiattr::{AttrValue, code};
 use cubin::{SectionData, sht};
 
@@ -48,6 +50,7 @@ fn program(sm: u32) -> Builder {
         align: 4,
         bytes: vec![1, 2, 3, 4],
     });
+    b.address_table = vec!["z".into(), "g".into()];
     b
 }
 
@@ -106,6 +109,16 @@ fn built_cubin_round_trips_and_has_the_facts() {
             ),
             (0x20, g, 0x39, 4)
         );
+        // The address table: one 8-byte slot per variable, filled by R_CUDA_64 relocations
+        // (ptxas's `.nv.constant4` / `.rela.nv.constant4`).
+        assert_eq!(back.section(".nv.constant4").unwrap().size(), 16);
+        let SectionData::Relocs { relocs, .. } = &back.section(".rela.nv.constant4").unwrap().data
+        else {
+            panic!()
+        };
+        let z = back.symbols().iter().position(|s| s.name == "z").unwrap() as u32;
+        let table: Vec<_> = relocs.iter().map(|r| (r.offset, r.sym, r.rtype)).collect();
+        assert_eq!(table, vec![(0, z, R_CUDA_64), (8, g, R_CUDA_64)]);
         assert_eq!(back.section(".nv.compat").is_some(), sm >= 90);
         assert!(back.layout_is_rule_based());
     }

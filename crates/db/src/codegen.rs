@@ -33,13 +33,25 @@ pub fn codegen_supported(sm: u16) -> bool {
     matches!(sm, 80 | 90)
 }
 
-/// The module-scope `.shared` variables of a file (what kernels may address besides their
-/// own). Re-executes on every edit, but compares equal (so no kernel's code generation
-/// re-runs) unless a module-scope shared declaration changed.
+/// The module-scope variables of a file that kernels may address besides their own:
+/// `.shared` ones with their sizes, `.global` ones by their slot in the address table
+/// (`.nv.constant4`) and `.const` ones by their offset in bank 3, both from [`module_data`].
+/// Re-executes on every edit, but compares equal (so no kernel's code generation re-runs)
+/// unless a module-scope declaration changed.
 #[salsa::tracked(returns(ref))]
-pub fn module_shared(db: &dyn Db, file: SourceFile) -> lower::ModuleVars {
+pub fn module_vars(db: &dyn Db, file: SourceFile) -> lower::ModuleVars {
     use syntax::ast::DeclLike;
     let mut out = lower::ModuleVars::default();
+    if let Ok(data) = module_data(db, file) {
+        out.globals = data.globals.iter().map(|g| g.name.clone()).collect();
+        let offsets = ::cubin::builder::constant_offsets(&data.constants);
+        out.consts = data
+            .constants
+            .iter()
+            .zip(offsets)
+            .map(|(c, off)| (c.name.clone(), off as u32))
+            .collect();
+    }
     for item in parse(db, file).tree().items() {
         let syntax::ast::Item::GlobalVar(g) = item else {
             continue;
@@ -75,9 +87,9 @@ pub fn module_shared(db: &dyn Db, file: SourceFile) -> lower::ModuleVars {
     out
 }
 
-/// Module-scope `.global` and `.const` variables with their storage, for the cubin. Kernels
-/// cannot refer to them yet (that needs relocations): a reference is an `unsupported`
-/// operand in the lowering. Initializers of integer and float literals only; anything else
+/// Module-scope `.global` and `.const` variables with their storage, for the cubin (`.global`
+/// ones in `.nv.global`/`.nv.global.init` with their addresses in the `.nv.constant4` table,
+/// `.const` ones in `.nv.constant3`). Initializers of integer and float literals only; anything else
 /// (addresses, `.extern` declarations, opaque types) is an error with the variable's span.
 #[salsa::tracked(returns(ref))]
 pub fn module_data(db: &dyn Db, file: SourceFile) -> Result<ModuleData, Vec<Diagnostic>> {
@@ -213,7 +225,7 @@ pub fn lowered<'db>(
         sm,
         param_base: ::cubin::builder::param_base(sm),
     };
-    let module = module_shared(db, kt.function(db).file(db));
+    let module = module_vars(db, kt.function(db).file(db));
     let l = lower::lower_kernel(&syntax.node(), lt, module).map_err(|e| CodegenError {
         message: e.message,
         range: Some(e.range),

@@ -39,7 +39,7 @@ use std::sync::{Arc, Mutex};
 
 pub use codegen::{
     CodegenError, CubinOutput, FileTarget, KernelStats, allocated, codegen_supported, cubin,
-    encoded, kernel_stats, kernel_targets, lowered, module_data, module_shared, scheduled,
+    encoded, kernel_stats, kernel_targets, lowered, module_data, module_vars, scheduled,
 };
 pub use function::{Function, FunctionOutline, FunctionSyntax, function_outline};
 pub use items::{ItemKind, ItemSummary, ModuleItems, module_items};

@@ -25,6 +25,7 @@ const EXAMPLES: &[&str] = &[
     "../../test-data/codegen/widen.ptx",
     "../../test-data/codegen/divrem.ptx",
     "../../test-data/codegen/globals.ptx",
+    "../../test-data/codegen/modvars.ptx",
     "../../test-data/codegen/warpsync.ptx",
     "../../test-data/codegen/warp.ptx",
     "../../test-data/codegen/bits.ptx",

@@ -258,6 +258,8 @@ pub fn build_cubin_for(
     let mut b = cubin::builder::Builder::new(sm);
     b.accelerated = target.accelerated;
     b.globals = globals.to_vec();
+    // Every global's address, in declaration order (the slots `lower` reads).
+    b.address_table = globals.iter().map(|g| g.name.clone()).collect();
     b.constants = constants.to_vec();
     let suffix = if target.accelerated { "a" } else { "" };
     b.command_line = format!("kiln build --arch sm_{sm}{suffix}");

@@ -128,13 +128,7 @@ impl Cx {
                 desc: None,
             }
         } else {
-            let (r, rty) = *self
-                .regs
-                .get(&name)
-                .ok_or_else(|| unsupported(ops[addr_i].syntax(), format!("address of `{name}`")))?;
-            if rty.words() != 2 {
-                return Err(unsupported(ops[addr_i].syntax(), "32-bit global addresses"));
-            }
+            let r = self.global_base(&name, &ops[addr_i])?;
             self.needs_desc = true;
             if !sm90 {
                 implicit.push(desc_reg());

@@ -25,6 +25,7 @@ mod cvta;
 mod fence;
 mod funnel;
 mod local;
+mod modvar;
 mod param;
 mod set;
 mod small;
@@ -181,6 +182,10 @@ enum Src {
     Shared(u32),
     /// The address of a `.local` variable: its offset in the stack frame.
     Local(u32),
+    /// The address of a module `.global` variable: its slot in the address table.
+    Global(u32),
+    /// The address of a module `.const` variable: its offset in constant bank 3.
+    Const(u32),
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -219,6 +224,10 @@ struct Cx {
     collective_syncs: Vec<(Block, usize)>,
     /// Registers that hold one integer constant in the whole kernel (`warp.rs`).
     constants: FxHashMap<String, u64>,
+    /// Module `.global` variables: slot in the address table (`modvar.rs`).
+    globals: FxHashMap<String, u32>,
+    /// Module `.const` variables: offset in constant bank 3 (`modvar.rs`).
+    consts: FxHashMap<String, u32>,
 }
 
 /// Lowers one kernel. `function` is the `FUNCTION` node (trivia-free tree from the db).
@@ -229,6 +238,11 @@ pub struct ModuleVars {
     pub shared_static: Vec<(String, u32, u32)>,
     /// `.extern .shared` arrays (dynamic shared memory): (name, alignment).
     pub shared_extern: Vec<(String, u32)>,
+    /// `.global` variables: their slot in the module's address table (`.nv.constant4`, 8 bytes
+    /// per slot) is their index here.
+    pub globals: Vec<String>,
+    /// `.const` variables: (name, offset in constant bank 3).
+    pub consts: Vec<(String, u32)>,
 }
 
 pub fn lower_kernel(
@@ -272,6 +286,13 @@ pub fn lower_kernel(
         needs_desc: false,
         collective_syncs: Vec::new(),
         constants: warp::single_constant_registers(&body),
+        globals: module
+            .globals
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.clone(), i as u32))
+            .collect(),
+        consts: module.consts.iter().cloned().collect(),
     };
     // Parameters.
     let mut params = Vec::new();
@@ -548,6 +569,12 @@ impl Cx {
     /// `dst = c[0x0][offset]` for `words` 32-bit words: MOV per word on sm_80, LDC(.64) on
     /// sm_90 (ptxas's forms; sm_90 has no constant operand on MOV).
     fn const_load(&mut self, dst: Operand, offset: u32, words: u8) {
+        self.const_load_in(dst, 0, offset, words);
+    }
+
+    /// `dst` = `words` words of constant bank `bank` at `offset`: `LDC`/`LDC.64` on sm_90,
+    /// one `MOV R, c[bank][o]` per word before (ptxas's forms).
+    fn const_load_in(&mut self, dst: Operand, bank: u8, offset: u32, words: u8) {
         let Operand::Reg { reg, .. } = dst else {
             unreachable!("const_load into a register")
         };
@@ -556,12 +583,12 @@ impl Cx {
             let src = if offset == 0 {
                 // nvdisasm prints a zero offset of LDC as the RZ index.
                 Operand::ConstIndexed {
-                    bank: 0,
+                    bank,
                     index: Reg::Zero(Class::R),
                     offset: 0,
                 }
             } else {
-                Operand::Const { bank: 0, offset }
+                Operand::Const { bank, offset }
             };
             self.push(Inst::new(op, vec![Operand::r(reg), src], vec![0]));
         } else {
@@ -572,7 +599,7 @@ impl Cx {
                     vec![
                         Operand::r(part),
                         Operand::Const {
-                            bank: 0,
+                            bank,
                             offset: offset + 4 * u32::from(w),
                         },
                     ],
@@ -759,6 +786,12 @@ impl Cx {
                     }
                     return Ok(Src::Reg(*r, ty.words()));
                 }
+                if let Some(&slot) = self.globals.get(&name) {
+                    return Ok(Src::Global(slot));
+                }
+                if let Some(&at) = self.consts.get(&name) {
+                    return Ok(Src::Const(at));
+                }
                 if name == "WARP_SZ" {
                     return Ok(Src::Imm(32));
                 }
@@ -850,6 +883,20 @@ impl Cx {
             Src::Local(at) => {
                 let t = self.tmp(words);
                 self.local_addr(Reg::part(t, 0), at);
+                if words == 2 {
+                    self.mov_imm(Reg::part(t, 1), 0);
+                }
+                Ok(Reg::v(t, words))
+            }
+            Src::Global(slot) => {
+                if words != 2 {
+                    return Err(unsupported(o.syntax(), "32-bit global addresses"));
+                }
+                Ok(Reg::v(self.global_addr(slot), 2))
+            }
+            Src::Const(at) => {
+                let t = self.tmp(words);
+                self.mov_imm(Reg::part(t, 0), at);
                 if words == 2 {
                     self.mov_imm(Reg::part(t, 1), 0);
                 }
@@ -1013,6 +1060,7 @@ impl Cx {
             {
                 self.ld_st(node, mods, ops, opcode == "ld", MemSpace::Generic)
             }
+            "ld" if has(".const") => self.ld_const(node, mods, ops),
             "ld" | "st" => unsup(&format!("{opcode} in this state space")),
             "mov" => {
                 Self::need(node, ops, 2)?;
@@ -1443,6 +1491,18 @@ impl Cx {
             }
             Src::Local(at) => {
                 self.local_addr(sub(d, 0), at);
+                if w == 2 {
+                    self.mov_imm(sub(d, 1), 0);
+                }
+                Ok(())
+            }
+            Src::Global(slot) if w == 2 => {
+                self.const_load_in(Operand::r(d), modvar::ADDRESS_TABLE_BANK, 8 * slot, 2);
+                Ok(())
+            }
+            Src::Global(_) => Err(unsupported(node, "32-bit global addresses")),
+            Src::Const(at) => {
+                self.mov_imm(sub(d, 0), at);
                 if w == 2 {
                     self.mov_imm(sub(d, 1), 0);
                 }
@@ -1934,13 +1994,7 @@ impl Cx {
             (mem, op.to_string())
         } else {
             let generic = space == MemSpace::Generic;
-            let (base, bty) = *self
-                .regs
-                .get(&name)
-                .ok_or_else(|| unsupported(addr_op.syntax(), format!("address of `{name}`")))?;
-            if bty.words() != 2 {
-                return Err(unsupported(addr_op.syntax(), "32-bit global addresses"));
-            }
+            let base = self.global_base(&name, addr_op)?;
             let offset = i32::try_from(off)
                 .ok()
                 .filter(|o| (-(1 << 23)..(1 << 23)).contains(o))

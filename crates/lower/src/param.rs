@@ -99,50 +99,61 @@ impl Cx {
     }
 
     fn ld_param_elem(&mut self, d: &ast::Operand, ty: &ParamTy, cb: u32) -> Result<(), LowerError> {
+        self.ld_cbank_elem(d, ty.size, ty.signed, 0, None, cb)
+    }
+
+    /// Loads one element of `size` bytes from `c[bank][index + offset]` (no index: an
+    /// immediate offset) into the destination register `d`, zero- or sign-extending values
+    /// narrower than the register. Shared by `ld.param` and `ld.const` (`modvar.rs`).
+    pub(crate) fn ld_cbank_elem(
+        &mut self,
+        d: &ast::Operand,
+        size: u32,
+        signed: bool,
+        bank: u8,
+        index: Option<Reg>,
+        offset: u32,
+    ) -> Result<(), LowerError> {
         let width = match self.src(d)? {
             Src::Reg(_, w) => w,
             _ => return Err(malformed(d.syntax(), "destination is not a register")),
         };
-        match (ty.size, width) {
-            (8, 2) => {
-                let d = self.dst(d, 2)?;
-                self.const_load(Operand::r(d), cb, 2);
+        if size == 8 && width != 2 {
+            return Err(unsupported(d.syntax(), "operand of another width or class"));
+        }
+        let d = self.dst(d, width)?;
+        let low = if width == 2 && size < 8 { sub(d, 0) } else { d };
+        match (size, index) {
+            (4 | 8, None) => {
+                self.const_load_in(Operand::r(low), bank, offset, (size / 4) as u8);
             }
-            (8, _) => return Err(unsupported(d.syntax(), "operand of another width or class")),
-            (4, 1) => {
-                let d = self.dst(d, 1)?;
-                self.const_load(Operand::r(d), cb, 1);
+            _ => {
+                let op = match (size, signed) {
+                    (1, false) => "LDC.U8",
+                    (1, true) => "LDC.S8",
+                    (2, false) => "LDC.U16",
+                    (2, true) => "LDC.S16",
+                    (4, _) => "LDC",
+                    _ => "LDC.64",
+                };
+                let src = match index {
+                    Some(index) => Operand::ConstIndexed {
+                        bank,
+                        index,
+                        offset,
+                    },
+                    None if offset == 0 => Operand::ConstIndexed {
+                        bank,
+                        index: Reg::Zero(ir::Class::R),
+                        offset: 0,
+                    },
+                    None => Operand::Const { bank, offset },
+                };
+                self.push(Inst::new(op, vec![Operand::r(low), src], vec![0]));
             }
-            (_, w) => {
-                let d = self.dst(d, w)?;
-                let low = if w == 2 { sub(d, 0) } else { d };
-                if ty.size == 4 {
-                    self.const_load(Operand::r(low), cb, 1);
-                } else {
-                    let op = match (ty.size, ty.signed) {
-                        (1, false) => "LDC.U8",
-                        (1, true) => "LDC.S8",
-                        (_, false) => "LDC.U16",
-                        (_, true) => "LDC.S16",
-                    };
-                    let src = if cb == 0 {
-                        Operand::ConstIndexed {
-                            bank: 0,
-                            index: Reg::Zero(ir::Class::R),
-                            offset: 0,
-                        }
-                    } else {
-                        Operand::Const {
-                            bank: 0,
-                            offset: cb,
-                        }
-                    };
-                    self.push(Inst::new(op, vec![Operand::r(low), src], vec![0]));
-                }
-                if w == 2 {
-                    self.extend_high(d, ty.signed);
-                }
-            }
+        }
+        if width == 2 && size < 8 {
+            self.extend_high(d, signed);
         }
         Ok(())
     }
