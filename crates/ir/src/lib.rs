@@ -119,6 +119,9 @@ pub enum Operand {
     Special(&'static str),
     /// A trailing LUT/flag field printed in hex without sign handling (`0xc0`).
     Hex(u32),
+    /// A 32-bit float immediate (its bits), printed as nvdisasm prints it (`1`, `+INF `,
+    /// `1.84467440737095516160e+19`).
+    F32(u32),
 }
 
 impl Operand {
@@ -437,6 +440,12 @@ pub fn inst_text(
             }
             Operand::Hex(v) => {
                 let _ = write!(s, "0x{v:x}");
+            }
+            Operand::F32(bits) => {
+                s.push_str(&sass::text::format_float(
+                    f64::from(f32::from_bits(*bits)),
+                    true,
+                ));
             }
             Operand::Const { bank, offset } => {
                 let _ = write!(s, "c[0x{bank:x}][0x{offset:x}]");

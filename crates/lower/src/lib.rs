@@ -219,9 +219,10 @@ struct Cx {
     unsupported_regs: FxHashMap<String, String>,
     guard: Option<Guard>,
     needs_desc: bool,
-    /// The `WARPSYNC`s placed before warp collectives (block, index), removed when the
+    /// The `WARPSYNC`s placed before warp collectives (block, first index, instructions),
+    /// removed when the
     /// kernel cannot diverge (`warp.rs`).
-    collective_syncs: Vec<(Block, usize)>,
+    collective_syncs: Vec<(Block, usize, usize)>,
     /// Registers that hold one integer constant in the whole kernel (`warp.rs`).
     constants: FxHashMap<String, u64>,
     /// Module `.global` variables: slot in the address table (`modvar.rs`).

@@ -52,40 +52,68 @@ impl Cx {
     ) -> Result<Option<Reg>, LowerError> {
         // A register holding -1 where the collective reads it (`mov.u32 %r, -1;` as nvcc
         // writes full masks) is the full mask.
-        let known = self.mask_constant(node, mask);
-        let (inst, reg) = match self.src(mask)? {
-            Src::Reg(..) if known == Some(u32::MAX) => (self.full_warpsync(), None),
-            // A register holding another constant: like a literal mask (below). nvcc writes
-            // `mov.u32 %r, 15; vote.sync.ballot.b32 %r2, %p, %r;` executed by threads outside
-            // the mask too, which PTX leaves undefined.
-            Src::Reg(..) if known.is_some() => {
-                return Err(unsupported(
-                    node,
-                    "a warp collective with a constant member mask other than -1",
+        let known = match self.src(mask)? {
+            Src::Imm(v) => Some(v as u32),
+            Src::Reg(..) => self.mask_constant(node, mask),
+            _ => None,
+        };
+        let (inst, reg) = match known {
+            Some(u32::MAX) => (self.full_warpsync(), None),
+            // Another constant (a literal, or a register known to hold one): nvcc writes
+            // `mov.u32 %r, 15; shfl.sync.down.b32 ..., %r;` in code that launches exactly the
+            // mask's threads, but executed by threads outside the mask too (PTX leaves that
+            // undefined) a plain `WARPSYNC 0xf` would wait forever for the mask's threads.
+            // Only threads inside the mask synchronize: `@p WARPSYNC m` with
+            // p = (m & lanemask_eq) != 0, which for every defined execution is the plain
+            // `WARPSYNC m`; the collective then treats the mask as a register mask.
+            Some(m) => {
+                let r = Reg::v(self.tmp(1), 1);
+                self.mov_imm(r, m);
+                let eq = Reg::v(self.tmp(1), 1);
+                self.push(Inst::new(
+                    "S2R",
+                    vec![Operand::r(eq), Operand::Special("SR_EQMASK")],
+                    vec![0],
                 ));
-            }
-            Src::Imm(v) if v as u32 == u32::MAX => (self.full_warpsync(), None),
-            Src::Imm(_) => {
-                return Err(unsupported(
-                    node,
-                    "a warp collective with a constant member mask other than -1",
+                let p = Reg::v(self.ptmp(), 1);
+                self.push(Inst::new(
+                    "LOP3.LUT",
+                    vec![
+                        Operand::r(p),
+                        Operand::rz(),
+                        Operand::r(eq),
+                        Operand::r(r),
+                        Operand::rz(),
+                        Operand::Hex(0xc0),
+                        Operand::not(Reg::Zero(ir::Class::P)),
+                    ],
+                    vec![0, 1],
                 ));
+                let mut sync = Inst::new("WARPSYNC", vec![Operand::r(r)], vec![]);
+                sync.guard = Some(ir::Guard {
+                    pred: p,
+                    negated: false,
+                });
+                (sync, Some(r))
             }
-            _ if !register_mask => {
+            None if !register_mask => {
                 return Err(unsupported(
                     node,
                     "this warp collective with a member mask other than -1",
                 ));
             }
-            _ => {
+            None => {
                 let r = self.reg_src(mask, 1)?;
                 (Inst::new("WARPSYNC", vec![Operand::r(r)], vec![]), Some(r))
             }
         };
+        // The guarded form's lane test (S2R, LOP3) goes with its WARPSYNC when the kernel
+        // cannot diverge.
+        let count = if inst.guard.is_some() { 3 } else { 1 };
         self.push(inst);
         let b = self.cur;
-        self.collective_syncs
-            .push((b, self.f.blocks[b].insts.len() - 1));
+        let end = self.f.blocks[b].insts.len();
+        self.collective_syncs.push((b, end - count, count));
         Ok(reg)
     }
 
@@ -599,8 +627,8 @@ impl Cx {
         let mut syncs = std::mem::take(&mut self.collective_syncs);
         // Highest index first within a block, so earlier indices stay valid.
         syncs.sort_by_key(|s| std::cmp::Reverse(s.1));
-        for (b, i) in syncs {
-            self.f.blocks[b].insts.remove(i);
+        for (b, i, n) in syncs {
+            self.f.blocks[b].insts.drain(i..i + n);
         }
     }
 }
