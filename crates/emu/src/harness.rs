@@ -152,6 +152,103 @@ pub struct Side {
     pub trapped: Option<String>,
 }
 
+/// One emulator run: memory after the run, the buffers' addresses, the trap message and the
+/// count of undefined SHFL reads; an unsupported or non-terminating run is the verdict.
+type EmuRun = (Memory, Vec<u64>, Option<String>, u64);
+
+fn emulate(
+    image: &crate::load::Image,
+    kernel: &str,
+    inp: &Inputs,
+    cfg: &Config,
+) -> Result<EmuRun, Verdict> {
+    let mut emem = Memory::new();
+    let (eparams, eaddrs) = place(inp, &mut emem);
+    let eprog = match image.instantiate(&mut emem) {
+        Ok(p) => p,
+        Err(e) => return Err(Verdict::Unsupported(format!("load: {e}"))),
+    };
+    let elaunch = Launch {
+        grid: cfg.grid,
+        block: cfg.block,
+        dynamic_shared: cfg.dynamic_shared,
+        params: eparams,
+        step_limit: cfg.step_limit,
+    };
+    let mut undefined = 0;
+    let etrap = match crate::run(&eprog, &mut emem, kernel, &elaunch) {
+        Ok(st) => {
+            undefined = st.undefined_reads;
+            None
+        }
+        Err(EmuError::Trap { message, .. }) => Some(message),
+        Err(EmuError::Unsupported { reason, .. }) => return Err(Verdict::Unsupported(reason)),
+        Err(EmuError::StepLimit) => {
+            return Err(Verdict::NotComparable("emu: step limit".into()));
+        }
+        Err(EmuError::Deadlock(m)) => {
+            return Err(Verdict::Differ(format!("emulator deadlock: {m}")));
+        }
+        Err(EmuError::BadLaunch(m)) => return Err(Verdict::Unsupported(format!("launch: {m}"))),
+    };
+    Ok((emem, eaddrs, etrap, undefined))
+}
+
+/// Runs `kernel` of two cubins of the same PTX (`ours` and a reference, ptxas's) in the
+/// emulator on the same inputs (the parameter layout from the PTX) and compares buffers and
+/// trap status. For kernels whose PTX semantics the interpreter cannot reproduce bit for bit
+/// (approximate math: the hardware's MUFU against exact arithmetic), agreement with ptxas's
+/// code under the same MUFU model is the check.
+pub fn compare_cubins(
+    ptx: &str,
+    ours: &[u8],
+    theirs: &[u8],
+    kernel: &str,
+    cfg: &Config,
+) -> Verdict {
+    let prog = match interp::Program::from_text(ptx) {
+        Ok(p) => p,
+        Err(e) => return Verdict::NotComparable(format!("interp: lowering: {}", e.message)),
+    };
+    let Some(k) = prog.kernel(kernel) else {
+        return Verdict::NotComparable(format!("interp: no kernel `{kernel}`"));
+    };
+    let inp = inputs(prog.params(k), prog.param_size(k) as usize, cfg);
+    let mut runs = Vec::new();
+    for bytes in [ours, theirs] {
+        let image = match crate::load::decode(bytes) {
+            Ok(i) => i,
+            Err(e) => return Verdict::Unsupported(format!("load: {e}")),
+        };
+        match emulate(&image, kernel, &inp, cfg) {
+            Ok(r) => runs.push(r),
+            Err(v) => return v,
+        }
+    }
+    let (a, b) = (&runs[0], &runs[1]);
+    if a.2.is_some() != b.2.is_some() {
+        return Verdict::Differ(format!(
+            "trap status differs: ours {:?}, reference {:?}",
+            a.2, b.2
+        ));
+    }
+    if a.2.is_some() {
+        return Verdict::Equal;
+    }
+    for (bi, (x, y)) in a.1.iter().zip(&b.1).enumerate() {
+        let xb = &a.0.buffer(*x).expect("allocated").data;
+        let yb = &b.0.buffer(*y).expect("allocated").data;
+        if xb != yb {
+            let first = xb.iter().zip(yb).position(|(p, q)| p != q).unwrap_or(0);
+            return Verdict::Differ(format!(
+                "buffer of parameter {} differs from the reference cubin's, first at byte {first}",
+                inp.buffers[bi].0
+            ));
+        }
+    }
+    Verdict::Equal
+}
+
 /// Runs `kernel` of `ptx` in the interpreter and `cubin` in the emulator and compares.
 pub fn compare(ptx: &str, cubin: &[u8], kernel: &str, cfg: &Config) -> Verdict {
     let prog = match interp::Program::from_text(ptx) {
@@ -181,30 +278,9 @@ pub fn compare_kernel(
     let block = cfg.block;
 
     // Emulator first: an unsupported kernel is not run in the interpreter at all.
-    let mut emem = Memory::new();
-    let (eparams, eaddrs) = place(&inp, &mut emem);
-    let eprog = match image.instantiate(&mut emem) {
-        Ok(p) => p,
-        Err(e) => return Verdict::Unsupported(format!("load: {e}")),
-    };
-    let elaunch = Launch {
-        grid: cfg.grid,
-        block,
-        dynamic_shared: cfg.dynamic_shared,
-        params: eparams,
-        step_limit: cfg.step_limit,
-    };
-    let mut undefined = 0;
-    let etrap = match crate::run(&eprog, &mut emem, kernel, &elaunch) {
-        Ok(st) => {
-            undefined = st.undefined_reads;
-            None
-        }
-        Err(EmuError::Trap { message, .. }) => Some(message),
-        Err(EmuError::Unsupported { reason, .. }) => return Verdict::Unsupported(reason),
-        Err(EmuError::StepLimit) => return Verdict::NotComparable("emu: step limit".into()),
-        Err(EmuError::Deadlock(m)) => return Verdict::Differ(format!("emulator deadlock: {m}")),
-        Err(EmuError::BadLaunch(m)) => return Verdict::Unsupported(format!("launch: {m}")),
+    let (emem, eaddrs, etrap, undefined) = match emulate(image, kernel, &inp, cfg) {
+        Ok(r) => r,
+        Err(v) => return v,
     };
     // Interpreter.
     let mut imem = Memory::new();

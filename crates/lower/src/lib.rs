@@ -23,10 +23,12 @@ mod bitfield;
 mod bits;
 mod cvta;
 mod fence;
+mod fmath;
 mod funnel;
 mod local;
 mod modvar;
 mod param;
+mod seq;
 mod set;
 mod small;
 mod warp;
@@ -1333,6 +1335,12 @@ impl Cx {
                 Ok(())
             }
             "cvt" => self.cvt(node, mods, ops),
+            "div" if fmath::is_float_div(mods) && (has(".approx") || has(".full")) => {
+                self.div_approx(node, mods, ops)
+            }
+            "rcp" | "sqrt" | "rsqrt" | "ex2" | "lg2" | "sin" | "cos" | "tanh" if has(".approx") => {
+                self.approx_unary(node, opcode, mods, ops)
+            }
             "div" | "rem" => {
                 Self::need(node, ops, 3)?;
                 let ty = Self::ty_of(node, mods)?;

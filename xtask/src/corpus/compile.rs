@@ -13,7 +13,10 @@
 //! Execution: every compiled kernel runs in the SASS emulator (`crates/emu`) on kiln's cubin
 //! and in the PTX interpreter on the same inputs (`emu::harness`, two seeds). `verified`
 //! counts kernels whose buffers matched byte for byte, `miscompiled` those that differed
-//! (each printed); kernels one side cannot run are listed as not executed, with reasons;
+//! (each printed). Kernels with approximate math (`.approx`, `div.full`, ...), which the
+//! interpreter computes exactly and the hardware with MUFU approximations, are verified when
+//! kiln's cubin and ptxas's leave identical buffers in the emulator (`verified_vs_ptxas`, a
+//! part of `verified`); kernels one side cannot run are listed as not executed, with reasons;
 //! `trap_mismatch` counts kernels where only one side trapped on a memory access (inputs
 //! outside the kernel's defined behaviour under the generic launch), each printed.
 //! The emulator is functional: control codes are checked only by nvdisasm's acceptance.
@@ -30,6 +33,9 @@ use crate::oracle;
 enum Exec {
     /// Emulator on kiln's cubin == interpreter on the PTX, for every seed.
     Verified,
+    /// Approximate math (MUFU), which the interpreter computes exactly: emulator on kiln's
+    /// cubin == emulator on ptxas's cubin, for every seed.
+    VerifiedAgainstPtxas,
     /// A difference (the description).
     Miscompiled(String),
     /// Not executed: the emulator or interpreter cannot run it (the reason).
@@ -258,6 +264,23 @@ fn execute(ptx: &str, cubin: &[u8], ptxas: Option<&[u8]>, kernel: &str) -> Exec 
         };
         match compare(ptx, cubin, kernel, &cfg) {
             Verdict::Equal => {}
+            Verdict::Differ(d) if super::emu::approximate_math(ptx) && ptxas.is_some() => {
+                let theirs = ptxas.expect("checked");
+                let same = [1u64, 2].into_iter().all(|seed| {
+                    let cfg = Config {
+                        seed,
+                        ..Config::default()
+                    };
+                    emu::harness::compare_cubins(ptx, cubin, theirs, kernel, &cfg) == Verdict::Equal
+                });
+                return if same {
+                    Exec::VerifiedAgainstPtxas
+                } else {
+                    Exec::Miscompiled(format!(
+                        "approximate math: differs from the interpreter ({d}) and from ptxas's cubin"
+                    ))
+                };
+            }
             Verdict::Differ(d) => {
                 // The interpreter is more permissive than the hardware (e.g. misaligned
                 // accesses, which PTX leaves undefined): when ptxas's own cubin differs from
@@ -419,6 +442,8 @@ pub fn run(args: &CorpusArgs) -> Result<(), String> {
     let (mut kernels, mut compiled, mut unsupported, mut panics, mut rejected) = (0, 0, 0, 0, 0);
     let (mut regs_le, mut regs_ratio, mut instr_ratio) = (0usize, Vec::new(), Vec::new());
     let (mut verified, mut miscompiled, mut trap_mismatch) = (0usize, 0usize, 0usize);
+    // Of `verified`: approximate-math kernels checked against ptxas's cubin.
+    let mut verified_vs_ptxas = 0usize;
     let mut unchecked: BTreeMap<String, usize> = BTreeMap::new();
     let (mut kiln_s, mut ptxas_s) = (0.0, 0.0);
     for ((_, rel, _), r) in files.iter().zip(results) {
@@ -450,6 +475,10 @@ pub fn run(args: &CorpusArgs) -> Result<(), String> {
                     compiled += 1;
                     match out.exec.get(name) {
                         Some(Exec::Verified) => verified += 1,
+                        Some(Exec::VerifiedAgainstPtxas) => {
+                            verified += 1;
+                            verified_vs_ptxas += 1;
+                        }
                         Some(Exec::Miscompiled(d)) => {
                             miscompiled += 1;
                             println!("MISCOMPILED {rel} {name}: {d}");
@@ -488,7 +517,7 @@ pub fn run(args: &CorpusArgs) -> Result<(), String> {
     }
     println!("tool_rejected={rejected} (cubins nvdisasm/cuobjdump refused or listed differently)");
     println!(
-        "RESULT compile {arch} kernels={kernels} compiled={compiled} verified={verified} miscompiled={miscompiled} trap_mismatch={trap_mismatch} unsupported={unsupported} panics={panics} regs_le_ptxas={regs_le} regs_ratio_median={:.2} instr_ratio_median={:.2} kiln_s={kiln_s:.2} ptxas_s={ptxas_s:.2}",
+        "RESULT compile {arch} kernels={kernels} compiled={compiled} verified={verified} verified_vs_ptxas={verified_vs_ptxas} miscompiled={miscompiled} trap_mismatch={trap_mismatch} unsupported={unsupported} panics={panics} regs_le_ptxas={regs_le} regs_ratio_median={:.2} instr_ratio_median={:.2} kiln_s={kiln_s:.2} ptxas_s={ptxas_s:.2}",
         median(regs_ratio),
         median(instr_ratio)
     );

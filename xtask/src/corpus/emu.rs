@@ -52,11 +52,7 @@ fn nondeterminism(ptx: &str) -> Option<&'static str> {
                 .any(|t| l.contains(t))
     }) {
         Some("float atomics: the result depends on the order threads add in")
-    } else if ptx.contains(".approx")
-        || ptx.contains("div.full")
-        || ptx.contains("tanh")
-        || ptx.contains("ex2.")
-    {
+    } else if approximate_math(ptx) {
         Some(
             "approximate math (.approx, div.full, tanh, ex2): ptxas computes these with MUFU \
              approximations, the interpreter in f64 (docs/arch/emu.md, MUFU precision)",
@@ -64,6 +60,15 @@ fn nondeterminism(ptx: &str) -> Option<&'static str> {
     } else {
         None
     }
+}
+
+/// Whether the PTX uses approximate math (`.approx`, `div.full`, `tanh`, `ex2`), which ptxas
+/// computes with MUFU approximations and the interpreter exactly.
+pub(super) fn approximate_math(ptx: &str) -> bool {
+    ptx.contains(".approx")
+        || ptx.contains("div.full")
+        || ptx.contains("tanh")
+        || ptx.contains("ex2.")
 }
 
 fn run_file(dir: &Path, rel: &Path, arch: &str, cfg: &Config) -> Option<FileResult> {
