@@ -395,6 +395,15 @@ pub fn execute(ctx: &mut Ctx<'_>, w: &mut Warp, inst: &Inst, active: u32, exec: 
                 })
                 .ok_or_else(|| Fault::Unsupported("BRA without a target address".into()))?;
             let mut take = exec;
+            // `@P0 BRA !P1, target`: a predicate operand is a second condition, taken only by
+            // the lanes where it holds too (ptxas's division slow path branches so).
+            if let Some(o) = inst.operands.first().filter(|o| is_pred(o)) {
+                for l in lanes(take) {
+                    if !pred(w, l, o)? {
+                        take &= !(1 << l);
+                    }
+                }
+            }
             if inst.has_mod("DIV") {
                 // BRA.DIV URx: taken when the active lanes differ from the mask in URx.
                 let m = match inst.operands.first() {
@@ -1586,8 +1595,10 @@ fn fminmax(a: f64, b: f64, p: bool, nan: bool) -> f64 {
 /// normal range). Both paths compute the correctly rounded quotient, so a conservative answer
 /// changes which code runs, not the result.
 fn fchk(a: f32, b: f32) -> bool {
+    // A zero dividend too: the fast path's `FFMA q, y, a, RZ` adds +0 and would lose the
+    // sign of a negative zero quotient, which the slow path gets right.
     if !a.is_normal() || !b.is_normal() {
-        return !(a == 0.0 && b.is_normal());
+        return true;
     }
     let ea = ((a.to_bits() >> 23) & 0xff) as i32 - 127;
     let eb = ((b.to_bits() >> 23) & 0xff) as i32 - 127;

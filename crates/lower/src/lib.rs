@@ -1338,6 +1338,7 @@ impl Cx {
             "div" if fmath::is_float_div(mods) && (has(".approx") || has(".full")) => {
                 self.div_approx(node, mods, ops)
             }
+            "div" if has(".f32") && has(".rn") => self.div_rn_f32(node, mods, ops),
             "rcp" | "sqrt" | "rsqrt" | "ex2" | "lg2" | "sin" | "cos" | "tanh" if has(".approx") => {
                 self.approx_unary(node, opcode, mods, ops)
             }

@@ -112,7 +112,7 @@ pub fn is_variable_latency(i: &Inst, sm: u32) -> bool {
     match i.base_op() {
         "S2R" | "S2UR" | "LDG" | "STG" | "LDS" | "STS" | "LD" | "ST" | "LDL" | "STL" | "ATOM"
         | "ATOMG" | "ATOMS" | "RED" | "REDG" | "MUFU" | "F2I" | "BAR" | "B2R" | "SHFL" | "FLO"
-        | "POPC" | "BREV" | "REDUX" => true,
+        | "POPC" | "BREV" | "REDUX" | "FCHK" => true,
         "LDC" | "F2F" => true,
         // sm_90 converts 32-bit integers to f32 with the fixed-latency I2FP; its I2F forms
         // (.F64, .RP) are scoreboarded like every sm_80 I2F.
