@@ -28,6 +28,7 @@ const EXAMPLES: &[&str] = &[
     "../../test-data/codegen/modvars.ptx",
     "../../test-data/codegen/approx.ptx",
     "../../test-data/codegen/fdiv.ptx",
+    "../../test-data/codegen/clock.ptx",
     "../../test-data/codegen/warpsync.ptx",
     "../../test-data/codegen/warp.ptx",
     "../../test-data/codegen/bits.ptx",

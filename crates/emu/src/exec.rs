@@ -109,6 +109,9 @@ pub struct Warp {
     pub bar_red: [Option<(u8, bool)>; 32],
     /// The result of the lane's last `BAR.RED` (read by `B2R.RESULT`).
     pub bar_result: [u32; 32],
+    /// The warp's clock (`SR_CLOCKLO`): instructions it has issued. Monotonic like the
+    /// hardware's cycle counter, not a cycle count.
+    pub clock: u64,
 }
 
 impl Warp {
@@ -612,6 +615,7 @@ fn run_cta(
                 local,
                 bar_red: [None; 32],
                 bar_result: [0; 32],
+                clock: 0,
             }
         })
         .collect();
@@ -626,6 +630,7 @@ fn run_cta(
                     break;
                 };
                 steps += 1;
+                w.clock += 1;
                 if steps > launch.step_limit {
                     return Err(EmuError::StepLimit);
                 }

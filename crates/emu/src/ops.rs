@@ -1213,6 +1213,9 @@ fn s2r(ctx: &Ctx<'_>, w: &mut Warp, inst: &Inst, l: usize, active: u32) -> R<()>
         "SR_CgaCtaId" => 0,
         "SR_SWINHI" => interp::mem::SHARED_WINDOW >> 32,
         "SR_WARPID" => u64::from(w.index),
+        // The warp's instruction count (monotonic; see `Warp::clock`).
+        "SR_CLOCKLO" => w.clock,
+        "SR_CLOCKHI" => w.clock >> 32,
         n => return unsupported(format!("special register {n}")),
     };
     let _ = active;

@@ -194,6 +194,11 @@ enum Src {
 enum Sreg {
     S2r(&'static str),
     Cbank(u32),
+    /// `%clock` (32-bit) / `%clock64`: `CS2R.32 R, SR_CLOCKLO` / `CS2R R, SR_CLOCKLO` (a
+    /// register pair), as ptxas reads them.
+    Clock {
+        wide: bool,
+    },
 }
 
 struct Cx {
@@ -820,6 +825,8 @@ impl Cx {
                     ("%lanemask_le", None) => Sreg::S2r("SR_LEMASK"),
                     ("%lanemask_gt", None) => Sreg::S2r("SR_GTMASK"),
                     ("%lanemask_ge", None) => Sreg::S2r("SR_GEMASK"),
+                    ("%clock", None) => Sreg::Clock { wide: false },
+                    ("%clock64", None) => Sreg::Clock { wide: true },
                     _ => {
                         return Err(unsupported(
                             n.syntax(),
@@ -905,8 +912,13 @@ impl Cx {
                 }
                 Ok(Reg::v(t, words))
             }
+            Src::Special(s @ Sreg::Clock { wide: true }) if words == 2 => {
+                let t = self.tmp(2);
+                self.special(Reg::v(t, 2), s);
+                Ok(Reg::v(t, 2))
+            }
             Src::Special(s) => {
-                if words != 1 {
+                if words != 1 || matches!(s, Sreg::Clock { wide: true }) {
                     return Err(unsupported(o.syntax(), "64-bit special registers"));
                 }
                 let t = self.tmp(1);
@@ -960,6 +972,11 @@ impl Cx {
                 vec![0],
             )),
             Sreg::Cbank(off) => self.const_load(Operand::r(dst), off, 1),
+            Sreg::Clock { wide } => self.push(Inst::new(
+                if wide { "CS2R" } else { "CS2R.32" },
+                vec![Operand::r(dst), Operand::Special("SR_CLOCKLO")],
+                vec![0],
+            )),
         }
     }
 
@@ -1436,6 +1453,20 @@ impl Cx {
             "redux" => self.redux(node, mods, ops),
             "membar" | "fence" => self.fence(node, opcode, mods),
             "mul24" => self.mul24(node, mods, ops),
+            "nanosleep" => {
+                // `NANOSLEEP t` with t an immediate or a register (ptxas's form; sm_80 reads a
+                // parameter directly as `c[0x0][o]`, kiln from a register).
+                Self::need(node, ops, 1)?;
+                if mods.iter().any(|m| m != ".u32") {
+                    return unsup(&format!("nanosleep{}", mods.concat()));
+                }
+                let t = match self.src(&ops[0])? {
+                    Src::Imm(v) if v <= u64::from(u32::MAX) => Operand::Imm(v as i64),
+                    _ => Operand::r(self.reg_src(&ops[0], 1)?),
+                };
+                self.push(Inst::new("NANOSLEEP", vec![t], vec![]));
+                Ok(())
+            }
             "activemask" => self.activemask(node, ops),
             other => unsup(&format!("instruction `{other}`")),
         }
@@ -1487,6 +1518,13 @@ impl Cx {
                     self.mov_imm(sub(d, k), (v >> (32 * k)) as u32);
                 }
                 Ok(())
+            }
+            Src::Special(s @ Sreg::Clock { wide: true }) if w == 2 => {
+                self.special(d, s);
+                Ok(())
+            }
+            Src::Special(Sreg::Clock { wide: true }) => {
+                Err(unsupported(node, "%clock64 into a 32-bit register"))
             }
             Src::Special(s) if w == 1 => {
                 self.special(d, s);

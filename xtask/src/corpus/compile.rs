@@ -281,6 +281,14 @@ fn execute(ptx: &str, cubin: &[u8], ptxas: Option<&[u8]>, kernel: &str) -> Exec 
                     ))
                 };
             }
+            Verdict::Differ(_) if super::emu::nondeterminism(ptx).is_some() => {
+                // Clocks, hardware placement registers, float atomics: two correct
+                // executions may differ (the emu stage lists these kernels the same way).
+                return Exec::Unchecked(format!(
+                    "nondeterministic: {}",
+                    super::emu::nondeterminism(ptx).unwrap_or_default()
+                ));
+            }
             Verdict::Differ(d) => {
                 // The interpreter is more permissive than the hardware (e.g. misaligned
                 // accesses, which PTX leaves undefined): when ptxas's own cubin differs from

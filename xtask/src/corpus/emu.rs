@@ -35,7 +35,7 @@ struct FileResult {
 
 /// Why a kernel's results may legitimately differ between two correct executions, from its
 /// PTX text (reported, not hidden, when the kernel differs).
-fn nondeterminism(ptx: &str) -> Option<&'static str> {
+pub(super) fn nondeterminism(ptx: &str) -> Option<&'static str> {
     if ptx.contains("%clock") || ptx.contains("%globaltimer") {
         Some("reads a clock")
     } else if ptx.contains("%smid") || ptx.contains("%nsmid") || ptx.contains("%warpid") {
