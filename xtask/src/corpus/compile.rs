@@ -264,7 +264,7 @@ fn execute(ptx: &str, cubin: &[u8], ptxas: Option<&[u8]>, kernel: &str) -> Exec 
         };
         match compare(ptx, cubin, kernel, &cfg) {
             Verdict::Equal => {}
-            Verdict::Differ(d) if super::emu::approximate_math(ptx) && ptxas.is_some() => {
+            Verdict::Differ(_) if super::emu::approximate_math(ptx) && ptxas.is_some() => {
                 let theirs = ptxas.expect("checked");
                 let same = [1u64, 2].into_iter().all(|seed| {
                     let cfg = Config {
@@ -273,12 +273,16 @@ fn execute(ptx: &str, cubin: &[u8], ptxas: Option<&[u8]>, kernel: &str) -> Exec 
                     };
                     emu::harness::compare_cubins(ptx, cubin, theirs, kernel, &cfg) == Verdict::Equal
                 });
+                // Differing from both is not evidence of a miscompile: ptxas may also contract
+                // `mul`+`add` without `.rn` into FFMA (PTX allows it, kiln does not), so
+                // neither reference is exact for kiln's code. Listed, not verified.
                 return if same {
                     Exec::VerifiedAgainstPtxas
                 } else {
-                    Exec::Miscompiled(format!(
-                        "approximate math: differs from the interpreter ({d}) and from ptxas's cubin"
-                    ))
+                    Exec::Unchecked(
+                        "approximate math: differs from the interpreter (MUFU rounding) and from ptxas's cubin (ptxas contracts mul/add into FFMA)"
+                            .into(),
+                    )
                 };
             }
             Verdict::Differ(_) if super::emu::nondeterminism(ptx).is_some() => {
