@@ -234,6 +234,16 @@ pub fn lowered<'db>(
     Ok(l)
 }
 
+/// Machine-IR optimizations (`crates/opt`) at the target's `-O` level.
+#[salsa::tracked(returns(ref))]
+pub fn optimized<'db>(db: &'db dyn Db, kt: KernelTarget<'db>) -> Result<ir::Func, CodegenError> {
+    let l = lowered(db, kt).as_ref().map_err(Clone::clone)?;
+    let target = kt.target(db);
+    let mut f = l.func.clone();
+    opt::optimize(&mut f, u32::from(target.sm.number), target.opt_level);
+    Ok(f)
+}
+
 /// Register allocation.
 #[salsa::tracked(returns(ref))]
 pub fn allocated<'db>(
@@ -241,12 +251,13 @@ pub fn allocated<'db>(
     kt: KernelTarget<'db>,
 ) -> Result<regalloc::Allocation, CodegenError> {
     let l = lowered(db, kt).as_ref().map_err(Clone::clone)?;
+    let f = optimized(db, kt).as_ref().map_err(Clone::clone)?;
     let budget = [kt.target(db).max_registers, l.max_registers]
         .into_iter()
         .flatten()
         .min()
         .unwrap_or(regalloc::MAX_REGISTERS);
-    regalloc::allocate(&l.func, budget).map_err(|e| CodegenError::plain(e.0))
+    regalloc::allocate(f, budget).map_err(|e| CodegenError::plain(e.0))
 }
 
 /// Control codes.
@@ -255,20 +266,20 @@ pub fn scheduled<'db>(
     db: &'db dyn Db,
     kt: KernelTarget<'db>,
 ) -> Result<sched::Schedule, CodegenError> {
-    let l = lowered(db, kt).as_ref().map_err(Clone::clone)?;
+    let f = optimized(db, kt).as_ref().map_err(Clone::clone)?;
     let a = allocated(db, kt).as_ref().map_err(Clone::clone)?;
     let sm = u32::from(kt.target(db).sm.number);
-    Ok(sched::schedule(&l.func, &|v| a.get(v), sm))
+    Ok(sched::schedule(f, &|v| a.get(v), sm))
 }
 
 /// SASS words and the listing.
 #[salsa::tracked(returns(ref))]
 pub fn encoded<'db>(db: &'db dyn Db, kt: KernelTarget<'db>) -> Result<emit::Encoded, CodegenError> {
-    let l = lowered(db, kt).as_ref().map_err(Clone::clone)?;
+    let f = optimized(db, kt).as_ref().map_err(Clone::clone)?;
     let a = allocated(db, kt).as_ref().map_err(Clone::clone)?;
     let s = scheduled(db, kt).as_ref().map_err(Clone::clone)?;
     let sm = u32::from(kt.target(db).sm.number);
-    emit::encode_checked(&l.func, &|v| a.get(v), s, sm).map_err(|e| CodegenError {
+    emit::encode_checked(f, &|v| a.get(v), s, sm).map_err(|e| CodegenError {
         message: e.message,
         range: e.origin.map(|(a, b)| TextRange::new(a.into(), b.into())),
     })

@@ -244,13 +244,13 @@ fn instruction_lines(text: &str) -> Vec<String> {
             let l = l.trim();
             let start = l.find("/*")?;
             let rest = &l[start..];
-            (rest.len() > 8
-                && rest[2..6].chars().all(|c| c.is_ascii_hexdigit())
-                && &rest[6..8] == "*/")
-                .then(|| {
-                    let body = rest.split(';').next().unwrap_or(rest);
-                    body.split_whitespace().collect::<Vec<_>>().join(" ")
-                })
+            (rest[2..]
+                .find("*/")
+                .is_some_and(|e| e >= 4 && rest[2..2 + e].chars().all(|c| c.is_ascii_hexdigit())))
+            .then(|| {
+                let body = rest.split(';').next().unwrap_or(rest);
+                body.split_whitespace().collect::<Vec<_>>().join(" ")
+            })
         })
         .collect()
 }

@@ -16,6 +16,8 @@
 
 #![forbid(unsafe_code)]
 
+pub mod liveness;
+
 use std::fmt::{self, Write as _};
 
 use la_arena::{Arena, Idx};

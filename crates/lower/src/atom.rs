@@ -4,7 +4,8 @@
 //! * global `atom.OP.T d, [a], b` → `ATOMG.E.OP[.T].STRONG.GPU PT, d, [a.64+o], b` (sm_90 with
 //!   `desc[UR4]`); generic → `ATOM.E...`; `cas` → `ATOMG.E.CAS[.64].STRONG.GPU PT, d, [a+o], b,
 //!   c` (printed without `.64` and descriptor, as nvdisasm does; `b`, `c` an aligned pair);
-//! * `red.global` → `RED.E.OP...` (sm_80) / `REDG.E.OP...` (sm_90) `[a.64+o], b`;
+//! * `red.global` → `RED.E.OP...` (sm_80) / `REDG.E.OP...` (sm_90) `[a.64+o], b`; generic
+//!   `red` → `ATOM.E.OP... PT, RZ, [a.64+o], b` (ptxas emits no generic `RED`);
 //! * shared: `ATOMS.OP[.T] d, [a+o], b` (`RZ` as `d` for `red`), `ATOMS.CAS d, [a], b, c`;
 //! * type suffixes: `.S32`/`.S64` for signed min/max, `.64` for 64-bit integers,
 //!   `.F32.FTZ.RN` for `add.f32`, `.F64.RN` for `add.f64`.
@@ -184,8 +185,9 @@ impl Cx {
             (MemSpace::Global, false) => format!("ATOMG.E.{op}{suffix}.STRONG.{strong}"),
             (MemSpace::Global, true) if sm90 => format!("REDG.E.{op}{suffix}.STRONG.{strong}"),
             (MemSpace::Global, true) => format!("RED.E.{op}{suffix}.STRONG.{strong}"),
-            (_, false) => format!("ATOM.E.{op}{suffix}.STRONG.{strong}"),
-            (_, true) => format!("RED.E.{op}{suffix}.STRONG.{strong}"),
+            // Generic reductions are atomics with `RZ` as destination (ptxas emits no generic
+            // `RED`).
+            (_, _) => format!("ATOM.E.{op}{suffix}.STRONG.{strong}"),
         };
         // Release and acquire orders: the scope's `fence.acq_rel` before and after the
         // atomic (ptxas emits the release half before — MEMBAR.ALL.<scope>, ERRBAR — and
@@ -197,6 +199,12 @@ impl Cx {
         let mut inst = if is_red {
             if shared {
                 Inst::new(mnemonic, vec![Operand::rz(), mem, Operand::r(b)], vec![])
+            } else if space == MemSpace::Generic {
+                Inst::new(
+                    mnemonic,
+                    vec![Operand::pt(), Operand::rz(), mem, Operand::r(b)],
+                    vec![],
+                )
             } else {
                 Inst::new(mnemonic, vec![mem, Operand::r(b)], vec![])
             }

@@ -2380,14 +2380,10 @@ impl Cx {
         let ops = [d_op.clone()];
         match mode {
             ".lo" => {
-                // The low word of the 64-bit product (ptxas's table form IMAD R,R,R,R is not
-                // encodable by crates/sass yet; IMAD.WIDE.U32 gives the same low word).
-                let t = self.tmp(2);
-                self.imad_wide(Reg::v(t, 2), a, b, false, None);
                 let d = self.dst(&ops[0], 1)?;
                 self.push(Inst::new(
-                    "MOV",
-                    vec![Operand::r(d), Operand::r(Reg::part(t, 0))],
+                    "IMAD",
+                    vec![Operand::r(d), Operand::r(a), Operand::r(b), Operand::rz()],
                     vec![0],
                 ));
                 Ok(())
@@ -2449,17 +2445,10 @@ impl Cx {
         match mode {
             ".lo" => {
                 let c = self.reg_src(&ops[3], 1)?;
-                let t = self.tmp(2);
-                self.imad_wide(Reg::v(t, 2), a, b, false, None);
                 let d = self.dst(&ops[0], 1)?;
                 self.push(Inst::new(
-                    "IADD3",
-                    vec![
-                        Operand::r(d),
-                        Operand::r(Reg::part(t, 0)),
-                        Operand::r(c),
-                        Operand::rz(),
-                    ],
+                    "IMAD",
+                    vec![Operand::r(d), Operand::r(a), Operand::r(b), Operand::r(c)],
                     vec![0],
                 ));
                 Ok(())

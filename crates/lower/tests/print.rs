@@ -37,8 +37,7 @@ fn saxpy_sm80() {
             S2R %r3, SR_CTAID.X
             MOV %r4, c[0x0][0x0]
             S2R %r5, SR_TID.X
-            IMAD.WIDE.U32 v21.0, %r3, %r4, RZ
-            IADD3 %r1, v21.0, %r5, RZ
+            IMAD %r1, %r3, %r4, %r5
             ISETP.GE.AND %p1, PT, %r1, %r2, PT
             @%p1 BRA bb2
         bb1:
@@ -46,13 +45,13 @@ fn saxpy_sm80() {
             MOV %rd3.1, %rd2.1
             MOV %rd4.0, %rd1.0
             MOV %rd4.1, %rd1.1
-            MOV v22, 0x4
-            IMAD.WIDE %rd5.0, %r1, v22, RZ
-            IADD3 %rd6.0, v23, %rd4.0, %rd5.0, RZ
-            IADD3.X %rd6.1, %rd4.1, %rd5.1, RZ, v23, !PT
+            MOV v21, 0x4
+            IMAD.WIDE %rd5.0, %r1, v21, RZ
+            IADD3 %rd6.0, v22, %rd4.0, %rd5.0, RZ
+            IADD3.X %rd6.1, %rd4.1, %rd5.1, RZ, v22, !PT
             LDG.E.CONSTANT %f2, [%rd6.0.64]
-            IADD3 %rd7.0, v24, %rd3.0, %rd5.0, RZ
-            IADD3.X %rd7.1, %rd3.1, %rd5.1, RZ, v24, !PT
+            IADD3 %rd7.0, v23, %rd3.0, %rd5.0, RZ
+            IADD3.X %rd7.1, %rd3.1, %rd5.1, RZ, v23, !PT
             LDG.E %f3, [%rd7.0.64]
             FFMA %f4, %f2, %f1, %f3
             STG.E [%rd7.0.64], %f4

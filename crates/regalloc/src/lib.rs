@@ -1,13 +1,18 @@
-//! Register allocation for [`ir::Func`] (v1: linear scan over live-range hulls, no spilling).
+//! Register allocation for [`ir::Func`] (v1: interference-graph colouring, no spilling).
 //!
-//! Liveness is the usual backward data-flow over blocks, per virtual register. A definition
-//! kills a register only when one unguarded instruction writes all of it; guarded and partial
-//! writes keep it live (the old value may survive). Each virtual register then gets one
-//! interval, the hull of every position where it is live, and intervals are assigned by a
-//! linear scan: the lowest free base index that is a multiple of the register's width (64-bit
-//! values on even pairs), never the registers the ABI fixes (R1, the stack pointer). Two
-//! intervals that touch the same instruction never share a register, so no instruction's
-//! destination overlaps a source of another value (safe for variable-latency instructions).
+//! Liveness comes from [`ir::liveness`]: per virtual register, with partial definitions (a
+//! 64-bit value written one half at a time) killing the old value once every component has
+//! been written. Two virtual registers of a class *interfere* when one is written at a point
+//! where the other is live afterwards, or when one instruction writes both. Registers are then
+//! coloured greedily in order of first appearance (which colours the interval graphs of
+//! straight-line code optimally): each gets the lowest free base index that is a multiple of
+//! its width (64-bit values on even pairs, 128-bit on multiples of 4), never a register the
+//! code names physically (R1, the stack pointer; the fixed uniform registers).
+//!
+//! A value whose last read is an instruction may share a register with that instruction's
+//! result (`IMAD R2, R2, ...`): every SASS instruction reads its sources before writing its
+//! destinations, and the scheduler guards later writers of a variable-latency instruction's
+//! sources with read scoreboards.
 //!
 //! Over budget is an error (`unsupported: register pressure ...`): spilling is not built yet.
 //! The register count is reported the way ptxas reports it: highest R index + 1, plus 2
@@ -15,6 +20,7 @@
 
 #![forbid(unsafe_code)]
 
+use ir::liveness::{Liveness, VSet, vindex, walk_block_backward};
 use ir::{Class, Func, Reg, VReg};
 use la_arena::ArenaMap;
 
@@ -42,79 +48,155 @@ pub struct AllocError(pub String);
 pub const REPORTED_EXTRA: u32 = 2;
 /// Highest register count ptxas allows per thread.
 pub const MAX_REGISTERS: u32 = 255;
+/// Highest allocatable index per class besides R: UR0..UR62, P0..P6, UP0..UP6.
+const MAX_UR: u32 = 62;
+const MAX_PRED: u32 = 6;
+
+/// The interference graph: per virtual register (arena index), its neighbours of the same
+/// class, and the position of its first appearance in layout order.
+pub struct Interference {
+    pub adj: Vec<Vec<u32>>,
+    pub first: Vec<u32>,
+}
+
+/// Builds the interference graph of `f`.
+pub fn interference(f: &Func) -> Interference {
+    let nv = f.vregs.len();
+    let live = Liveness::compute(f);
+    let class: Vec<Class> = f.vregs.iter().map(|(_, d)| d.class).collect();
+    let mut adj: Vec<Vec<u32>> = vec![Vec::new(); nv];
+    let mut first = vec![u32::MAX; nv];
+    let mut cover = vec![0u8; nv];
+    let mut pos = 0u32;
+    for (k, b) in f.order.iter().enumerate() {
+        let insts = &f.blocks[*b].insts;
+        for i in insts {
+            for r in i.def_regs().chain(i.use_regs()) {
+                if let Reg::Virt { vreg, .. } = r {
+                    let x = vindex(vreg);
+                    first[x] = first[x].min(pos);
+                }
+            }
+            pos += 1;
+        }
+        let mut l: VSet = live.live_out[k].clone();
+        walk_block_backward(f, insts, &mut l, &mut cover, |idx, after| {
+            let i = &insts[idx];
+            let defs: Vec<usize> = i
+                .def_regs()
+                .filter_map(|r| match r {
+                    Reg::Virt { vreg, .. } => Some(vindex(vreg)),
+                    _ => None,
+                })
+                .collect();
+            for (n, &d) in defs.iter().enumerate() {
+                for v in after.iter().chain(defs[..n].iter().copied()) {
+                    if v != d && class[v] == class[d] {
+                        adj[d].push(v as u32);
+                        adj[v].push(d as u32);
+                    }
+                }
+            }
+        });
+    }
+    for a in &mut adj {
+        a.sort_unstable();
+        a.dedup();
+    }
+    Interference { adj, first }
+}
 
 /// Allocates `f`. `max_registers` is the budget in ptxas's counting (255 without
 /// `--maxrregcount`).
 pub fn allocate(f: &Func, max_registers: u32) -> Result<Allocation, AllocError> {
-    let intervals = live_intervals(f);
+    let g = interference(f);
     let limit_r = max_registers
         .min(MAX_REGISTERS)
         .saturating_sub(REPORTED_EXTRA + 1);
-    let mut assign = ArenaMap::default();
-    // Fixed physical registers in the code (R1 and the like) are never handed out.
-    let mut fixed_r = Vec::new();
+    // Physical registers the code names are never handed out.
+    let mut fixed = [[0u64; 4]; 4];
+    let slot = |c: Class| match c {
+        Class::R => 0,
+        Class::UR => 1,
+        Class::P => 2,
+        Class::UP => 3,
+    };
     let mut max_r: Option<u32> = None;
     for i in f.insts() {
         for r in i.def_regs().chain(i.use_regs()) {
             if let Reg::Phys {
-                class: Class::R,
+                class,
                 index,
                 width,
             } = r
             {
-                for k in 0..width {
-                    fixed_r.push(u32::from(index + k));
-                    max_r = max_r.max(Some(u32::from(index + k)));
+                for k in 0..u32::from(width) {
+                    let x = u32::from(index) + k;
+                    fixed[slot(class)][(x / 64) as usize] |= 1 << (x % 64);
+                    if class == Class::R {
+                        max_r = max_r.max(Some(x));
+                    }
                 }
             }
         }
     }
+    let mut order: Vec<VReg> = f
+        .vregs
+        .iter()
+        .map(|(v, _)| v)
+        .filter(|v| g.first[vindex(*v)] != u32::MAX)
+        .collect();
+    order.sort_by_key(|v| (g.first[vindex(*v)], vindex(*v)));
+    let mut assign: ArenaMap<VReg, u8> = ArenaMap::default();
+    let mut base_of: Vec<Option<u8>> = vec![None; f.vregs.len()];
+    let widths: Vec<u32> = f
+        .vregs
+        .iter()
+        .map(|(_, d)| u32::from(d.width.max(1)))
+        .collect();
     let mut max_pred = None;
-    for class in [Class::R, Class::P] {
-        let (limit, reserved): (u32, &[u32]) = match class {
-            Class::R => (limit_r, &fixed_r),
-            _ => (6, &[]),
+    for v in order {
+        let d = &f.vregs[v];
+        let width = u32::from(d.width.max(1));
+        let limit = match d.class {
+            Class::R => limit_r,
+            Class::UR => MAX_UR,
+            Class::P | Class::UP => MAX_PRED,
         };
-        let mut list: Vec<(u32, u32, VReg)> = intervals
-            .iter()
-            .filter(|(v, _)| f.vregs[*v].class == class)
-            .map(|(v, (s, e))| (*s, *e, *v))
-            .collect();
-        list.sort();
-        // Active intervals: (end, base, width).
-        let mut active: Vec<(u32, u32, u32)> = Vec::new();
-        for (start, end, v) in list {
-            active.retain(|(e, _, _)| *e >= start);
-            let width = u32::from(f.vregs[v].width);
-            let busy = |b: u32| {
-                reserved.contains(&b)
-                    || active
-                        .iter()
-                        .any(|(_, base, w)| (*base..*base + *w).contains(&b))
-            };
-            let mut base = 0;
-            loop {
-                if base + width - 1 > limit {
-                    let what = match class {
-                        Class::R => format!("{max_registers} registers"),
-                        _ => "7 predicate registers".to_string(),
-                    };
-                    return Err(AllocError(format!(
-                        "unsupported: register pressure (kernel `{}` needs more than {what}; spilling is not implemented)",
-                        f.name
-                    )));
+        let mut busy = fixed[slot(d.class)];
+        for &n in &g.adj[vindex(v)] {
+            if let Some(b) = base_of[n as usize] {
+                for k in 0..widths[n as usize] {
+                    let x = u32::from(b) + k;
+                    busy[(x / 64) as usize] |= 1 << (x % 64);
                 }
-                if (base..base + width).all(|b| !busy(b)) {
-                    break;
-                }
-                base += width;
             }
-            active.push((end, base, width));
-            assign.insert(v, base as u8);
-            match class {
-                Class::R => max_r = max_r.max(Some(base + width - 1)),
-                _ => max_pred = max_pred.max(Some((base + width - 1) as u8)),
+        }
+        let free = |x: u32| busy[(x / 64) as usize] & (1 << (x % 64)) == 0;
+        let mut base = 0;
+        loop {
+            if base + width - 1 > limit {
+                let what = match d.class {
+                    Class::R => format!("{max_registers} registers"),
+                    Class::UR => "63 uniform registers".to_string(),
+                    _ => "7 predicate registers".to_string(),
+                };
+                return Err(AllocError(format!(
+                    "unsupported: register pressure (kernel `{}` needs more than {what}; spilling is not implemented)",
+                    f.name
+                )));
             }
+            if (base..base + width).all(free) {
+                break;
+            }
+            base += width;
+        }
+        base_of[vindex(v)] = Some(base as u8);
+        assign.insert(v, base as u8);
+        match d.class {
+            Class::R => max_r = max_r.max(Some(base + width - 1)),
+            Class::P => max_pred = max_pred.max(Some((base + width - 1) as u8)),
+            _ => {}
         }
     }
     let registers = max_r.map_or(0, |m| m + 1) + REPORTED_EXTRA;
@@ -123,100 +205,6 @@ pub fn allocate(f: &Func, max_registers: u32) -> Result<Allocation, AllocError> 
         registers,
         max_pred,
     })
-}
-
-/// Per virtual register, the hull `[first, last]` of instruction positions where it is live
-/// (positions count instructions in layout order).
-pub fn live_intervals(f: &Func) -> Vec<(VReg, (u32, u32))> {
-    let n = f.order.len();
-    let nv = f.vregs.len();
-    let idx = |v: VReg| v.into_raw().into_u32() as usize;
-    // Block positions.
-    let mut starts = Vec::with_capacity(n);
-    let mut pos = 0u32;
-    for b in &f.order {
-        starts.push(pos);
-        pos += f.blocks[*b].insts.len() as u32;
-    }
-    let ends: Vec<u32> = (0..n)
-        .map(|k| starts[k] + f.blocks[f.order[k]].insts.len() as u32)
-        .collect();
-    // gen/kill per block.
-    let mut gen_ = vec![vec![false; nv]; n];
-    let mut kill = vec![vec![false; nv]; n];
-    for (k, b) in f.order.iter().enumerate() {
-        for i in &f.blocks[*b].insts {
-            for r in i.use_regs() {
-                if let Reg::Virt { vreg, .. } = r
-                    && !kill[k][idx(vreg)]
-                {
-                    gen_[k][idx(vreg)] = true;
-                }
-            }
-            if i.guard.is_none() {
-                for r in i.def_regs() {
-                    if let Reg::Virt { vreg, part, width } = r
-                        && part == 0
-                        && width == f.vregs[vreg].width
-                    {
-                        kill[k][idx(vreg)] = true;
-                    }
-                }
-            }
-        }
-    }
-    let succ: Vec<Vec<usize>> = (0..n).map(|k| f.successors(k)).collect();
-    let mut live_in = vec![vec![false; nv]; n];
-    let mut live_out = vec![vec![false; nv]; n];
-    let mut changed = true;
-    while changed {
-        changed = false;
-        for k in (0..n).rev() {
-            let mut out = vec![false; nv];
-            for &s in &succ[k] {
-                for (o, i) in out.iter_mut().zip(&live_in[s]) {
-                    *o |= *i;
-                }
-            }
-            let inn: Vec<bool> = (0..nv)
-                .map(|v| gen_[k][v] || (out[v] && !kill[k][v]))
-                .collect();
-            if inn != live_in[k] || out != live_out[k] {
-                live_in[k] = inn;
-                live_out[k] = out;
-                changed = true;
-            }
-        }
-    }
-    let mut hull: Vec<Option<(u32, u32)>> = vec![None; nv];
-    let mut extend = |v: usize, p: u32| {
-        hull[v] = Some(match hull[v] {
-            None => (p, p),
-            Some((a, b)) => (a.min(p), b.max(p)),
-        });
-    };
-    for (k, b) in f.order.iter().enumerate() {
-        for v in 0..nv {
-            if live_in[k][v] {
-                extend(v, starts[k]);
-            }
-            if live_out[k][v] {
-                extend(v, ends[k].saturating_sub(1).max(starts[k]));
-            }
-        }
-        for (j, i) in f.blocks[*b].insts.iter().enumerate() {
-            let p = starts[k] + j as u32;
-            for r in i.use_regs().chain(i.def_regs()) {
-                if let Reg::Virt { vreg, .. } = r {
-                    extend(idx(vreg), p);
-                }
-            }
-        }
-    }
-    f.vregs
-        .iter()
-        .filter_map(|(v, _)| hull[idx(v)].map(|h| (v, h)))
-        .collect()
 }
 
 #[cfg(test)]
@@ -290,16 +278,13 @@ mod tests {
             bra,
         ];
         f.blocks[b2].insts = vec![mov(Reg::v(z, 1), Operand::r(Reg::v(x, 1)))];
-        let iv: std::collections::HashMap<_, _> = live_intervals(&f).into_iter().collect();
-        assert_eq!(
-            iv[&x],
-            (0, 5),
-            "x lives from its def through the loop to its use"
-        );
-        assert_eq!(iv[&p], (0, 4), "p is live-in (undefined) up to the branch");
+        let g = interference(&f);
+        let adj = |a: VReg, b: VReg| g.adj[vindex(a)].contains(&(vindex(b) as u32));
+        assert!(adj(y, z), "y is live across z's definition");
+        assert!(!adj(x, z), "x is rewritten before it is read again");
+        assert!(!adj(x, y), "y = x; x = y: the copies may share a register");
         let al = allocate(&f, 255).unwrap();
-        assert_ne!(al.get(x), al.get(y));
-        assert_ne!(al.get(x), al.get(z));
+        assert_ne!(al.get(y), al.get(z));
     }
 
     #[test]

@@ -103,10 +103,10 @@ fn nvdisasm_lines(text: &str) -> Vec<String> {
         .filter_map(|l| {
             let l = l.trim();
             let rest = &l[l.find("/*")?..];
-            (rest.len() > 8
-                && rest[2..6].chars().all(|c| c.is_ascii_hexdigit())
-                && &rest[6..8] == "*/")
-                .then(|| norm(rest))
+            (rest[2..]
+                .find("*/")
+                .is_some_and(|e| e >= 4 && rest[2..2 + e].chars().all(|c| c.is_ascii_hexdigit())))
+            .then(|| norm(rest))
         })
         .collect()
 }

@@ -1,0 +1,258 @@
+//! Liveness of virtual registers, shared by the optimizer (dead code) and the register
+//! allocator (interference).
+//!
+//! A virtual register is live at a point when some path from there reads it before every one
+//! of its 32-bit components has been overwritten. The granularity is the whole virtual
+//! register, but a definition may be *partial*: a 64-bit value is often written one half at a
+//! time (`IADD3 d.0 ...; IADD3.X d.1 ...`). A value whose components are all written, by
+//! unguarded instructions and with no read of the register in between, is dead before the
+//! first of those writes ("covered"). Guarded writes never cover anything (the old value
+//! survives where the guard is false).
+
+use crate::{Func, Inst, Reg, VReg};
+
+/// A fixed-size set of virtual registers (by arena index).
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct VSet {
+    words: Vec<u64>,
+}
+
+impl VSet {
+    pub fn new(n: usize) -> VSet {
+        VSet {
+            words: vec![0; n.div_ceil(64)],
+        }
+    }
+    pub fn insert(&mut self, i: usize) -> bool {
+        let (w, b) = (i / 64, 1u64 << (i % 64));
+        let was = self.words[w] & b != 0;
+        self.words[w] |= b;
+        !was
+    }
+    pub fn remove(&mut self, i: usize) {
+        self.words[i / 64] &= !(1u64 << (i % 64));
+    }
+    pub fn contains(&self, i: usize) -> bool {
+        self.words[i / 64] & (1u64 << (i % 64)) != 0
+    }
+    /// `self |= other`; whether anything changed.
+    pub fn union_with(&mut self, other: &VSet) -> bool {
+        let mut changed = false;
+        for (a, b) in self.words.iter_mut().zip(&other.words) {
+            let n = *a | *b;
+            changed |= n != *a;
+            *a = n;
+        }
+        changed
+    }
+    pub fn iter(&self) -> impl Iterator<Item = usize> + '_ {
+        self.words.iter().enumerate().flat_map(|(k, &w)| {
+            let mut w = w;
+            std::iter::from_fn(move || {
+                if w == 0 {
+                    return None;
+                }
+                let b = w.trailing_zeros() as usize;
+                w &= w - 1;
+                Some(k * 64 + b)
+            })
+        })
+    }
+    pub fn is_empty(&self) -> bool {
+        self.words.iter().all(|w| *w == 0)
+    }
+}
+
+/// The arena index of a virtual register.
+pub fn vindex(v: VReg) -> usize {
+    v.into_raw().into_u32() as usize
+}
+
+/// The components (bit mask over 32-bit parts) of a virtual register an instruction writes
+/// unguarded, per register: `(vreg, mask)`.
+fn covering_defs(i: &Inst) -> impl Iterator<Item = (VReg, u8)> + '_ {
+    let unguarded = i.guard.is_none();
+    i.def_regs().filter_map(move |r| match r {
+        Reg::Virt { vreg, part, width } if unguarded => {
+            Some((vreg, (((1u16 << width) - 1) << part) as u8))
+        }
+        _ => None,
+    })
+}
+
+fn full_mask(f: &Func, v: VReg) -> u8 {
+    ((1u16 << f.vregs[v].width) - 1) as u8
+}
+
+/// Applies one instruction backward: `live` goes from the set after `i` to the set before
+/// it. `cover` holds, per virtual register, the components written since the last read
+/// (scratch: one byte per register; every index set non-zero is pushed on `touched` so the
+/// caller can clear it).
+pub fn transfer(f: &Func, i: &Inst, live: &mut VSet, cover: &mut [u8], touched: &mut Vec<usize>) {
+    for (v, m) in covering_defs(i) {
+        let x = vindex(v);
+        if cover[x] == 0 {
+            touched.push(x);
+        }
+        cover[x] |= m;
+        if cover[x] & full_mask(f, v) == full_mask(f, v) {
+            live.remove(x);
+        }
+    }
+    for r in i.use_regs() {
+        if let Reg::Virt { vreg, .. } = r {
+            let x = vindex(vreg);
+            live.insert(x);
+            cover[x] = 0;
+        }
+    }
+}
+
+/// Backward transfer through one block, instruction by instruction.
+///
+/// `live` holds the live-out set on entry and the live-in set on return; `visit(index,
+/// live_after)` is called for every instruction (last first) before it is applied. `cover`
+/// is scratch space (one byte per virtual register, all zero on entry and on return).
+pub fn walk_block_backward(
+    f: &Func,
+    insts: &[Inst],
+    live: &mut VSet,
+    cover: &mut [u8],
+    mut visit: impl FnMut(usize, &VSet),
+) {
+    let mut touched: Vec<usize> = Vec::new();
+    for (k, i) in insts.iter().enumerate().rev() {
+        visit(k, live);
+        transfer(f, i, live, cover, &mut touched);
+    }
+    for x in touched {
+        cover[x] = 0;
+    }
+}
+
+/// Live-in and live-out sets per block, indexed by layout position (`Func::order`).
+#[derive(Clone, Debug)]
+pub struct Liveness {
+    pub live_in: Vec<VSet>,
+    pub live_out: Vec<VSet>,
+}
+
+impl Liveness {
+    pub fn compute(f: &Func) -> Liveness {
+        let n = f.order.len();
+        let nv = f.vregs.len();
+        let succ: Vec<Vec<usize>> = (0..n).map(|k| f.successors(k)).collect();
+        let mut live_in = vec![VSet::new(nv); n];
+        let mut live_out = vec![VSet::new(nv); n];
+        let mut cover = vec![0u8; nv];
+        let mut changed = true;
+        while changed {
+            changed = false;
+            for k in (0..n).rev() {
+                let mut out = VSet::new(nv);
+                for &s in &succ[k] {
+                    out.union_with(&live_in[s]);
+                }
+                let mut inn = out.clone();
+                walk_block_backward(
+                    f,
+                    &f.blocks[f.order[k]].insts,
+                    &mut inn,
+                    &mut cover,
+                    |_, _| {},
+                );
+                if inn != live_in[k] || out != live_out[k] {
+                    live_in[k] = inn;
+                    live_out[k] = out;
+                    changed = true;
+                }
+            }
+        }
+        Liveness { live_in, live_out }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Class, Operand};
+
+    fn mov(d: Reg, s: Operand) -> Inst {
+        Inst::new("MOV", vec![Operand::r(d), s], vec![0])
+    }
+
+    #[test]
+    fn a_value_written_in_halves_is_dead_before_the_first_half() {
+        let mut f = Func::new("k");
+        let b = f.new_block();
+        f.order.push(b);
+        let a = f.new_vreg(Class::R, 1, "a");
+        let d = f.new_vreg(Class::R, 2, "d");
+        f.blocks[b].insts = vec![
+            mov(Reg::v(a, 1), Operand::Imm(1)),
+            mov(Reg::part(d, 0), Operand::r(Reg::v(a, 1))),
+            mov(Reg::part(d, 1), Operand::r(Reg::v(a, 1))),
+            Inst::new(
+                "STG.E.64",
+                vec![
+                    Operand::Mem {
+                        base: Reg::v(d, 2),
+                        offset: 0,
+                        desc: None,
+                    },
+                    Operand::r(Reg::v(d, 2)),
+                ],
+                vec![],
+            ),
+        ];
+        let l = Liveness::compute(&f);
+        assert!(l.live_in[0].is_empty(), "nothing is live into the kernel");
+        let mut seen = Vec::new();
+        let mut live = VSet::new(f.vregs.len());
+        let mut cover = vec![0; f.vregs.len()];
+        walk_block_backward(&f, &f.blocks[b].insts, &mut live, &mut cover, |k, after| {
+            seen.push((k, after.contains(vindex(d)), after.contains(vindex(a))));
+        });
+        seen.reverse();
+        assert_eq!(
+            seen,
+            vec![
+                (0, false, true),
+                (1, true, true),
+                (2, true, false),
+                (3, false, false)
+            ]
+        );
+    }
+
+    #[test]
+    fn guarded_writes_and_reads_between_halves_keep_the_old_value_live() {
+        let mut f = Func::new("k");
+        let b = f.new_block();
+        f.order.push(b);
+        let d = f.new_vreg(Class::R, 2, "d");
+        let p = f.new_vreg(Class::P, 1, "p");
+        let x = f.new_vreg(Class::R, 1, "x");
+        let mut guarded = mov(Reg::part(d, 0), Operand::Imm(0));
+        guarded.guard = Some(crate::Guard {
+            pred: Reg::v(p, 1),
+            negated: false,
+        });
+        f.blocks[b].insts = vec![
+            guarded,
+            mov(Reg::part(d, 1), Operand::Imm(0)),
+            mov(Reg::v(x, 1), Operand::r(Reg::v(d, 2))),
+        ];
+        let l = Liveness::compute(&f);
+        assert!(l.live_in[0].contains(vindex(d)), "guarded half: d live in");
+        // A read of the register between the two halves keeps it live as well.
+        f.blocks[b].insts = vec![
+            mov(Reg::part(d, 0), Operand::Imm(0)),
+            mov(Reg::v(x, 1), Operand::r(Reg::part(d, 1))),
+            mov(Reg::part(d, 1), Operand::Imm(0)),
+            mov(Reg::v(x, 1), Operand::r(Reg::v(d, 2))),
+        ];
+        let l = Liveness::compute(&f);
+        assert!(l.live_in[0].contains(vindex(d)));
+    }
+}

@@ -1,0 +1,631 @@
+//! Value propagation: copies, immediates and constant-bank values.
+//!
+//! A forward data-flow analysis ("available values") records, per 32-bit component of a
+//! virtual register, what it is known to hold: a copy of another register's component
+//! (`MOV d, s`), an immediate (`MOV d, 0x4`, `MOV d, RZ`) or a constant-bank word (`LDC d,
+//! c[0x0][0x210]`, sm_80's `MOV d, c[0x0][0x160]`). A fact holds at a point when every path
+//! to it passes the instruction that made it and no write of either register since (loops
+//! and reassigned PTX registers included: the meet is intersection). Every read is then
+//! rewritten, in order of preference:
+//!
+//! 1. a copy reads its source instead (chains collapse);
+//! 2. an immediate or constant goes into the operand itself when the instruction has that
+//!    form (`IMAD.WIDE R2, R7, 0x4, R2`, sm_80 `ISETP.GE.AND P0, PT, R4, c[0x0][0x160], PT`),
+//!    asked of the SASS tables ([`crate::forms`]);
+//! 3. a constant goes into a uniform register loaded in the same block (`ULDC UR5,
+//!    c[0x0][0x210]`, then `ISETP ... R4, UR5 ...`: sm_90, whose ALU instructions take no
+//!    `c[][]` operand) when that form exists;
+//! 4. otherwise, when the value was made in another block and the reading block is in no
+//!    loop, it is loaded again there (one `LDC`/`MOV` per block), so parameters read at the
+//!    top of a kernel do not hold registers across it.
+//!
+//! The instructions that made the facts usually become dead and [`crate::dce`] removes them.
+
+use ir::liveness::{Liveness, vindex};
+use ir::{Class, Func, Inst, Operand, Reg, VReg};
+use rustc_hash::FxHashMap;
+
+use crate::forms::Forms;
+
+/// What one 32-bit component is known to hold.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum Val {
+    Copy { v: VReg, part: u8 },
+    Imm(u32),
+    Cbank { bank: u8, offset: u32 },
+}
+
+type Key = (VReg, u8);
+type Facts = FxHashMap<Key, Val>;
+
+fn plain(o: &Operand) -> Option<Reg> {
+    match o {
+        Operand::Reg {
+            reg,
+            neg: false,
+            not: false,
+            abs: false,
+        } => Some(*reg),
+        _ => None,
+    }
+}
+
+/// The facts an instruction establishes (after its own kills).
+fn gen_facts(f: &Func, i: &Inst) -> Vec<(Key, Val)> {
+    if i.guard.is_some() || i.defs != [0] {
+        return Vec::new();
+    }
+    let Some(Reg::Virt {
+        vreg: d,
+        part: dp,
+        width,
+    }) = i.operands.first().and_then(plain)
+    else {
+        return Vec::new();
+    };
+    if f.vregs[d].class != Class::R {
+        return Vec::new();
+    }
+    let src = i.operands.get(1);
+    match i.op.as_str() {
+        "MOV" if width == 1 && i.operands.len() == 2 => match src {
+            Some(Operand::Imm(k)) => vec![((d, dp), Val::Imm(*k as u32))],
+            Some(Operand::Const { bank, offset }) => vec![(
+                (d, dp),
+                Val::Cbank {
+                    bank: *bank,
+                    offset: *offset,
+                },
+            )],
+            Some(o) => match plain(o) {
+                Some(Reg::Zero(Class::R)) => vec![((d, dp), Val::Imm(0))],
+                Some(Reg::Virt {
+                    vreg: s,
+                    part: sp,
+                    width: 1,
+                }) if f.vregs[s].class == Class::R && (s, sp) != (d, dp) => {
+                    vec![((d, dp), Val::Copy { v: s, part: sp })]
+                }
+                _ => Vec::new(),
+            },
+            None => Vec::new(),
+        },
+        "LDC" | "LDC.64" if i.operands.len() == 2 => {
+            let want = if i.op == "LDC" { 1 } else { 2 };
+            let (bank, offset) = match src {
+                Some(Operand::Const { bank, offset }) => (*bank, *offset),
+                Some(Operand::ConstIndexed {
+                    bank,
+                    index: Reg::Zero(Class::R),
+                    offset,
+                }) => (*bank, *offset),
+                _ => return Vec::new(),
+            };
+            if width != want {
+                return Vec::new();
+            }
+            (0..width)
+                .map(|k| {
+                    (
+                        (d, dp + k),
+                        Val::Cbank {
+                            bank,
+                            offset: offset + 4 * u32::from(k),
+                        },
+                    )
+                })
+                .collect()
+        }
+        _ => Vec::new(),
+    }
+}
+
+fn kill(facts: &mut Facts, i: &Inst) {
+    for r in i.def_regs() {
+        if let Reg::Virt { vreg, part, width } = r {
+            let parts = part..part + width;
+            facts.retain(|(v, p), val| {
+                !((*v == vreg && parts.contains(p))
+                    || matches!(val, Val::Copy { v, part } if *v == vreg && parts.contains(part)))
+            });
+        }
+    }
+}
+
+fn transfer(f: &Func, facts: &mut Facts, i: &Inst) {
+    kill(facts, i);
+    for (k, v) in gen_facts(f, i) {
+        facts.insert(k, v);
+    }
+}
+
+fn meet(a: &mut Facts, b: &Facts) {
+    a.retain(|k, v| b.get(k) == Some(v));
+}
+
+/// Blocks (layout positions) that lie on a cycle of the control-flow graph.
+fn blocks_in_loops(f: &Func) -> Vec<bool> {
+    let n = f.order.len();
+    let succ: Vec<Vec<usize>> = (0..n).map(|k| f.successors(k)).collect();
+    // Tarjan's strongly connected components, iteratively.
+    let mut index = vec![usize::MAX; n];
+    let mut low = vec![0usize; n];
+    let mut on_stack = vec![false; n];
+    let mut stack = Vec::new();
+    let mut in_loop = vec![false; n];
+    let mut next = 0usize;
+    for root in 0..n {
+        if index[root] != usize::MAX {
+            continue;
+        }
+        let mut work: Vec<(usize, usize)> = vec![(root, 0)];
+        index[root] = next;
+        low[root] = next;
+        next += 1;
+        stack.push(root);
+        on_stack[root] = true;
+        while let Some(&mut (v, ref mut e)) = work.last_mut() {
+            if *e < succ[v].len() {
+                let w = succ[v][*e];
+                *e += 1;
+                if index[w] == usize::MAX {
+                    index[w] = next;
+                    low[w] = next;
+                    next += 1;
+                    stack.push(w);
+                    on_stack[w] = true;
+                    work.push((w, 0));
+                } else if on_stack[w] {
+                    low[v] = low[v].min(index[w]);
+                }
+            } else {
+                work.pop();
+                if let Some(&(u, _)) = work.last() {
+                    low[u] = low[u].min(low[v]);
+                }
+                if low[v] == index[v] {
+                    let mut comp = Vec::new();
+                    loop {
+                        let w = stack.pop().expect("tarjan stack");
+                        on_stack[w] = false;
+                        comp.push(w);
+                        if w == v {
+                            break;
+                        }
+                    }
+                    let cyclic = comp.len() > 1 || succ[v].contains(&v);
+                    for w in comp {
+                        in_loop[w] = cyclic;
+                    }
+                }
+            }
+        }
+    }
+    in_loop
+}
+
+/// Per-block helper registers made by the rewrite (uniform copies and reloads).
+#[derive(Default)]
+struct BlockCache {
+    /// (class, bank, offset, width) → register holding that constant.
+    consts: FxHashMap<(bool, u8, u32, u8), VReg>,
+    /// immediate → register holding it.
+    imms: FxHashMap<u32, VReg>,
+}
+
+struct Rewriter<'a> {
+    sm: u32,
+    forms: &'a mut Forms,
+    /// Scratch registers for trial forms: a uniform register of width 1 and 2.
+    probe_ur: [VReg; 2],
+}
+
+impl Rewriter<'_> {
+    /// The value of `width` components starting at `(v, part)`, when all are known the same
+    /// way: a copy of consecutive components of one register, one immediate (width 1), or
+    /// consecutive words of one constant bank.
+    fn lookup(facts: &Facts, v: VReg, part: u8, width: u8) -> Option<Val> {
+        let first = *facts.get(&(v, part))?;
+        for k in 1..width {
+            let next = *facts.get(&(v, part + k))?;
+            let ok = match (first, next) {
+                (Val::Copy { v: a, part: pa }, Val::Copy { v: b, part: pb }) => {
+                    a == b && pb == pa + k
+                }
+                (
+                    Val::Cbank {
+                        bank: a,
+                        offset: oa,
+                    },
+                    Val::Cbank {
+                        bank: b,
+                        offset: ob,
+                    },
+                ) => a == b && ob == oa + 4 * u32::from(k),
+                _ => false,
+            };
+            if !ok {
+                return None;
+            }
+        }
+        if let Val::Imm(_) = first
+            && width != 1
+        {
+            return None;
+        }
+        Some(first)
+    }
+
+    /// Follows copies for a register read: the register that holds the same value.
+    fn resolve_copy(f: &Func, facts: &Facts, mut reg: Reg) -> Reg {
+        for _ in 0..8 {
+            let Reg::Virt { vreg, part, width } = reg else {
+                return reg;
+            };
+            match Self::lookup(facts, vreg, part, width) {
+                Some(Val::Copy { v, part: sp })
+                    if sp % width == 0 && f.vregs[v].class == f.vregs[vreg].class =>
+                {
+                    reg = Reg::Virt {
+                        vreg: v,
+                        part: sp,
+                        width,
+                    };
+                }
+                _ => return reg,
+            }
+        }
+        reg
+    }
+
+    /// Rewrites the reads of `inst`; instructions to insert before it go to `before`.
+    #[allow(clippy::too_many_arguments)]
+    fn rewrite(
+        &mut self,
+        f: &mut Func,
+        facts: &Facts,
+        inst: &mut Inst,
+        before: &mut Vec<Inst>,
+        cache: &mut BlockCache,
+        live_in: &ir::liveness::VSet,
+        in_loop: bool,
+    ) {
+        // A plain copy takes an immediate or constant operand when it reads one, but no
+        // uniform register or reload: its readers are rewritten through it instead, and it
+        // becomes dead.
+        let copy_only = inst.op == "MOV" && inst.operands.len() == 2;
+        for k in 0..inst.operands.len() {
+            if inst.defs.contains(&k) {
+                continue;
+            }
+            match inst.operands[k].clone() {
+                Operand::Mem { base, offset, desc } => {
+                    inst.operands[k] = Operand::Mem {
+                        base: Self::resolve_copy(f, facts, base),
+                        offset,
+                        desc,
+                    };
+                }
+                Operand::ConstIndexed {
+                    bank,
+                    index,
+                    offset,
+                } => {
+                    inst.operands[k] = Operand::ConstIndexed {
+                        bank,
+                        index: Self::resolve_copy(f, facts, index),
+                        offset,
+                    };
+                }
+                Operand::Reg { reg, neg, not, abs } => {
+                    let reg = Self::resolve_copy(f, facts, reg);
+                    inst.operands[k] = Operand::Reg { reg, neg, not, abs };
+                    let Reg::Virt { vreg, part, width } = reg else {
+                        continue;
+                    };
+                    if f.vregs[vreg].class != Class::R {
+                        continue;
+                    }
+                    let modified = neg || not || abs;
+                    match Self::lookup(facts, vreg, part, width) {
+                        Some(Val::Imm(v)) if !modified => {
+                            let mut cands = Vec::new();
+                            if v == 0 {
+                                cands.push(Operand::rz());
+                            }
+                            cands.push(Operand::Imm(i64::from(v)));
+                            if (v as i32) < 0 {
+                                cands.push(Operand::Imm(i64::from(v as i32)));
+                            }
+                            let x = f32::from_bits(v);
+                            if x.is_normal() || v == 0 {
+                                cands.push(Operand::F32(v));
+                            }
+                            if self.try_operands(f, inst, k, cands) || copy_only {
+                                continue;
+                            }
+                            if live_in.contains(vindex(vreg)) && !in_loop {
+                                let t = *cache.imms.entry(v).or_insert_with(|| {
+                                    let t = f.new_vreg(Class::R, 1, "");
+                                    before.push(Inst::new(
+                                        "MOV",
+                                        vec![
+                                            Operand::r(Reg::v(t, 1)),
+                                            if v == 0 {
+                                                Operand::rz()
+                                            } else {
+                                                Operand::Imm(i64::from(v))
+                                            },
+                                        ],
+                                        vec![0],
+                                    ));
+                                    t
+                                });
+                                inst.operands[k] = Operand::r(Reg::v(t, 1));
+                            }
+                        }
+                        Some(Val::Cbank { bank, offset }) if copy_only && !modified => {
+                            let c = Operand::Const { bank, offset };
+                            self.try_operands(f, inst, k, vec![c]);
+                        }
+                        Some(Val::Cbank { bank, offset }) if !copy_only => {
+                            self.fold_const(
+                                f,
+                                inst,
+                                k,
+                                (bank, offset),
+                                width,
+                                (neg, not, abs),
+                                before,
+                                cache,
+                                live_in.contains(vindex(vreg)) && !in_loop,
+                            );
+                        }
+                        _ => {}
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// Tries each candidate operand in slot `k`; keeps the first encodable one.
+    fn try_operands(&mut self, f: &Func, inst: &mut Inst, k: usize, cands: Vec<Operand>) -> bool {
+        let old = inst.operands[k].clone();
+        for c in cands {
+            inst.operands[k] = c;
+            if self.forms.encodable(f, inst) {
+                return true;
+            }
+        }
+        inst.operands[k] = old;
+        false
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn fold_const(
+        &mut self,
+        f: &mut Func,
+        inst: &mut Inst,
+        k: usize,
+        (bank, offset): (u8, u32),
+        width: u8,
+        (neg, not, abs): (bool, bool, bool),
+        before: &mut Vec<Inst>,
+        cache: &mut BlockCache,
+        may_reload: bool,
+    ) {
+        if width == 2 && offset % 8 != 0 {
+            return;
+        }
+        let with = |reg: Option<Reg>| match reg {
+            Some(reg) => Operand::Reg { reg, neg, not, abs },
+            None => Operand::Const { bank, offset },
+        };
+        // 2. the constant operand itself (modifiers apply to it as to a register).
+        if !(neg || not || abs) && self.try_operands(f, inst, k, vec![with(None)]) {
+            return;
+        }
+        // 3. a uniform register loaded in this block.
+        let probe = Reg::v(self.probe_ur[usize::from(width) - 1], width);
+        let old = inst.operands[k].clone();
+        inst.operands[k] = with(Some(probe));
+        let ur_form = self.forms.encodable(f, inst);
+        inst.operands[k] = old;
+        if ur_form {
+            let key = (true, bank, offset, width);
+            let ur = match cache.consts.get(&key) {
+                Some(u) => Some(*u),
+                None => {
+                    let u = f.new_vreg(Class::UR, width, "");
+                    let op = if width == 2 { "ULDC.64" } else { "ULDC" };
+                    let ld = Inst::new(
+                        op,
+                        vec![
+                            Operand::r(Reg::v(u, width)),
+                            Operand::Const { bank, offset },
+                        ],
+                        vec![0],
+                    );
+                    if self.forms.encodable(f, &ld) {
+                        before.push(ld);
+                        cache.consts.insert(key, u);
+                        Some(u)
+                    } else {
+                        None
+                    }
+                }
+            };
+            if let Some(u) = ur {
+                inst.operands[k] = with(Some(Reg::v(u, width)));
+                return;
+            }
+        }
+        // 4. a reload in this block.
+        if !may_reload {
+            return;
+        }
+        let key = (false, bank, offset, width);
+        let r = match cache.consts.get(&key) {
+            Some(r) => *r,
+            None => {
+                let r = f.new_vreg(Class::R, width, "");
+                if self.sm >= 90 {
+                    let op = if width == 2 { "LDC.64" } else { "LDC" };
+                    let src = if offset == 0 {
+                        Operand::ConstIndexed {
+                            bank,
+                            index: Reg::Zero(Class::R),
+                            offset: 0,
+                        }
+                    } else {
+                        Operand::Const { bank, offset }
+                    };
+                    before.push(Inst::new(
+                        op,
+                        vec![Operand::r(Reg::v(r, width)), src],
+                        vec![0],
+                    ));
+                } else {
+                    for w in 0..width {
+                        before.push(Inst::new(
+                            "MOV",
+                            vec![
+                                Operand::r(Reg::part(r, w)),
+                                Operand::Const {
+                                    bank,
+                                    offset: offset + 4 * u32::from(w),
+                                },
+                            ],
+                            vec![0],
+                        ));
+                    }
+                }
+                cache.consts.insert(key, r);
+                r
+            }
+        };
+        inst.operands[k] = with(Some(Reg::v(r, width)));
+    }
+}
+
+/// Runs the analysis and rewrites every read of `f`.
+pub fn propagate(f: &mut Func, sm: u32, forms: &mut Forms) {
+    let n = f.order.len();
+    if n == 0 {
+        return;
+    }
+    let succ: Vec<Vec<usize>> = (0..n).map(|k| f.successors(k)).collect();
+    let mut preds = vec![Vec::new(); n];
+    for (k, s) in succ.iter().enumerate() {
+        for &t in s {
+            preds[t].push(k);
+        }
+    }
+    // Forward data flow; `None` = not reached yet (top).
+    let mut out: Vec<Option<Facts>> = vec![None; n];
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for k in 0..n {
+            let mut facts = if k == 0 {
+                Facts::default()
+            } else {
+                let mut it = preds[k].iter().filter_map(|p| out[*p].as_ref());
+                match it.next() {
+                    Some(first) => {
+                        let mut m = first.clone();
+                        for o in it {
+                            meet(&mut m, o);
+                        }
+                        m
+                    }
+                    None => continue,
+                }
+            };
+            // A block reached from the entry and from an unvisited predecessor gets that
+            // predecessor's facts later; intersection keeps this monotone.
+            for i in &f.blocks[f.order[k]].insts {
+                transfer(f, &mut facts, i);
+            }
+            if out[k].as_ref() != Some(&facts) {
+                out[k] = Some(facts);
+                changed = true;
+            }
+        }
+    }
+    let live = Liveness::compute(f);
+    let in_loop = blocks_in_loops(f);
+    let probe_ur = [
+        f.new_vreg(Class::UR, 1, "probe"),
+        f.new_vreg(Class::UR, 2, "probe"),
+    ];
+    let mut rw = Rewriter {
+        sm,
+        forms,
+        probe_ur,
+    };
+    for k in 0..n {
+        let mut facts = if k == 0 {
+            Facts::default()
+        } else {
+            let mut it = preds[k].iter().filter_map(|p| out[*p].as_ref());
+            match it.next() {
+                Some(first) => {
+                    let mut m = first.clone();
+                    for o in it {
+                        meet(&mut m, o);
+                    }
+                    m
+                }
+                // Unreachable block: rewrite nothing.
+                None => continue,
+            }
+        };
+        let b = f.order[k];
+        let insts = std::mem::take(&mut f.blocks[b].insts);
+        let mut new = Vec::with_capacity(insts.len());
+        let mut cache = BlockCache::default();
+        for mut i in insts {
+            let mut before = Vec::new();
+            rw.rewrite(
+                f,
+                &facts,
+                &mut i,
+                &mut before,
+                &mut cache,
+                &live.live_in[k],
+                in_loop[k],
+            );
+            for x in &before {
+                transfer(f, &mut facts, x);
+            }
+            new.extend(before);
+            transfer(f, &mut facts, &i);
+            new.push(i);
+        }
+        f.blocks[b].insts = new;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn loops_are_found() {
+        // bb0 -> bb1 -> bb1 (self loop) -> bb2
+        let mut f = Func::new("k");
+        let b: Vec<_> = (0..3).map(|_| f.new_block()).collect();
+        f.order = b.clone();
+        let p = f.new_vreg(Class::P, 1, "p");
+        let mut bra = Inst::new("BRA", vec![Operand::Label(b[1])], vec![]);
+        bra.guard = Some(ir::Guard {
+            pred: Reg::v(p, 1),
+            negated: false,
+        });
+        f.blocks[b[1]].insts.push(bra);
+        f.blocks[b[2]].insts.push(Inst::new("EXIT", vec![], vec![]));
+        assert_eq!(blocks_in_loops(&f), vec![false, true, false]);
+    }
+}

@@ -1,0 +1,161 @@
+//! Instruction combining: a wide product followed by a 64-bit add becomes one `IMAD.WIDE`
+//! with the addend (`mul.wide.s32 t, i, 4; add.s64 p, base, t` is ptxas's
+//! `IMAD.WIDE R2, R7, 0x4, R2`).
+
+use ir::{Class, Func, Inst, Operand, Reg, VReg};
+
+use crate::forms::Forms;
+
+fn plain_virt(o: &Operand) -> Option<(VReg, u8, u8)> {
+    match o {
+        Operand::Reg {
+            reg: Reg::Virt { vreg, part, width },
+            neg: false,
+            not: false,
+            abs: false,
+        } => Some((*vreg, *part, *width)),
+        _ => None,
+    }
+}
+
+/// Whether any instruction in `insts` writes a register read by `o`.
+fn clobbers(insts: &[Inst], o: &Operand) -> bool {
+    let read: Vec<Reg> = o.regs().collect();
+    insts.iter().any(|i| {
+        i.def_regs().any(|d| {
+            read.iter().any(|r| match (d, *r) {
+                (Reg::Virt { vreg: a, .. }, Reg::Virt { vreg: b, .. }) => a == b,
+                (
+                    Reg::Phys {
+                        class: c1,
+                        index: i1,
+                        ..
+                    },
+                    Reg::Phys {
+                        class: c2,
+                        index: i2,
+                        ..
+                    },
+                ) => c1 == c2 && i1 == i2,
+                _ => false,
+            })
+        })
+    })
+}
+
+/// Fuses `IMAD.WIDE[.U32] m, a, b, RZ` with a later `IADD3 e.0, p, x.0, m.0, RZ; IADD3.X
+/// e.1, x.1, m.1, RZ, p, !PT` in the same block into `IMAD.WIDE[.U32] e, a, b, x`, when
+/// the carry predicate is read nowhere else and `a`, `b` still hold their values. The product
+/// itself is left for dead-code elimination.
+pub fn fuse_wide_add(f: &mut Func, forms: &mut Forms) -> bool {
+    // Uses of each predicate register in the whole function.
+    let mut pred_uses = vec![0u32; f.vregs.len()];
+    for i in f.insts() {
+        for r in i.use_regs() {
+            if let Reg::Virt { vreg, .. } = r {
+                pred_uses[vreg.into_raw().into_u32() as usize] += 1;
+            }
+        }
+    }
+    let mut changed = false;
+    for b in f.order.clone() {
+        let mut j = 0;
+        while j + 1 < f.blocks[b].insts.len() {
+            if let Some(new) = match_at(f, b, j, &pred_uses, forms) {
+                let insts = &mut f.blocks[b].insts;
+                insts[j] = new;
+                insts.remove(j + 1);
+                changed = true;
+            }
+            j += 1;
+        }
+    }
+    changed
+}
+
+fn match_at(
+    f: &Func,
+    b: ir::Block,
+    j: usize,
+    pred_uses: &[u32],
+    forms: &mut Forms,
+) -> Option<Inst> {
+    let insts = &f.blocks[b].insts;
+    let (lo, hi) = (&insts[j], &insts[j + 1]);
+    if lo.op != "IADD3" || hi.op != "IADD3.X" || lo.guard.is_some() || hi.guard.is_some() {
+        return None;
+    }
+    if lo.operands.len() != 5 || lo.defs != [0, 1] || hi.operands.len() != 6 || hi.defs != [0] {
+        return None;
+    }
+    let (e, 0, 1) = plain_virt(&lo.operands[0])? else {
+        return None;
+    };
+    let (e1, 1, 1) = plain_virt(&hi.operands[0])? else {
+        return None;
+    };
+    let (p, 0, 1) = plain_virt(&lo.operands[1])? else {
+        return None;
+    };
+    if e != e1 || f.vregs[e].width != 2 || f.vregs[p].class != Class::P {
+        return None;
+    }
+    if pred_uses[p.into_raw().into_u32() as usize] != 1
+        || plain_virt(&hi.operands[4]) != Some((p, 0, 1))
+        || hi.operands[5] != Operand::not(Reg::Zero(Class::P))
+        || lo.operands[4] != Operand::rz()
+        || hi.operands[3] != Operand::rz()
+    {
+        return None;
+    }
+    // Which side is the product: x.k + m.k with m from IMAD.WIDE.
+    for (xs, ms) in [(2usize, 3usize), (3, 2)] {
+        let Some((x, 0, 1)) = plain_virt(&lo.operands[xs]) else {
+            continue;
+        };
+        let Some((m, 0, 1)) = plain_virt(&lo.operands[ms]) else {
+            continue;
+        };
+        if plain_virt(&hi.operands[xs - 1]) != Some((x, 1, 1))
+            || plain_virt(&hi.operands[ms - 1]) != Some((m, 1, 1))
+            || f.vregs[x].width != 2
+            || f.vregs[m].width != 2
+            || x == e && m == e
+        {
+            continue;
+        }
+        // The product's definition, earlier in the block.
+        let (at, def) = insts[..j].iter().enumerate().rev().find(|(_, i)| {
+            i.def_regs()
+                .any(|r| matches!(r, Reg::Virt { vreg, .. } if vreg == m))
+        })?;
+        if !matches!(def.op.as_str(), "IMAD.WIDE" | "IMAD.WIDE.U32")
+            || def.guard.is_some()
+            || def.defs != [0]
+            || plain_virt(&def.operands[0]) != Some((m, 0, 2))
+            || def.operands[3] != Operand::rz()
+        {
+            return None;
+        }
+        let between = &insts[at + 1..j];
+        if clobbers(between, &def.operands[1]) || clobbers(between, &def.operands[2]) {
+            return None;
+        }
+        let mut new = Inst::new(
+            def.op.clone(),
+            vec![
+                Operand::r(Reg::v(e, 2)),
+                def.operands[1].clone(),
+                def.operands[2].clone(),
+                Operand::r(Reg::v(x, 2)),
+            ],
+            vec![0],
+        );
+        new.origin = lo.origin;
+        if forms.encodable(f, &new) {
+            return Some(new);
+        }
+        return None;
+    }
+    None
+}

@@ -1,0 +1,39 @@
+//! Machine-IR optimizations between lowering and register allocation.
+//!
+//! Passes, in order ([`optimize`]), twice when the second round has something to fuse:
+//! * [`fuse::fuse_wide_add`]: `IMAD.WIDE` + 64-bit add → `IMAD.WIDE` with the addend;
+//! * [`facts::propagate`]: copy propagation, immediates and constant-bank words folded into
+//!   the operands that can hold them (or into uniform registers), parameters reloaded near
+//!   their readers;
+//! * [`dce::dce`]: dead code elimination.
+//!
+//! Every form a pass produces is checked against the SASS tables first ([`forms`]), so
+//! optimization never makes a kernel unencodable. The IR stays as lowering defines it (not
+//! SSA; partial and guarded writes), and every pass is sound for that: facts are
+//! per 32-bit component, killed by any write, and met by intersection over paths.
+
+#![forbid(unsafe_code)]
+
+pub mod dce;
+pub mod facts;
+pub mod forms;
+pub mod fuse;
+
+use ir::Func;
+
+/// Optimizes `f` for SM `sm` at ptxas-style level `level` (0 = no optimization).
+pub fn optimize(f: &mut Func, sm: u32, level: u8) {
+    if level == 0 {
+        return;
+    }
+    let mut forms = forms::Forms::new(sm);
+    for round in 0..2 {
+        let fused = fuse::fuse_wide_add(f, &mut forms);
+        if round > 0 && !fused {
+            break;
+        }
+        facts::propagate(f, sm, &mut forms);
+        dce::dce(f);
+    }
+    debug_assert!(ir::verify(f).is_ok(), "{:?}", ir::verify(f));
+}

@@ -1,0 +1,241 @@
+//! The optimizer on hand-built IR: what each pass may and may not do.
+
+use ir::{Class, Func, Guard, Inst, Operand, Reg};
+
+fn mov(d: Reg, s: Operand) -> Inst {
+    Inst::new("MOV", vec![Operand::r(d), s], vec![0])
+}
+
+fn stg(addr: Reg, v: Reg) -> Inst {
+    Inst::new(
+        "STG.E",
+        vec![
+            Operand::Mem {
+                base: addr,
+                offset: 0,
+                desc: Some(Reg::Phys {
+                    class: Class::UR,
+                    index: 4,
+                    width: 2,
+                }),
+            },
+            Operand::r(v),
+        ],
+        vec![],
+    )
+}
+
+fn text(f: &Func) -> String {
+    ir::print(f, None)
+}
+
+/// `x = 5; y = x; loop: { z = y + 1; y = z; } store y`: the copy `y = x` must not be
+/// propagated into the loop, where `y` is reassigned.
+#[test]
+fn copies_are_not_propagated_past_a_reassignment_in_a_loop() {
+    let mut f = Func::new("k");
+    let (b0, b1, b2) = (f.new_block(), f.new_block(), f.new_block());
+    f.order = vec![b0, b1, b2];
+    let a = f.new_vreg(Class::R, 2, "a");
+    let x = f.new_vreg(Class::R, 1, "x");
+    let y = f.new_vreg(Class::R, 1, "y");
+    let z = f.new_vreg(Class::R, 1, "z");
+    let p = f.new_vreg(Class::P, 1, "p");
+    f.blocks[b0].insts = vec![
+        Inst::new(
+            "LDC.64",
+            vec![
+                Operand::r(Reg::v(a, 2)),
+                Operand::Const {
+                    bank: 0,
+                    offset: 0x210,
+                },
+            ],
+            vec![0],
+        ),
+        mov(Reg::v(x, 1), Operand::Imm(5)),
+        mov(Reg::v(y, 1), Operand::r(Reg::v(x, 1))),
+    ];
+    let mut bra = Inst::new("BRA", vec![Operand::Label(b1)], vec![]);
+    bra.guard = Some(Guard {
+        pred: Reg::v(p, 1),
+        negated: false,
+    });
+    f.blocks[b1].insts = vec![
+        Inst::new(
+            "IADD3",
+            vec![
+                Operand::r(Reg::v(z, 1)),
+                Operand::r(Reg::v(y, 1)),
+                Operand::r(Reg::v(x, 1)),
+                Operand::rz(),
+            ],
+            vec![0],
+        ),
+        mov(Reg::v(y, 1), Operand::r(Reg::v(z, 1))),
+        Inst::new(
+            "ISETP.GE.AND",
+            vec![
+                Operand::r(Reg::v(p, 1)),
+                Operand::pt(),
+                Operand::r(Reg::v(y, 1)),
+                Operand::r(Reg::v(x, 1)),
+                Operand::pt(),
+            ],
+            vec![0],
+        ),
+        bra,
+    ];
+    f.blocks[b2].insts = vec![
+        stg(Reg::v(a, 2), Reg::v(y, 1)),
+        Inst::new("EXIT", vec![], vec![]),
+    ];
+    opt::optimize(&mut f, 90, 3);
+    expect_test::expect![[r#"
+        func k
+        bb0:
+            LDC.64 a.0, c[0x0][0x210]
+            MOV y, 0x5
+        bb1:
+            IADD3 z, y, 0x5, RZ
+            MOV y, z
+            ISETP.GE.AND p, PT, z, 0x5, PT
+            @p BRA bb1
+        bb2:
+            STG.E desc[UR4][a.0.64], z
+            EXIT
+    "#]]
+    .assert_eq(&text(&f));
+}
+
+/// A 64-bit value built from two halves, one written under a guard: facts of the guarded
+/// half are dropped, the other half's copy is used.
+#[test]
+fn guarded_writes_kill_facts() {
+    let mut f = Func::new("k");
+    let b0 = f.new_block();
+    f.order = vec![b0];
+    let a = f.new_vreg(Class::R, 2, "a");
+    let d = f.new_vreg(Class::R, 2, "d");
+    let p = f.new_vreg(Class::P, 1, "p");
+    let mut guarded = mov(Reg::part(d, 1), Operand::Imm(7));
+    guarded.guard = Some(Guard {
+        pred: Reg::v(p, 1),
+        negated: true,
+    });
+    f.blocks[b0].insts = vec![
+        Inst::new(
+            "LDC.64",
+            vec![
+                Operand::r(Reg::v(a, 2)),
+                Operand::Const {
+                    bank: 0,
+                    offset: 0x210,
+                },
+            ],
+            vec![0],
+        ),
+        Inst::new(
+            "ISETP.GE.AND",
+            vec![
+                Operand::r(Reg::v(p, 1)),
+                Operand::pt(),
+                Operand::r(Reg::part(a, 0)),
+                Operand::rz(),
+                Operand::pt(),
+            ],
+            vec![0],
+        ),
+        mov(Reg::part(d, 0), Operand::r(Reg::part(a, 0))),
+        mov(Reg::part(d, 1), Operand::r(Reg::part(a, 1))),
+        guarded,
+        stg(Reg::v(a, 2), Reg::part(d, 0)),
+        stg(Reg::v(a, 2), Reg::part(d, 1)),
+        Inst::new("EXIT", vec![], vec![]),
+    ];
+    opt::optimize(&mut f, 90, 3);
+    let t = text(&f);
+    assert!(t.contains("STG.E desc[UR4][a.0.64], a.0"), "{t}");
+    assert!(t.contains("STG.E desc[UR4][a.0.64], d.1"), "{t}");
+    assert!(t.contains("@!p MOV d.1, 0x7"), "{t}");
+}
+
+/// Dead pure instructions go; stores, and instructions writing fixed registers, stay.
+#[test]
+fn dead_code() {
+    let mut f = Func::new("k");
+    let b0 = f.new_block();
+    f.order = vec![b0];
+    let a = f.new_vreg(Class::R, 2, "a");
+    let x = f.new_vreg(Class::R, 1, "x");
+    let dead = f.new_vreg(Class::R, 1, "dead");
+    let sp = Reg::Phys {
+        class: Class::R,
+        index: 1,
+        width: 1,
+    };
+    f.blocks[b0].insts = vec![
+        mov(
+            sp,
+            Operand::Const {
+                bank: 0,
+                offset: 0x28,
+            },
+        ),
+        Inst::new(
+            "LDC.64",
+            vec![
+                Operand::r(Reg::v(a, 2)),
+                Operand::Const {
+                    bank: 0,
+                    offset: 0x210,
+                },
+            ],
+            vec![0],
+        ),
+        Inst::new(
+            "S2R",
+            vec![Operand::r(Reg::v(x, 1)), Operand::Special("SR_TID.X")],
+            vec![0],
+        ),
+        Inst::new(
+            "IADD3",
+            vec![
+                Operand::r(Reg::v(dead, 1)),
+                Operand::r(Reg::v(x, 1)),
+                Operand::r(Reg::v(x, 1)),
+                Operand::rz(),
+            ],
+            vec![0],
+        ),
+        stg(Reg::v(a, 2), Reg::v(x, 1)),
+        Inst::new("EXIT", vec![], vec![]),
+    ];
+    opt::optimize(&mut f, 90, 3);
+    expect_test::expect![[r#"
+        func k
+        bb0:
+            MOV R1, c[0x0][0x28]
+            LDC.64 a.0, c[0x0][0x210]
+            S2R x, SR_TID.X
+            STG.E desc[UR4][a.0.64], x
+            EXIT
+    "#]]
+    .assert_eq(&text(&f));
+}
+
+/// -O0 leaves the code as lowered.
+#[test]
+fn level_zero_does_nothing() {
+    let mut f = Func::new("k");
+    let b0 = f.new_block();
+    f.order = vec![b0];
+    let x = f.new_vreg(Class::R, 1, "x");
+    f.blocks[b0].insts = vec![
+        mov(Reg::v(x, 1), Operand::Imm(1)),
+        Inst::new("EXIT", vec![], vec![]),
+    ];
+    let before = text(&f);
+    opt::optimize(&mut f, 90, 0);
+    assert_eq!(before, text(&f));
+}
