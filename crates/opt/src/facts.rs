@@ -204,6 +204,53 @@ fn blocks_in_loops(f: &Func) -> Vec<bool> {
     in_loop
 }
 
+/// The other input slots of `i` that slot `k` may be exchanged with without changing the
+/// result: the factors of a multiply (`IMAD*`, `FMUL`, `FFMA`, `DMUL`, `DFMA`) and the
+/// operands of `FADD`/`DADD` and `IADD3` (with or without a carry-out).
+fn commuting_slots(i: &Inst, k: usize) -> Vec<usize> {
+    let group: &[usize] = match i.base_op() {
+        "IMAD" if i.defs == [0] && !i.op.contains(".X") => &[1, 2],
+        "FMUL" | "FFMA" | "DMUL" | "DFMA" | "FADD" | "DADD" if i.defs == [0] => &[1, 2],
+        "IADD3" if i.op == "IADD3" && i.defs == [0] && i.operands.len() == 4 => &[1, 2, 3],
+        "IADD3" if i.op == "IADD3" && i.defs == [0, 1] && i.operands.len() == 5 => &[2, 3, 4],
+        _ => &[],
+    };
+    if group.contains(&k) {
+        group.iter().copied().filter(|j| *j != k).collect()
+    } else {
+        Vec::new()
+    }
+}
+
+/// A comparison with its two inputs exchanged: `ISETP.LT.U32.AND P, PT, a, b, Q` is
+/// `ISETP.GT.U32.AND P, PT, b, a, Q` (also `FSETP`/`DSETP`, ordered and unordered). Returns
+/// the other input slot and the mirrored mnemonic, when slot `k` is one of the inputs.
+fn mirrored_compare(i: &Inst, k: usize) -> Option<(usize, String)> {
+    if !matches!(i.base_op(), "ISETP" | "FSETP" | "DSETP") || i.operands.len() != 5 {
+        return None;
+    }
+    let other = match k {
+        2 => 3,
+        3 => 2,
+        _ => return None,
+    };
+    let mut parts: Vec<&str> = i.op.split('.').collect();
+    let mirrored = match *parts.get(1)? {
+        "LT" => "GT",
+        "GT" => "LT",
+        "LE" => "GE",
+        "GE" => "LE",
+        "LTU" => "GTU",
+        "GTU" => "LTU",
+        "LEU" => "GEU",
+        "GEU" => "LEU",
+        c @ ("EQ" | "NE" | "EQU" | "NEU" | "NUM" | "NAN") => c,
+        _ => return None,
+    };
+    parts[1] = mirrored;
+    Some((other, parts.join(".")))
+}
+
 /// Per-block helper registers made by the rewrite (uniform copies and reloads).
 #[derive(Default)]
 struct BlockCache {
@@ -389,16 +436,30 @@ impl Rewriter<'_> {
         }
     }
 
-    /// Tries each candidate operand in slot `k`; keeps the first encodable one.
+    /// Tries each candidate operand in slot `k`, then (for operations whose inputs commute)
+    /// in each slot `k` may swap with; keeps the first encodable form.
     fn try_operands(&mut self, f: &Func, inst: &mut Inst, k: usize, cands: Vec<Operand>) -> bool {
-        let old = inst.operands[k].clone();
-        for c in cands {
-            inst.operands[k] = c;
-            if self.forms.encodable(f, inst) {
-                return true;
+        let old = inst.clone();
+        let mut slots = vec![k];
+        slots.extend(commuting_slots(inst, k));
+        let mut tries: Vec<(usize, Option<String>)> = slots.iter().map(|j| (*j, None)).collect();
+        if let Some((j, op)) = mirrored_compare(inst, k) {
+            tries.push((j, Some(op)));
+        }
+        for (j, op) in tries {
+            for c in &cands {
+                *inst = old.clone();
+                inst.operands.swap(k, j);
+                inst.operands[j] = c.clone();
+                if let Some(op) = &op {
+                    inst.op = op.clone();
+                }
+                if self.forms.fit(f, inst) {
+                    return true;
+                }
             }
         }
-        inst.operands[k] = old;
+        *inst = old;
         false
     }
 
@@ -428,11 +489,17 @@ impl Rewriter<'_> {
         }
         // 3. a uniform register loaded in this block.
         let probe = Reg::v(self.probe_ur[usize::from(width) - 1], width);
-        let old = inst.operands[k].clone();
-        inst.operands[k] = with(Some(probe));
-        let ur_form = self.forms.encodable(f, inst);
-        inst.operands[k] = old;
-        if ur_form {
+        let before_probe = inst.clone();
+        let ur_form = self.try_operands(f, inst, k, vec![with(Some(probe))]);
+        // Where the probe went (slot `k` or the slot it commuted to).
+        let probe_slot = inst
+            .operands
+            .iter()
+            .position(|o| matches!(o, Operand::Reg { reg, .. } if *reg == probe));
+        if !ur_form {
+            *inst = before_probe.clone();
+        }
+        if let (true, Some(slot)) = (ur_form, probe_slot) {
             let key = (true, bank, offset, width);
             let ur = match cache.consts.get(&key) {
                 Some(u) => Some(*u),
@@ -457,9 +524,10 @@ impl Rewriter<'_> {
                 }
             };
             if let Some(u) = ur {
-                inst.operands[k] = with(Some(Reg::v(u, width)));
+                inst.operands[slot] = with(Some(Reg::v(u, width)));
                 return;
             }
+            *inst = before_probe;
         }
         // 4. a reload in this block.
         if !may_reload {

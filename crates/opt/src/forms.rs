@@ -16,7 +16,37 @@ pub struct Forms {
     cache: FxHashMap<String, bool>,
 }
 
+/// Mnemonics nvdisasm prints for `IMAD` words depending on their operands (a power-of-two
+/// immediate with an `RZ` addend is `IMAD.SHL.U32`, an immediate 1 `IMAD.IADD`, `RZ, RZ` as
+/// factors `IMAD.MOV.U32`, ...). They are the same operation: the low 32 bits of `a * b + c`
+/// do not depend on signedness.
+const IMAD_ALIASES: &[&str] = &[
+    "IMAD.SHL.U32",
+    "IMAD.IADD",
+    "IMAD.MOV.U32",
+    "IMAD.MOV",
+    "IMAD.U32",
+];
+
 impl Forms {
+    /// Makes `i` encodable if it or a print alias of its mnemonic is (`IMAD` →
+    /// `IMAD.SHL.U32`, ...): on success `i.op` is the spelling that encodes.
+    pub fn fit(&mut self, f: &Func, i: &mut Inst) -> bool {
+        if self.encodable(f, i) {
+            return true;
+        }
+        if i.op == "IMAD" {
+            for a in IMAD_ALIASES {
+                i.op = (*a).to_string();
+                if self.encodable(f, i) {
+                    return true;
+                }
+            }
+            i.op = "IMAD".to_string();
+        }
+        false
+    }
+
     pub fn new(sm: u32) -> Forms {
         Forms {
             table: sass::table(&format!("sm_{sm}")),

@@ -159,3 +159,102 @@ fn match_at(
     }
     None
 }
+
+/// The nearest instruction before `j` in `insts` that writes `v`, with its index.
+fn last_def(insts: &[Inst], j: usize, v: VReg) -> Option<(usize, &Inst)> {
+    insts[..j].iter().enumerate().rev().find(|(_, i)| {
+        i.def_regs()
+            .any(|r| matches!(r, Reg::Virt { vreg, .. } if vreg == v))
+    })
+}
+
+/// Folds a 32-bit product or left shift into the add that consumes it:
+/// `IMAD m, a, b, RZ; IADD3 d, m, x, RZ` → `IMAD d, a, b, x` (PTX `mul.lo` + `add`), and
+/// `SHF.L.U32 t, a, k, RZ; IADD3 d, t, x, RZ` → `LEA d, a, x, k` for an immediate `k < 32`
+/// (`shl` + `add`, ptxas's address arithmetic). Same block, unguarded, `a`/`b` unchanged in
+/// between; the product or shift stays for dead-code elimination when still read elsewhere.
+pub fn fuse_add(f: &mut Func, forms: &mut Forms) -> bool {
+    let mut changed = false;
+    for b in f.order.clone() {
+        for j in 0..f.blocks[b].insts.len() {
+            if let Some(new) = match_add(f, b, j, forms) {
+                f.blocks[b].insts[j] = new;
+                changed = true;
+            }
+        }
+    }
+    changed
+}
+
+fn match_add(f: &Func, b: ir::Block, j: usize, forms: &mut Forms) -> Option<Inst> {
+    let insts = &f.blocks[b].insts;
+    let add = &insts[j];
+    if add.op != "IADD3" || add.guard.is_some() || add.defs != [0] || add.operands.len() != 4 {
+        return None;
+    }
+    for (ms, xs) in [(1usize, 2usize), (2, 1), (1, 3), (3, 1), (2, 3), (3, 2)] {
+        let zs = 6 - ms - xs;
+        if add.operands[zs] != Operand::rz() {
+            continue;
+        }
+        let Some((m, 0, 1)) = plain_virt(&add.operands[ms]) else {
+            continue;
+        };
+        if f.vregs[m].width != 1 {
+            continue;
+        }
+        let Some((at, def)) = last_def(insts, j, m) else {
+            continue;
+        };
+        if def.guard.is_some() || def.defs != [0] || plain_virt(&def.operands[0]) != Some((m, 0, 1))
+        {
+            continue;
+        }
+        let between = &insts[at + 1..j];
+        let x = add.operands[xs].clone();
+        let mut new = match def.op.as_str() {
+            "IMAD" | "IMAD.SHL.U32" | "IMAD.U32" if def.operands[3] == Operand::rz() => {
+                if clobbers(between, &def.operands[1]) || clobbers(between, &def.operands[2]) {
+                    continue;
+                }
+                Inst::new(
+                    "IMAD",
+                    vec![
+                        add.operands[0].clone(),
+                        def.operands[1].clone(),
+                        def.operands[2].clone(),
+                        x,
+                    ],
+                    vec![0],
+                )
+            }
+            "SHF.L.U32" if def.operands[3] == Operand::rz() => {
+                let Operand::Imm(k) = def.operands[2] else {
+                    continue;
+                };
+                if !(0..32).contains(&k) || clobbers(between, &def.operands[1]) {
+                    continue;
+                }
+                let Operand::Reg { .. } = x else {
+                    continue;
+                };
+                Inst::new(
+                    "LEA",
+                    vec![
+                        add.operands[0].clone(),
+                        def.operands[1].clone(),
+                        x,
+                        Operand::Hex(k as u32),
+                    ],
+                    vec![0],
+                )
+            }
+            _ => continue,
+        };
+        new.origin = add.origin;
+        if forms.fit(f, &mut new) {
+            return Some(new);
+        }
+    }
+    None
+}

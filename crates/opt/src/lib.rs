@@ -5,6 +5,7 @@
 //! * [`facts::propagate`]: copy propagation, immediates and constant-bank words folded into
 //!   the operands that can hold them (or into uniform registers), parameters reloaded near
 //!   their readers;
+//! * [`fuse::fuse_add`]: `IMAD`/`SHF.L` + `IADD3` → `IMAD` with addend / `LEA`;
 //! * [`dce::dce`]: dead code elimination.
 //!
 //! Every form a pass produces is checked against the SASS tables first ([`forms`]), so
@@ -33,7 +34,13 @@ pub fn optimize(f: &mut Func, sm: u32, level: u8) {
             break;
         }
         facts::propagate(f, sm, &mut forms);
+        let added = fuse::fuse_add(f, &mut forms);
         dce::dce(f);
+        if added && round == 0 {
+            // Operands freed by the fusion may fold now.
+            facts::propagate(f, sm, &mut forms);
+            dce::dce(f);
+        }
     }
     debug_assert!(ir::verify(f).is_ok(), "{:?}", ir::verify(f));
 }

@@ -239,3 +239,85 @@ fn level_zero_does_nothing() {
     opt::optimize(&mut f, 90, 0);
     assert_eq!(before, text(&f));
 }
+
+fn alu(op: &str, d: Reg, srcs: Vec<Operand>) -> Inst {
+    let mut ops = vec![Operand::r(d)];
+    ops.extend(srcs);
+    Inst::new(op, ops, vec![0])
+}
+
+/// `mul.lo` + `add` and `shl` + `add` as nvcc writes them: one `IMAD` and one `LEA`, with the
+/// parameter compared against through a mirrored `ISETP` (sm_90 has no `c[][]` operand there;
+/// the uniform register must be the second input).
+#[test]
+fn products_and_shifts_fold_into_their_adds() {
+    let mut f = Func::new("k");
+    let b0 = f.new_block();
+    f.order = vec![b0];
+    let a = f.new_vreg(Class::R, 2, "a");
+    let n = f.new_vreg(Class::R, 1, "n");
+    let t = f.new_vreg(Class::R, 1, "t");
+    let x = f.new_vreg(Class::R, 1, "x");
+    let m = f.new_vreg(Class::R, 1, "m");
+    let s = f.new_vreg(Class::R, 1, "s");
+    let k = f.new_vreg(Class::R, 1, "k");
+    let d = f.new_vreg(Class::R, 1, "d");
+    let e = f.new_vreg(Class::R, 1, "e");
+    let p = f.new_vreg(Class::P, 1, "p");
+    let r = |v| Operand::r(Reg::v(v, 1));
+    f.blocks[b0].insts = vec![
+        Inst::new(
+            "LDC.64",
+            vec![
+                Operand::r(Reg::v(a, 2)),
+                Operand::Const {
+                    bank: 0,
+                    offset: 0x210,
+                },
+            ],
+            vec![0],
+        ),
+        Inst::new(
+            "LDC",
+            vec![
+                Operand::r(Reg::v(n, 1)),
+                Operand::Const {
+                    bank: 0,
+                    offset: 0x218,
+                },
+            ],
+            vec![0],
+        ),
+        alu("S2R", Reg::v(t, 1), vec![Operand::Special("SR_TID.X")]),
+        alu("S2R", Reg::v(x, 1), vec![Operand::Special("SR_CTAID.X")]),
+        alu("IMAD", Reg::v(m, 1), vec![r(x), r(t), Operand::rz()]),
+        alu("IADD3", Reg::v(d, 1), vec![r(m), r(t), Operand::rz()]),
+        mov(Reg::v(k, 1), Operand::Imm(4)),
+        alu("SHF.L.U32", Reg::v(s, 1), vec![r(d), r(k), Operand::rz()]),
+        alu("IADD3", Reg::v(e, 1), vec![r(x), r(s), Operand::rz()]),
+        Inst::new(
+            "ISETP.LT.U32.AND",
+            vec![r(p), Operand::pt(), r(n), r(e), Operand::pt()],
+            vec![0],
+        ),
+        Inst::new("SEL", vec![r(d), r(e), r(d), r(p)], vec![0]),
+        stg(Reg::v(a, 2), Reg::v(d, 1)),
+        Inst::new("EXIT", vec![], vec![]),
+    ];
+    opt::optimize(&mut f, 90, 3);
+    expect_test::expect![[r#"
+        func k
+        bb0:
+            LDC.64 a.0, c[0x0][0x210]
+            S2R t, SR_TID.X
+            S2R x, SR_CTAID.X
+            IMAD d, x, t, t
+            LEA e, d, x, 0x4
+            ULDC v12, c[0x0][0x218]
+            ISETP.GT.U32.AND p, PT, e, v12, PT
+            SEL d, e, d, p
+            STG.E desc[UR4][a.0.64], d
+            EXIT
+    "#]]
+    .assert_eq(&text(&f));
+}
