@@ -1469,12 +1469,20 @@ fn lea(ctx: &Ctx<'_>, w: &mut Warp, inst: &Inst, l: usize) -> R<()> {
     let b = raw32(ctx, w, l, b_op)?;
     let b = if b_op.invert { !b } else { b };
     let a = if a_op.neg { a.wrapping_neg() } else { a };
+    // `LEA d, a, -b, s` is `(a << s) - b` (ptxas writes `x * 7` as `LEA R17, R5, -R5, 0x3`);
+    // as in IADD3, a negated operand adds `!b + 1` (`!b` with `.X`, whose carry-in supplies
+    // the `+ 1`).
+    let b = if b_op.neg {
+        if x { u64::from(!b) } else { u64::from(!b) + 1 }
+    } else {
+        u64::from(b)
+    };
     let shifted = if hi {
         ((((u64::from(c) << 32) | u64::from(a)) << s) >> 32) as u32
     } else {
         a << s
     };
-    let sum = u64::from(shifted) + u64::from(b) + cin;
+    let sum = u64::from(shifted) + b + cin;
     wr(w, l, d, sum as u32)?;
     if let Some(co) = cout {
         wp(w, l, co, sum >> 32 & 1 == 1)?;

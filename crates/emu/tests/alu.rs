@@ -301,6 +301,16 @@ fn lea_forms_compute_64_bit_scaled_addresses() {
 }
 
 #[test]
+fn lea_with_a_negated_addend_subtracts_it() {
+    // ptxas writes `x * 7` as `LEA R17, R5, -R5, 0x3` (nvdisasm's text in the corpus).
+    for x in [5u32, 0, 0x8000_0001, u32::MAX] {
+        let body = [mov("R5", x), "LEA R17, R5, -R5, 0x3".into()];
+        let b2: Vec<&str> = body.iter().map(String::as_str).collect();
+        assert_eq!(one(&b2, &["R17"]), vec![x.wrapping_mul(7)], "{x:#x}");
+    }
+}
+
+#[test]
 fn isetp_ex_chains_compare_64_bit_values() {
     let vals: &[i64] = &[-5, 3, 0x1_0000_0000, -0x1_0000_0000, i64::MAX, 0];
     for &x in vals {
