@@ -46,6 +46,7 @@ const EXAMPLES: &[&str] = &[
     "../../test-data/codegen/bar_red.ptx",
     "../../test-data/codegen/orders.ptx",
     "../../test-data/codegen/vote_nosync.ptx",
+    "../../test-data/codegen/rsmem.ptx",
 ];
 
 /// The refusals the examples are expected to meet: (file, SM).
