@@ -201,9 +201,13 @@ fn prepare(a: &Args) -> Result<(), String> {
         let Ok(ptxas_cubin) = std::fs::read(&theirs) else {
             continue;
         };
-        let Ok(prog) = interp::Program::from_text(&text) else {
+        let Ok(mut prog) = interp::Program::from_text(&text) else {
             continue;
         };
+        // Shared memory as ptxas's code for the target SM lays it out (reserved block first on
+        // sm_90), whatever the PTX's `.target`.
+        let sm_number: u32 = a.arch.trim_start_matches("sm_").parse().unwrap_or(0);
+        prog.set_shared_layout(interp::SharedLayout::for_sm(sm_number));
         for name in names {
             if jobs >= a.limit {
                 break 'files;

@@ -74,6 +74,33 @@ pub struct Kernel {
     /// Named barriers used (`EIATTR_NUM_BARRIERS`, written after MAXREG_COUNT as ptxas does
     /// when non-zero).
     pub num_barriers: u8,
+    /// The kernel reads a `%reserved_smem_offset_*` register: `EIATTR_RESERVED_SMEM_USED`
+    /// (right after the KPARAM_INFO records, as ptxas places it on sm_80 and sm_90).
+    pub reserved_smem_used: bool,
+    /// sm_90+: the reserved-shared-memory symbols ptxas resolves in this kernel's code
+    /// (`%reserved_smem_offset_0`/`_begin` become `MOV R, 0x0`, `_cap` `MOV R, 0x400`).
+    /// ptxas then leaves an empty `.rela.text.<k>` and blanks each resolved symbol into a null
+    /// local symbol; the builder writes the same (see [`ReservedSymbol`]).
+    pub reserved_smem_resolved: Vec<ReservedSymbol>,
+}
+
+/// A link-time symbol ptxas uses for a `%reserved_smem_offset_*` register on sm_90+, resolved
+/// (and blanked) within a whole-program cubin. Found by compiling kernels reading each register
+/// with ptxas 13.0.88 and reading `cuobjdump -elf` and the string table: the blanked names'
+/// lengths are those of `.nv.reservedSmem.offset0`, `.nv.reservedSmem.begin` and
+/// `.nv.reservedSmem.cap`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ReservedSymbol {
+    /// `.nv.reservedSmem.offset0` (`%reserved_smem_offset_0`): the undefined weak symbol ptxas
+    /// declares in every sm_90 cubin becomes a null local symbol (`other` = 1) in place.
+    Offset0,
+    /// `.nv.reservedSmem.begin` (`%reserved_smem_offset_begin`): a null local symbol after the
+    /// section symbol of the first kernel that uses it.
+    Begin,
+    /// `.nv.reservedSmem.cap` (`%reserved_smem_offset_cap`, and the 0x400 base of the user's
+    /// shared variables, which ptxas links through it in every kernel addressing shared
+    /// memory): as `Begin`.
+    Cap,
 }
 
 /// A device function (`.func`) in its own code section.
@@ -295,6 +322,9 @@ impl Builder {
             name: &'a str,
             code: &'a [u8],
             relocs: &'a [CodeReloc],
+            /// sm_90+ reserved-smem symbols resolved in this unit (ptxas leaves an empty
+            /// `.rela.text.<k>` behind them).
+            resolved: &'a [ReservedSymbol],
         }
         let units: Vec<Unit<'_>> = self
             .kernels
@@ -303,17 +333,23 @@ impl Builder {
                 name: &k.name,
                 code: &k.code,
                 relocs: &k.relocs,
+                resolved: if self.sm >= 90 {
+                    &k.reserved_smem_resolved
+                } else {
+                    &[]
+                },
             })
             .chain(self.functions.iter().map(|f| Unit {
                 name: &f.name,
                 code: &f.code,
                 relocs: &f.relocs,
+                resolved: &[],
             }))
             .collect();
         let rela: Vec<Option<u32>> = units
             .iter()
             .map(|u| {
-                (!u.relocs.is_empty()).then(|| {
+                (!u.relocs.is_empty() || !u.resolved.is_empty()).then(|| {
                     let mut s = plain(
                         format!(".rela.text.{}", u.name),
                         sht::RELA,
@@ -535,13 +571,22 @@ impl Builder {
             };
         section_sym(&mut syms, &secs, tkinfo);
         section_sym(&mut syms, &secs, cuinfo);
+        // A resolved (blanked) link-time symbol as ptxas leaves it: no name, no binding or
+        // type, `other` = 1.
+        let blanked = || (String::new(), 0u8, 1u8, 0u32, 0u64, 0u64);
+        let resolves = |s: ReservedSymbol| units.iter().any(|u| u.resolved.contains(&s));
+        let mut placed: Vec<ReservedSymbol> = Vec::new();
         for (i, &t) in text.iter().enumerate() {
             section_sym(&mut syms, &secs, t);
             if i == 0
                 && let Some(r) = reserved
             {
                 // As ptxas: an undefined weak object and a weak alias in the window.
-                syms.push((".nv.reservedSmem.offset0".into(), 0x21, 0, 0, 0, 4));
+                if resolves(ReservedSymbol::Offset0) {
+                    syms.push(blanked());
+                } else {
+                    syms.push((".nv.reservedSmem.offset0".into(), 0x21, 0, 0, 0, 4));
+                }
                 syms.push((
                     "__nv_reservedSMEM_offset_0_alias".into(),
                     0x20,
@@ -550,6 +595,12 @@ impl Builder {
                     0,
                     0,
                 ));
+            }
+            for s in [ReservedSymbol::Begin, ReservedSymbol::Cap] {
+                if units[i].resolved.contains(&s) && !placed.contains(&s) {
+                    placed.push(s);
+                    syms.push(blanked());
+                }
             }
         }
         section_sym(&mut syms, &secs, debug_frame);
@@ -599,7 +650,7 @@ impl Builder {
         }
         let sym_index = |name: &str| -> Option<u32> {
             syms.iter()
-                .position(|s| s.0 == name && s.1 != 0x03)
+                .position(|s| !s.0.is_empty() && s.0 == name && s.1 != 0x03)
                 .map(|p| p as u32)
         };
 
@@ -723,6 +774,13 @@ impl Builder {
                         in_smem: false,
                         size: p.size as u16,
                     }),
+                ));
+            }
+            if k.reserved_smem_used {
+                r.push(Record::from_value(
+                    code::RESERVED_SMEM_USED,
+                    Format::Nval,
+                    &AttrValue::Flag,
                 ));
             }
             r.push(hval(code::MAXREG_COUNT, 0xff));

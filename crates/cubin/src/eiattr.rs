@@ -296,6 +296,7 @@ pub mod code {
     pub const MAX_CLUSTER_RANK: u8 = 0x3f;
     pub const VRC_CTA_INIT_COUNT: u8 = 0x4a;
     pub const NUM_BARRIERS: u8 = 0x4c;
+    pub const RESERVED_SMEM_USED: u8 = 0x41;
     pub const SPARSE_MMA_MASK: u8 = 0x50;
     pub const ANNOTATIONS: u8 = 0x55;
     pub const BLOCKS_ARE_CLUSTERS: u8 = 0x5b;

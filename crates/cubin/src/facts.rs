@@ -35,6 +35,8 @@ pub struct FunctionFacts {
     pub reqntid: Option<[u32; 3]>,
     pub num_barriers: Option<u16>,
     pub ctaidz_used: bool,
+    /// EIATTR_RESERVED_SMEM_USED: the kernel reads `%reserved_smem_offset_*`.
+    pub reserved_smem_used: bool,
 }
 
 fn records<'a>(c: &'a Cubin, name: &str) -> impl Iterator<Item = &'a crate::eiattr::Record> {
@@ -89,6 +91,7 @@ impl Cubin {
                     (code::REQNTID, AttrValue::Dim3(d)) => f.reqntid = Some(d),
                     (code::NUM_BARRIERS, AttrValue::Half(h)) => f.num_barriers = Some(h),
                     (code::CTAIDZ_USED, _) => f.ctaidz_used = true,
+                    (code::RESERVED_SMEM_USED, _) => f.reserved_smem_used = true,
                     _ => {}
                 }
             }

@@ -133,3 +133,91 @@ fn builder_rejects_bad_input() {
     b.functions[0].name = "k".into();
     assert!(b.build().unwrap_err().0.contains("defined twice"));
 }
+
+#[test]
+fn reserved_smem_attribute_and_resolved_symbols() {
+    use cubin::builder::ReservedSymbol;
+    let kernel = |name: &str, used: bool, resolved: Vec<ReservedSymbol>| Kernel {
+        name: name.into(),
+        code: vec![0; 32],
+        params: vec![Param { size: 8, align: 8 }],
+        reserved_smem_used: used,
+        reserved_smem_resolved: resolved,
+        ..Kernel::default()
+    };
+    for sm in [80, 90] {
+        let mut b = Builder::new(sm);
+        b.kernels = vec![
+            kernel(
+                "a",
+                true,
+                vec![ReservedSymbol::Offset0, ReservedSymbol::Begin],
+            ),
+            kernel("b", false, vec![]),
+            kernel("c", true, vec![ReservedSymbol::Begin, ReservedSymbol::Cap]),
+        ];
+        let c = b.build().unwrap();
+        let back = cubin::read(&cubin::write(&c)).unwrap();
+        assert_eq!(back, c);
+        for (k, used) in [("a", true), ("b", false), ("c", true)] {
+            let SectionData::Attributes(r) = &back.section(&format!(".nv.info.{k}")).unwrap().data
+            else {
+                panic!()
+            };
+            let codes: Vec<u8> = r.iter().map(|r| r.code).collect();
+            // ptxas's place: right after the KPARAM_INFO records, before MAXREG_COUNT.
+            let want: Vec<u8> = if used {
+                vec![
+                    code::CUDA_API_VERSION,
+                    code::KPARAM_INFO,
+                    0x41,
+                    code::MAXREG_COUNT,
+                ]
+            } else {
+                vec![
+                    code::CUDA_API_VERSION,
+                    code::KPARAM_INFO,
+                    code::MAXREG_COUNT,
+                ]
+            };
+            assert_eq!(&codes[..want.len()], &want[..], "sm_{sm} {k}");
+            let f = back.functions().into_iter().find(|f| f.name == k).unwrap();
+            assert_eq!(f.reserved_smem_used, used);
+        }
+        // Symbols after each text section symbol, up to the next section symbol.
+        let syms = back.symbols();
+        let after = |sec: &str| -> Vec<(String, u8, u8)> {
+            let i = syms.iter().position(|s| s.name == sec).unwrap();
+            syms[i + 1..]
+                .iter()
+                .take_while(|s| s.info != 0x03)
+                .map(|s| (s.name.clone(), s.info, s.other))
+                .collect()
+        };
+        let blank = (String::new(), 0, 1);
+        let alias = ("__nv_reservedSMEM_offset_0_alias".to_string(), 0x20, 0xa0);
+        if sm == 90 {
+            // offset0 blanked in place, begin after `a` (its first user), cap after `c`.
+            assert_eq!(after(".text.a"), vec![blank.clone(), alias, blank.clone()]);
+            assert_eq!(after(".text.b"), vec![]);
+            assert_eq!(after(".text.c"), vec![blank]);
+            for (k, rela) in [("a", true), ("b", false), ("c", true)] {
+                let s = back.section(&format!(".rela.text.{k}"));
+                assert_eq!(s.is_some(), rela, "{k}");
+                if let Some(s) = s {
+                    assert!(
+                        matches!(&s.data, SectionData::Relocs { relocs, .. } if relocs.is_empty())
+                    );
+                }
+            }
+        } else {
+            // Before sm_90 nothing is linked: no symbols, no relocation sections.
+            assert!(
+                syms.iter()
+                    .all(|s| !s.name.is_empty() || s.info != 0 || s.other != 1)
+            );
+            assert!(back.section(".rela.text.a").is_none());
+            assert_eq!(after(".text.a"), vec![]);
+        }
+    }
+}

@@ -465,6 +465,20 @@ pub fn cubin<'db>(db: &'db dyn Db, ft: FileTarget<'db>) -> CubinOutput {
     }
 }
 
+/// The sm_90 link-time symbols ptxas resolves for a kernel's reserved-smem reads (the builder
+/// ignores them before sm_90).
+fn reserved_symbols(u: lower::ReservedSmemUse) -> Vec<::cubin::builder::ReservedSymbol> {
+    use ::cubin::builder::ReservedSymbol as S;
+    [
+        (u.offset0, S::Offset0),
+        (u.begin, S::Begin),
+        (u.cap, S::Cap),
+    ]
+    .into_iter()
+    .filter_map(|(on, s)| on.then_some(s))
+    .collect()
+}
+
 fn compile_kernel<'db>(
     db: &'db dyn Db,
     kt: KernelTarget<'db>,
@@ -482,5 +496,7 @@ fn compile_kernel<'db>(
         shared_size: l.shared_size,
         num_barriers: l.num_barriers,
         frame_size: l.frame_size,
+        reserved_smem_used: l.reserved_smem.used,
+        reserved_smem_resolved: reserved_symbols(l.reserved_smem),
     })
 }

@@ -46,6 +46,7 @@ const EXAMPLES: &[&str] = &[
     "../../test-data/codegen/bar_red.ptx",
     "../../test-data/codegen/orders.ptx",
     "../../test-data/codegen/vote_nosync.ptx",
+    "../../test-data/codegen/rsmem.ptx",
 ];
 
 /// The refusals the examples are expected to meet: (file, SM).
@@ -518,4 +519,174 @@ fn control_codes_pass_the_hazard_checker() {
         }
     }
     println!("{checked} kernels passed the hazard checker");
+}
+
+/// The driver-facing traces of `%reserved_smem_offset_*` in kiln's cubin equal ptxas's for the
+/// same PTX: which kernels carry EIATTR_RESERVED_SMEM_USED and that it follows their
+/// KPARAM_INFO records; on sm_90 which kernels get an (empty) `.rela.text.<k>`, how many
+/// resolved link-time symbols are left blanked (null, `other` = 1) and whether
+/// `.nv.reservedSmem.offset0` survives. (Which kernel's section symbol a blanked symbol follows
+/// depends on the order ptxas processes kernels in, the reverse of kiln's, so it is not
+/// compared.)
+#[test]
+fn reserved_smem_traces_match_ptxas() {
+    let Some(bin) = oracle() else {
+        println!("skipping: NVIDIA oracle tools not installed (cargo xtask oracle)");
+        return;
+    };
+    let dir = std::env::temp_dir().join(format!("kiln-rsmem-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    // One kernel per register, one reading none, one addressing only dynamic shared memory
+    // (ptxas links its 0x400 base through `.nv.reservedSmem.cap` on sm_90).
+    let mut text = String::from(".version 8.0\n.target sm_80\n.address_size 64\n");
+    text.push_str(".extern .shared .align 16 .b8 dyn[];\n");
+    for r in ["0", "1", "begin", "end", "cap"] {
+        text.push_str(&format!(
+            ".visible .entry k_{r}(.param .u64 o)\n{{\n .reg .b32 %r<2>;\n .reg .b64 %rd<2>;\n \
+             ld.param.u64 %rd1, [o];\n mov.u32 %r1, %reserved_smem_offset_{r};\n \
+             st.global.u32 [%rd1], %r1;\n ret;\n}}\n"
+        ));
+    }
+    text.push_str(
+        ".visible .entry none(.param .u64 o)\n{\n .reg .b32 %r<2>;\n .reg .b64 %rd<2>;\n \
+         ld.param.u64 %rd1, [o];\n mov.u32 %r1, %tid.x;\n st.global.u32 [%rd1], %r1;\n ret;\n}\n\
+         .visible .entry dynamic(.param .u64 o)\n{\n .reg .b32 %r<3>;\n .reg .b64 %rd<2>;\n \
+         ld.param.u64 %rd1, [o];\n mov.u32 %r1, %tid.x;\n mov.u32 %r2, dyn;\n \
+         st.shared.u32 [%r2], %r1;\n ret;\n}\n",
+    );
+    let ptx_path = dir.join("rsmem_traces.ptx");
+    std::fs::write(&ptx_path, &text).unwrap();
+    #[derive(Debug, PartialEq)]
+    struct Traces {
+        /// Kernels with EIATTR_RESERVED_SMEM_USED right after their KPARAM_INFO records.
+        used: Vec<String>,
+        /// Kernels with a `.rela.text.<k>` section, and whether it is empty.
+        rela: Vec<(String, bool)>,
+        blanked: usize,
+        offset0_symbol: bool,
+    }
+    let traces = |bytes: &[u8]| -> Traces {
+        let c = cubin::read(bytes).unwrap();
+        let mut used = Vec::new();
+        let mut rela = Vec::new();
+        for s in &c.sections {
+            if let Some(k) = s.name.strip_prefix(".nv.info.")
+                && let cubin::SectionData::Attributes(r) = &s.data
+            {
+                let at = r.iter().position(|r| r.code == 0x41);
+                if let Some(at) = at {
+                    assert_eq!(r[at - 1].code, 0x17, "{k}: after KPARAM_INFO");
+                    used.push(k.to_string());
+                }
+            }
+            if let Some(k) = s.name.strip_prefix(".rela.text.") {
+                let empty = matches!(&s.data, cubin::SectionData::Relocs { relocs, .. } if relocs.is_empty());
+                rela.push((k.to_string(), empty));
+            }
+        }
+        used.sort();
+        rela.sort();
+        let syms = c.symbols();
+        Traces {
+            used,
+            rela,
+            blanked: syms
+                .iter()
+                .filter(|s| s.name.is_empty() && s.other == 1)
+                .count(),
+            offset0_symbol: syms.iter().any(|s| s.name == ".nv.reservedSmem.offset0"),
+        }
+    };
+    for sm in ["sm_80", "sm_90"] {
+        let mut db = RootDatabase::default();
+        let file = db.add_file("rsmem_traces.ptx", text.as_bytes());
+        let out = db::cubin(&db, FileTarget::new(&db, file, target(sm)));
+        let ours = out
+            .bytes
+            .clone()
+            .unwrap_or_else(|| panic!("{sm}: {:?}", out.diagnostics));
+        let theirs_path = dir.join(format!("ptxas-{sm}.cubin"));
+        let (ok, _, err) = tool(
+            &bin.join("ptxas"),
+            &[
+                &format!("-arch={sm}"),
+                ptx_path.to_str().unwrap(),
+                "-o",
+                theirs_path.to_str().unwrap(),
+            ],
+        );
+        assert!(ok, "ptxas: {err}");
+        let theirs = traces(&std::fs::read(&theirs_path).unwrap());
+        assert_eq!(traces(&ours), theirs, "{sm}");
+        // The comparison is not vacuous.
+        assert_eq!(theirs.used.len(), 5, "{sm}");
+        if sm == "sm_90" {
+            // offset0 blanked in place, begin and cap after a kernel's section symbol.
+            assert_eq!((theirs.blanked, theirs.offset0_symbol), (3, false));
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// kiln's code for cooperative groups' multi-warp tiles (`multi_warp_cg_reduce<T, block,
+/// tile>` of the CUDA reduction sample: barrier words and per-warp partial sums in the
+/// reserved shared memory, spin loops with `atom.or.acq_rel` / `ld.acquire` /
+/// `red.and.release`) runs like the interpreter when launched with the block size each kernel
+/// is written for. Where the file does not compile yet it must fail closed on an encoding the
+/// SASS tables lack.
+#[test]
+fn cooperative_groups_tiles_execute_like_the_interpreter() {
+    let Some(corpus) = test_support::corpus_or_skip() else {
+        return;
+    };
+    let path = corpus.join("ptx/cuda-samples/reduction__reduction_kernel.sm_80.ptx");
+    let text = std::fs::read_to_string(&path).unwrap();
+    for sm in ["sm_80", "sm_90"] {
+        let mut db = RootDatabase::default();
+        let file = db.add_file(path.to_str().unwrap(), text.as_bytes());
+        let t = target(sm);
+        let out = db::cubin(&db, FileTarget::new(&db, file, t.clone()));
+        let Some(bytes) = &out.bytes else {
+            let why: Vec<&str> = out.diagnostics.iter().map(|d| d.message.as_str()).collect();
+            assert!(
+                why.iter().all(|m| m.contains("unsupported: encoding of")),
+                "{sm}: {why:?}"
+            );
+            println!("skipping {sm}: {}", why[0]);
+            continue;
+        };
+        let facts = cubin::read(bytes).unwrap().functions();
+        let prog = interp::Program::from_text(&text).unwrap();
+        let image = emu::load::decode(bytes).unwrap();
+        let mut ran = 0;
+        for kt in kernel_targets(&db, file, &t) {
+            let name = kt.function(&db).name(&db).clone();
+            if !name.starts_with("_Z20multi_warp_cg_reduce") {
+                continue;
+            }
+            // `..._cg_reduceIiLm1024ELm512E...`: block size 1024, tile 512.
+            let size = |i: usize| -> u32 {
+                name.split("Lm")
+                    .nth(i)
+                    .and_then(|s| s.split('E').next())
+                    .and_then(|s| s.parse().ok())
+                    .unwrap()
+            };
+            let (block, tile) = (size(1), size(2));
+            let f = facts.iter().find(|f| f.name == name).unwrap();
+            assert_eq!(f.reserved_smem_used, tile > 32, "{sm} {name}");
+            for seed in [1u64, 2] {
+                let cfg = emu::harness::Config {
+                    block: [block, 1, 1],
+                    seed,
+                    step_limit: 2_000_000,
+                    ..emu::harness::Config::default()
+                };
+                let v = emu::harness::compare_kernel(&prog, &image, &name, &cfg);
+                assert_eq!(v, emu::harness::Verdict::Equal, "{sm} {name} seed {seed}");
+            }
+            ran += 1;
+        }
+        assert_eq!(ran, 15, "{sm}");
+    }
 }

@@ -222,6 +222,11 @@ pub struct KernelCode {
     /// Bytes of the per-thread stack frame.
     pub frame_size: u32,
     pub num_barriers: u8,
+    /// The kernel reads `%reserved_smem_offset_*` (EIATTR_RESERVED_SMEM_USED).
+    pub reserved_smem_used: bool,
+    /// sm_90: the reserved-smem link-time symbols its code resolves (see
+    /// [`cubin::builder::ReservedSymbol`]).
+    pub reserved_smem_resolved: Vec<cubin::builder::ReservedSymbol>,
 }
 
 /// Builds the cubin bytes for `kernels` and the module variables on `sm`.
@@ -283,6 +288,8 @@ pub fn build_cubin_for(
             shared_size: u64::from(k.shared_size),
             num_barriers: k.num_barriers,
             frame_size: k.frame_size,
+            reserved_smem_used: k.reserved_smem_used,
+            reserved_smem_resolved: k.reserved_smem_resolved.clone(),
             ..cubin::builder::Kernel::default()
         });
     }

@@ -5,7 +5,10 @@
 use std::collections::HashMap;
 
 use interp::Memory;
-use interp::mem::{LOCAL_WINDOW, SHARED_WINDOW, WINDOW_SIZE};
+use interp::mem::{
+    LOCAL_WINDOW, RESERVED_SMEM_SIZE, ReservedSmem, SHARED_WINDOW, SharedLayout, SharedMap,
+    WINDOW_SIZE,
+};
 use sass::model::{AddrTerm, Address, ConstBank, Inst, OperandKind, RegFile};
 
 use crate::load::{Kernel, Program, Slot};
@@ -84,6 +87,8 @@ pub enum LaneState {
     Bsync(u8),
     /// Waiting at `WARPSYNC` for these lanes.
     Warpsync(u32),
+    /// Waiting at `WARPSYNC.EXCLUSIVE` for these lanes: released as a group of their own.
+    WarpsyncExclusive(u32),
     /// Waiting at a CTA barrier (`BAR.SYNC id`).
     Bar(u8),
 }
@@ -167,6 +172,7 @@ impl Warp {
 #[derive(Debug)]
 pub struct Cta {
     pub id: [u32; 3],
+    /// The CTA's shared memory as [`shared_map`] lays it out (its length is `SR_SMEMSZ`).
     pub shared: Vec<u8>,
     /// See [`Stats::undefined_reads`].
     pub undefined_reads: u64,
@@ -219,6 +225,22 @@ pub mod driver {
     pub const LOCAL_WINDOW: u32 = 0x20;
     /// `c[0x0][0x28]`: initial stack pointer (`R1`) = bytes of local memory per thread.
     pub const STACK_TOP: u32 = 0x28;
+    /// `c[0x0][0x2c]`: `%dynamic_smem_size`, the launch's dynamic shared memory in bytes.
+    pub const DYNAMIC_SMEM: u32 = 0x2c;
+    /// `c[0x0][0x114]`: bytes of shared memory the driver reserves per CTA; ptxas computes
+    /// `%total_smem_size` as `SR_SMEMSZ` minus it, and before sm_90 also
+    /// `%reserved_smem_offset_0`/`_begin`.
+    pub const RESERVED_SMEM_SIZE: u32 = 0x114;
+    /// `%reserved_smem_offset_end` and `%reserved_smem_offset_1`: `c[0x0][0x120]` and
+    /// `c[0x0][0x124]` before sm_90, `c[0x0][0x68]` and `c[0x0][0x6c]` on sm_90 (ptxas folds
+    /// `_0`/`_begin` to 0 and `_cap` to 0x400 there).
+    pub fn reserved_end_offset1(sm: u32) -> (u32, u32) {
+        if sm >= 90 {
+            (0x68, 0x6c)
+        } else {
+            (0x120, 0x124)
+        }
+    }
     /// The 64-bit global memory descriptor ptxas loads for `desc[URx]` operands (`c[0x0][0x118]`
     /// on sm_75–sm_89, `c[0x0][0x208]` on sm_90): the emulator ignores descriptors, the value is
     /// zero.
@@ -227,11 +249,26 @@ pub mod driver {
     }
 }
 
+/// The layout of one CTA's shared memory for `k` (the interpreter's model,
+/// [`interp::SharedMap`]): on sm_90 `.nv.shared.<k>` already counts the 1 KiB reserved block
+/// at address 0.
+pub fn shared_map(prog: &Program, k: &Kernel, launch: &Launch) -> SharedMap {
+    let layout = SharedLayout::for_sm(prog.sm);
+    let user_static = match layout {
+        SharedLayout::ReservedFirst => k.shared_static.saturating_sub(RESERVED_SMEM_SIZE),
+        SharedLayout::ReservedLast => k.shared_static,
+    };
+    SharedMap::new(layout, user_static, u64::from(launch.dynamic_shared))
+}
+
 /// Builds the constant bank 0 image of a launch.
 pub fn build_cbank0(prog: &Program, k: &Kernel, launch: &Launch) -> Result<Vec<u8>, EmuError> {
     let (pbase, psize) = k.param_block;
     let mut c = k.cbank0.clone();
-    let need = (pbase as usize + launch.params.len()).max(driver::STACK_TOP as usize + 4);
+    let (end_off, offset1_off) = driver::reserved_end_offset1(prog.sm);
+    let need = (pbase as usize + launch.params.len())
+        .max(driver::RESERVED_SMEM_SIZE as usize + 4)
+        .max(offset1_off as usize + 4);
     if c.len() < need {
         c.resize(need, 0);
     }
@@ -264,14 +301,39 @@ pub fn build_cbank0(prog: &Program, k: &Kernel, launch: &Launch) -> Result<Vec<u
         driver::STACK_TOP,
         &(k.local_bytes as u32).to_le_bytes(),
     );
+    put(
+        &mut c,
+        driver::DYNAMIC_SMEM,
+        &launch.dynamic_shared.to_le_bytes(),
+    );
+    let smap = shared_map(prog, k, launch);
+    put(
+        &mut c,
+        driver::RESERVED_SMEM_SIZE,
+        &(RESERVED_SMEM_SIZE as u32).to_le_bytes(),
+    );
+    put(
+        &mut c,
+        end_off,
+        &(smap.reserved(ReservedSmem::End) as u32).to_le_bytes(),
+    );
+    put(
+        &mut c,
+        offset1_off,
+        &(smap.reserved(ReservedSmem::Offset1) as u32).to_le_bytes(),
+    );
     put(&mut c, pbase, &launch.params);
-    let _ = prog;
     Ok(c)
 }
 
 /// Which driver words of bank 0 (below the parameter base) the emulator models.
 pub fn driver_word_known(sm: u32, off: u32) -> bool {
-    off < 0x2c || (driver::descriptor(sm)..driver::descriptor(sm) + 8).contains(&off)
+    let (end, offset1) = driver::reserved_end_offset1(sm);
+    off < driver::DYNAMIC_SMEM + 4
+        || (driver::descriptor(sm)..driver::descriptor(sm) + 8).contains(&off)
+        || (driver::RESERVED_SMEM_SIZE..driver::RESERVED_SMEM_SIZE + 4).contains(&off)
+        || (end..end + 4).contains(&off)
+        || (offset1..offset1 + 4).contains(&off)
 }
 
 impl Ctx<'_> {
@@ -581,14 +643,10 @@ fn run_cta(
 ) -> Result<(), EmuError> {
     let threads: u32 = launch.block.iter().product();
     let nwarps = threads.div_ceil(32);
-    let shared_static = if prog.sm >= 90 {
-        k.shared_static.max(0x400)
-    } else {
-        k.shared_static
-    };
+    let smap = shared_map(prog, k, launch);
     let mut cta = Cta {
         id,
-        shared: vec![0; (shared_static + u64::from(launch.dynamic_shared)) as usize],
+        shared: vec![0; smap.size() as usize],
         undefined_reads: 0,
     };
     let mut warps: Vec<Warp> = (0..nwarps)
@@ -729,6 +787,24 @@ fn release_warp_waits(w: &mut Warp) {
                     .filter(|&j| need >> j & 1 == 1)
                     .all(|j| matches!(w.state[j], LaneState::Warpsync(_)));
                 if all {
+                    for j in 0..32 {
+                        if need >> j & 1 == 1 {
+                            w.state[j] = LaneState::Running;
+                            w.pc[j] += 16;
+                        }
+                    }
+                }
+            }
+            LaneState::WarpsyncExclusive(mask) => {
+                // One group at a time, and only when no other lane of the warp runs: lanes of
+                // different groups must not execute the following instructions together
+                // (they meet again at the next BSYNC or WARPSYNC).
+                let need = mask & live | (1 << l);
+                let running = (0..32).any(|j| w.state[j] == LaneState::Running);
+                let all = (0..32)
+                    .filter(|&j| need >> j & 1 == 1)
+                    .all(|j| w.state[j] == LaneState::WarpsyncExclusive(mask));
+                if all && !running {
                     for j in 0..32 {
                         if need >> j & 1 == 1 {
                             w.state[j] = LaneState::Running;

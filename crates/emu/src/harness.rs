@@ -12,7 +12,9 @@
 //!   wins), with [`Config::dynamic_shared`] bytes of dynamic shared memory.
 //!
 //! Both runs use the same [`interp::Memory`] layout (buffers are allocated first, in the same
-//! order, so they have the same addresses and pointers stored in memory compare equal).
+//! order, so they have the same addresses and pointers stored in memory compare equal), and
+//! the same shared memory layout ([`interp::SharedMap`] for the cubin's SM: the reserved block
+//! before the user's variables on sm_90, after them before sm_90).
 //! Compared: every byte of every buffer after the run, and whether the run trapped (when both
 //! trap, only the trap status is compared: the bytes written before a trap depend on the
 //! order threads run in). Module `.global` variables are not compared (ptxas and the
@@ -270,6 +272,9 @@ pub fn compare_kernel(
     cfg: &Config,
 ) -> Verdict {
     let mut prog = iprog.clone();
+    // The interpreter lays out shared memory (the reserved block, the user's variables) as
+    // ptxas's code for the cubin's SM expects, whatever the PTX's `.target`.
+    prog.set_shared_layout(interp::SharedLayout::for_sm(image.sm()));
     let Some(k) = prog.kernel(kernel) else {
         return Verdict::NotComparable(format!("interp: no kernel `{kernel}`"));
     };

@@ -182,6 +182,11 @@ pub fn decode(bytes: &[u8]) -> Result<Image, LoadError> {
 }
 
 impl Image {
+    /// The SM the cubin is for (from `e_flags`).
+    pub fn sm(&self) -> u32 {
+        self.sm
+    }
+
     /// The names of the kernels.
     pub fn kernel_names(&self) -> Vec<String> {
         self.cubin

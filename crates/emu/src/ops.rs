@@ -404,16 +404,20 @@ pub fn execute(ctx: &mut Ctx<'_>, w: &mut Warp, inst: &Inst, active: u32, exec: 
                     }
                 }
             }
-            if inst.has_mod("DIV") {
-                // BRA.DIV URx: taken when the active lanes differ from the mask in URx.
+            if inst.has_mod("DIV") || inst.has_mod("CONV") {
+                // BRA.DIV URx: taken when the active lanes differ from the mask in URx;
+                // BRA.CONV URx (`~URZ`: every lane): taken when they are exactly the mask's
+                // present lanes (ptxas branches to its converged fast path so, and otherwise
+                // calls a subroutine that first reconverges with `WARPSYNC`).
                 let m = match inst.operands.first() {
                     Some(o) if matches!(&o.kind, OperandKind::Reg(r) if r.file == RegFile::Ur) => {
                         let l0 = lanes(active).next().unwrap_or(0);
                         int32(ctx, w, l0, o)?
                     }
-                    _ => return unsupported("BRA.DIV without a uniform mask"),
+                    _ => return unsupported("BRA.DIV/.CONV without a uniform mask"),
                 };
-                take = if active != m & w.present_mask() {
+                let converged = active == m & w.present_mask();
+                take = if converged == inst.has_mod("CONV") {
                     exec
                 } else {
                     0
@@ -495,7 +499,7 @@ pub fn execute(ctx: &mut Ctx<'_>, w: &mut Warp, inst: &Inst, active: u32, exec: 
             Ok(())
         }
         "WARPSYNC" => {
-            check_mods(inst, &["ALL"])?;
+            check_mods(inst, &["ALL", "EXCLUSIVE"])?;
             for l in lanes(active) {
                 if exec >> l & 1 == 1 {
                     // Each thread waits for the threads of its own mask.
@@ -504,7 +508,14 @@ pub fn execute(ctx: &mut Ctx<'_>, w: &mut Warp, inst: &Inst, active: u32, exec: 
                     } else {
                         raw32(ctx, w, l, op_at(inst, 0)?)?
                     };
-                    w.state[l] = LaneState::Warpsync(mask);
+                    // `.EXCLUSIVE` (ptxas's form before a collective whose member mask may
+                    // differ between threads): the threads of one mask continue as a group of
+                    // their own, apart from other groups (`exec::release_warp_waits`).
+                    w.state[l] = if inst.has_mod("EXCLUSIVE") {
+                        LaneState::WarpsyncExclusive(mask)
+                    } else {
+                        LaneState::Warpsync(mask)
+                    };
                 } else {
                     w.pc[l] = pc + 16;
                 }
@@ -589,6 +600,29 @@ pub fn execute(ctx: &mut Ctx<'_>, w: &mut Warp, inst: &Inst, active: u32, exec: 
         }
         "REDUX" => {
             redux(ctx, w, inst, exec)?;
+            next(w);
+            Ok(())
+        }
+        "R2UR" if inst.operands.first().is_some_and(is_pred) => {
+            // `R2UR Pd, URd, Rs`: URd = Rs of the first executing lane; Pd (in every executing
+            // lane) = the executing lanes do not all hold the same Rs, i.e. the uniform copy
+            // lost information. ptxas tests a collective's member mask register so before
+            // choosing between two paths that compute the same (`WARPSYNC.EXCLUSIVE` then the
+            // collective, inline or in a subroutine); which way the hardware sets Pd is not
+            // established, and does not change the result of that code.
+            check_mods(inst, &[])?;
+            let (p, d, a) = (op_at(inst, 0)?, op_at(inst, 1)?, op_at(inst, 2)?);
+            let mut vals = Vec::new();
+            for l in lanes(exec) {
+                vals.push(raw32(ctx, w, l, a)?);
+            }
+            let differ = vals.windows(2).any(|v| v[0] != v[1]);
+            if let (Some(&v), Some(l0)) = (vals.first(), lanes(exec).next()) {
+                wr(w, l0, d, v)?;
+            }
+            for l in lanes(exec) {
+                wp(w, l, p, differ)?;
+            }
             next(w);
             Ok(())
         }
@@ -1212,6 +1246,8 @@ fn s2r(ctx: &Ctx<'_>, w: &mut Warp, inst: &Inst, l: usize, active: u32) -> R<()>
         // The CTA's rank in its cluster (sm_90): one CTA per cluster here.
         "SR_CgaCtaId" => 0,
         "SR_SWINHI" => interp::mem::SHARED_WINDOW >> 32,
+        // The CTA's whole shared memory (user part, rounding, reserved block).
+        "SR_SMEMSZ" => ctx.cta.shared.len() as u64,
         "SR_WARPID" => u64::from(w.index),
         // The warp's instruction count (monotonic; see `Warp::clock`).
         "SR_CLOCKLO" => w.clock,

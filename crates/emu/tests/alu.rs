@@ -16,20 +16,39 @@ const PROLOGUE: &[&str] = &[
 
 /// Runs `body` for `threads` threads and returns, per thread, the values of `outs`.
 fn run(body: &[&str], outs: &[&str], threads: u32) -> Result<Vec<Vec<u32>>, EmuError> {
-    let mut lines: Vec<String> = PROLOGUE.iter().map(|s| s.to_string()).collect();
+    run_on(80, body, outs, threads, 0)
+}
+
+/// [`run`] on `sm` with `dynamic` bytes of dynamic shared memory.
+fn run_on(
+    sm: u32,
+    body: &[&str],
+    outs: &[&str],
+    threads: u32,
+    dynamic: u32,
+) -> Result<Vec<Vec<u32>>, EmuError> {
+    // The parameter block starts at 0x160 before sm_90, at 0x210 on sm_90.
+    let base = cubin::builder::param_base(sm);
+    let mut lines: Vec<String> = PROLOGUE
+        .iter()
+        .map(|s| {
+            s.replace("0x160", &format!("{base:#x}"))
+                .replace("0x164", &format!("{:#x}", base + 4))
+        })
+        .collect();
     lines.extend(body.iter().map(|s| s.to_string()));
     for (i, r) in outs.iter().enumerate() {
         lines.push(format!("STG.E [R2.64+{:#x}], {r}", 4 * i));
     }
     lines.push("EXIT".into());
     let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
-    let prog = program_from_text(80, &refs, 8).expect("snippet parses");
+    let prog = program_from_text(sm, &refs, 8).expect("snippet parses");
     let mut mem = interp::Memory::new();
     let buf = mem.alloc("out", vec![0; 64 * threads as usize]);
     let launch = Launch {
         grid: [1, 1, 1],
         block: [threads, 1, 1],
-        dynamic_shared: 0,
+        dynamic_shared: dynamic,
         params: buf.to_le_bytes().to_vec(),
         step_limit: 100_000,
     };
@@ -464,4 +483,96 @@ fn unknown_instruction_is_reported_by_name() {
         Err(EmuError::Unsupported { reason, .. }) => assert!(reason.contains("HMMA"), "{reason}"),
         other => panic!("expected unsupported, got {other:?}"),
     }
+}
+
+#[test]
+fn exclusive_warpsync_runs_each_member_mask_apart() {
+    // A collective whose member mask differs between threads (`redux.sync` with lanes 0..15 on
+    // mask 0xffff and lanes 16..31 on 0xffff0000), as ptxas compiles it: R2UR tests whether
+    // the mask register is uniform, then WARPSYNC.EXCLUSIVE splits the warp into its groups
+    // and REDUX reduces over each group alone.
+    let body = [
+        "ISETP.LT.U32.AND P0, PT, R10, 0x10, PT",
+        "IMAD.MOV.U32 R12, RZ, RZ, 0xffff",
+        "@!P0 IMAD.MOV.U32 R12, RZ, RZ, -0x10000",
+        "IMAD R4, R10, R10, 0x1",
+        "R2UR P1, URZ, R12",
+        "SEL R6, RZ, 0x1, !P1",
+        "IMAD.MOV.U32 R13, RZ, RZ, 0x7",
+        "R2UR P2, UR5, R13",
+        "SEL R7, RZ, 0x1, !P2",
+        "IMAD.U32 R8, RZ, RZ, UR5",
+        "WARPSYNC.EXCLUSIVE R12",
+        "REDUX.SUM.S32 UR4, R4",
+        "IMAD.U32 R5, RZ, RZ, UR4",
+    ];
+    let g = run(&body, &["R5", "R6", "R7", "R8"], 32).expect("runs");
+    let low: u32 = (0..16).map(|t| t * t + 1).sum();
+    let high: u32 = (16..32).map(|t| t * t + 1).sum();
+    for (t, v) in g.iter().enumerate() {
+        let sum = if t < 16 { low } else { high };
+        // The mask register differs between lanes (P1), the constant does not (P2).
+        assert_eq!(v, &vec![sum, 1, 0, 7], "lane {t}");
+    }
+}
+
+#[test]
+fn bra_conv_is_taken_only_by_a_converged_warp() {
+    // Lanes 16..31 branch away; lanes 0..15 reach BRA.CONV ~URZ diverged (not taken). After
+    // BSYNC the whole warp reaches the second BRA.CONV converged (taken).
+    let body = [
+        "ISETP.GE.U32.AND P0, PT, R10, 0x10, PT", // 0x40
+        "BSSY B0, `(@0xd0)",
+        "@P0 BRA `(@0xc0)",
+        "BRA.CONV ~URZ, `(@0xa0)",
+        "IMAD.MOV.U32 R5, RZ, RZ, 0x1", // 0x80
+        "BRA `(@0xd0)",
+        "IMAD.MOV.U32 R5, RZ, RZ, 0x2", // 0xa0
+        "BRA `(@0xd0)",
+        "IMAD.MOV.U32 R5, RZ, RZ, 0x3", // 0xc0
+        "BSYNC B0",                     // 0xd0
+        "BRA.CONV ~URZ, `(@0x110)",
+        "IMAD.MOV.U32 R6, RZ, RZ, 0x1",
+        "BRA `(@0x120)",
+        "IMAD.MOV.U32 R6, RZ, RZ, 0x2", // 0x110
+    ];
+    let g = run(&body, &["R5", "R6"], 32).expect("runs");
+    for (t, v) in g.iter().enumerate() {
+        let first = if t < 16 { 1 } else { 3 };
+        assert_eq!(v, &vec![first, 2], "lane {t}");
+    }
+}
+
+#[test]
+fn driver_words_describe_the_reserved_shared_block() {
+    // The launch state ptxas's code reads for %reserved_smem_offset_*, %total_smem_size and
+    // %dynamic_smem_size (docs/arch/emu.md): with no static and 200 bytes of dynamic shared
+    // memory, the user part rounds up to 0x100 and the CTA has 0x500 bytes. Before sm_90 the
+    // 1 KiB block follows (0x100..0x500: `_1` = 0x200, `_end` = 0x400); on sm_90 it is 0..0x400
+    // (`_1` = 0x100, `_end` = 0x300).
+    let read = |sm: u32, end: u32, off1: u32| -> Vec<u32> {
+        let body = [
+            "S2R R4, SR_SMEMSZ".to_string(),
+            format!("LDC R5, c[0x0][{:#x}]", 0x114),
+            format!("LDC R6, c[0x0][{end:#x}]"),
+            format!("LDC R7, c[0x0][{off1:#x}]"),
+            "LDC R8, c[0x0][0x2c]".to_string(),
+            // %reserved_smem_offset_1 is a usable shared address: store, load back.
+            "IMAD.MOV.U32 R9, RZ, RZ, 0x2a".to_string(),
+            "STS [R7+0x10], R9".to_string(),
+            "LDS R11, [R7+0x10]".to_string(),
+        ];
+        let b: Vec<&str> = body.iter().map(String::as_str).collect();
+        run_on(sm, &b, &["R4", "R5", "R6", "R7", "R8", "R11"], 1, 200)
+            .expect("runs")
+            .remove(0)
+    };
+    assert_eq!(
+        read(80, 0x120, 0x124),
+        vec![0x500, 0x400, 0x400, 0x200, 200, 0x2a]
+    );
+    assert_eq!(
+        read(90, 0x68, 0x6c),
+        vec![0x500, 0x400, 0x300, 0x100, 200, 0x2a]
+    );
 }

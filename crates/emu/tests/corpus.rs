@@ -85,3 +85,82 @@ fn corpus_kernels_match_the_interpreter() {
     }
     let _ = std::fs::remove_dir_all(&tmp);
 }
+
+/// Cooperative groups' multi-warp tiles (`multi_warp_cg_reduce<T, block, tile>` of the CUDA
+/// reduction sample) keep their barrier words and per-warp partial sums in the driver-reserved
+/// shared memory (`%reserved_smem_offset_1`, a driver constant in bank 0) and wait for each
+/// other in spin loops (`atom.or.acq_rel` / `ld.acquire` / `red.and.release`). Each kernel runs
+/// with the block size it is written for (a smaller block leaves its tiles incomplete and the
+/// spin loops wait for ever, on hardware too) and must equal the interpreter on sm_80 and
+/// sm_90.
+#[test]
+fn cooperative_groups_multi_warp_tiles_match_the_interpreter() {
+    let Some(dir) = corpus() else {
+        println!("skipping: no corpus (../shared/corpus or $KILN_CORPUS)");
+        return;
+    };
+    let Some(ptxas) = ptxas() else {
+        println!("skipping: no ptxas oracle (run `cargo xtask oracle` or set $KILN_ORACLE_DIR)");
+        return;
+    };
+    let tmp = std::env::temp_dir().join(format!("kiln-emu-cg-{}", std::process::id()));
+    std::fs::create_dir_all(&tmp).unwrap();
+    let src = dir
+        .join("ptx")
+        .join("cuda-samples/reduction__reduction_kernel.sm_80.ptx");
+    let ptx = std::fs::read_to_string(&src).unwrap();
+    let prog = interp::Program::from_text(&ptx).unwrap();
+    let kernels: Vec<&str> = prog
+        .kernels()
+        .into_iter()
+        .filter(|k| k.starts_with("_Z20multi_warp_cg_reduce"))
+        .collect();
+    assert_eq!(kernels.len(), 15, "{kernels:?}");
+    for arch in ["sm_80", "sm_90"] {
+        let out = tmp.join(format!("{arch}.cubin"));
+        let st = Command::new(&ptxas)
+            .arg(format!("-arch={arch}"))
+            .arg(&src)
+            .arg("-o")
+            .arg(&out)
+            .status()
+            .expect("ptxas runs");
+        assert!(st.success(), "ptxas failed");
+        let bytes = std::fs::read(&out).unwrap();
+        let facts = cubin::read(&bytes).unwrap().functions();
+        let image = emu::load::decode(&bytes).unwrap();
+        let mut uses_reserved = 0;
+        for k in &kernels {
+            // `..._cg_reduceIiLm1024ELm512E...`: block size 1024, tile 512.
+            let size = |i: usize| -> u32 {
+                k.split("Lm")
+                    .nth(i)
+                    .and_then(|s| s.split('E').next())
+                    .and_then(|s| s.parse().ok())
+                    .unwrap_or_else(|| panic!("template argument {i} of {k}"))
+            };
+            let (block, tile) = (size(1), size(2));
+            // Tiles of one warp need no shared barrier word.
+            let f = facts
+                .iter()
+                .find(|f| f.name == *k)
+                .expect("kernel in the cubin");
+            assert_eq!(f.reserved_smem_used, tile > 32, "{k} on {arch}");
+            if tile > 32 {
+                uses_reserved += 1;
+            }
+            for seed in [1u64, 2] {
+                let cfg = emu::harness::Config {
+                    block: [block, 1, 1],
+                    seed,
+                    step_limit: 2_000_000,
+                    ..emu::harness::Config::default()
+                };
+                let v = emu::harness::compare_kernel(&prog, &image, k, &cfg);
+                assert_eq!(v, emu::harness::Verdict::Equal, "{k} on {arch} seed {seed}");
+            }
+        }
+        assert_eq!(uses_reserved, 12);
+    }
+    let _ = std::fs::remove_dir_all(&tmp);
+}

@@ -15,6 +15,11 @@ use crate::float::{self, Fmt, Rnd};
 use crate::ir::*;
 use crate::mem::{self, Memory};
 
+/// Warp steps a warp runs before the next warp of its CTA gets a turn (warps run round-robin,
+/// as in the SASS emulator). Spin-wait loops on shared or global memory (cooperative groups'
+/// multi-warp barriers) need the other warps to run while one spins.
+pub const WARP_QUANTUM: u32 = 4096;
+
 /// A kernel launch.
 #[derive(Debug, Clone)]
 pub struct Launch {
@@ -130,7 +135,10 @@ struct Cta<'a> {
     mem: &'a mut Memory,
     launch: &'a Launch,
     ctaid: [u32; 3],
+    /// The CTA's shared memory: user variables, dynamic area and reserved block, laid out as
+    /// `smap` says.
     shared: Vec<u8>,
+    smap: mem::SharedMap,
     warps: Vec<Vec<Thread>>,
     barriers: Vec<Barrier>,
     clock: u64,
@@ -236,13 +244,18 @@ fn run_cta(
         }
         warps.last_mut().expect("a warp").push(t);
     }
-    let shared_size = module.shared_static as usize + launch.dynamic_shared as usize;
+    let smap = mem::SharedMap::new(
+        module.shared_layout,
+        module.shared_static,
+        u64::from(launch.dynamic_shared),
+    );
     let mut cta = Cta {
         module,
         mem,
         launch,
         ctaid,
-        shared: vec![0; shared_size],
+        shared: vec![0; smap.size() as usize],
+        smap,
         warps,
         barriers: vec![Barrier::default(); 16],
         clock: 0,
@@ -258,8 +271,12 @@ impl Cta<'_> {
         loop {
             let mut progressed = false;
             for w in 0..self.warps.len() {
-                // Run this warp until it can make no progress.
-                while self.step_warp(w)? {
+                // Run this warp until it can make no progress or its quantum is used up (so
+                // that a warp spinning on memory another warp will write lets that warp run).
+                for _ in 0..WARP_QUANTUM {
+                    if !self.step_warp(w)? {
+                        break;
+                    }
                     progressed = true;
                     if self.stats.warp_steps > self.launch.step_limit {
                         return Err(RunError::StepLimit);
@@ -981,7 +998,8 @@ impl Cta<'_> {
             Sreg::GlobaltimerLo => self.clock & 0xffff_ffff,
             Sreg::GlobaltimerHi => self.clock >> 32,
             Sreg::DynamicSmemSize => self.launch.dynamic_shared as u64,
-            Sreg::TotalSmemSize => self.shared.len() as u64,
+            Sreg::TotalSmemSize => self.smap.total_smem_size(),
+            Sreg::ReservedSmem(r) => self.smap.reserved(r),
         }
     }
 
@@ -990,6 +1008,9 @@ impl Cta<'_> {
         let fr = t.frames.last().expect("frame");
         let a = match (v.space, v.loc) {
             (Space::Global, Loc::Static(o)) => self.module.global_base + o,
+            (Space::Shared | Space::SharedCluster, Loc::Static(o)) => {
+                self.module.shared_layout.user_base() + o
+            }
             (_, Loc::Static(o)) => o,
             (_, Loc::FrameLocal(o)) => fr.local_base + o,
             (_, Loc::FrameParam(o)) => mem::FRAME_PARAM_BASE + fr.param_base + o,

@@ -2,6 +2,7 @@
 //! instruction indices, variables to addresses, modifiers parsed into flags, once per module.
 
 use crate::float::Rnd;
+use crate::mem::{ReservedSmem, SharedLayout};
 
 /// A PTX data type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -175,6 +176,8 @@ pub enum Sreg {
     GlobaltimerHi,
     DynamicSmemSize,
     TotalSmemSize,
+    /// `%reserved_smem_offset_{0,1,begin,end,cap}` (see [`crate::mem::SharedMap`]).
+    ReservedSmem(ReservedSmem),
     /// `%envregN`, `%pmN`: read as zero here (documented).
     Zero,
 }
@@ -490,6 +493,10 @@ pub struct Module {
     pub local_static: u64,
     /// Alignment of the dynamic shared area (start of `extern .shared` arrays).
     pub dyn_shared_align: u64,
+    /// Where the driver-reserved block lies in each CTA's shared memory (from `.target`;
+    /// [`crate::Program::set_shared_layout`] overrides it). Static shared offsets above are
+    /// relative to [`SharedLayout::user_base`].
+    pub shared_layout: SharedLayout,
     /// Generic address of the `.global` variable image (set by [`crate::mem::Memory`]).
     pub global_base: u64,
     /// Pointers to patch once addresses are known: (offset in globals/consts image, target).

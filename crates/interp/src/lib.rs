@@ -18,7 +18,7 @@ pub mod mem;
 pub use exec::{Launch, RunError, RunStats};
 pub use ir::{Module, ParamSlot, Ty};
 pub use lower::LowerError;
-pub use mem::Memory;
+pub use mem::{Memory, ReservedSmem, SharedLayout, SharedMap};
 
 /// A lowered module ready to run.
 #[derive(Debug, Clone)]
@@ -74,6 +74,13 @@ impl Program {
         self.module.functions[k as usize].param_size
     }
 
+    /// Lays out each CTA's shared memory as ptxas's code for `layout` expects (the module's
+    /// `.target` decides by default; a harness running a cubin for another SM sets it). Call
+    /// before [`Program::load`].
+    pub fn set_shared_layout(&mut self, layout: SharedLayout) {
+        self.module.shared_layout = layout;
+    }
+
     /// Places the module's `.global` variables in `mem` and resolves address initializers.
     /// Call once per memory before running.
     pub fn load(&mut self, mem: &mut Memory) {
@@ -82,6 +89,14 @@ impl Program {
         for r in m.relocs.clone() {
             let addr = match (r.target.space, r.target.loc) {
                 (ir::Space::Global, ir::Loc::Static(o)) => m.global_base + o,
+                (sp @ (ir::Space::Shared | ir::Space::SharedCluster), ir::Loc::Static(o)) => {
+                    let a = m.shared_layout.user_base() + o;
+                    if r.generic {
+                        exec::to_generic(sp, a)
+                    } else {
+                        a
+                    }
+                }
                 (sp, ir::Loc::Static(o)) if r.generic => exec::to_generic(sp, o),
                 (_, ir::Loc::Static(o)) => o,
                 _ => continue,

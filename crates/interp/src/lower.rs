@@ -83,6 +83,7 @@ pub fn lower(text: &str, file: &ast::SourceFile) -> Result<Module, LowerError> {
         shared_static: 0,
         local_static: 0,
         dyn_shared_align: 16,
+        shared_layout: target_layout(file),
         global_base: 0,
         relocs: Vec::new(),
     };
@@ -261,6 +262,23 @@ pub fn lower(text: &str, file: &ast::SourceFile) -> Result<Module, LowerError> {
     }
     m.shared_static = dyn_base;
     Ok(m)
+}
+
+/// The shared layout ptxas's code for the module's first `.target` SM assumes (no or an
+/// unknown target: the layout before sm_90).
+fn target_layout(file: &ast::SourceFile) -> crate::mem::SharedLayout {
+    let sm = file
+        .target()
+        .into_iter()
+        .flat_map(|t| t.targets())
+        .find_map(|t| {
+            let n = t.text().strip_prefix("sm_")?;
+            n.trim_end_matches(|c: char| c.is_ascii_alphabetic())
+                .parse::<u32>()
+                .ok()
+        })
+        .unwrap_or(0);
+    crate::mem::SharedLayout::for_sm(sm)
 }
 
 fn patch_dyn(op: &mut Operand, base: u64) {
@@ -1117,6 +1135,9 @@ fn sreg(name: &str, comp: Option<&str>) -> Option<Sreg> {
         "%globaltimer_hi" => Sreg::GlobaltimerHi,
         "%dynamic_smem_size" => Sreg::DynamicSmemSize,
         "%total_smem_size" => Sreg::TotalSmemSize,
+        n if n.starts_with("%reserved_smem_offset_") => {
+            Sreg::ReservedSmem(crate::mem::ReservedSmem::from_name(n)?)
+        }
         // Performance counters start at zero in a fresh machine; nothing else counts them.
         n if n.starts_with("%pm") => Sreg::Zero,
         _ => return None,

@@ -26,6 +26,138 @@ pub const WINDOW_SIZE: u64 = 0x0000_0100_0000_0000;
 /// kernel's parameter buffer.
 pub const FRAME_PARAM_BASE: u64 = 0x1_0000_0000;
 
+/// Bytes of shared memory the driver reserves in every CTA (sm_80 and later): the block the
+/// `%reserved_smem_offset_*` registers point into.
+pub const RESERVED_SMEM_SIZE: u64 = 0x400;
+/// Shared memory allocation unit: a CTA's user shared memory (`%total_smem_size`) is rounded up
+/// to a multiple of it (the unit PTX documents for sm_80 and sm_90).
+pub const SMEM_ALLOC_UNIT: u64 = 128;
+/// `%reserved_smem_offset_1` relative to the start of the reserved block (the model's value).
+pub const RESERVED_SMEM_OFFSET_1: u64 = 0x100;
+/// `%reserved_smem_offset_end` relative to the start of the reserved block (the model's value).
+pub const RESERVED_SMEM_END: u64 = 0x300;
+
+/// Where the driver-reserved block lies in a CTA's shared memory. ptxas's code fixes this per
+/// SM: on sm_90 it puts the user's variables after a 1 KiB block at address 0 and computes
+/// `%reserved_smem_offset_begin` as 0 and `_cap` as 0x400; before sm_90 it computes `_begin`
+/// as `SR_SMEMSZ - c[0x0][0x114]` (the CTA's shared size less the reserved size), so the
+/// block follows the user's static and dynamic shared memory.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub enum SharedLayout {
+    /// Before sm_90: user shared memory from address 0, the reserved block after it.
+    #[default]
+    ReservedLast,
+    /// sm_90 and later: the reserved block at `0..0x400`, user shared memory after it.
+    ReservedFirst,
+}
+
+impl SharedLayout {
+    /// The layout ptxas's code for `sm` assumes.
+    pub fn for_sm(sm: u32) -> SharedLayout {
+        if sm >= 90 {
+            SharedLayout::ReservedFirst
+        } else {
+            SharedLayout::ReservedLast
+        }
+    }
+
+    /// Shared address of the first byte of the user's (static) shared memory.
+    pub fn user_base(self) -> u64 {
+        match self {
+            SharedLayout::ReservedLast => 0,
+            SharedLayout::ReservedFirst => RESERVED_SMEM_SIZE,
+        }
+    }
+}
+
+/// The `%reserved_smem_offset_*` special registers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ReservedSmem {
+    /// `%reserved_smem_offset_0`.
+    Offset0,
+    /// `%reserved_smem_offset_1`.
+    Offset1,
+    /// `%reserved_smem_offset_begin`.
+    Begin,
+    /// `%reserved_smem_offset_end`.
+    End,
+    /// `%reserved_smem_offset_cap`.
+    Cap,
+}
+
+impl ReservedSmem {
+    /// The register for a PTX name (`%reserved_smem_offset_1`).
+    pub fn from_name(name: &str) -> Option<ReservedSmem> {
+        Some(match name.strip_prefix("%reserved_smem_offset_")? {
+            "0" => ReservedSmem::Offset0,
+            "1" => ReservedSmem::Offset1,
+            "begin" => ReservedSmem::Begin,
+            "end" => ReservedSmem::End,
+            "cap" => ReservedSmem::Cap,
+            _ => return None,
+        })
+    }
+}
+
+/// One CTA's shared memory: the user's static and dynamic shared memory and the reserved block,
+/// as the interpreter and the emulator (`crates/emu`) both lay it out.
+///
+/// The user's part (static + dynamic bytes) is rounded up to [`SMEM_ALLOC_UNIT`]; the CTA's
+/// whole shared size (`SR_SMEMSZ` in SASS) is that plus [`RESERVED_SMEM_SIZE`]. The reserved
+/// block is zero at launch. In it, `%reserved_smem_offset_0` = `_begin` = its first byte,
+/// `_cap` = one past its last byte, and `_1` / `_end` sit at [`RESERVED_SMEM_OFFSET_1`] /
+/// [`RESERVED_SMEM_END`] from its start. Those two are driver constants a real driver chooses
+/// (not observable without a GPU); the model's values are distinct from the others, so that a
+/// test notices one register read for another, and leave `_1 .. _end` room for the cooperative
+/// groups scratch (barrier words and 8 bytes per warp: 0x120 bytes from `_1`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct SharedMap {
+    pub layout: SharedLayout,
+    /// Bytes of the user's static and dynamic shared memory.
+    pub user_bytes: u64,
+}
+
+impl SharedMap {
+    /// The map for `static_bytes` of static (`.shared` variables, without any reserved block)
+    /// and `dynamic_bytes` of dynamic shared memory.
+    pub fn new(layout: SharedLayout, static_bytes: u64, dynamic_bytes: u64) -> SharedMap {
+        SharedMap {
+            layout,
+            user_bytes: static_bytes + dynamic_bytes,
+        }
+    }
+
+    /// `%total_smem_size`: the user's shared memory rounded up to the allocation unit.
+    pub fn total_smem_size(&self) -> u64 {
+        self.user_bytes.div_ceil(SMEM_ALLOC_UNIT) * SMEM_ALLOC_UNIT
+    }
+
+    /// The CTA's whole shared memory in bytes (user part, rounding and reserved block):
+    /// `SR_SMEMSZ`, and the size of the CTA's shared address space.
+    pub fn size(&self) -> u64 {
+        self.total_smem_size() + RESERVED_SMEM_SIZE
+    }
+
+    /// Shared address of the reserved block.
+    pub fn reserved_begin(&self) -> u64 {
+        match self.layout {
+            SharedLayout::ReservedLast => self.total_smem_size(),
+            SharedLayout::ReservedFirst => 0,
+        }
+    }
+
+    /// The value of a `%reserved_smem_offset_*` register.
+    pub fn reserved(&self, r: ReservedSmem) -> u64 {
+        let b = self.reserved_begin();
+        match r {
+            ReservedSmem::Offset0 | ReservedSmem::Begin => b,
+            ReservedSmem::Offset1 => b + RESERVED_SMEM_OFFSET_1,
+            ReservedSmem::End => b + RESERVED_SMEM_END,
+            ReservedSmem::Cap => b + RESERVED_SMEM_SIZE,
+        }
+    }
+}
+
 /// Gap left between allocations so that running off the end of one never lands in the next.
 const GAP: u64 = 0x1_0000;
 

@@ -28,10 +28,13 @@ mod funnel;
 mod local;
 mod modvar;
 mod param;
+mod rsmem;
 mod seq;
 mod set;
 mod small;
 mod warp;
+
+pub use rsmem::ReservedSmemUse;
 
 use ir::{Block, Class, Func, Guard, Inst, Operand, Reg, VReg};
 use rustc_hash::FxHashMap;
@@ -87,6 +90,8 @@ pub struct Lowered {
     pub frame_size: u32,
     /// Named barriers used (`bar.sync 0` only: 0 or 1).
     pub num_barriers: u8,
+    /// `%reserved_smem_offset_*` reads (`EIATTR_RESERVED_SMEM_USED`, sm_90 symbols).
+    pub reserved_smem: ReservedSmemUse,
 }
 
 /// The stack-pointer register ptxas initializes in every kernel (`R1 = c[0x0][0x28]`).
@@ -199,6 +204,8 @@ enum Sreg {
     Clock {
         wide: bool,
     },
+    /// `%reserved_smem_offset_*` (`rsmem.rs`).
+    Reserved(rsmem::ReservedReg),
 }
 
 struct Cx {
@@ -222,6 +229,8 @@ struct Cx {
     /// Module-scope shared names on sm_90, refused where used.
     needs_shared_base: bool,
     uses_barrier: bool,
+    /// `%reserved_smem_offset_*` reads (`rsmem.rs`).
+    reserved_smem: ReservedSmemUse,
     /// Declared registers of types outside the subset (an error where used).
     unsupported_regs: FxHashMap<String, String>,
     guard: Option<Guard>,
@@ -289,6 +298,7 @@ pub fn lower_kernel(
         pending_acquire: false,
         needs_shared_base: false,
         uses_barrier: false,
+        reserved_smem: ReservedSmemUse::default(),
         origin: None,
         guard: None,
         needs_desc: false,
@@ -425,6 +435,8 @@ pub fn lower_kernel(
         cx.push(Inst::new("EXIT", vec![], vec![]));
     }
     if cx.needs_shared_base {
+        // ptxas links the 0x400 through `.nv.reservedSmem.cap` (`rsmem.rs`).
+        cx.reserved_smem.cap = true;
         let ur = |index| Reg::Phys {
             class: Class::UR,
             index,
@@ -492,6 +504,7 @@ pub fn lower_kernel(
         },
         num_barriers: u8::from(cx.uses_barrier),
         frame_size: cx.frame_size,
+        reserved_smem: cx.reserved_smem,
     })
 }
 
@@ -804,6 +817,11 @@ impl Cx {
                     return Ok(Src::Imm(32));
                 }
                 let comp = n.components().next().map(|t| t.text().to_string());
+                if comp.is_none()
+                    && let Some(r) = rsmem::ReservedReg::from_name(&name)
+                {
+                    return Ok(Src::Special(Sreg::Reserved(r)));
+                }
                 let axis = |c: &Option<String>| match c.as_deref() {
                     Some(".x") => Some(0u32),
                     Some(".y") => Some(1),
@@ -977,6 +995,7 @@ impl Cx {
                 vec![Operand::r(dst), Operand::Special("SR_CLOCKLO")],
                 vec![0],
             )),
+            Sreg::Reserved(r) => self.reserved_smem(dst, r),
         }
     }
 
