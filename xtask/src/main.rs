@@ -6,6 +6,7 @@
 mod bench;
 mod corpus;
 mod cubin_names;
+mod cvt_forms;
 mod fuzz;
 mod fuzz_cubin;
 mod gpu_check;
@@ -36,6 +37,8 @@ commands:
   sass-probe --arch sm_XX [--collect|--report] [--dir DIR]
                             learn crates/sass/tables/<sm>.txt from nvdisasm (--collect first
                             picks seed words from ptxas output for the corpus)
+  cvt-forms                 learn ptxas's SASS for every cvt variant: writes
+                            crates/lower/data/cvt.tsv (templates lower uses)
   hazard-learn --arch sm_XX [--dir DIR]
                             learn crates/hazard/tables/<sm>.txt (latencies, scoreboard use)
                             from ptxas output for the corpus
@@ -61,6 +64,7 @@ fn main() -> ExitCode {
         "cubin-names" => cubin_names::run(rest),
         "fuzz" => fuzz::run(rest),
         "sass-probe" => sass_probe::run(rest),
+        "cvt-forms" => cvt_forms::run(rest),
         "hazard-learn" => corpus::hazard::learn(rest),
         "gpu-check" => gpu_check::run(rest),
         "bench" => bench::run(rest),

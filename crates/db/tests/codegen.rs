@@ -47,6 +47,7 @@ const EXAMPLES: &[&str] = &[
     "../../test-data/codegen/orders.ptx",
     "../../test-data/codegen/vote_nosync.ptx",
     "../../test-data/codegen/rsmem.ptx",
+    "../../test-data/codegen/cvt_table.ptx",
 ];
 
 /// The refusals the examples are expected to meet: (file, SM).

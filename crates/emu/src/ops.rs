@@ -1174,7 +1174,9 @@ fn lane_op(ctx: &mut Ctx<'_>, w: &mut Warp, inst: &Inst, l: usize, active: u32) 
         "F2F" => f2f(ctx, w, inst, l),
         "F2FP" => {
             check_mods(inst, &["F16", "BF16", "F32", "PACK_AB", "RZ"])?;
-            if !inst.has_mod("PACK_AB") || !inst.has_mod("F32") {
+            // sm_90 spells the source `.F32` (`F2FP.F16.F32.PACK_AB`); sm_80 omits it
+            // (`F2FP.PACK_AB` is f32 → f16, `F2FP.BF16.PACK_AB` f32 → bf16).
+            if !inst.has_mod("PACK_AB") {
                 return unsupported(format!("F2FP.{}", inst.mods.join(".")));
             }
             let fmt = if inst.has_mod("BF16") { BF16 } else { F16 };

@@ -2459,14 +2459,15 @@ fn cvt(dty: Ty, sty: Ty, x: u64, m: &Mods) -> u64 {
         (true, false) => {
             let v = ext(x, sty);
             let r = float::from_int(v, m.rnd.unwrap_or(Rnd::Ne), fmt_of(dty));
-            finish(
+            let r = finish(
                 dty,
                 &Mods {
                     ftz: false,
                     ..m.clone()
                 },
                 r,
-            )
+            );
+            cvt_sat_zero(dty, m, r)
         }
         (false, true) => {
             let v = to_f64(sty, flush_in(sty, x, m.ftz));
@@ -2518,7 +2519,7 @@ fn cvt(dty: Ty, sty: Ty, x: u64, m: &Mods) -> u64 {
                 }
             };
             let ftz_out = m.ftz && dty == Ty::F32;
-            finish(
+            let r = finish(
                 dty,
                 &Mods {
                     ftz: ftz_out,
@@ -2527,9 +2528,22 @@ fn cvt(dty: Ty, sty: Ty, x: u64, m: &Mods) -> u64 {
                     ..Mods::default()
                 },
                 r,
-            )
+            );
+            cvt_sat_zero(dty, m, r)
         }
     }
+}
+
+/// `cvt.sat` to a float type gives +0 for a -0 result: ptxas computes it as `FADD.SAT d, RZ,
+/// x` (and `RZ + -0 = +0`), on sm_80 and sm_90 alike.
+fn cvt_sat_zero(dty: Ty, m: &Mods, bits: u64) -> u64 {
+    let sign = match dty {
+        Ty::F16 | Ty::Bf16 => 0x8000,
+        Ty::F32 => 0x8000_0000,
+        Ty::F64 => 0x8000_0000_0000_0000,
+        _ => return bits,
+    };
+    if m.sat && bits == sign { 0 } else { bits }
 }
 
 fn prmt(a: u32, b: u32, c: u32, mode: u8) -> u32 {

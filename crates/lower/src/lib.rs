@@ -21,6 +21,7 @@
 mod atom;
 mod bitfield;
 mod bits;
+mod cvt_table;
 mod cvta;
 mod fence;
 mod fmath;
@@ -1056,20 +1057,26 @@ impl Cx {
     ) -> Result<(), LowerError> {
         let unsup = |what: &str| Err(unsupported(node, what));
         let has = |m: &str| mods.iter().any(|x| x == m);
-        if let Some(e) = self.small_type_refusal(node, opcode, mods) {
-            return Err(e);
-        }
         if opcode == "cvt" {
             if let Some(r) = self.cvt_small(node, mods, ops) {
                 return r;
             }
-            // Conversions between floats and 8/16-bit integers are not lowered yet.
-            if mods
-                .iter()
-                .any(|m| matches!(m.as_str(), ".u8" | ".s8" | ".b8" | ".u16" | ".s16" | ".b16"))
-            {
+            // Conversions between floats and 8/16-bit types: ptxas's code from the table.
+            if mods.iter().any(|m| {
+                matches!(
+                    m.as_str(),
+                    ".u8" | ".s8" | ".b8" | ".u16" | ".s16" | ".b16" | ".f16"
+                )
+            }) {
+                Self::need(node, ops, 2)?;
+                if self.cvt_from_table(node, mods, ops)? {
+                    return Ok(());
+                }
                 return unsup(&format!("cvt{}", mods.concat()));
             }
+        }
+        if let Some(e) = self.small_type_refusal(node, opcode, mods) {
+            return Err(e);
         }
         match opcode {
             "ld" if has(".param") => self.ld_param(node, mods, ops),
@@ -2878,6 +2885,9 @@ impl Cx {
             return Err(malformed(node, "cvt needs two types"));
         }
         let (Some(dt), Some(st)) = (Ty::parse(types[0]), Ty::parse(types[1])) else {
+            if self.cvt_from_table(node, mods, ops)? {
+                return Ok(());
+            }
             return Err(unsupported(node, format!("cvt{}{}", types[0], types[1])));
         };
         let rest: Vec<&str> = rest.iter().map(|s| s.as_str()).collect();
@@ -2992,6 +3002,9 @@ impl Cx {
                 "F2I.TRUNC.NTZ"
             };
             self.push(Inst::new(op, vec![Operand::r(d), Operand::r(a)], vec![0]));
+            return Ok(());
+        }
+        if self.cvt_from_table(node, mods, ops)? {
             return Ok(());
         }
         Err(unsupported(

@@ -104,6 +104,10 @@ impl Cx {
         if dbits > 16 && sbits > 16 {
             return None;
         }
+        // Saturating forms come from ptxas's table (`cvt_table.rs`).
+        if mods.len() != 2 && ops.len() == 2 {
+            return None;
+        }
         Some((|| {
             if mods.len() != 2 || ops.len() != 2 {
                 return Err(unsupported(
@@ -115,9 +119,10 @@ impl Cx {
             let a = self.reg_src(&ops[1], swords)?;
             let lo_src = sub(a, 0);
             // The 32-bit value of the result's low word.
-            let value = if dbits < sbits {
-                // Narrowing: to 16 bits the upper bits may stay; to 8 bits the register is
-                // extended from 8 bits (PTX writes the converted value extended to the
+            let value = if dbits <= sbits {
+                // Narrowing (or between the signednesses of one width): to 16 bits the upper
+                // bits may stay; to 8 bits the register is extended from 8 bits by the
+                // destination's signedness (PTX writes the converted value extended to the
                 // register's width).
                 if dbits == 8 {
                     self.extend_small(lo_src, 8, dsigned)

@@ -114,6 +114,8 @@ pub fn is_variable_latency(i: &Inst, sm: u32) -> bool {
         | "ATOMG" | "ATOMS" | "RED" | "REDG" | "MUFU" | "F2I" | "BAR" | "B2R" | "SHFL" | "FLO"
         | "POPC" | "BREV" | "REDUX" | "FCHK" => true,
         "LDC" | "F2F" => true,
+        // ptxas scoreboards every FRND (ordinary and .F64) on sm_80 and sm_90.
+        "FRND" => true,
         // sm_90 converts 32-bit integers to f32 with the fixed-latency I2FP; its I2F forms
         // (.F64, .RP) are scoreboarded like every sm_80 I2F.
         "I2F" => true,

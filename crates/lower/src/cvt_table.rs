@@ -1,0 +1,145 @@
+//! `cvt` variants lowered from `data/cvt.tsv`: ptxas 13.0.88's own SASS for each variant and SM,
+//! learned by `cargo xtask cvt-forms` and written as templates in the sequence syntax of
+//! `seq.rs` (`%s` the source, `%d` the destination). A variant the table does not cover, or
+//! covers with `-` (ptxas's code reads constant banks, branches, ...), stays unsupported.
+
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+use ir::Reg;
+use syntax::SyntaxNode;
+use syntax::ast;
+
+use crate::{Cx, LowerError, Ty, sub, unsupported};
+
+/// Base mnemonics whose scheduling class kiln knows (`sched::is_variable_latency`); a
+/// template using another one is refused.
+const SCHEDULED: &[&str] = &[
+    "FRND", "I2F", "F2I", "F2F", "I2FP", "F2FP", "FADD", "FMUL", "FSETP", "ISETP", "LOP3", "PRMT",
+    "SEL", "FSEL", "IMAD", "SHF", "IADD3", "HADD2",
+];
+
+/// variant (`cvt.rmi.f32.f32`) → (sm_80 template, sm_90 template).
+fn table() -> &'static HashMap<String, [Option<String>; 2]> {
+    static T: OnceLock<HashMap<String, [Option<String>; 2]>> = OnceLock::new();
+    T.get_or_init(|| {
+        let known = |t: &str| {
+            t.split(';').all(|i| {
+                let i = i.trim();
+                let i = match i.strip_prefix('@') {
+                    Some(r) => r.split_once(' ').map_or("", |(_, r)| r),
+                    None => i,
+                };
+                SCHEDULED.contains(&i.split(['.', ' ']).next().unwrap_or(""))
+            })
+        };
+        include_str!("../data/cvt.tsv")
+            .lines()
+            .filter(|l| !l.starts_with('#'))
+            .filter_map(|l| {
+                let mut f = l.split('\t');
+                let key = f.next()?.to_string();
+                let mut col = || {
+                    f.next()
+                        .filter(|t| *t != "-" && known(t))
+                        .map(|t| t.replace("; ", "\n"))
+                };
+                let (a, b) = (col(), col());
+                Some((key, [a, b]))
+            })
+            .collect()
+    })
+}
+
+/// Register words of a `cvt` type (`.f64` → 2).
+fn words(t: &str) -> u8 {
+    if t.ends_with("64") { 2 } else { 1 }
+}
+
+impl Cx {
+    /// Lowers `cvt<mods> d, a` from the table; `Ok(false)` when the table has no template for
+    /// this variant and SM.
+    pub(crate) fn cvt_from_table(
+        &mut self,
+        node: &SyntaxNode,
+        mods: &[String],
+        ops: &[ast::Operand],
+    ) -> Result<bool, LowerError> {
+        // The table's spelling: rounding, `.ftz`, `.sat`, then the two types.
+        let mut key = String::from("cvt");
+        let rounding = mods.iter().find(|m| {
+            matches!(
+                m.as_str(),
+                ".rn" | ".rz" | ".rm" | ".rp" | ".rni" | ".rzi" | ".rmi" | ".rpi"
+            )
+        });
+        key.extend(rounding.map(String::as_str));
+        for m in [".ftz", ".sat"] {
+            if mods.iter().any(|x| x == m) {
+                key.push_str(m);
+            }
+        }
+        let known = |m: &String| {
+            ast::TYPES.contains(&m.as_str()) || Some(m) == rounding || m == ".ftz" || m == ".sat"
+        };
+        if !mods.iter().all(known) {
+            return Ok(false);
+        }
+        for m in mods.iter().filter(|m| ast::TYPES.contains(&m.as_str())) {
+            key.push_str(m);
+        }
+        let col = usize::from(self.target.sm >= 90);
+        let Some(text) = table().get(&key).and_then(|c| c[col].clone()) else {
+            return Ok(false);
+        };
+        let types: Vec<&str> = mods
+            .iter()
+            .map(String::as_str)
+            .filter(|m| ast::TYPES.contains(m))
+            .collect();
+        let [dt, st] = types[..] else {
+            return Ok(false);
+        };
+        // 8- and 16-bit results live in 16-bit registers (their upper half unspecified);
+        // kiln refuses them in wider registers rather than guess the extension.
+        let narrow = |t: &str| !t.ends_with("32") && !t.ends_with("64");
+        if narrow(dt) {
+            let ok = match &ops[0] {
+                ast::Operand::Name(n) => n
+                    .name()
+                    .and_then(|t| self.regs.get(t.text()))
+                    .is_some_and(|(_, ty)| matches!(ty, Ty::B16 | Ty::U16 | Ty::S16)),
+                _ => false,
+            };
+            if !ok {
+                return Err(unsupported(
+                    node,
+                    format!(
+                        "cvt{dt}{st} into a register that is not 16-bit",
+                        dt = dt,
+                        st = st
+                    ),
+                ));
+            }
+        }
+        let d = self.dst(&ops[0], words(dt))?;
+        let s = if words(st) == 1 && self.reg_width(&ops[1]) == Some(2) {
+            sub(self.reg_src(&ops[1], 2)?, 0)
+        } else {
+            self.reg_src(&ops[1], words(st))?
+        };
+        let same = |a: Reg, b: Reg| match (a, b) {
+            (Reg::Virt { vreg: x, .. }, Reg::Virt { vreg: y, .. }) => x == y,
+            _ => false,
+        };
+        if text.lines().count() > 1 && same(d, s) {
+            // The template writes `%d` before its last read of `%s`: go through a temporary.
+            let t = self.tmp(words(dt));
+            self.emit_seq(&text, &[("%d", Reg::v(t, words(dt))), ("%s", s)]);
+            self.copy_words(d, t, words(dt));
+        } else {
+            self.emit_seq(&text, &[("%d", d), ("%s", s)]);
+        }
+        Ok(true)
+    }
+}
