@@ -37,6 +37,46 @@ pub struct EmitError {
     pub origin: Option<(u32, u32)>,
 }
 
+/// Assembles one instruction with `control`. Instructions without a branch target do not
+/// depend on their address, and the encoding the assembler picks does not depend on the
+/// control field (it is not printed): their words come from a process-wide cache keyed by
+/// SM and text, with the control bits set afterwards (kiln prints no `.reuse` and needs no
+/// hidden bits, so the control field is exactly `control`).
+fn assemble_cached(
+    table: &sass::Table,
+    sm: u32,
+    text: &str,
+    control: Control,
+    pc: u64,
+    resolve: &dyn Fn(&str) -> Option<i128>,
+) -> Result<u128, String> {
+    use std::collections::HashMap;
+    use std::sync::{Mutex, OnceLock};
+    if text.contains("`(") {
+        let line = format!("{} {text}", control.to_text());
+        return sass::encode::assemble_line(table, &line, pc, resolve);
+    }
+    type Cache = Mutex<HashMap<(u32, String), Result<u128, String>>>;
+    static CACHE: OnceLock<Cache> = OnceLock::new();
+    let cache = CACHE.get_or_init(|| Mutex::new(HashMap::new()));
+    let key = (sm, text.to_string());
+    let hit = cache.lock().map_or(None, |c| c.get(&key).cloned());
+    let base = match hit {
+        Some(r) => r,
+        None => {
+            let r = sass::encode::assemble_line(table, text, 0, resolve);
+            if let Ok(mut c) = cache.lock() {
+                if c.len() > 1 << 20 {
+                    c.clear();
+                }
+                c.insert(key, r.clone());
+            }
+            r
+        }
+    };
+    Ok((base? & !sass::control::CONTROL_MASK) | control.to_bits())
+}
+
 /// Encodes a scheduled function for `sm` (80, 90).
 pub fn encode(
     f: &Func,
@@ -87,11 +127,11 @@ pub fn encode(
                 out: &mut Encoded|
      -> Result<(), EmitError> {
         let pc = out.code.len() as u64;
-        let line = format!("{} {text}", control.to_text());
-        let w = sass::encode::assemble_line(table, &line, pc, &resolve).map_err(|e| EmitError {
-            message: format!("unsupported: encoding of `{text}` on sm_{sm} ({e})"),
-            origin,
-        })?;
+        let w =
+            assemble_cached(table, sm, &text, control, pc, &resolve).map_err(|e| EmitError {
+                message: format!("unsupported: encoding of `{text}` on sm_{sm} ({e})"),
+                origin,
+            })?;
         out.code.extend_from_slice(&w.to_le_bytes());
         out.listing.push(format!("/*{pc:04x}*/ {text} ;"));
         Ok(())
@@ -165,24 +205,38 @@ pub fn encode_checked(
             message: format!("hazard checker: {m}"),
             origin: None,
         })?;
-        let Some(h) = hazards.first() else {
+        if hazards.is_empty() {
             return Ok(e);
-        };
-        let origin = match s.slots.get(h.index) {
-            Some((Slot::Inst { block, index }, _)) => {
-                f.blocks[f.order[*block]].insts[*index].origin
-            }
-            _ => None,
-        };
-        use hazard::HazardKind as K;
-        let delay = matches!(h.kind, K::RawStall | K::WarStall | K::WaitTooSoon);
-        if !delay || h.index >= s.slots.len() {
-            return Err(EmitError {
-                message: format!("control codes rejected by the hazard checker: {h}"),
-                origin,
-            });
         }
-        s.insert_delay(h.index, deficit(&h.message).unwrap_or(4));
+        // Repair every reported delay at once (more delay before an instruction never makes
+        // another hazard), from the last slot back so that earlier indices stay valid; the
+        // next round checks the result.
+        let mut fixes: Vec<(usize, u8)> = Vec::new();
+        for h in &hazards {
+            let origin = match s.slots.get(h.index) {
+                Some((Slot::Inst { block, index }, _)) => {
+                    f.blocks[f.order[*block]].insts[*index].origin
+                }
+                _ => None,
+            };
+            use hazard::HazardKind as K;
+            let delay = matches!(h.kind, K::RawStall | K::WarStall | K::WaitTooSoon);
+            if !delay || h.index >= s.slots.len() {
+                return Err(EmitError {
+                    message: format!("control codes rejected by the hazard checker: {h}"),
+                    origin,
+                });
+            }
+            let cycles = deficit(&h.message).unwrap_or(4);
+            match fixes.iter_mut().find(|(i, _)| *i == h.index) {
+                Some((_, c)) => *c = (*c).max(cycles),
+                None => fixes.push((h.index, cycles)),
+            }
+        }
+        fixes.sort_unstable_by(|a, b| b.0.cmp(&a.0));
+        for (index, cycles) in fixes {
+            s.insert_delay(index, cycles);
+        }
     }
     Err(EmitError {
         message: "control codes: the hazard checker still reports delays after 256 repairs".into(),

@@ -234,6 +234,9 @@ struct Cx {
     reserved_smem: ReservedSmemUse,
     /// Declared registers of types outside the subset (an error where used).
     unsupported_regs: FxHashMap<String, String>,
+    /// Declarations to undo when the `{ }` block they are in ends: (name, previous register,
+    /// previous unsupported type).
+    scope_undo: Vec<(String, Option<(VReg, Ty)>, Option<String>)>,
     guard: Option<Guard>,
     needs_desc: bool,
     /// The `WARPSYNC`s placed before warp collectives (block, first index, instructions),
@@ -291,6 +294,7 @@ pub fn lower_kernel(
         params: FxHashMap::default(),
         labels: FxHashMap::default(),
         unsupported_regs: FxHashMap::default(),
+        scope_undo: Vec::new(),
         shared: FxHashMap::default(),
         shared_size: 0,
         locals: FxHashMap::default(),
@@ -633,10 +637,40 @@ impl Cx {
 
     /// A `{ ... }` block: registers declared inside shadow outer ones until its end.
     fn block(&mut self, b: &ast::Block) -> Result<(), LowerError> {
-        let saved = (self.regs.clone(), self.unsupported_regs.clone());
+        // Declarations inside shadow the outer ones until the block ends: undo them from the
+        // log (cloning the maps would make nested blocks quadratic in large kernels).
+        let mark = self.scope_undo.len();
         let r = self.block_statements(b);
-        (self.regs, self.unsupported_regs) = saved;
+        while self.scope_undo.len() > mark {
+            let (name, reg, unsup) = self.scope_undo.pop().expect("undo entry");
+            match reg {
+                Some(v) => self.regs.insert(name.clone(), v),
+                None => self.regs.remove(&name),
+            };
+            match unsup {
+                Some(t) => self.unsupported_regs.insert(name, t),
+                None => self.unsupported_regs.remove(&name),
+            };
+        }
         r
+    }
+
+    fn declare_reg(&mut self, name: String, v: (VReg, Ty)) {
+        let old = (
+            self.regs.get(&name).copied(),
+            self.unsupported_regs.remove(&name),
+        );
+        self.scope_undo.push((name.clone(), old.0, old.1));
+        self.regs.insert(name, v);
+    }
+
+    fn declare_unsupported(&mut self, name: String, ty: String) {
+        let old = (
+            self.regs.remove(&name),
+            self.unsupported_regs.get(&name).cloned(),
+        );
+        self.scope_undo.push((name.clone(), old.0, old.1));
+        self.unsupported_regs.insert(name, ty);
     }
 
     fn block_statements(&mut self, b: &ast::Block) -> Result<(), LowerError> {
@@ -694,11 +728,11 @@ impl Cx {
                 match d.param_count() {
                     Some(k) => {
                         for i in 0..k {
-                            self.unsupported_regs.insert(format!("{n}{i}"), tyt.clone());
+                            self.declare_unsupported(format!("{n}{i}"), tyt.clone());
                         }
                     }
                     None => {
-                        self.unsupported_regs.insert(n, tyt.clone());
+                        self.declare_unsupported(n, tyt.clone());
                     }
                 }
             }
@@ -720,12 +754,12 @@ impl Cx {
                     for i in 0..k {
                         let name = format!("{n}{i}");
                         let r = self.f.new_vreg(class, width, name.clone());
-                        self.regs.insert(name, (r, ty));
+                        self.declare_reg(name, (r, ty));
                     }
                 }
                 None => {
                     let r = self.f.new_vreg(class, width, n.clone());
-                    self.regs.insert(n, (r, ty));
+                    self.declare_reg(n, (r, ty));
                 }
             }
         }

@@ -36,7 +36,59 @@ enum Val {
 }
 
 type Key = (VReg, u8);
-type Facts = FxHashMap<Key, Val>;
+
+/// The facts at a point: component → value, plus, per component, the components holding a
+/// copy of it (so that a write kills its copies without scanning every fact).
+#[derive(Clone, Debug, Default)]
+struct Facts {
+    map: FxHashMap<Key, Val>,
+    copies: FxHashMap<Key, Vec<Key>>,
+}
+
+impl PartialEq for Facts {
+    fn eq(&self, other: &Facts) -> bool {
+        self.map == other.map
+    }
+}
+
+impl Facts {
+    fn get(&self, k: &Key) -> Option<&Val> {
+        self.map.get(k)
+    }
+    fn remove(&mut self, k: &Key) {
+        if let Some(Val::Copy { v, part }) = self.map.remove(k)
+            && let Some(list) = self.copies.get_mut(&(v, part))
+        {
+            list.retain(|x| x != k);
+        }
+    }
+    fn insert(&mut self, k: Key, val: Val) {
+        self.remove(&k);
+        if let Val::Copy { v, part } = val {
+            self.copies.entry((v, part)).or_default().push(k);
+        }
+        self.map.insert(k, val);
+    }
+    /// Forgets everything about component `k`: its value and the copies of it.
+    fn kill(&mut self, k: Key) {
+        self.remove(&k);
+        if let Some(list) = self.copies.remove(&k) {
+            for c in list {
+                if self.map.get(&c) == Some(&Val::Copy { v: k.0, part: k.1 }) {
+                    self.map.remove(&c);
+                }
+            }
+        }
+    }
+    fn rebuild_copies(&mut self) {
+        self.copies.clear();
+        for (k, v) in &self.map {
+            if let Val::Copy { v, part } = v {
+                self.copies.entry((*v, *part)).or_default().push(*k);
+            }
+        }
+    }
+}
 
 fn plain(o: &Operand) -> Option<Reg> {
     match o {
@@ -123,11 +175,9 @@ fn gen_facts(f: &Func, i: &Inst) -> Vec<(Key, Val)> {
 fn kill(facts: &mut Facts, i: &Inst) {
     for r in i.def_regs() {
         if let Reg::Virt { vreg, part, width } = r {
-            let parts = part..part + width;
-            facts.retain(|(v, p), val| {
-                !((*v == vreg && parts.contains(p))
-                    || matches!(val, Val::Copy { v, part } if *v == vreg && parts.contains(part)))
-            });
+            for p in part..part + width {
+                facts.kill((vreg, p));
+            }
         }
     }
 }
@@ -140,7 +190,8 @@ fn transfer(f: &Func, facts: &mut Facts, i: &Inst) {
 }
 
 fn meet(a: &mut Facts, b: &Facts) {
-    a.retain(|k, v| b.get(k) == Some(v));
+    a.map.retain(|k, v| b.map.get(k) == Some(v));
+    a.rebuild_copies();
 }
 
 /// Blocks (layout positions) that lie on a cycle of the control-flow graph.

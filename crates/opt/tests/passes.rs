@@ -321,3 +321,36 @@ fn products_and_shifts_fold_into_their_adds() {
     "#]]
     .assert_eq(&text(&f));
 }
+
+/// `d = s; s = ...; use d`: the use keeps `d` (its copy of the old `s`).
+#[test]
+fn writing_a_source_kills_its_copies() {
+    let mut f = Func::new("k");
+    let b0 = f.new_block();
+    f.order = vec![b0];
+    let a = f.new_vreg(Class::R, 2, "a");
+    let s = f.new_vreg(Class::R, 1, "s");
+    let d = f.new_vreg(Class::R, 1, "d");
+    f.blocks[b0].insts = vec![
+        Inst::new(
+            "LDC.64",
+            vec![
+                Operand::r(Reg::v(a, 2)),
+                Operand::Const {
+                    bank: 0,
+                    offset: 0x210,
+                },
+            ],
+            vec![0],
+        ),
+        alu("S2R", Reg::v(s, 1), vec![Operand::Special("SR_TID.X")]),
+        mov(Reg::v(d, 1), Operand::r(Reg::v(s, 1))),
+        alu("S2R", Reg::v(s, 1), vec![Operand::Special("SR_CTAID.X")]),
+        stg(Reg::v(a, 2), Reg::v(d, 1)),
+        stg(Reg::v(a, 2), Reg::v(s, 1)),
+        Inst::new("EXIT", vec![], vec![]),
+    ];
+    opt::optimize(&mut f, 90, 3);
+    let t = text(&f);
+    assert!(t.contains("STG.E desc[UR4][a.0.64], d\n"), "{t}");
+}
