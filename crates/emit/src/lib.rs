@@ -233,7 +233,7 @@ pub fn encode_checked(
                 None => fixes.push((h.index, cycles)),
             }
         }
-        fixes.sort_unstable_by(|a, b| b.0.cmp(&a.0));
+        fixes.sort_unstable_by_key(|f| std::cmp::Reverse(f.0));
         for (index, cycles) in fixes {
             s.insert_delay(index, cycles);
         }

@@ -209,6 +209,10 @@ enum Sreg {
     Reserved(rsmem::ReservedReg),
 }
 
+/// A declaration to undo at the end of a `{ }` block: (name, previous register, previous
+/// unsupported type).
+type ScopeUndo = (String, Option<(VReg, Ty)>, Option<String>);
+
 struct Cx {
     target: LowerTarget,
     f: Func,
@@ -236,7 +240,7 @@ struct Cx {
     unsupported_regs: FxHashMap<String, String>,
     /// Declarations to undo when the `{ }` block they are in ends: (name, previous register,
     /// previous unsupported type).
-    scope_undo: Vec<(String, Option<(VReg, Ty)>, Option<String>)>,
+    scope_undo: Vec<ScopeUndo>,
     guard: Option<Guard>,
     needs_desc: bool,
     /// The `WARPSYNC`s placed before warp collectives (block, first index, instructions),
