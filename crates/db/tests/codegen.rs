@@ -48,6 +48,7 @@ const EXAMPLES: &[&str] = &[
     "../../test-data/codegen/vote_nosync.ptx",
     "../../test-data/codegen/rsmem.ptx",
     "../../test-data/codegen/cvt_table.ptx",
+    "../../test-data/codegen/predicates.ptx",
 ];
 
 /// The refusals the examples are expected to meet: (file, SM).

@@ -6,7 +6,9 @@
 //!   the operands that can hold them (or into uniform registers), parameters reloaded near
 //!   their readers;
 //! * [`fuse::fuse_add`]: `IMAD`/`SHF.L` + `IADD3` → `IMAD` with addend / `LEA`;
-//! * [`dce::dce`]: dead code elimination.
+//! * [`dce::dce`]: dead code elimination;
+//! * [`ppressure::relieve`] (also at `-O0`): predicates beyond the 7 registers kept in R
+//!   registers (`SEL` after each write, `ISETP` before each read).
 //!
 //! Every form a pass produces is checked against the SASS tables first ([`forms`]), so
 //! optimization never makes a kernel unencodable. The IR stays as lowering defines it (not
@@ -19,14 +21,21 @@ pub mod dce;
 pub mod facts;
 pub mod forms;
 pub mod fuse;
+pub mod ppressure;
 
 use ir::Func;
 
 /// Optimizes `f` for SM `sm` at ptxas-style level `level` (0 = no optimization).
 pub fn optimize(f: &mut Func, sm: u32, level: u8) {
-    if level == 0 {
-        return;
+    if level > 0 {
+        passes(f, sm);
     }
+    // Not an optimization: code with more than 7 live predicates cannot be allocated.
+    ppressure::relieve(f);
+    debug_assert!(ir::verify(f).is_ok(), "{:?}", ir::verify(f));
+}
+
+fn passes(f: &mut Func, sm: u32) {
     let mut forms = forms::Forms::new(sm);
     for round in 0..2 {
         let fused = fuse::fuse_wide_add(f, &mut forms);
