@@ -2203,6 +2203,11 @@ impl Cx {
                 let d = self.dst(val_op, w)?;
                 Inst::new(op, vec![Operand::r(d), mem], vec![0])
             }
+            (None, false) if w == 1 && self.reg_width(val_op) == Some(2) => {
+                // From a 64-bit register: PTX stores the low bits.
+                let v = self.reg_src(val_op, 2)?;
+                Inst::new(op, vec![mem, Operand::r(sub(v, 0))], vec![])
+            }
             (None, false) => {
                 let v = self.reg_src(val_op, w)?;
                 Inst::new(op, vec![mem, Operand::r(v)], vec![])
