@@ -1594,6 +1594,9 @@ fn isetp(ctx: &Ctx<'_>, w: &mut Warp, inst: &Inst, l: usize) -> R<()> {
 }
 
 fn fsetp(ctx: &Ctx<'_>, w: &mut Warp, inst: &Inst, l: usize, dbl: bool) -> R<()> {
+    if dbl && (inst.has_mod("MAX") || inst.has_mod("MIN")) {
+        return dsetp_minmax(ctx, w, inst, l);
+    }
     let allowed: Vec<&str> = CMPS.iter().chain(BOPS).chain(&["FTZ"]).copied().collect();
     check_mods(inst, &allowed)?;
     let cmp = find_mod(inst, CMPS)
@@ -1616,6 +1619,32 @@ fn fsetp(ctx: &Ctx<'_>, w: &mut Warp, inst: &Inst, l: usize, dbl: bool) -> R<()>
     let r = fcmp(cmp, a, b)?;
     wp(w, l, pd, bool_op(bop, r, pc)?)?;
     wp(w, l, pq, bool_op(bop, !r, pc)?)
+}
+
+/// `DSETP.MAX/MIN.AND p, q, a, b, c`: `p` = "the result is `a`", `q` = "both are NaN".
+/// ptxas lowers `max.f64`/`min.f64` to this, then selects the words with `p` and, under `q`,
+/// quiets `b`'s high word; so `p` must pick the non-NaN operand (the maximum, +0 over -0 for
+/// MAX, -0 over +0 for MIN) and `q` hold only when both are NaN.
+fn dsetp_minmax(ctx: &Ctx<'_>, w: &mut Warp, inst: &Inst, l: usize) -> R<()> {
+    check_mods(inst, &["MAX", "MIN", "AND"])?;
+    let is_max = inst.has_mod("MAX");
+    let (pd, pq) = (op_at(inst, 0)?, op_at(inst, 1)?);
+    let a = f64src(ctx, w, l, op_at(inst, 2)?)?;
+    let b = f64src(ctx, w, l, op_at(inst, 3)?)?;
+    let c = pred(w, l, op_at(inst, 4)?)?;
+    let pick_a = if a.is_nan() {
+        false
+    } else if b.is_nan() {
+        true
+    } else if a == b {
+        is_max != a.is_sign_negative()
+    } else if is_max {
+        a > b
+    } else {
+        a < b
+    };
+    wp(w, l, pd, pick_a && c)?;
+    wp(w, l, pq, a.is_nan() && b.is_nan() && c)
 }
 
 /// min (`p`) or max of two floats: a NaN operand yields the other one (both NaN: NaN), and

@@ -2288,7 +2288,11 @@ fn float_minmax(ty: Ty, m: &Mods, x: u64, y: u64, is_max: bool) -> u64 {
         let y = flush_in(t, y, m.ftz);
         let a = to_f64(t, x);
         let b = to_f64(t, y);
-        let r = if (a.is_nan() && b.is_nan()) || ((a.is_nan() || b.is_nan()) && m.nan) {
+        let r = if a.is_nan() && b.is_nan() && t == Ty::F64 && !m.nan {
+            // Two NaNs in f64: ptxas's `max.f64`/`min.f64` (DSETP.MAX/MIN, then selects)
+            // returns the second operand quieted.
+            y | 0x0008_0000_0000_0000
+        } else if (a.is_nan() && b.is_nan()) || ((a.is_nan() || b.is_nan()) && m.nan) {
             fmt.canonical_nan()
         } else if a.is_nan() {
             y

@@ -2876,6 +2876,71 @@ impl Cx {
             self.copy_words(d, t, 2);
             return Ok(());
         }
+        if ty == Ty::F64 && mods.len() == 1 {
+            // ptxas's form: `DSETP.MAX/MIN` gives the selection (first predicate) and whether
+            // the result is a NaN (second); the words are selected with `FSEL`/`SEL`, and a
+            // NaN result is `b`'s high word quieted (`| 0x80000`).
+            let a = self.reg_src(&ops[1], 2)?;
+            let b = self.reg_src(&ops[2], 2)?;
+            let (p, q) = (Reg::v(self.ptmp(), 1), Reg::v(self.ptmp(), 1));
+            self.push(Inst::new(
+                if min {
+                    "DSETP.MIN.AND"
+                } else {
+                    "DSETP.MAX.AND"
+                },
+                vec![
+                    Operand::r(p),
+                    Operand::r(q),
+                    Operand::r(a),
+                    Operand::r(b),
+                    Operand::pt(),
+                ],
+                vec![0, 1],
+            ));
+            let t = self.tmp(2);
+            let (lo, hi) = (Reg::part(t, 0), Reg::part(t, 1));
+            self.push(Inst::new(
+                "FSEL",
+                vec![
+                    Operand::r(hi),
+                    Operand::r(sub(a, 1)),
+                    Operand::r(sub(b, 1)),
+                    Operand::r(p),
+                ],
+                vec![0],
+            ));
+            self.push(Inst::new(
+                "SEL",
+                vec![
+                    Operand::r(lo),
+                    Operand::r(sub(a, 0)),
+                    Operand::r(sub(b, 0)),
+                    Operand::r(p),
+                ],
+                vec![0],
+            ));
+            let mut quiet = Inst::new(
+                "LOP3.LUT",
+                vec![
+                    Operand::r(hi),
+                    Operand::r(sub(b, 1)),
+                    Operand::Imm(0x80000),
+                    Operand::rz(),
+                    Operand::Hex(0xfc),
+                    Operand::not(Reg::Zero(Class::P)),
+                ],
+                vec![0],
+            );
+            quiet.guard = Some(Guard {
+                pred: q,
+                negated: false,
+            });
+            self.push(quiet);
+            let d = self.dst(&ops[0], 2)?;
+            self.copy_words(d, t, 2);
+            return Ok(());
+        }
         let sel = if min {
             Operand::pt()
         } else {
