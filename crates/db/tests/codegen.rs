@@ -49,6 +49,7 @@ const EXAMPLES: &[&str] = &[
     "../../test-data/codegen/rsmem.ptx",
     "../../test-data/codegen/cvt_table.ptx",
     "../../test-data/codegen/predicates.ptx",
+    "../../test-data/codegen/subvec.ptx",
 ];
 
 /// The refusals the examples are expected to meet: (file, SM).

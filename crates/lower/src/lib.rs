@@ -2043,15 +2043,17 @@ impl Cx {
             self.pending_acquire = true;
         }
         let bytes = elem * vector;
-        if vector > 1 && (elem < 4 || bytes > 16) {
-            return Err(unsupported(
-                node,
-                "vector ld/st of sub-word or 256-bit size",
-            ));
+        if vector > 1 && bytes > 16 {
+            return Err(unsupported(node, "vector ld/st of 256-bit size"));
         }
+        // Vectors of 8/16-bit elements move as one 16/32/64-bit access, the elements packed
+        // and unpacked with PRMT (ptxas's form).
+        let packed = vector > 1 && elem < 4;
         // Stores of sub-words write the low bytes (no sign in the SASS form).
         let suffix = match (load, bytes) {
             (false, 1) => ".U8",
+            (_, 2) if packed => ".U16",
+            (_, 4) if packed => "",
             (false, 2) => ".U16",
             (_, 8) => ".64",
             (_, 16) => ".128",
@@ -2183,6 +2185,89 @@ impl Cx {
             ));
         }
         let ew: u8 = if elem == 8 { 2 } else { 1 };
+        if packed {
+            let elems = elems.unwrap_or_default();
+            let signed = mods.iter().any(|m| matches!(m.as_str(), ".s8" | ".s16"));
+            let t = self.tmp(w);
+            let prmt = |cx: &mut Self, d: Reg, a: Reg, sel: u32, b: Operand| {
+                cx.push(Inst::new(
+                    "PRMT",
+                    vec![
+                        Operand::r(d),
+                        Operand::r(a),
+                        Operand::Imm(i64::from(sel)),
+                        b,
+                    ],
+                    vec![0],
+                ));
+            };
+            if load {
+                let mut inst = Inst::new(op, vec![Operand::r(Reg::v(t, w)), mem], vec![0]);
+                if !sm90 && !shared {
+                    inst.implicit_uses.push(desc_reg());
+                }
+                self.push(inst);
+                for (k, e) in elems.iter().enumerate() {
+                    if matches!(e, ast::Operand::Name(n) if n.is_sink()) {
+                        continue;
+                    }
+                    let at = k as u32 * elem;
+                    let (word, lo) = ((at / 4) as u8, at % 4);
+                    // Result bytes: the element's bytes, then zeros (byte 7 of RZ) or copies
+                    // of its sign (selector nibble 8 | byte).
+                    let top = lo + elem - 1;
+                    let fill = if signed { 8 | top } else { 7 };
+                    let mut sel = 0u32;
+                    for i in 0..4 {
+                        let nib = if i < elem { lo + i } else { fill };
+                        sel |= nib << (4 * i);
+                    }
+                    let d = self.dst(e, 1)?;
+                    prmt(self, d, Reg::part(t, word), sel, Operand::rz());
+                }
+                self.finish_acquire();
+                return Ok(());
+            }
+            let mut regs = Vec::new();
+            for e in &elems {
+                regs.push(self.reg_src(e, 1)?);
+            }
+            let halves: Vec<Reg> = if elem == 1 {
+                // Bytes in pairs: [e0.b0, e1.b0] in the low half.
+                regs.chunks(2)
+                    .map(|p| {
+                        let h = Reg::v(self.tmp(1), 1);
+                        prmt(self, h, p[0], 0x0040, Operand::r(p[1]));
+                        h
+                    })
+                    .collect()
+            } else {
+                regs.clone()
+            };
+            if bytes == 2 {
+                self.push(Inst::new(
+                    "MOV",
+                    vec![Operand::r(Reg::v(t, 1)), Operand::r(halves[0])],
+                    vec![0],
+                ));
+            } else {
+                for (j, pair) in halves.chunks(2).enumerate() {
+                    prmt(
+                        self,
+                        Reg::part(t, j as u8),
+                        pair[0],
+                        0x5410,
+                        Operand::r(pair[1]),
+                    );
+                }
+            }
+            let mut inst = Inst::new(op, vec![mem, Operand::r(Reg::v(t, w))], vec![]);
+            if !sm90 && !shared {
+                inst.implicit_uses.push(desc_reg());
+            }
+            self.push(inst);
+            return Ok(());
+        }
         let mut inst = match (&elems, load) {
             (None, true) if w == 1 && self.reg_width(val_op) == Some(2) => {
                 // Into a 64-bit register: load the low word, then extend.
