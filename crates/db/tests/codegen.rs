@@ -50,6 +50,7 @@ const EXAMPLES: &[&str] = &[
     "../../test-data/codegen/cvt_table.ptx",
     "../../test-data/codegen/predicates.ptx",
     "../../test-data/codegen/subvec.ptx",
+    "../../test-data/codegen/mad_legacy.ptx",
 ];
 
 /// The refusals the examples are expected to meet: (file, SM).

@@ -2579,8 +2579,15 @@ impl Cx {
         Self::need(node, ops, 4)?;
         let ty = Self::ty_of(node, mods)?;
         if float_kind(ty).is_some() {
-            if !mods.iter().any(|m| m == ".rn") {
-                return Err(unsupported(node, "mad.f32 without .rn"));
+            let rounding = mods
+                .iter()
+                .any(|m| matches!(m.as_str(), ".rn" | ".rz" | ".rm" | ".rp"));
+            if !rounding {
+                // `mad.f32` without a rounding modifier (PTX for sm_1x): ptxas compiles it
+                // to FFMA, i.e. fma.rn.
+                let mut with_rn = vec![".rn".to_string()];
+                with_rn.extend(mods.iter().cloned());
+                return self.ffma(node, &with_rn, ops);
             }
             return self.ffma(node, mods, ops);
         }
