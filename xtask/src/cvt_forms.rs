@@ -388,7 +388,7 @@ pub fn table_text(map: &BTreeMap<String, Vec<Result<String, String>>>) -> String
 /// Interesting source values, one per thread of the test launch (64 threads): signed zeros,
 /// halves (ties), subnormals, the extremes of every integer and float range, infinities,
 /// NaNs, values just inside and outside the 8/16/32/64-bit integer ranges.
-const F32_VALUES: [u32; 64] = [
+pub const F32_VALUES: [u32; 64] = [
     0x0000_0000,
     0x8000_0000,
     0x3f80_0000,
@@ -492,7 +492,11 @@ pub fn encodable(template: &str, arch: &str) -> bool {
         return false;
     };
     template.split("; ").all(|i| {
-        let mut text = i.replace("f:", "");
+        // nvdisasm (and kiln's printer) write infinities as `+INF ` with a space.
+        let mut text = i
+            .replace("f:", "")
+            .replace("+INF,", "+INF ,")
+            .replace("-INF,", "-INF ,");
         for (k, name) in [("%d", "R8"), ("%s", "R4")] {
             text = text.replace(k, name);
         }

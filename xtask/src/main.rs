@@ -10,6 +10,7 @@ mod cvt_forms;
 mod fuzz;
 mod fuzz_cubin;
 mod gpu_check;
+mod math_forms;
 mod mutate;
 mod oracle;
 mod sass_probe;
@@ -39,6 +40,8 @@ commands:
                             picks seed words from ptxas output for the corpus)
   cvt-forms                 learn ptxas's SASS for every cvt variant: writes
                             crates/lower/data/cvt.tsv (templates lower uses)
+  math-forms                learn ptxas's f32 rcp/sqrt/div routines (slow paths inlined):
+                            writes crates/lower/data/math.tsv
   hazard-learn --arch sm_XX [--dir DIR]
                             learn crates/hazard/tables/<sm>.txt (latencies, scoreboard use)
                             from ptxas output for the corpus
@@ -65,6 +68,7 @@ fn main() -> ExitCode {
         "fuzz" => fuzz::run(rest),
         "sass-probe" => sass_probe::run(rest),
         "cvt-forms" => cvt_forms::run(rest),
+        "math-forms" => math_forms::run(rest),
         "hazard-learn" => corpus::hazard::learn(rest),
         "gpu-check" => gpu_check::run(rest),
         "bench" => bench::run(rest),

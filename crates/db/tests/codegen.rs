@@ -51,6 +51,7 @@ const EXAMPLES: &[&str] = &[
     "../../test-data/codegen/predicates.ptx",
     "../../test-data/codegen/subvec.ptx",
     "../../test-data/codegen/mad_legacy.ptx",
+    "../../test-data/codegen/math_table.ptx",
 ];
 
 /// The refusals the examples are expected to meet: (file, SM).

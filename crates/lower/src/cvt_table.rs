@@ -143,3 +143,56 @@ impl Cx {
         Ok(true)
     }
 }
+
+/// instruction (`sqrt.rn.f32`) → (sm_80 template, sm_90 template), from `data/math.tsv`
+/// (`cargo xtask math-forms`: ptxas's routines with their slow paths inlined).
+fn math_table() -> &'static HashMap<String, [Option<String>; 2]> {
+    static T: OnceLock<HashMap<String, [Option<String>; 2]>> = OnceLock::new();
+    T.get_or_init(|| {
+        include_str!("../data/math.tsv")
+            .lines()
+            .filter(|l| !l.starts_with('#'))
+            .filter_map(|l| {
+                let mut f = l.split('\t');
+                let key = f.next()?.to_string();
+                let mut col = || {
+                    f.next()
+                        .filter(|t| *t != "-")
+                        .map(|t| t.replace("; ", "\n"))
+                };
+                let (a, b) = (col(), col());
+                Some((key, [a, b]))
+            })
+            .collect()
+    })
+}
+
+impl Cx {
+    /// Lowers an IEEE-rounded f32 `rcp`/`sqrt`/`div` from ptxas's routine; `Ok(false)` when
+    /// the table has none for this instruction and SM.
+    pub(crate) fn math_from_table(
+        &mut self,
+        opcode: &str,
+        mods: &[String],
+        ops: &[ast::Operand],
+    ) -> Result<bool, LowerError> {
+        let key = format!("{opcode}{}", mods.concat());
+        let col = usize::from(self.target.sm >= 90);
+        let Some(text) = math_table().get(&key).and_then(|c| c[col].clone()) else {
+            return Ok(false);
+        };
+        let n = ops.len() - 1;
+        let d = self.dst(&ops[0], 1)?;
+        let mut binds = vec![("%d", d)];
+        let a = self.reg_src(&ops[1], 1)?;
+        binds.push(("%a", a));
+        if n == 2 {
+            let b = self.reg_src(&ops[2], 1)?;
+            binds.push(("%b", b));
+        }
+        // The routine copies its operands in first and its result out last, so `%d` may be
+        // one of them.
+        self.emit_seq(&text, &binds);
+        Ok(true)
+    }
+}

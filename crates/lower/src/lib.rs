@@ -1423,6 +1423,14 @@ impl Cx {
             "rcp" | "sqrt" | "rsqrt" | "ex2" | "lg2" | "sin" | "cos" | "tanh" if has(".approx") => {
                 self.approx_unary(node, opcode, mods, ops)
             }
+            "rcp" | "sqrt" if has(".f32") => {
+                Self::need(node, ops, 2)?;
+                if self.math_from_table(opcode, mods, ops)? {
+                    Ok(())
+                } else {
+                    unsup(&format!("{opcode}{}", mods.concat()))
+                }
+            }
             "div" | "rem" => {
                 Self::need(node, ops, 3)?;
                 let ty = Self::ty_of(node, mods)?;
