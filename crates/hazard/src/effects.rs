@@ -555,8 +555,14 @@ fn depbar(inst: &Inst) -> Option<Depbar> {
                 index,
             }) => sb = Some(*index),
             OperandKind::Int(v) => count = u8::try_from(*v).unwrap_or(u8::MAX),
-            OperandKind::Other(s) => {
+            OperandKind::List(items) => {
                 // `{5,4,3}`: further scoreboards waited to zero.
+                for &i in items.iter().filter(|i| **i < 6) {
+                    also |= 1 << i;
+                }
+            }
+            OperandKind::Other(s) => {
+                // `{5,4,3}` in an older spelling of the model.
                 for d in s.trim_matches(['{', '}']).split(',') {
                     if let Some(i) = d.trim().parse::<u8>().ok().filter(|i| *i < 6) {
                         also |= 1 << i;
@@ -689,6 +695,15 @@ mod tests {
                 sb: 5,
                 count: 5,
                 also: 0
+            })
+        );
+        // ptxas's sm_80 code waits on a further scoreboard in the list (`R2UR` results).
+        assert_eq!(
+            eff("DEPBAR.LE SB0, 0x0, {1}").depbar,
+            Some(Depbar {
+                sb: 0,
+                count: 0,
+                also: 1 << 1
             })
         );
     }

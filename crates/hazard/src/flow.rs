@@ -9,8 +9,9 @@
 //!   as elapsed time.
 //! - At a join (branch target, return point) the states of all predecessors are merged
 //!   pessimistically: every pending item of any predecessor, with the smallest elapsed time.
-//! - `CALL.REL` flows into the callee and also to the next instruction; `RET` flows to every
-//!   instruction after a `CALL.REL` of the section. `EXIT`/`RET`/unconditional `BRA` end
+//! - `CALL.REL` flows into the callee and also to the next instruction; `RET` flows to the
+//!   instruction after every `CALL.REL` of its own subroutine (a call target starts a
+//!   subroutine, which runs to the next call target), and after calls through registers. `EXIT`/`RET`/unconditional `BRA` end
 //!   their path; indirect jumps (`BRX`) end it too, and blocks no edge reaches start empty.
 //! - A guarded write may not happen: it adds a pending item but removes none. Two
 //!   instructions guarded by the same predicate with opposite senses (`@P0` / `@!P0`) never
@@ -223,8 +224,9 @@ pub fn analyze(nodes: &[Node], rules: &dyn Rules, obs: &mut dyn Observer) {
     }
     let n = nodes.len();
     let index_of = |pc: u64| -> Option<usize> { nodes.binary_search_by_key(&pc, |x| x.pc).ok() };
-    // Return points: the instruction after each CALL.REL.
-    let mut returns = Vec::new();
+    // Return points: the instruction after each CALL.REL, with the callee it returns from
+    // (`None` for a call through a register).
+    let mut returns: Vec<(usize, Option<usize>)> = Vec::new();
     let mut leader = vec![false; n];
     leader[0] = true;
     for (i, nd) in nodes.iter().enumerate() {
@@ -240,12 +242,13 @@ pub fn analyze(nodes: &[Node], rules: &dyn Rules, obs: &mut dyn Observer) {
                 }
             }
             Flow::Call { target } => {
-                if let Some(t) = target.and_then(index_of) {
+                let t = target.and_then(index_of);
+                if let Some(t) = t {
                     leader[t] = true;
                 }
                 if i + 1 < n {
                     leader[i + 1] = true;
-                    returns.push(i + 1);
+                    returns.push((i + 1, t));
                 }
             }
             _ => {
@@ -256,6 +259,16 @@ pub fn analyze(nodes: &[Node], rules: &dyn Rules, obs: &mut dyn Observer) {
         }
     }
     let starts: Vec<usize> = (0..n).filter(|&i| leader[i]).collect();
+    // Subroutines: each call target starts one, which runs to the next one (or the end). A
+    // `RET` returns to the calls of its own subroutine only; a call through a register may
+    // reach any of them.
+    let mut callees: Vec<usize> = returns.iter().filter_map(|r| r.1).collect();
+    callees.sort_unstable();
+    callees.dedup();
+    let callee_of = |i: usize| -> Option<usize> {
+        let k = callees.partition_point(|&c| c <= i);
+        (k > 0).then(|| callees[k - 1])
+    };
     let block_of = |i: usize| starts.partition_point(|&s| s <= i) - 1;
     let nb = starts.len();
     let end = |b: usize| if b + 1 < nb { starts[b + 1] } else { n };
@@ -285,7 +298,13 @@ pub fn analyze(nodes: &[Node], rules: &dyn Rules, obs: &mut dyn Observer) {
                 s.extend(fall);
             }
             Some(Flow::Return { conditional }) => {
-                s.extend(returns.iter().map(|&r| block_of(r)));
+                let own = callee_of(last);
+                s.extend(
+                    returns
+                        .iter()
+                        .filter(|(_, t)| own.is_none() || t.is_none() || *t == own)
+                        .map(|&(r, _)| block_of(r)),
+                );
                 if conditional {
                     s.extend(fall);
                 }
