@@ -38,8 +38,9 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 pub use codegen::{
-    CodegenError, CubinOutput, FileTarget, KernelStats, allocated, codegen_supported, cubin,
-    encoded, kernel_stats, kernel_targets, lowered, module_data, module_vars, scheduled,
+    CodegenError, CubinOutput, DeviceFunctions, FileTarget, KernelStats, allocated,
+    codegen_supported, cubin, device_functions, encoded, kernel_stats, kernel_targets, lowered,
+    module_data, module_vars, scheduled,
 };
 pub use function::{Function, FunctionOutline, FunctionSyntax, function_outline};
 pub use items::{ItemKind, ItemSummary, ModuleItems, module_items};

@@ -52,6 +52,7 @@ const EXAMPLES: &[&str] = &[
     "../../test-data/codegen/subvec.ptx",
     "../../test-data/codegen/mad_legacy.ptx",
     "../../test-data/codegen/math_table.ptx",
+    "../../test-data/codegen/calls.ptx",
 ];
 
 /// The refusals the examples are expected to meet: (file, SM).
