@@ -79,9 +79,13 @@ impl<'db> DeviceFunctions<'db> {
 /// The device functions `kernel` calls, directly or not, with their trivia-free trees (for
 /// `lower::lower_kernel`). Reads the `syntax` of those functions only.
 fn callees<'db>(db: &'db dyn Db, kernel: crate::Function<'db>) -> lower::Functions {
-    let table = device_functions(db, kernel.file(db));
     let mut out = lower::Functions::new();
     let mut work = lower::direct_callees(&kernel.syntax(db).node());
+    if work.is_empty() {
+        // Not even the table: a kernel without calls does not depend on the functions.
+        return out;
+    }
+    let table = device_functions(db, kernel.file(db));
     while let Some(name) = work.pop() {
         if out.contains(&name) {
             continue;

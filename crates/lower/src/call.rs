@@ -186,7 +186,7 @@ enum CopyOut {
         signed: bool,
         dst: Reg,
     },
-    /// A `.reg` result into a caller register.
+    /// A `.reg` result into a caller register (predicates too).
     RegToReg { src: Reg, dst: Reg },
     /// A `.reg` result into a caller `.param` variable.
     RegToParam { src: Reg, var: usize, size: u32 },
@@ -433,6 +433,15 @@ impl Cx {
         self.reg_src(o, 1)
     }
 
+    /// A predicate value: a predicate register (`!p` too) or a literal (0 is false).
+    fn pred_value(&mut self, o: &ast::Operand) -> Result<Operand, LowerError> {
+        Ok(match o.as_int() {
+            Some(0) => Operand::not(Reg::Zero(Class::P)),
+            Some(_) => Operand::pt(),
+            None => self.pred_src(o)?,
+        })
+    }
+
     /// A register destination of any width in the R class.
     fn r_dst(&self, o: &ast::Operand) -> Result<Reg, LowerError> {
         match self.src(o)? {
@@ -561,7 +570,7 @@ impl Cx {
                     }
                 }
                 Some(".reg") => match Ty::parse(&tyt) {
-                    Some(ty) if ty != Ty::Pred && count == 1 && vec == 1 => Formal::Reg(ty),
+                    Some(ty) if count == 1 && vec == 1 => Formal::Reg(ty),
                     _ => {
                         return Err(unsupported(
                             p.syntax(),
@@ -738,6 +747,12 @@ impl Cx {
                     }
                     Bound::Param(var)
                 }
+                Formal::Reg(Ty::Pred) => {
+                    let p = self.f.new_vreg(Class::P, 1, pname.clone());
+                    let a = self.pred_value(arg)?;
+                    self.plop3(Reg::v(p, 1), a, Operand::pt(), 0xf0);
+                    Bound::Reg(p, Ty::Pred)
+                }
                 Formal::Reg(ty) => {
                     let words = ty.words();
                     let r = Reg::v(self.f.new_vreg(Class::R, words, pname.clone()), words);
@@ -788,6 +803,17 @@ impl Cx {
                         dst,
                     });
                     Bound::Param(var)
+                }
+                (Formal::Reg(Ty::Pred), ret) => {
+                    let vreg = self.f.new_vreg(Class::P, 1, rname.clone());
+                    if let Some(o) = ret {
+                        let dst = self.pred_dst(o)?;
+                        outs.push(CopyOut::RegToReg {
+                            src: Reg::v(vreg, 1),
+                            dst,
+                        });
+                    }
+                    Bound::Reg(vreg, Ty::Pred)
                 }
                 (Formal::Reg(ty), ret) => {
                     let words = ty.words();
@@ -867,6 +893,9 @@ impl Cx {
                     signed,
                     dst,
                 } => self.read_param_var(node, var, 0, size, signed, dst)?,
+                CopyOut::RegToReg { src, dst } if ir::class_of(&self.f, dst) == Class::P => {
+                    self.plop3(dst, Operand::r(src), Operand::pt(), 0xf0);
+                }
                 CopyOut::RegToReg { src, dst } => {
                     for k in 0..dst.width() {
                         self.mov(sub(dst, k), sub(src, k));

@@ -774,7 +774,9 @@ impl Cx {
                 ast::Statement::Instruction(i) => self.instruction(&i)?,
                 ast::Statement::Directive(d) => {
                     let n = d.name().map(|t| t.text().to_string()).unwrap_or_default();
-                    if n != ".loc" && n != ".pragma" {
+                    // `.callprototype` only declares the signature of indirect calls
+                    // (refused at the `call`).
+                    if n != ".loc" && n != ".pragma" && n != ".callprototype" {
                         return Err(unsupported(d.syntax(), format!("directive {n} in a body")));
                     }
                 }
