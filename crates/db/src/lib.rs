@@ -10,6 +10,7 @@
 //!           └ Function.syntax          [tracked field] the function's trivia-free tree:
 //!               │                      the per-kernel value every later stage reads
 //!               └ function_outline(f)  [per kernel] parameters, registers, labels, instructions
+//!   └ device_functions(file)           `.func` name → `Function` (codegen inlines callees)
 //!   └ diagnostics(file)                every diagnostic of the file, with absolute spans
 //! KernelTarget (interned: function × target): the key of every code-generation query
 //! ```

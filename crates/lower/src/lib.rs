@@ -14,7 +14,8 @@
 //! `and/or/xor/not`, `shl/shr` (32-bit; 64-bit by a constant below 32), `setp` (32-bit integer
 //! and f32, no combining predicate), `selp`, `min/max`, `neg/abs` of f32, f32
 //! `add/sub/mul/fma/mad.rn`, `cvt` between 32/64-bit integers and `.rn` int→f32 / `.rzi`
-//! f32→int, `cvta(.to).global`, `ld/st.global` (32/64 bits, `.nc`), `bra`, `ret`/`exit`.
+//! f32→int, `cvta(.to).global`, `ld/st.global` (32/64 bits, `.nc`), `bra`, `ret`/`exit`;
+//! `call` of device functions, inlined (`call.rs`). (The full list: `docs/arch/codegen.md`.)
 
 #![forbid(unsafe_code)]
 
@@ -286,7 +287,6 @@ struct Cx {
     emitted: usize,
 }
 
-/// Lowers one kernel. `function` is the `FUNCTION` node (trivia-free tree from the db).
 /// Module-scope variables a kernel may refer to.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct ModuleVars {
@@ -301,6 +301,8 @@ pub struct ModuleVars {
     pub consts: Vec<(String, u32)>,
 }
 
+/// Lowers one kernel. `function` is the `FUNCTION` node (trivia-free tree from the db);
+/// `functions` holds the device functions it calls, directly or not (`call.rs` inlines them).
 pub fn lower_kernel(
     function: &SyntaxNode,
     target: LowerTarget,
