@@ -17,6 +17,9 @@ use crate::{Db, Diagnostic, Severity, SourceFile, module_items, parse};
 pub struct CodegenError {
     pub message: String,
     pub range: Option<TextRange>,
+    /// The device function whose trivia-free tree `range` lies in (an error inside an
+    /// inlined callee); `None`: the kernel's.
+    pub function: Option<String>,
 }
 
 impl CodegenError {
@@ -24,8 +27,75 @@ impl CodegenError {
         CodegenError {
             message: message.into(),
             range: None,
+            function: None,
         }
     }
+}
+
+/// The module's `.func`s by name, as tracked handles (a definition preferred over
+/// declarations of the same name), sorted by name. Re-executes on every edit but compares
+/// equal unless a device function is added, removed, renamed or gains or loses its body; a
+/// kernel's [`lowered`] then reads the `syntax` of exactly the functions it calls, so an
+/// edit of a callee re-lowers its callers and no other kernel.
+#[salsa::tracked(returns(ref))]
+pub fn device_functions(db: &dyn Db, file: SourceFile) -> DeviceFunctions<'_> {
+    let mut functions: Vec<(String, crate::Function<'_>, bool)> = Vec::new();
+    for f in &module_items(db, file).functions {
+        if f.is_entry(db) {
+            continue;
+        }
+        let has_body = f
+            .syntax(db)
+            .node()
+            .children()
+            .any(|n| n.kind() == SyntaxKind::BLOCK);
+        match functions.iter_mut().find(|(n, ..)| n == f.name(db)) {
+            Some(e) if has_body && !e.2 => *e = (f.name(db).clone(), *f, true),
+            Some(_) => {}
+            None => functions.push((f.name(db).clone(), *f, has_body)),
+        }
+    }
+    functions.sort_by(|a, b| a.0.cmp(&b.0));
+    DeviceFunctions {
+        functions: functions.into_iter().map(|(n, f, _)| (n, f)).collect(),
+    }
+}
+
+/// See [`device_functions`].
+#[derive(Clone, Debug, PartialEq, Eq, Hash, salsa::SalsaValue)]
+pub struct DeviceFunctions<'db> {
+    pub functions: Vec<(String, crate::Function<'db>)>,
+}
+
+impl<'db> DeviceFunctions<'db> {
+    pub fn get(&self, name: &str) -> Option<crate::Function<'db>> {
+        self.functions
+            .binary_search_by(|(n, _)| n.as_str().cmp(name))
+            .ok()
+            .map(|i| self.functions[i].1)
+    }
+}
+
+/// The device functions `kernel` calls, directly or not, with their trivia-free trees (for
+/// `lower::lower_kernel`). Reads the `syntax` of those functions only.
+fn callees<'db>(db: &'db dyn Db, kernel: crate::Function<'db>) -> lower::Functions {
+    let mut out = lower::Functions::new();
+    let mut work = lower::direct_callees(&kernel.syntax(db).node());
+    if work.is_empty() {
+        // Not even the table: a kernel without calls does not depend on the functions.
+        return out;
+    }
+    let table = device_functions(db, kernel.file(db));
+    while let Some(name) = work.pop() {
+        if out.contains(&name) {
+            continue;
+        }
+        let Some(f) = table.get(&name) else { continue };
+        let node = f.syntax(db).node();
+        work.extend(lower::direct_callees(&node));
+        out.insert(name, node);
+    }
+    out
 }
 
 /// The SMs with code generation (a SASS table and checked forms).
@@ -226,10 +296,13 @@ pub fn lowered<'db>(
         param_base: ::cubin::builder::param_base(sm),
     };
     let module = module_vars(db, kt.function(db).file(db));
-    let l = lower::lower_kernel(&syntax.node(), lt, module).map_err(|e| CodegenError {
-        message: e.message,
-        range: Some(e.range),
-    })?;
+    let functions = callees(db, *kt.function(db));
+    let l =
+        lower::lower_kernel(&syntax.node(), lt, module, &functions).map_err(|e| CodegenError {
+            message: e.message,
+            range: Some(e.range),
+            function: e.function,
+        })?;
     debug_assert!(ir::verify(&l.func).is_ok(), "{:?}", ir::verify(&l.func));
     Ok(l)
 }
@@ -282,6 +355,7 @@ pub fn encoded<'db>(db: &'db dyn Db, kt: KernelTarget<'db>) -> Result<emit::Enco
     emit::encode_checked(f, &|v| a.get(v), s, sm).map_err(|e| CodegenError {
         message: e.message,
         range: e.origin.map(|(a, b)| TextRange::new(a.into(), b.into())),
+        function: None,
     })
 }
 
@@ -364,9 +438,10 @@ pub fn kernel_targets<'db>(
         .collect()
 }
 
-/// Compiles every kernel of a file and assembles the cubin. Fails closed: module variables,
-/// device functions and any kernel with an error make the whole file an error (every error
-/// is reported, with its span).
+/// Compiles every kernel of a file and assembles the cubin. Fails closed: module variables
+/// and any kernel with an error make the whole file an error (every error is reported, with
+/// its span). Device functions are inlined into the kernels that call them (`lower`'s
+/// `call.rs`); they get no code of their own.
 #[salsa::tracked(returns(ref))]
 pub fn cubin<'db>(db: &'db dyn Db, ft: FileTarget<'db>) -> CubinOutput {
     let file = ft.file(db);
@@ -392,24 +467,10 @@ pub fn cubin<'db>(db: &'db dyn Db, ft: FileTarget<'db>) -> CubinOutput {
             None
         }
     };
-    for item in &items.items {
-        let what = match item.kind {
-            // Shared variables are placed per kernel by the lowering, `.global`/`.const`
-            // ones by `module_data`; module `.local` variables have no storage outside the
-            // kernels, and a kernel referring to any module variable the lowering does not
-            // place is refused there.
-            crate::ItemKind::Global => None,
-            crate::ItemKind::DeviceFunction => Some("`.func` device functions"),
-            _ => None,
-        };
-        if let Some(what) = what {
-            diagnostics.push(Diagnostic {
-                severity: Severity::Error,
-                message: format!("unsupported: {what}"),
-                range: item.range,
-            });
-        }
-    }
+    // Shared variables are placed per kernel by the lowering, `.global`/`.const` ones by
+    // `module_data`; module `.local` variables have no storage outside the kernels, and a
+    // kernel referring to any module variable the lowering does not place is refused there.
+    // Device functions have no code of their own: calls inline them.
     let root = parse(db, file).syntax_node();
     let nodes: Vec<_> = root
         .children()
@@ -431,9 +492,22 @@ pub fn cubin<'db>(db: &'db dyn Db, ft: FileTarget<'db>) -> CubinOutput {
             Err(e) => diagnostics.push(Diagnostic {
                 severity: Severity::Error,
                 message: format!("kernel `{}`: {}", function.name(db), e.message),
-                range: match e.range {
-                    Some(r) => function.syntax(db).map_range(r, node),
-                    None => node.text_range(),
+                range: match (e.range, &e.function) {
+                    (Some(r), None) => function.syntax(db).map_range(r, node),
+                    (Some(r), Some(callee)) => {
+                        // A range in an inlined device function's tree: its definition.
+                        items
+                            .functions
+                            .iter()
+                            .zip(&nodes)
+                            .find(|(f, n)| {
+                                !f.is_entry(db)
+                                    && f.name(db) == callee
+                                    && n.children().any(|c| c.kind() == SyntaxKind::BLOCK)
+                            })
+                            .map_or(node.text_range(), |(f, n)| f.syntax(db).map_range(r, n))
+                    }
+                    (None, _) => node.text_range(),
                 },
             }),
         }

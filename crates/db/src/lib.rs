@@ -10,6 +10,7 @@
 //!           └ Function.syntax          [tracked field] the function's trivia-free tree:
 //!               │                      the per-kernel value every later stage reads
 //!               └ function_outline(f)  [per kernel] parameters, registers, labels, instructions
+//!   └ device_functions(file)           `.func` name → `Function` (codegen inlines callees)
 //!   └ diagnostics(file)                every diagnostic of the file, with absolute spans
 //! KernelTarget (interned: function × target): the key of every code-generation query
 //! ```
@@ -38,8 +39,9 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 pub use codegen::{
-    CodegenError, CubinOutput, FileTarget, KernelStats, allocated, codegen_supported, cubin,
-    encoded, kernel_stats, kernel_targets, lowered, module_data, module_vars, scheduled,
+    CodegenError, CubinOutput, DeviceFunctions, FileTarget, KernelStats, allocated,
+    codegen_supported, cubin, device_functions, encoded, kernel_stats, kernel_targets, lowered,
+    module_data, module_vars, scheduled,
 };
 pub use function::{Function, FunctionOutline, FunctionSyntax, function_outline};
 pub use items::{ItemKind, ItemSummary, ModuleItems, module_items};

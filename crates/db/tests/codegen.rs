@@ -52,6 +52,7 @@ const EXAMPLES: &[&str] = &[
     "../../test-data/codegen/subvec.ptx",
     "../../test-data/codegen/mad_legacy.ptx",
     "../../test-data/codegen/math_table.ptx",
+    "../../test-data/codegen/calls.ptx",
 ];
 
 /// The refusals the examples are expected to meet: (file, SM).
@@ -191,6 +192,191 @@ fn editing_one_kernel_recompiles_only_that_kernel() {
         cubin(file)
     "#]],
     );
+}
+
+const CALLS: &str = r#"
+.version 8.0
+.target sm_80
+.address_size 64
+
+.func (.param .b32 func_retval0) inc(.param .b32 inc_p)
+{
+    .reg .b32 %r<3>;
+    ld.param.u32 %r1, [inc_p];
+    add.u32 %r2, %r1, 1;
+    st.param.b32 [func_retval0+0], %r2;
+    ret;
+}
+
+.func (.param .b32 func_retval0) twice(.param .b32 twice_p)
+{
+    .reg .b32 %r<3>;
+    ld.param.u32 %r1, [twice_p];
+    {
+    .param .b32 param0;
+    st.param.b32 [param0+0], %r1;
+    .param .b32 retval0;
+    call.uni (retval0), inc, (param0);
+    ld.param.b32 %r2, [retval0+0];
+    }
+    shl.b32 %r2, %r2, 1;
+    st.param.b32 [func_retval0+0], %r2;
+    ret;
+}
+
+.visible .entry direct(.param .u64 p)
+{
+    .reg .b32 %r<3>;
+    .reg .b64 %rd<2>;
+    ld.param.u64 %rd1, [p];
+    mov.u32 %r1, %tid.x;
+    {
+    .param .b32 param0;
+    st.param.b32 [param0+0], %r1;
+    .param .b32 retval0;
+    call.uni (retval0), inc, (param0);
+    ld.param.b32 %r2, [retval0+0];
+    }
+    st.global.u32 [%rd1], %r2;
+    ret;
+}
+
+.visible .entry indirect(.param .u64 p)
+{
+    .reg .b32 %r<3>;
+    .reg .b64 %rd<2>;
+    ld.param.u64 %rd1, [p];
+    mov.u32 %r1, %tid.x;
+    {
+    .param .b32 param0;
+    st.param.b32 [param0+0], %r1;
+    .param .b32 retval0;
+    call.uni (retval0), twice, (param0);
+    ld.param.b32 %r2, [retval0+0];
+    }
+    st.global.u32 [%rd1], %r2;
+    ret;
+}
+
+.visible .entry plain(.param .u64 p)
+{
+    .reg .b32 %r<3>;
+    .reg .b64 %rd<2>;
+    ld.param.u64 %rd1, [p];
+    mov.u32 %r1, %tid.x;
+    add.u32 %r2, %r1, 7;
+    st.global.u32 [%rd1], %r2;
+    ret;
+}
+"#;
+
+#[test]
+fn editing_a_callee_recompiles_its_callers_only() {
+    let mut db = RootDatabase::with_execution_log();
+    let file = db.add_file("m.ptx", CALLS.as_bytes());
+    let t = target("sm_80");
+    run_codegen(&db, file, &t);
+    // `inc` is called by `direct`, and by `indirect` through `twice`.
+    let text = CALLS.replace("add.u32 %r2, %r1, 1;", "add.u32 %r2, %r1, 2;");
+    db.set_text(file, &text);
+    check(
+        &db,
+        file,
+        &t,
+        expect![[r#"
+            cubin(file)
+            lowered(direct)
+            encoded(direct)
+            allocated(direct)
+            scheduled(direct)
+            kernel_stats(direct)
+            lowered(indirect)
+            encoded(indirect)
+            allocated(indirect)
+            scheduled(indirect)
+            kernel_stats(indirect)
+        "#]],
+    );
+    // `twice` only by `indirect`.
+    let text = text.replace("shl.b32 %r2, %r2, 1;", "shl.b32 %r2, %r2, 2;");
+    db.set_text(file, &text);
+    check(
+        &db,
+        file,
+        &t,
+        expect![[r#"
+            cubin(file)
+            lowered(indirect)
+            encoded(indirect)
+            allocated(indirect)
+            scheduled(indirect)
+            kernel_stats(indirect)
+        "#]],
+    );
+    // A kernel without calls: only itself.
+    let text = text.replace("%r1, 7;", "%r1, 9;");
+    db.set_text(file, &text);
+    check(
+        &db,
+        file,
+        &t,
+        expect![[r#"
+            cubin(file)
+            lowered(plain)
+            encoded(plain)
+            allocated(plain)
+            scheduled(plain)
+            kernel_stats(plain)
+        "#]],
+    );
+    // Whitespace and comments inside a callee: nothing.
+    let text = text.replace("    ret;\n}\n\n.func", "    ret; // back\n}\n\n\n.func");
+    db.set_text(file, &text);
+    check(
+        &db,
+        file,
+        &t,
+        expect![[r#"
+            cubin(file)
+        "#]],
+    );
+    // A new device function changes the table the calling kernels read (they re-lower; the
+    // later stages see equal IR and are not re-run); `plain` does not read it.
+    let text = text.replace(
+        ".visible .entry direct",
+        ".func unused()\n{\n    ret;\n}\n\n.visible .entry direct",
+    );
+    db.set_text(file, &text);
+    check(
+        &db,
+        file,
+        &t,
+        expect![[r#"
+            cubin(file)
+            lowered(direct)
+            lowered(indirect)
+        "#]],
+    );
+}
+
+#[test]
+fn errors_in_a_callee_point_into_the_callee() {
+    let src = CALLS.replace(
+        "shl.b32 %r2, %r2, 1;",
+        ".reg .b64 %rd9;\n    bfe.u64 %rd9, %rd9, 0, 8;",
+    );
+    let mut db = RootDatabase::default();
+    let file = db.add_file("m.ptx", src.as_bytes());
+    let out = db::cubin(&db, FileTarget::new(&db, file, target("sm_80")));
+    assert!(out.bytes.is_none());
+    assert_eq!(out.diagnostics.len(), 1, "{:?}", out.diagnostics);
+    let d = &out.diagnostics[0];
+    assert_eq!(
+        d.message,
+        "kernel `indirect`: unsupported: bfe of a 64-bit type"
+    );
+    let r = usize::from(d.range.start())..usize::from(d.range.end());
+    assert_eq!(&src[r], "bfe.u64 %rd9, %rd9, 0, 8;");
 }
 
 #[test]

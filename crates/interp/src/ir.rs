@@ -477,6 +477,8 @@ pub struct Function {
     /// Bytes of `.param` storage per call frame (parameters, return values, and `.param`
     /// variables declared in the body).
     pub param_size: u64,
+    /// Bytes of the declared parameters alone (a kernel's parameter buffer).
+    pub args_size: u64,
 }
 
 /// A lowered module.

@@ -69,9 +69,10 @@ impl Program {
         &self.module.functions[k as usize].params
     }
 
-    /// Bytes of the kernel parameter buffer of kernel `k`.
+    /// Bytes of the kernel parameter buffer of kernel `k` (its declared parameters; `.param`
+    /// variables declared in its body live in each thread's frame).
     pub fn param_size(&self, k: u32) -> u64 {
-        self.module.functions[k as usize].param_size
+        self.module.functions[k as usize].args_size
     }
 
     /// Lays out each CTA's shared memory as ptxas's code for `layout` expects (the module's

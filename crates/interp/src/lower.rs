@@ -111,6 +111,7 @@ pub fn lower(text: &str, file: &ast::SourceFile) -> Result<Module, LowerError> {
                 body: Vec::new(),
                 local_size: 0,
                 param_size: 0,
+                args_size: 0,
             });
         }
     }
@@ -224,6 +225,7 @@ pub fn lower(text: &str, file: &ast::SourceFile) -> Result<Module, LowerError> {
         for p in f.params() {
             params.extend(cx.param(&p, is_entry)?);
         }
+        let args_size = cx.param_size;
         let defined = if let Some(body) = f.body() {
             cx.block(&body)?;
             cx.resolve_pending()?;
@@ -239,6 +241,7 @@ pub fn lower(text: &str, file: &ast::SourceFile) -> Result<Module, LowerError> {
         func.body = cx.insts;
         func.local_size = cx.local_size;
         func.param_size = cx.param_size;
+        func.args_size = args_size;
     }
     m.shared_static = shared_static;
     m.dyn_shared_align = dyn_align;

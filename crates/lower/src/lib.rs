@@ -14,13 +14,15 @@
 //! `and/or/xor/not`, `shl/shr` (32-bit; 64-bit by a constant below 32), `setp` (32-bit integer
 //! and f32, no combining predicate), `selp`, `min/max`, `neg/abs` of f32, f32
 //! `add/sub/mul/fma/mad.rn`, `cvt` between 32/64-bit integers and `.rn` int→f32 / `.rzi`
-//! f32→int, `cvta(.to).global`, `ld/st.global` (32/64 bits, `.nc`), `bra`, `ret`/`exit`.
+//! f32→int, `cvta(.to).global`, `ld/st.global` (32/64 bits, `.nc`), `bra`, `ret`/`exit`;
+//! `call` of device functions, inlined (`call.rs`). (The full list: `docs/arch/codegen.md`.)
 
 #![forbid(unsafe_code)]
 
 mod atom;
 mod bitfield;
 mod bits;
+mod call;
 mod cvt_table;
 mod cvta;
 mod fence;
@@ -35,6 +37,7 @@ mod set;
 mod small;
 mod warp;
 
+pub use call::{Functions, direct_callees};
 pub use rsmem::ReservedSmemUse;
 
 use ir::{Block, Class, Func, Guard, Inst, Operand, Reg, VReg};
@@ -48,6 +51,9 @@ use syntax::{SyntaxNode, TextRange};
 pub struct LowerError {
     pub message: String,
     pub range: TextRange,
+    /// The device function whose tree `range` lies in, when the construct is in an inlined
+    /// callee (`call.rs`); `None`: the kernel's tree.
+    pub function: Option<String>,
 }
 
 /// The SM-dependent choices lowering makes.
@@ -111,6 +117,7 @@ fn unsupported(node: &SyntaxNode, what: impl std::fmt::Display) -> LowerError {
     LowerError {
         message: format!("unsupported: {what}"),
         range: node.text_range(),
+        function: None,
     }
 }
 
@@ -118,6 +125,7 @@ fn malformed(node: &SyntaxNode, what: impl std::fmt::Display) -> LowerError {
     LowerError {
         message: what.to_string(),
         range: node.text_range(),
+        function: None,
     }
 }
 
@@ -209,9 +217,14 @@ enum Sreg {
     Reserved(rsmem::ReservedReg),
 }
 
-/// A declaration to undo at the end of a `{ }` block: (name, previous register, previous
-/// unsupported type).
-type ScopeUndo = (String, Option<(VReg, Ty)>, Option<String>);
+/// A declaration to undo at the end of a `{ }` block: the name and what it meant before (a
+/// register, a register of an unsupported type, a `.param` variable).
+struct ScopeUndo {
+    name: String,
+    reg: Option<(VReg, Ty)>,
+    unsupported: Option<String>,
+    param: Option<usize>,
+}
 
 struct Cx {
     target: LowerTarget,
@@ -253,9 +266,27 @@ struct Cx {
     globals: FxHashMap<String, u32>,
     /// Module `.const` variables: offset in constant bank 3 (`modvar.rs`).
     consts: FxHashMap<String, u32>,
+    /// The module's device functions, for `call` (`call.rs`).
+    functions: Functions,
+    /// `.param` variables in scope (a call's argument and return slots, an inlined device
+    /// function's own parameters): name → index in `param_data` (`call.rs`).
+    param_vars: FxHashMap<String, usize>,
+    param_data: Vec<call::ParamVar>,
+    /// Module-scope shared variables: the only shared names an inlined function sees.
+    module_shared: FxHashMap<String, u32>,
+    /// The device functions being inlined, outermost first (empty: the kernel's own body).
+    inline_stack: Vec<String>,
+    /// The range of the outermost `call` being inlined: the origin recorded on every IR
+    /// instruction of an inlined body (origins are ranges in the kernel's tree).
+    inline_site: Option<(u32, u32)>,
+    /// Inside an inlined body: the block a `ret` branches to.
+    ret_target: Option<Block>,
+    /// The empty block started after the latest `ret` of an inlined body.
+    after_ret: Option<Block>,
+    /// IR instructions emitted so far (inlining is bounded by it).
+    emitted: usize,
 }
 
-/// Lowers one kernel. `function` is the `FUNCTION` node (trivia-free tree from the db).
 /// Module-scope variables a kernel may refer to.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct ModuleVars {
@@ -270,10 +301,13 @@ pub struct ModuleVars {
     pub consts: Vec<(String, u32)>,
 }
 
+/// Lowers one kernel. `function` is the `FUNCTION` node (trivia-free tree from the db);
+/// `functions` holds the device functions it calls, directly or not (`call.rs` inlines them).
 pub fn lower_kernel(
     function: &SyntaxNode,
     target: LowerTarget,
     module: &ModuleVars,
+    functions: &Functions,
 ) -> Result<Lowered, LowerError> {
     let f = ast::Function::cast(function.clone())
         .ok_or_else(|| malformed(function, "not a function"))?;
@@ -320,6 +354,15 @@ pub fn lower_kernel(
             .map(|(i, n)| (n.clone(), i as u32))
             .collect(),
         consts: module.consts.iter().cloned().collect(),
+        functions: functions.clone(),
+        param_vars: FxHashMap::default(),
+        param_data: Vec::new(),
+        module_shared: FxHashMap::default(),
+        inline_stack: Vec::new(),
+        inline_site: None,
+        ret_target: None,
+        after_ret: None,
+        emitted: 0,
     };
     // Parameters.
     let mut params = Vec::new();
@@ -405,7 +448,6 @@ pub fn lower_kernel(
     cx.const_load(Operand::r(sp), STACK_TOP_CBANK, 1);
     // Labels are visible in the whole body: create their blocks first.
     collect_labels(&body, &mut cx)?;
-    cx.open_frame();
     // Dynamic (`.extern .shared`) arrays all start where the static block ends, aligned;
     // the static block is padded to that start so the driver places the dynamic region
     // exactly there.
@@ -423,8 +465,18 @@ pub fn lower_kernel(
             cx.shared.insert(n.clone(), base);
         }
     }
+    cx.module_shared = module
+        .shared_static
+        .iter()
+        .map(|(n, ..)| n)
+        .chain(module.shared_extern.iter().map(|(n, _)| n))
+        .filter_map(|n| Some((n.clone(), *cx.shared.get(n)?)))
+        .collect();
     cx.block(&body)?;
     cx.drop_collective_syncs();
+    // The frame's size is known only now (inlined functions add their `.local` variables);
+    // placed after `drop_collective_syncs`, which works on recorded instruction positions.
+    cx.open_frame(entry);
     // The empty block opened after a final `ret` is not a label: drop it.
     while cx.f.order.len() > 1 {
         let last = *cx.f.order.last().expect("blocks");
@@ -540,6 +592,14 @@ fn collect_labels(b: &ast::Block, cx: &mut Cx) -> Result<(), LowerError> {
             ast::Statement::VarDecl(v)
                 if v.state_space().is_some_and(|t| t.text() == ".shared") =>
             {
+                if !cx.inline_stack.is_empty() {
+                    // Per-CTA storage shared by every invocation: all inlined copies would
+                    // have to agree on one place. Not needed by the corpus (one file).
+                    return Err(unsupported(
+                        v.syntax(),
+                        ".shared variables declared in a device function",
+                    ));
+                }
                 cx.shared_decl(&v)?;
             }
             ast::Statement::VarDecl(v) if v.state_space().is_some_and(|t| t.text() == ".local") => {
@@ -578,6 +638,7 @@ impl Cx {
             i.guard = self.guard;
         }
         i.origin = self.origin;
+        self.emitted += 1;
         let b = self.cur;
         self.f.blocks[b].insts.push(i);
     }
@@ -645,36 +706,53 @@ impl Cx {
         // log (cloning the maps would make nested blocks quadratic in large kernels).
         let mark = self.scope_undo.len();
         let r = self.block_statements(b);
-        while self.scope_undo.len() > mark {
-            let (name, reg, unsup) = self.scope_undo.pop().expect("undo entry");
-            match reg {
-                Some(v) => self.regs.insert(name.clone(), v),
-                None => self.regs.remove(&name),
-            };
-            match unsup {
-                Some(t) => self.unsupported_regs.insert(name, t),
-                None => self.unsupported_regs.remove(&name),
-            };
-        }
+        self.undo_scope(mark);
         r
     }
 
+    /// Undoes the declarations logged since `mark`.
+    fn undo_scope(&mut self, mark: usize) {
+        while self.scope_undo.len() > mark {
+            let u = self.scope_undo.pop().expect("undo entry");
+            match u.reg {
+                Some(v) => self.regs.insert(u.name.clone(), v),
+                None => self.regs.remove(&u.name),
+            };
+            match u.unsupported {
+                Some(t) => self.unsupported_regs.insert(u.name.clone(), t),
+                None => self.unsupported_regs.remove(&u.name),
+            };
+            match u.param {
+                Some(p) => self.param_vars.insert(u.name, p),
+                None => self.param_vars.remove(&u.name),
+            };
+        }
+    }
+
+    /// Logs what `name` meant before a declaration in the current block and forgets it.
+    fn shadow(&mut self, name: &str) {
+        self.scope_undo.push(ScopeUndo {
+            name: name.to_string(),
+            reg: self.regs.remove(name),
+            unsupported: self.unsupported_regs.remove(name),
+            param: self.param_vars.remove(name),
+        });
+    }
+
     fn declare_reg(&mut self, name: String, v: (VReg, Ty)) {
-        let old = (
-            self.regs.get(&name).copied(),
-            self.unsupported_regs.remove(&name),
-        );
-        self.scope_undo.push((name.clone(), old.0, old.1));
+        self.shadow(&name);
         self.regs.insert(name, v);
     }
 
     fn declare_unsupported(&mut self, name: String, ty: String) {
-        let old = (
-            self.regs.remove(&name),
-            self.unsupported_regs.get(&name).cloned(),
-        );
-        self.scope_undo.push((name.clone(), old.0, old.1));
+        self.shadow(&name);
         self.unsupported_regs.insert(name, ty);
+    }
+
+    /// Declares a `.param` variable (index into `param_data`) in the current block.
+    fn declare_param(&mut self, name: String, var: usize) {
+        self.shadow(&name);
+        self.param_vars.insert(name, var);
     }
 
     fn block_statements(&mut self, b: &ast::Block) -> Result<(), LowerError> {
@@ -698,7 +776,9 @@ impl Cx {
                 ast::Statement::Instruction(i) => self.instruction(&i)?,
                 ast::Statement::Directive(d) => {
                     let n = d.name().map(|t| t.text().to_string()).unwrap_or_default();
-                    if n != ".loc" && n != ".pragma" {
+                    // `.callprototype` only declares the signature of indirect calls
+                    // (refused at the `call`).
+                    if n != ".loc" && n != ".pragma" && n != ".callprototype" {
                         return Err(unsupported(d.syntax(), format!("directive {n} in a body")));
                     }
                 }
@@ -716,6 +796,9 @@ impl Cx {
         if space == ".shared" || space == ".local" {
             // Placed before the body is lowered (`collect_labels`).
             return Ok(());
+        }
+        if space == ".param" {
+            return self.param_decl(v);
         }
         if space != ".reg" {
             return Err(unsupported(v.syntax(), format!("{space} variables")));
@@ -832,6 +915,12 @@ impl Cx {
                 let name = n.name().map(|t| t.text().to_string()).unwrap_or_default();
                 if let Some(ty) = self.unsupported_regs.get(&name) {
                     return Err(unsupported(n.syntax(), format!("{ty} registers")));
+                }
+                if self.param_vars.contains_key(&name) {
+                    return Err(unsupported(
+                        n.syntax(),
+                        format!("the address of the .param variable `{name}`"),
+                    ));
                 }
                 if let Some(&at) = self.shared.get(&name) {
                     // The variable's address in the shared window.
@@ -1058,7 +1147,10 @@ impl Cx {
             None => None,
         };
         let r = node.text_range();
-        self.origin = Some((r.start().into(), r.end().into()));
+        self.origin = Some(
+            self.inline_site
+                .unwrap_or((r.start().into(), r.end().into())),
+        );
         let opcode = i.opcode().map(|t| t.text().to_string()).unwrap_or_default();
         let mods: Vec<String> = i.modifiers().map(|t| t.text().to_string()).collect();
         let ops: Vec<ast::Operand> = i.operands().collect();
@@ -1118,6 +1210,8 @@ impl Cx {
         }
         match opcode {
             "ld" if has(".param") => self.ld_param(node, mods, ops),
+            "st" if has(".param") => self.st_param(node, mods, ops),
+            "call" => self.call(node, mods, ops),
             // `ldu` loads a value that is read-only for the kernel's lifetime: the
             // non-coherent path, as `ld.global.nc`.
             "ldu" if has(".global") => {
@@ -1478,6 +1572,7 @@ impl Cx {
                 self.start_block(next);
                 Ok(())
             }
+            "ret" if self.ret_target.is_some() => self.inlined_ret(),
             "ret" | "exit" => {
                 self.push(Inst::new("EXIT", vec![], vec![]));
                 let next = self.f.new_block();

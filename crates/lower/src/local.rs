@@ -75,8 +75,10 @@ impl Cx {
         Ok(())
     }
 
-    /// After the declarations are placed: rounds the frame and moves the stack pointer down.
-    pub(crate) fn open_frame(&mut self) {
+    /// After the body is lowered (inlined functions place their `.local` variables as they
+    /// are met): rounds the frame and moves the stack pointer down at the start of `entry`,
+    /// right after `R1` is loaded.
+    pub(crate) fn open_frame(&mut self, entry: ir::Block) {
         if self.frame_size == 0 {
             return;
         }
@@ -86,7 +88,7 @@ impl Cx {
         self.frame_size = self.frame_size.div_ceil(align) * align;
         let sp = self.stack_pointer();
         let frame = -(self.frame_size as i64);
-        self.push(Inst::new(
+        let inst = Inst::new(
             "IADD3",
             vec![
                 Operand::r(sp),
@@ -95,7 +97,8 @@ impl Cx {
                 Operand::rz(),
             ],
             vec![0],
-        ));
+        );
+        self.f.blocks[entry].insts.insert(1, inst);
     }
 
     pub(crate) fn stack_pointer(&self) -> Reg {

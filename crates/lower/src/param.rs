@@ -76,6 +76,10 @@ impl Cx {
             ));
         }
         let (name, off) = self.address_name(&ops[1])?;
+        if let Some(&var) = self.param_vars.get(&name) {
+            // A call's result or an inlined function's parameter (`call.rs`).
+            return self.ld_param_var(node, var, off, (ty.size, ty.signed), &dsts);
+        }
         let (base, size) = *self
             .params
             .get(&name)

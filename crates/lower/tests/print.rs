@@ -15,6 +15,7 @@ fn lower_saxpy(sm: u32, param_base: u32) -> String {
         &function,
         lower::LowerTarget { sm, param_base },
         &lower::ModuleVars::default(),
+        &lower::Functions::default(),
     )
     .unwrap();
     ir::verify(&l.func).unwrap();

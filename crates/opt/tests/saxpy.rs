@@ -20,6 +20,7 @@ fn optimized(sm: u32, param_base: u32) -> String {
         &function,
         lower::LowerTarget { sm, param_base },
         &lower::ModuleVars::default(),
+        &lower::Functions::default(),
     )
     .unwrap();
     opt::optimize(&mut l.func, sm, 3);

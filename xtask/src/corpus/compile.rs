@@ -82,6 +82,22 @@ fn reason_of(message: &str) -> String {
             return format!("{}…`", prefix);
         }
     }
+    if let Some(rest) = m.strip_prefix("unsupported: call of ") {
+        // Library functions keep their name (`__assertfail`, `vprintf`, `malloc`); mangled
+        // and register callees are grouped by the reason in parentheses.
+        let (name, why) = rest.split_once(" (").unwrap_or((rest, ""));
+        let why = why
+            .split([',', ':'])
+            .next()
+            .unwrap_or("")
+            .trim_end_matches(')');
+        let name = if name.len() < 24 && !name.starts_with("_Z") && !name.starts_with('%') {
+            name
+        } else {
+            "…"
+        };
+        return format!("unsupported: call of {name} ({why})");
+    }
     if m.starts_with("unsupported: encoding of") {
         // Keep the mnemonic only.
         let op = m
