@@ -53,6 +53,7 @@ const EXAMPLES: &[&str] = &[
     "../../test-data/codegen/mad_legacy.ptx",
     "../../test-data/codegen/math_table.ptx",
     "../../test-data/codegen/calls.ptx",
+    "../../test-data/codegen/param_addr.ptx",
 ];
 
 /// The refusals the examples are expected to meet: (file, SM).

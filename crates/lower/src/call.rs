@@ -203,6 +203,7 @@ struct Scope {
     locals: FxHashMap<String, u32>,
     constants: FxHashMap<String, u64>,
     param_vars: FxHashMap<String, usize>,
+    param_ptrs: FxHashMap<String, (String, i64)>,
     ret_target: Option<Block>,
 }
 
@@ -223,6 +224,7 @@ impl Cx {
         std::mem::swap(&mut self.locals, &mut s.locals);
         std::mem::swap(&mut self.constants, &mut s.constants);
         std::mem::swap(&mut self.param_vars, &mut s.param_vars);
+        std::mem::swap(&mut self.param_ptrs, &mut s.param_ptrs);
         std::mem::swap(&mut self.ret_target, &mut s.ret_target);
     }
 

@@ -31,6 +31,7 @@ mod funnel;
 mod local;
 mod modvar;
 mod param;
+mod param_ptr;
 mod rsmem;
 mod seq;
 mod set;
@@ -272,6 +273,9 @@ struct Cx {
     /// function's own parameters): name → index in `param_data` (`call.rs`).
     param_vars: FxHashMap<String, usize>,
     param_data: Vec<call::ParamVar>,
+    /// Kernel-body registers holding a kernel parameter's address, never materialized:
+    /// register → (parameter, offset) (`param_ptr.rs`).
+    param_ptrs: FxHashMap<String, (String, i64)>,
     /// Module-scope shared variables: the only shared names an inlined function sees.
     module_shared: FxHashMap<String, u32>,
     /// The device functions being inlined, outermost first (empty: the kernel's own body).
@@ -356,6 +360,7 @@ pub fn lower_kernel(
         consts: module.consts.iter().cloned().collect(),
         functions: functions.clone(),
         param_vars: FxHashMap::default(),
+        param_ptrs: FxHashMap::default(),
         param_data: Vec::new(),
         module_shared: FxHashMap::default(),
         inline_stack: Vec::new(),
@@ -407,6 +412,7 @@ pub fn lower_kernel(
             align,
         });
     }
+    cx.param_ptrs = param_ptr::param_pointers(&body, &cx.params);
     let mut max_threads = None;
     let mut reqntid = None;
     let mut max_registers = None;
@@ -1187,6 +1193,14 @@ impl Cx {
     ) -> Result<(), LowerError> {
         let unsup = |what: &str| Err(unsupported(node, what));
         let has = |m: &str| mods.iter().any(|x| x == m);
+        if matches!(opcode, "mov" | "add")
+            && let Some(ast::Operand::Name(n)) = ops.first()
+            && n.name()
+                .is_some_and(|t| self.param_ptrs.contains_key(t.text()))
+        {
+            // A parameter's address, folded into the `ld.param`s that use it (`param_ptr.rs`).
+            return Ok(());
+        }
         if opcode == "cvt" {
             if let Some(r) = self.cvt_small(node, mods, ops) {
                 return r;

@@ -76,6 +76,10 @@ impl Cx {
             ));
         }
         let (name, off) = self.address_name(&ops[1])?;
+        let (name, off) = match self.param_ptrs.get(&name) {
+            Some((p, o)) => (p.clone(), o + off),
+            None => (name, off),
+        };
         if let Some(&var) = self.param_vars.get(&name) {
             // A call's result or an inlined function's parameter (`call.rs`).
             return self.ld_param_var(node, var, off, (ty.size, ty.signed), &dsts);
