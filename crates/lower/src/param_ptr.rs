@@ -95,11 +95,13 @@ pub(crate) fn param_pointers<P>(
                 defs.push((d, Def::Offset(s, k)));
                 handled = Some(vec![0, 1, 2]);
             }
-        } else if opcode == "ld" && mods.iter().any(|m| m == ".param") && ops.len() == 2 {
-            if ld_param_base(&ops[1]).is_some() {
-                // The base is a use we accept; the destination is an ordinary definition.
-                handled = Some(vec![1]);
-            }
+        } else if opcode == "ld"
+            && mods.iter().any(|m| m == ".param")
+            && ops.len() == 2
+            && ld_param_base(&ops[1]).is_some()
+        {
+            // The base is a use we accept; the destination is an ordinary definition.
+            handled = Some(vec![1]);
         }
         let handled = handled.unwrap_or_default();
         for (k, o) in ops.iter().enumerate() {
