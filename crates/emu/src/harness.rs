@@ -6,8 +6,9 @@
 //!   own bounds-checked buffer of [`Config::buffer_bytes`] bytes in global memory, filled word
 //!   by word with either a small integer (0..32) or a float in [-8, 8) (so that both index
 //!   arithmetic and float code see plausible values);
-//! * other integer and float scalars get small random values (integers 1..=16, floats in
-//!   [-4, 4) in steps of 1/8); larger `.b8` arrays (structs) get random small bytes;
+//! * other integer and float scalars get small random values (integers 1..=16, or 16, 32,
+//!   48 or 64 with [`Config::aligned_scalars`]; floats in [-4, 4) in steps of 1/8); larger
+//!   `.b8` arrays (structs) get random small bytes;
 //! * the grid is [`Config::grid`] CTAs of [`Config::block`] threads (a kernel's `.reqntid`
 //!   wins), with [`Config::dynamic_shared`] bytes of dynamic shared memory.
 //!
@@ -34,6 +35,10 @@ pub struct Config {
     pub seed: u64,
     /// Warp steps per CTA (emulator) / instructions per CTA (interpreter).
     pub step_limit: u64,
+    /// Integer scalars are multiples of 16: for kernels whose vector accesses assume that
+    /// sizes and strides keep addresses aligned (a misaligned access is undefined in PTX and
+    /// traps on the hardware).
+    pub aligned_scalars: bool,
 }
 
 impl Default for Config {
@@ -45,6 +50,7 @@ impl Default for Config {
             buffer_bytes: 16384,
             seed: 0x5eed,
             step_limit: 200_000,
+            aligned_scalars: false,
         }
     }
 }
@@ -127,6 +133,7 @@ pub fn inputs(slots: &[interp::ParamSlot], param_size: usize, cfg: &Config) -> I
             (Ty::F64, 8) => (((rng.below(64) as f64) - 32.0) / 8.0)
                 .to_le_bytes()
                 .to_vec(),
+            _ if n <= 8 && cfg.aligned_scalars => ((1 + rng.below(4)) * 16).to_le_bytes()[..n].to_vec(),
             _ if n <= 8 => (1 + rng.below(16)).to_le_bytes()[..n].to_vec(),
             _ => (0..n).map(|_| rng.below(16) as u8).collect(),
         };

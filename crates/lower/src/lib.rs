@@ -72,6 +72,13 @@ impl LowerTarget {
     fn global_desc(self) -> u32 {
         if self.sm >= 90 { 0x208 } else { 0x118 }
     }
+
+    /// Offset of `%envreg0` in constant bank 0; `%envregN` is the word `4 * N` after it
+    /// (ptxas 13.0.88: `mov.u32 %r, %envreg2` reads `c[0x0][0x90]` on sm_80 and `c[0x0][0x48]`
+    /// on sm_90, `%envreg0` `c[0x0][0x88]` / `c[0x0][0x40]`).
+    fn envreg_base(self) -> u32 {
+        if self.sm >= 90 { 0x40 } else { 0x88 }
+    }
 }
 
 /// A kernel parameter as laid out in the parameter block.
@@ -979,6 +986,14 @@ impl Cx {
                     ("%lanemask_ge", None) => Sreg::S2r("SR_GEMASK"),
                     ("%clock", None) => Sreg::Clock { wide: false },
                     ("%clock64", None) => Sreg::Clock { wide: true },
+                    (e, None)
+                        if let Some(k) = e
+                            .strip_prefix("%envreg")
+                            .and_then(|k| k.parse::<u32>().ok())
+                            .filter(|k| *k < 32) =>
+                    {
+                        Sreg::Cbank(self.target.envreg_base() + 4 * k)
+                    }
                     _ => {
                         return Err(unsupported(
                             n.syntax(),

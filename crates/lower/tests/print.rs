@@ -61,3 +61,39 @@ fn saxpy_sm80() {
     "#]]
     .assert_eq(&lower_saxpy(80, 0x160));
 }
+
+/// `%envregN`: constant-bank words whose offsets were read from ptxas 13.0.88's code for the
+/// same PTX (`MOV R5, c[0x0][0x90]` on sm_80, `LDC R5, c[0x0][0x48]` on sm_90 for
+/// `%envreg2`; `c[0x0][0x88]` / `c[0x0][0x40]` for `%envreg0`).
+#[test]
+fn envregs_read_ptxas_constant_bank_words() {
+    let text = ".version 8.0\n.target sm_80\n.address_size 64\n\
+        .visible .entry k(.param .u64 p)\n{\n.reg .b32 %r<4>;\n.reg .b64 %q<2>;\n\
+        ld.param.u64 %q1, [p];\nmov.u32 %r1, %envreg2;\nmov.u32 %r2, %envreg0;\n\
+        st.global.u32 [%q1], %r1;\nst.global.u32 [%q1+4], %r2;\nret;\n}\n";
+    for (sm, base, words) in [
+        (80, 0x160, ["c[0x0][0x90]", "c[0x0][0x88]"]),
+        (90, 0x210, ["c[0x0][0x48]", "c[0x0][0x40]"]),
+    ] {
+        let parse = syntax::parse(text);
+        let function = parse
+            .syntax_node()
+            .children()
+            .find(|n| n.kind() == SyntaxKind::FUNCTION)
+            .unwrap();
+        let l = lower::lower_kernel(
+            &function,
+            lower::LowerTarget {
+                sm,
+                param_base: base,
+            },
+            &lower::ModuleVars::default(),
+            &lower::Functions::default(),
+        )
+        .unwrap();
+        let printed = ir::print(&l.func, None);
+        let r1 = printed.find(&format!("%r1, {}", words[0]));
+        let r2 = printed.find(&format!("%r2, {}", words[1]));
+        assert!(r1.is_some() && r2.is_some(), "sm_{sm}:\n{printed}");
+    }
+}
