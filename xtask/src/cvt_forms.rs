@@ -8,8 +8,9 @@
 //! and the store become a template in `lower`'s sequence syntax (`lower/src/seq.rs`): the
 //! loaded register is `%s`, the register stored is `%d`, every other value a fresh temporary
 //! (`%tN`, `$pN`). A variant is left out (`-`) when its code cannot be written that way:
-//! constant-bank or uniform-register operands, branches, 64-bit temporaries, half-register
-//! selectors (`.H0_H0`), or reads of a register the template does not name. 8- and 16-bit
+//! constant-bank or uniform-register operands, branches, 64-bit temporaries, the `.H1_H0`
+//! selector, or reads of a register the template does not name (the `.H0_H0` and `.H1_H1`
+//! selectors are kept). 8- and 16-bit
 //! sources are loaded as the low half of a 32-bit word (`mov.b32 {lo, hi}`), so ptxas's code
 //! cannot rely on the upper bits, as kiln's 16-bit registers leave them unspecified.
 
@@ -20,7 +21,7 @@ use crate::corpus::{self, PtxasOutcome};
 use crate::oracle;
 
 const TYPES: &[&str] = &[
-    "f32", "f64", "s32", "u32", "s64", "u64", "f16", "s16", "u16", "s8", "u8",
+    "f32", "f64", "s32", "u32", "s64", "u64", "f16", "bf16", "s16", "u16", "s8", "u8",
 ];
 const ROUNDINGS: &[&str] = &[
     "", ".rn", ".rz", ".rm", ".rp", ".rni", ".rzi", ".rmi", ".rpi",
@@ -36,7 +37,9 @@ pub struct Variant {
 }
 
 fn bits(t: &str) -> u32 {
-    t[1..].parse().expect("type width")
+    t.trim_start_matches(char::is_alphabetic)
+        .parse()
+        .expect("type width")
 }
 
 /// Every variant ptxas might accept (it rejects the rest; those are dropped).
@@ -206,7 +209,7 @@ pub fn template(lines: &[String], dt: &str) -> Result<String, String> {
         .ok_or("the stored register is not written unguarded")?;
     let mut out = Vec::new();
     for (k, l) in body.iter().enumerate() {
-        if l.contains("c[") || l.contains("UR") || l.contains(".H0") || l.contains(".H1") {
+        if l.contains("c[") || l.contains("UR") || l.contains(".H1_H0") {
             return Err(format!("operand form: {l}"));
         }
         if l.contains("BRA") || l.contains("CALL") || l.contains("RET") || l.contains("QNAN") {
@@ -240,6 +243,14 @@ pub fn template(lines: &[String], dt: &str) -> Result<String, String> {
             let (core, post) = match s.strip_suffix('|') {
                 Some(c) => (c, "|"),
                 None => (s, ""),
+            };
+            // A half selector stays on the renamed register (`%s.H0_H0`).
+            let (core, post) = match [".H0_H0", ".H1_H1"]
+                .into_iter()
+                .find_map(|h| core.strip_suffix(h).map(|c| (c, h)))
+            {
+                Some((c, h)) => (c, format!("{h}{post}")),
+                None => (core, post.to_string()),
             };
             if matches!(core, "RZ" | "PT") {
                 return Ok(o.to_string());

@@ -54,6 +54,7 @@ const EXAMPLES: &[&str] = &[
     "../../test-data/codegen/math_table.ptx",
     "../../test-data/codegen/calls.ptx",
     "../../test-data/codegen/param_addr.ptx",
+    "../../test-data/codegen/match.ptx",
 ];
 
 /// The refusals the examples are expected to meet: (file, SM).

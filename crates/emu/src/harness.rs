@@ -133,7 +133,9 @@ pub fn inputs(slots: &[interp::ParamSlot], param_size: usize, cfg: &Config) -> I
             (Ty::F64, 8) => (((rng.below(64) as f64) - 32.0) / 8.0)
                 .to_le_bytes()
                 .to_vec(),
-            _ if n <= 8 && cfg.aligned_scalars => ((1 + rng.below(4)) * 16).to_le_bytes()[..n].to_vec(),
+            _ if n <= 8 && cfg.aligned_scalars => {
+                ((1 + rng.below(4)) * 16).to_le_bytes()[..n].to_vec()
+            }
             _ if n <= 8 => (1 + rng.below(16)).to_le_bytes()[..n].to_vec(),
             _ => (0..n).map(|_| rng.below(16) as u8).collect(),
         };

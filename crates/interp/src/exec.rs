@@ -785,7 +785,14 @@ impl Cta<'_> {
                         )
                     };
                     let t = &mut self.warps[w][l];
-                    set(f, t, &args[0], Ty::B32, d as u64);
+                    match &args[0] {
+                        // `d|p` (match.all's optional predicate), parsed as a pair.
+                        Operand::Vec(parts) if parts.len() == 2 => {
+                            set(f, t, &parts[0], Ty::B32, d as u64);
+                            set(f, t, &parts[1], Ty::Pred, p as u64);
+                        }
+                        a => set(f, t, a, Ty::B32, d as u64),
+                    }
                     if inst.mods.mode == 1 && args.len() == 4 {
                         set(f, t, &args[1], Ty::Pred, p as u64);
                     }
@@ -2498,6 +2505,11 @@ fn cvt(dty: Ty, sty: Ty, x: u64, m: &Mods) -> u64 {
                 }
                 let r = (b.wrapping_add(0x1000)) & 0xffff_e000;
                 return r as u64;
+            }
+            if sty == Ty::Bf16 && dty == Ty::F32 && m.irnd.is_none() && !m.sat && !m.relu {
+                // bf16 -> f32 is the bit pattern shifted up, NaN payloads and signs included
+                // (ptxas 13.0.88 writes `SHF.L.U32 d, a, 0x10, RZ` for every rounding).
+                return (x & 0xffff) << 16;
             }
             let v = to_f64(sty, flush_in(sty, x, m.ftz && sty == Ty::F32));
             let fmt = fmt_of(dty);

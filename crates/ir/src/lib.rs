@@ -93,15 +93,38 @@ impl Reg {
     }
 }
 
+/// Which 16-bit half of a register a packed-half operand reads, replicated into both lanes
+/// (`R0.H0_H0`, `R0.H1_H1`); `None`: the whole register.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Sel {
+    #[default]
+    None,
+    H0H0,
+    H1H1,
+}
+
+impl Sel {
+    /// The suffix nvdisasm prints after the register.
+    pub fn suffix(self) -> &'static str {
+        match self {
+            Sel::None => "",
+            Sel::H0H0 => ".H0_H0",
+            Sel::H1H1 => ".H1_H1",
+        }
+    }
+}
+
 /// An instruction operand, printed exactly as nvdisasm prints it.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Operand {
-    /// A register with source modifiers (`-R2`, `!P0`, `|R3|`, `~R4`).
+    /// A register with source modifiers (`-R2`, `!P0`, `|R3|`, `~R4`) and a half selector
+    /// (`R2.H0_H0`).
     Reg {
         reg: Reg,
         neg: bool,
         not: bool,
         abs: bool,
+        sel: Sel,
     },
     /// An integer immediate, printed in hex (`0x4`, `-0x3`).
     Imm(i64),
@@ -133,6 +156,7 @@ impl Operand {
             neg: false,
             not: false,
             abs: false,
+            sel: Sel::None,
         }
     }
     pub fn neg(reg: Reg) -> Operand {
@@ -141,6 +165,7 @@ impl Operand {
             neg: true,
             not: false,
             abs: false,
+            sel: Sel::None,
         }
     }
     pub fn not(reg: Reg) -> Operand {
@@ -149,6 +174,7 @@ impl Operand {
             neg: false,
             not: true,
             abs: false,
+            sel: Sel::None,
         }
     }
     pub fn rz() -> Operand {
@@ -415,7 +441,13 @@ pub fn inst_text(
     for (k, o) in i.operands.iter().enumerate() {
         s.push_str(if k == 0 { " " } else { ", " });
         match o {
-            Operand::Reg { reg, neg, not, abs } => {
+            Operand::Reg {
+                reg,
+                neg,
+                not,
+                abs,
+                sel,
+            } => {
                 if *neg {
                     s.push('-');
                 }
@@ -426,7 +458,7 @@ pub fn inst_text(
                         '!'
                     });
                 }
-                let t = reg_text(f, *reg, assignment);
+                let t = reg_text(f, *reg, assignment) + sel.suffix();
                 if *abs {
                     let _ = write!(s, "|{t}|");
                 } else {

@@ -13,7 +13,13 @@
 //!   `LOP3.LUT f, t, m, b, 0xe2` (`(t & m) | (b & ~m)`); with constant position and length
 //!   the mask is a constant (`MOV`) and an empty field copies `b`.
 //!
-//! The 64-bit forms (`bfe.u64/.s64`, `bfi.b64`) are refused.
+//! * `bfi.b64` with a constant position and length (the only form in the corpus: NVCC's
+//!   `bfi.b64 d, a, b, 32, 32` packs two words): per result word, `b`'s word where the field
+//!   does not reach, the word of `a << pos` where it covers the word, `LOP3.LUT 0xe2` with
+//!   the word's mask where it covers part (ptxas 13.0.88 writes the 32, 32 case as two moves,
+//!   and partial words with `SHF.L.U64.HI`/`PRMT`/`LOP3`).
+//!
+//! Refused: `bfe.u64/.s64`, `bfi.b64` with a register position or length.
 
 use ir::{Inst, Operand, Reg};
 use syntax::SyntaxNode;
@@ -73,8 +79,11 @@ impl Cx {
                 if ops.len() != 5 {
                     return Err(malformed(node, "bfi takes 5 operands"));
                 }
+                if ty == Ty::B64 {
+                    return self.bfi64(node, ops);
+                }
                 if ty != Ty::B32 {
-                    return Err(unsupported(node, "bfi of a 64-bit type"));
+                    return Err(unsupported(node, "bfi of this type"));
                 }
                 self.bfi(ops)
             }
@@ -216,6 +225,106 @@ impl Cx {
             ],
             vec![0],
         ));
+    }
+
+    /// `bfi.b64` with a constant position and length (module docs).
+    fn bfi64(&mut self, node: &SyntaxNode, ops: &[ast::Operand]) -> Result<(), LowerError> {
+        let (Field::Const(pos), Field::Const(len)) = (self.field(&ops[3])?, self.field(&ops[4])?)
+        else {
+            return Err(unsupported(
+                node,
+                "bfi.b64 with a register position or length",
+            ));
+        };
+        let a = self.reg_src(&ops[1], 2)?;
+        let b = self.reg_src(&ops[2], 2)?;
+        let mask: u64 = if pos >= 64 || len == 0 {
+            0
+        } else if len >= 64 {
+            u64::MAX << pos
+        } else {
+            ((1u64 << len) - 1) << pos
+        };
+        // The words of `a << pos` where the mask needs them.
+        let shifted_word = |cx: &mut Cx, k: u32| -> Reg {
+            let word = |r: Reg, w: u32| crate::sub(r, w as u8);
+            let t = Reg::v(cx.tmp(1), 1);
+            match (pos, k) {
+                (0, _) => return word(a, k),
+                (32, 1) => return word(a, 0),
+                (p, 0) if p < 32 => cx.push(Inst::new(
+                    "SHF.L.U32",
+                    vec![
+                        Operand::r(t),
+                        Operand::r(word(a, 0)),
+                        Operand::Imm(i64::from(p)),
+                        Operand::rz(),
+                    ],
+                    vec![0],
+                )),
+                (p, 1) if p < 32 => cx.push(Inst::new(
+                    "SHF.L.U64.HI",
+                    vec![
+                        Operand::r(t),
+                        Operand::r(word(a, 0)),
+                        Operand::Imm(i64::from(p)),
+                        Operand::r(word(a, 1)),
+                    ],
+                    vec![0],
+                )),
+                (p, 1) => cx.push(Inst::new(
+                    "SHF.L.U32",
+                    vec![
+                        Operand::r(t),
+                        Operand::r(word(a, 0)),
+                        Operand::Imm(i64::from(p - 32)),
+                        Operand::rz(),
+                    ],
+                    vec![0],
+                )),
+                // Word 0 with a position of 32 or more has an empty mask (not reached).
+                _ => cx.mov_imm(t, 0),
+            }
+            t
+        };
+        // Computed into temporaries first: `d` may be `a` or `b`.
+        let mut words = [b; 2];
+        for k in 0..2u32 {
+            let m = (mask >> (32 * k)) as u32;
+            let bk = crate::sub(b, k as u8);
+            words[k as usize] = match m {
+                0 => bk,
+                u32::MAX => shifted_word(self, k),
+                m => {
+                    let s = shifted_word(self, k);
+                    let mr = Reg::v(self.tmp(1), 1);
+                    self.mov_imm(mr, m);
+                    let t = Reg::v(self.tmp(1), 1);
+                    self.push(Inst::new(
+                        "LOP3.LUT",
+                        vec![
+                            Operand::r(t),
+                            Operand::r(s),
+                            Operand::r(mr),
+                            Operand::r(bk),
+                            Operand::Hex(0xe2),
+                            Operand::not(Reg::Zero(ir::Class::P)),
+                        ],
+                        vec![0],
+                    ));
+                    t
+                }
+            };
+        }
+        let t = Reg::v(self.tmp(2), 2);
+        for k in 0..2u8 {
+            self.mov_reg(crate::sub(t, k), words[k as usize]);
+        }
+        let d = self.dst(&ops[0], 2)?;
+        for k in 0..2u8 {
+            self.mov_reg(crate::sub(d, k), crate::sub(t, k));
+        }
+        Ok(())
     }
 
     fn bfi(&mut self, ops: &[ast::Operand]) -> Result<(), LowerError> {

@@ -1646,6 +1646,7 @@ impl Cx {
             "shf" => self.shf(node, mods, ops),
             "prmt" => self.prmt(node, mods, ops),
             "vote" => self.vote(node, mods, ops),
+            "match" => self.match_sync(node, mods, ops),
             "redux" => self.redux(node, mods, ops),
             "membar" | "fence" => self.fence(node, opcode, mods),
             "mul24" => self.mul24(node, mods, ops),

@@ -9,7 +9,8 @@
 //! * `@$p` / `@!$p` guards an instruction;
 //! * `%x` is a 32-bit register temporary and `$p` a predicate temporary, created on first use;
 //!   names given in `binds` stand for the instruction's operands instead;
-//! * `RZ`, `PT`, `!PT`; source modifiers `-%x`, `|%x|`, `-|%x|`, `!$p`;
+//! * `RZ`, `PT`, `!PT`; source modifiers `-%x`, `|%x|`, `-|%x|`, `!$p`; half selectors
+//!   `%x.H0_H0`, `%x.H1_H1`;
 //! * `0x1f`, `-0x40`: integer immediates; `#0xc0`: a LUT/flag field; `f:1.0`, `f:+INF`,
 //!   `f:0x3f800000`: a float immediate (value or bits).
 //!
@@ -181,7 +182,20 @@ impl Cx {
             abs = true;
             s = r;
         }
+        let (s, sel) = if let Some(r) = s.strip_suffix(".H0_H0") {
+            (r, ir::Sel::H0H0)
+        } else if let Some(r) = s.strip_suffix(".H1_H1") {
+            (r, ir::Sel::H1H1)
+        } else {
+            (s, ir::Sel::None)
+        };
         let reg = self.seq_reg(names, s);
-        Operand::Reg { reg, neg, not, abs }
+        Operand::Reg {
+            reg,
+            neg,
+            not,
+            abs,
+            sel,
+        }
     }
 }

@@ -1,4 +1,5 @@
-//! Warp-synchronous instructions: `shfl.sync`, `vote.sync`, `redux.sync`, `activemask`.
+//! Warp-synchronous instructions: `shfl.sync`, `vote.sync`, `match.sync`, `redux.sync`,
+//! `activemask`.
 //!
 //! SASS forms are ptxas 13.0.88's (checked with `nvdisasm -c` on sm_80 and sm_90):
 //! * `shfl.sync.MODE.b32 d[|p], a, b, c, mask` → `SHFL.MODE Pd|PT, Rd, Ra, b, c` where `b`
@@ -194,6 +195,114 @@ impl Cx {
             vec![0, 1],
         ));
         self.copy_words(d, t, 1);
+        Ok(())
+    }
+
+    /// `match.any.sync.b32/.b64 d, a, mask` → `MATCH.ANY Rd, Ra` / `MATCH.ANY.U64 Rd, Ra`;
+    /// `match.all.sync.b32/.b64 d[|p], a, mask` → `MATCH.ALL Pd, Rd, Ra` (ptxas's forms). With
+    /// a member mask that may leave out executing threads, the hardware's answer over the
+    /// executing threads is narrowed to the mask: `.any` keeps the mask's bits, `.all` holds
+    /// when every thread of the mask has the value (`(MATCH.ANY & m) == m`) and then is `m`.
+    pub(crate) fn match_sync(
+        &mut self,
+        node: &SyntaxNode,
+        mods: &[String],
+        ops: &[ast::Operand],
+    ) -> Result<(), LowerError> {
+        let has = |m: &str| mods.iter().any(|x| x == m);
+        if !has(".sync") || ops.len() != 3 {
+            return Err(malformed(node, "match takes .sync and 3 operands"));
+        }
+        if self.guard.is_some() {
+            return Err(unsupported(node, "predicated match.sync"));
+        }
+        let all = if has(".all") {
+            true
+        } else if has(".any") {
+            false
+        } else {
+            return Err(malformed(node, "match without .any or .all"));
+        };
+        let w = match Self::ty_of(node, mods)? {
+            Ty::B32 => 1,
+            Ty::B64 => 2,
+            _ => return Err(unsupported(node, "match of this type")),
+        };
+        let (d_op, p_op) = match &ops[0] {
+            ast::Operand::Binary(b) if b.op().is_some_and(|t| t.text() == "|") => (
+                b.lhs()
+                    .ok_or_else(|| malformed(node, "match destination"))?,
+                b.rhs(),
+            ),
+            o => (o.clone(), None),
+        };
+        if p_op.is_some() && !all {
+            return Err(malformed(node, "match.any has no predicate result"));
+        }
+        let a = self.reg_src(&ops[1], w)?;
+        let mask = self.collective_sync(node, &ops[2], true)?;
+        let wide = if w == 2 { ".U64" } else { "" };
+        let tv = self.tmp(1);
+        let t = Reg::v(tv, 1);
+        match (all, mask) {
+            (true, None) => {
+                let p = Reg::v(self.ptmp(), 1);
+                self.push(Inst::new(
+                    format!("MATCH.ALL{wide}"),
+                    vec![Operand::r(p), Operand::r(t), Operand::r(a)],
+                    vec![0, 1],
+                ));
+                let d = self.dst(&d_op, 1)?;
+                self.copy_words(d, tv, 1);
+                if let Some(po) = &p_op {
+                    let pd = self.pred_dst(po)?;
+                    self.plop3(pd, Operand::r(p), Operand::pt(), 0xf0);
+                }
+            }
+            (false, m) => {
+                self.push(Inst::new(
+                    format!("MATCH.ANY{wide}"),
+                    vec![Operand::r(t), Operand::r(a)],
+                    vec![0],
+                ));
+                let d = self.dst(&d_op, 1)?;
+                match m {
+                    None => self.copy_words(d, tv, 1),
+                    Some(m) => self.lop3(d, t, m, 0xc0),
+                }
+            }
+            (true, Some(m)) => {
+                self.push(Inst::new(
+                    format!("MATCH.ANY{wide}"),
+                    vec![Operand::r(t), Operand::r(a)],
+                    vec![0],
+                ));
+                let k = Reg::v(self.tmp(1), 1);
+                self.lop3(k, t, m, 0xc0);
+                let p = Reg::v(self.ptmp(), 1);
+                self.push(Inst::new(
+                    "ISETP.EQ.U32.AND",
+                    vec![
+                        Operand::r(p),
+                        Operand::pt(),
+                        Operand::r(k),
+                        Operand::r(m),
+                        Operand::pt(),
+                    ],
+                    vec![0],
+                ));
+                let d = self.dst(&d_op, 1)?;
+                self.push(Inst::new(
+                    "SEL",
+                    vec![Operand::r(d), Operand::r(m), Operand::rz(), Operand::r(p)],
+                    vec![0],
+                ));
+                if let Some(po) = &p_op {
+                    let pd = self.pred_dst(po)?;
+                    self.plop3(pd, Operand::r(p), Operand::pt(), 0xf0);
+                }
+            }
+        }
         Ok(())
     }
 

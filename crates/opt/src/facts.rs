@@ -97,6 +97,7 @@ fn plain(o: &Operand) -> Option<Reg> {
             neg: false,
             not: false,
             abs: false,
+            sel: ir::Sel::None,
         } => Some(*reg),
         _ => None,
     }
@@ -415,9 +416,25 @@ impl Rewriter<'_> {
                         offset,
                     };
                 }
-                Operand::Reg { reg, neg, not, abs } => {
+                Operand::Reg {
+                    reg,
+                    neg,
+                    not,
+                    abs,
+                    sel,
+                } => {
                     let reg = Self::resolve_copy(f, facts, reg);
-                    inst.operands[k] = Operand::Reg { reg, neg, not, abs };
+                    inst.operands[k] = Operand::Reg {
+                        reg,
+                        neg,
+                        not,
+                        abs,
+                        sel,
+                    };
+                    // A half of a register: no constant stands for it.
+                    if sel != ir::Sel::None {
+                        continue;
+                    }
                     let Reg::Virt { vreg, part, width } = reg else {
                         continue;
                     };
@@ -531,7 +548,13 @@ impl Rewriter<'_> {
             return;
         }
         let with = |reg: Option<Reg>| match reg {
-            Some(reg) => Operand::Reg { reg, neg, not, abs },
+            Some(reg) => Operand::Reg {
+                reg,
+                neg,
+                not,
+                abs,
+                sel: ir::Sel::None,
+            },
             None => Operand::Const { bank, offset },
         };
         // 2. the constant operand itself (modifiers apply to it as to a register).

@@ -13,6 +13,7 @@ fn plain_virt(o: &Operand) -> Option<(VReg, u8, u8)> {
             neg: false,
             not: false,
             abs: false,
+            sel: ir::Sel::None,
         } => Some((*vreg, *part, *width)),
         _ => None,
     }

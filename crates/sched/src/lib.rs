@@ -113,6 +113,9 @@ pub fn is_variable_latency(i: &Inst, sm: u32) -> bool {
         "S2R" | "S2UR" | "LDG" | "STG" | "LDS" | "STS" | "LD" | "ST" | "LDL" | "STL" | "ATOM"
         | "ATOMG" | "ATOMS" | "RED" | "REDG" | "MUFU" | "F2I" | "BAR" | "B2R" | "SHFL" | "FLO"
         | "POPC" | "BREV" | "REDUX" | "FCHK" => true,
+        // `crates/hazard/tables/sm_{80,90}.txt`: `class MATCH variable` (every MATCH ptxas
+        // writes sets a write scoreboard).
+        "MATCH" => true,
         "LDC" | "F2F" => true,
         // ptxas scoreboards every FRND (ordinary and .F64) on sm_80 and sm_90.
         "FRND" => true,
