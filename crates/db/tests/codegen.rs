@@ -55,6 +55,7 @@ const EXAMPLES: &[&str] = &[
     "../../test-data/codegen/calls.ptx",
     "../../test-data/codegen/param_addr.ptx",
     "../../test-data/codegen/match.ptx",
+    "../../test-data/codegen/extend16.ptx",
 ];
 
 /// The refusals the examples are expected to meet: (file, SM).

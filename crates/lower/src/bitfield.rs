@@ -391,7 +391,7 @@ impl Cx {
         Ok(())
     }
 
-    fn mov_reg(&mut self, d: Reg, s: Reg) {
+    pub(crate) fn mov_reg(&mut self, d: Reg, s: Reg) {
         self.push(Inst::new(
             "MOV",
             vec![Operand::r(d), Operand::r(s)],

@@ -1234,6 +1234,9 @@ impl Cx {
                 return unsup(&format!("cvt{}", mods.concat()));
             }
         }
+        if let Some(r) = self.small_extending(node, opcode, mods, ops) {
+            return r;
+        }
         if let Some(e) = self.small_type_refusal(node, opcode, mods) {
             return Err(e);
         }
@@ -1508,6 +1511,38 @@ impl Cx {
                 Ok(())
             }
             "min" | "max" => self.min_max(node, opcode == "min", mods, ops),
+            "copysign" => {
+                // `copysign d, a, b`: b's magnitude with a's sign. ptxas 13.0.88: `LOP3.LUT d,
+                // b, 0x80000000, a, 0xb8, !PT` (the high word; an f64's low word is b's).
+                Self::need(node, ops, 3)?;
+                let ty = Self::ty_of(node, mods)?;
+                let Some((_, w)) = float_kind(ty).filter(|_| mods.len() == 1) else {
+                    return unsup("copysign of this type");
+                };
+                let a = self.reg_src(&ops[1], w)?;
+                let b = self.reg_src(&ops[2], w)?;
+                let t = self.tmp(w);
+                if w == 2 {
+                    self.mov_reg(Reg::part(t, 0), sub(b, 0));
+                }
+                let m = Reg::v(self.tmp(1), 1);
+                self.mov_imm(m, 0x8000_0000);
+                self.push(Inst::new(
+                    "LOP3.LUT",
+                    vec![
+                        Operand::r(Reg::part(t, w - 1)),
+                        Operand::r(sub(b, w - 1)),
+                        Operand::r(m),
+                        Operand::r(sub(a, w - 1)),
+                        Operand::Hex(0xb8),
+                        Operand::not(Reg::Zero(Class::P)),
+                    ],
+                    vec![0],
+                ));
+                let d = self.dst(&ops[0], w)?;
+                self.copy_words(d, t, w);
+                Ok(())
+            }
             "neg" | "abs" => {
                 Self::need(node, ops, 2)?;
                 let ty = Self::ty_of(node, mods)?;
@@ -2680,10 +2715,14 @@ impl Cx {
                 self.imad_wide(d, a, b, ty.signed(), None);
                 Ok(())
             }
-            ".hi" if !ty.signed() => {
+            ".hi" => {
                 let d = self.dst(&ops[0], 1)?;
                 self.push(Inst::new(
-                    "IMAD.HI.U32",
+                    if ty.signed() {
+                        "IMAD.HI"
+                    } else {
+                        "IMAD.HI.U32"
+                    },
                     vec![Operand::r(d), Operand::r(a), Operand::r(b), Operand::rz()],
                     vec![0],
                 ));

@@ -6,8 +6,9 @@
 //! So `mov`, `selp`, `add`, `sub`, `mul.lo`, `and`, `or`, `xor`, `not`, `shl`, and sub-word
 //! `ld`/`st` work unchanged on 16-bit types; `setp`, `div`, `rem` and `cvt` extend their 16-bit (or 8-bit)
 //! sources first with ptxas's instructions: zero extension `LOP3.LUT d, a, 0xffff|0xff, RZ,
-//! 0xc0, !PT`, sign extension `PRMT d, a, 0x9910|0x8880, RZ`. Every other instruction on a
-//! 16-bit type is refused (`Cx::small_type_refusal`).
+//! 0xc0, !PT`, sign extension `PRMT d, a, 0x9910|0x8880, RZ`; so do `shr` and `mul.wide`
+//! (`Cx::small_extending`). Every other instruction on a 16-bit type is refused
+//! (`Cx::small_type_refusal`).
 
 use ir::{Inst, Operand, Reg};
 use syntax::SyntaxNode;
@@ -63,6 +64,62 @@ impl Cx {
         };
         self.push(inst);
         t
+    }
+
+    /// 16-bit instructions whose result depends on the upper bits, computed on extended
+    /// sources: `shr.u16/.s16 d, a, b` → the 32-bit `SHF.R.U32.HI`/`.S32.HI` of `a` zero- or
+    /// sign-extended (a shift of 16 or more leaves zeros or sign bits, as PTX says); and
+    /// `mul.wide.u16/.s16 d, a, b` → `IMAD d, a', b', RZ` of the extended sources (32-bit
+    /// product). `None`: not one of these.
+    pub(crate) fn small_extending(
+        &mut self,
+        node: &SyntaxNode,
+        opcode: &str,
+        mods: &[String],
+        ops: &[ast::Operand],
+    ) -> Option<Result<(), LowerError>> {
+        let signed = if mods.iter().any(|m| m == ".s16") {
+            true
+        } else if mods.iter().any(|m| m == ".u16" || m == ".b16") {
+            false
+        } else {
+            return None;
+        };
+        let wide = mods.iter().any(|m| m == ".wide");
+        let shr = opcode == "shr" && mods.len() == 1;
+        let mulwide = opcode == "mul" && wide && mods.len() == 2;
+        if !(shr || mulwide) {
+            return None;
+        }
+        Some((|| {
+            Self::need(node, ops, 3)?;
+            let a = self.reg_src(&ops[1], 1)?;
+            let a = self.extend_small(a, 16, signed);
+            if shr {
+                let s = self.reg_src(&ops[2], 1)?;
+                let d = self.dst(&ops[0], 1)?;
+                let op = if signed {
+                    "SHF.R.S32.HI"
+                } else {
+                    "SHF.R.U32.HI"
+                };
+                self.push(Inst::new(
+                    op,
+                    vec![Operand::r(d), Operand::rz(), Operand::r(s), Operand::r(a)],
+                    vec![0],
+                ));
+            } else {
+                let b = self.reg_src(&ops[2], 1)?;
+                let b = self.extend_small(b, 16, signed);
+                let d = self.dst(&ops[0], 1)?;
+                self.push(Inst::new(
+                    "IMAD",
+                    vec![Operand::r(d), Operand::r(a), Operand::r(b), Operand::rz()],
+                    vec![0],
+                ));
+            }
+            Ok(())
+        })())
     }
 
     /// Instructions other than the ones this module's model makes exact refuse 16-bit types.
