@@ -56,6 +56,7 @@ const EXAMPLES: &[&str] = &[
     "../../test-data/codegen/param_addr.ptx",
     "../../test-data/codegen/match.ptx",
     "../../test-data/codegen/extend16.ptx",
+    "../../test-data/codegen/pack.ptx",
 ];
 
 /// The refusals the examples are expected to meet: (file, SM).

@@ -528,6 +528,8 @@ pub fn imm_bits(imm: Imm, ty: Ty) -> u64 {
     match (imm, ty) {
         (Imm::Int(v), Ty::F32) => f((v as i64) as f64, float::F32),
         (Imm::Int(v), Ty::F64) => ((v as i64) as f64).to_bits(),
+        // A predicate literal: 0 is false, anything else true (`xor.pred %p, %q, -1`).
+        (Imm::Int(v), Ty::Pred) => u64::from(v != 0),
         (Imm::Int(v), _) => v & ty.mask(),
         (Imm::F32Bits(b), Ty::F64) => (f32::from_bits(b) as f64).to_bits(),
         (Imm::F32Bits(b), Ty::F16 | Ty::F16x2) => f(f32::from_bits(b) as f64, float::F16),

@@ -1216,6 +1216,31 @@ impl Cx {
             // A parameter's address, folded into the `ld.param`s that use it (`param_ptr.rs`).
             return Ok(());
         }
+        if opcode == "cvt"
+            && ops.len() == 3
+            && mods.len() == 3
+            && has(".rn")
+            && has(".f32")
+            && (has(".f16x2") || has(".bf16x2"))
+        {
+            // `cvt.rn.{f16x2,bf16x2}.f32 d, a, b`: a's conversion in the high half, b's in
+            // the low half; ptxas 13.0.88's `F2FP(.BF16)(.F32 on sm_90).PACK_AB d, a, b`.
+            let a = self.reg_src(&ops[1], 1)?;
+            let b = self.reg_src(&ops[2], 1)?;
+            let d = self.dst(&ops[0], 1)?;
+            let op = match (has(".bf16x2"), self.target.sm >= 90) {
+                (false, false) => "F2FP.PACK_AB",
+                (false, true) => "F2FP.F16.F32.PACK_AB",
+                (true, false) => "F2FP.BF16.PACK_AB",
+                (true, true) => "F2FP.BF16.F32.PACK_AB",
+            };
+            self.push(Inst::new(
+                op,
+                vec![Operand::r(d), Operand::r(a), Operand::r(b)],
+                vec![0],
+            ));
+            return Ok(());
+        }
         if opcode == "cvt" {
             if let Some(r) = self.cvt_small(node, mods, ops) {
                 return r;
@@ -1543,6 +1568,28 @@ impl Cx {
                 self.copy_words(d, t, w);
                 Ok(())
             }
+            "abs" if has(".ftz") && has(".f32") && mods.len() == 2 => {
+                // ptxas 13.0.88: `FADD.FTZ d, |a|, -RZ` (flushes a subnormal input to +0).
+                Self::need(node, ops, 2)?;
+                let a = self.reg_src(&ops[1], 1)?;
+                let d = self.dst(&ops[0], 1)?;
+                self.push(Inst::new(
+                    "FADD.FTZ",
+                    vec![
+                        Operand::r(d),
+                        Operand::Reg {
+                            reg: a,
+                            neg: false,
+                            not: false,
+                            abs: true,
+                            sel: ir::Sel::None,
+                        },
+                        Operand::neg(Reg::Zero(Class::R)),
+                    ],
+                    vec![0],
+                ));
+                Ok(())
+            }
             "neg" | "abs" => {
                 Self::need(node, ops, 2)?;
                 let ty = Self::ty_of(node, mods)?;
@@ -1718,6 +1765,12 @@ impl Cx {
                 Operand::not(Reg::v(r, 1))
             } else {
                 Operand::r(Reg::v(r, 1))
+            }),
+            // A literal (`xor.pred %p, %q, -1`): 0 is false, anything else true.
+            Src::Imm(v) => Ok(if (v != 0) != negated {
+                Operand::pt()
+            } else {
+                Operand::not(Reg::Zero(Class::P))
             }),
             _ => Err(unsupported(o.syntax(), "predicate operand form")),
         }
