@@ -3,7 +3,8 @@
 //! The sequences are ptxas 13.0.88's (checked with `nvdisasm -c` on sm_80 and sm_90):
 //! `MEMBAR.<SC|ALL>.<CTA|GPU|SYS>` (SC for `membar` and `fence.sc`, ALL for
 //! `fence.acq_rel`), and beyond the CTA scope `ERRBAR`, on sm_90 `CGAERRBAR`, and
-//! `CCTL.IVALL` (invalidate the non-coherent L1 lines). Other fences (`.cluster` scope,
+//! `CCTL.IVALL` (invalidate the non-coherent L1 lines); a guarded fence predicates each of
+//! them. Other fences (`.cluster` scope,
 //! `fence.proxy`, `fence.mbarrier_init`) are refused.
 
 use ir::{Inst, Operand};
@@ -31,9 +32,7 @@ impl Cx {
         if scope.is_empty() {
             return Err(unsupported(node, format!("{opcode}{}", mods.concat())));
         }
-        if self.guard.is_some() {
-            return Err(unsupported(node, format!("predicated {opcode}")));
-        }
+        // A guarded fence guards each of its instructions (ptxas branches around them).
         self.push(Inst::new(format!("MEMBAR.{order}.{scope}"), vec![], vec![]));
         if scope != "CTA" {
             self.push(Inst::new("ERRBAR", vec![], vec![]));
