@@ -1254,6 +1254,10 @@ fn s2r(ctx: &Ctx<'_>, w: &mut Warp, inst: &Inst, l: usize, active: u32) -> R<()>
         // The warp's instruction count (monotonic; see `Warp::clock`).
         "SR_CLOCKLO" => w.clock,
         "SR_CLOCKHI" => w.clock >> 32,
+        // The global nanosecond timer, modelled by the same monotonic count (a kernel reading
+        // it is nondeterministic on the hardware and is compared as such).
+        "SR_GLOBALTIMERLO" => w.clock,
+        "SR_GLOBALTIMERHI" => w.clock >> 32,
         n => return unsupported(format!("special register {n}")),
     };
     let _ = active;

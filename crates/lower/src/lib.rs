@@ -217,9 +217,11 @@ enum Sreg {
     S2r(&'static str),
     Cbank(u32),
     /// `%clock` (32-bit) / `%clock64`: `CS2R.32 R, SR_CLOCKLO` / `CS2R R, SR_CLOCKLO` (a
-    /// register pair), as ptxas reads them.
+    /// register pair), as ptxas reads them; with `timer`, `%globaltimer_lo` /
+    /// `%globaltimer` from `SR_GLOBALTIMERLO` the same ways.
     Clock {
         wide: bool,
+        timer: bool,
     },
     /// `%reserved_smem_offset_*` (`rsmem.rs`).
     Reserved(rsmem::ReservedReg),
@@ -984,8 +986,22 @@ impl Cx {
                     ("%lanemask_le", None) => Sreg::S2r("SR_LEMASK"),
                     ("%lanemask_gt", None) => Sreg::S2r("SR_GTMASK"),
                     ("%lanemask_ge", None) => Sreg::S2r("SR_GEMASK"),
-                    ("%clock", None) => Sreg::Clock { wide: false },
-                    ("%clock64", None) => Sreg::Clock { wide: true },
+                    ("%clock", None) => Sreg::Clock {
+                        wide: false,
+                        timer: false,
+                    },
+                    ("%clock64", None) => Sreg::Clock {
+                        wide: true,
+                        timer: false,
+                    },
+                    ("%globaltimer_lo", None) => Sreg::Clock {
+                        wide: false,
+                        timer: true,
+                    },
+                    ("%globaltimer", None) => Sreg::Clock {
+                        wide: true,
+                        timer: true,
+                    },
                     (e, None)
                         if let Some(k) = e
                             .strip_prefix("%envreg")
@@ -1079,13 +1095,13 @@ impl Cx {
                 }
                 Ok(Reg::v(t, words))
             }
-            Src::Special(s @ Sreg::Clock { wide: true }) if words == 2 => {
+            Src::Special(s @ Sreg::Clock { wide: true, .. }) if words == 2 => {
                 let t = self.tmp(2);
                 self.special(Reg::v(t, 2), s);
                 Ok(Reg::v(t, 2))
             }
             Src::Special(s) => {
-                if words != 1 || matches!(s, Sreg::Clock { wide: true }) {
+                if words != 1 || matches!(s, Sreg::Clock { wide: true, .. }) {
                     return Err(unsupported(o.syntax(), "64-bit special registers"));
                 }
                 let t = self.tmp(1);
@@ -1139,9 +1155,16 @@ impl Cx {
                 vec![0],
             )),
             Sreg::Cbank(off) => self.const_load(Operand::r(dst), off, 1),
-            Sreg::Clock { wide } => self.push(Inst::new(
+            Sreg::Clock { wide, timer } => self.push(Inst::new(
                 if wide { "CS2R" } else { "CS2R.32" },
-                vec![Operand::r(dst), Operand::Special("SR_CLOCKLO")],
+                vec![
+                    Operand::r(dst),
+                    Operand::Special(if timer {
+                        "SR_GLOBALTIMERLO"
+                    } else {
+                        "SR_CLOCKLO"
+                    }),
+                ],
                 vec![0],
             )),
             Sreg::Reserved(r) => self.reserved_smem(dst, r),
@@ -1804,13 +1827,14 @@ impl Cx {
                 }
                 Ok(())
             }
-            Src::Special(s @ Sreg::Clock { wide: true }) if w == 2 => {
+            Src::Special(s @ Sreg::Clock { wide: true, .. }) if w == 2 => {
                 self.special(d, s);
                 Ok(())
             }
-            Src::Special(Sreg::Clock { wide: true }) => {
-                Err(unsupported(node, "%clock64 into a 32-bit register"))
-            }
+            Src::Special(Sreg::Clock { wide: true, .. }) => Err(unsupported(
+                node,
+                "a 64-bit clock (%clock64, %globaltimer) into a 32-bit register",
+            )),
             Src::Special(s) if w == 1 => {
                 self.special(d, s);
                 Ok(())
