@@ -392,7 +392,9 @@ impl Table {
                             return Err(err("bad linear slot"));
                         }
                         let c = f[2].parse().map_err(|_| err("bad constant"))?;
-                        let mut bits = Vec::new();
+                        // Sized up front: growing one element at a time dominated start-up.
+                        let n = rest[1].bytes().filter(|&b| b == b',').count() + 1;
+                        let mut bits = Vec::with_capacity(n);
                         for p in rest[1].split(',').filter(|p| !p.is_empty()) {
                             let (b, w) = p.split_once(':').ok_or_else(|| err("bad bit"))?;
                             bits.push((
@@ -432,18 +434,26 @@ impl Table {
 
 /// A template without its `^k` reuse markers (and a split text's template without `^`).
 pub fn strip_reuse_markers(t: &str) -> String {
-    let mut out = String::with_capacity(t.len());
-    let mut chars = t.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c == '^' {
-            if chars.peek().is_some_and(char::is_ascii_digit) {
-                chars.next();
-            }
-        } else {
-            out.push(c);
-        }
+    if !t.contains('^') {
+        return t.to_string();
     }
-    out
+    // Byte-wise (table loading calls this for every encoding): removing the ASCII `^` and
+    // the digit after it keeps the text valid UTF-8.
+    let b = t.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'^' {
+            i += 1;
+            if b.get(i).is_some_and(u8::is_ascii_digit) {
+                i += 1;
+            }
+            continue;
+        }
+        out.push(b[i]);
+        i += 1;
+    }
+    String::from_utf8(out).expect("only ASCII bytes were removed")
 }
 
 /// Extracts bits (least significant first) into an integer.
