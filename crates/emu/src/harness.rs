@@ -2,7 +2,8 @@
 //! ptxas's cubin of it in the emulator with the same inputs, and compares the results.
 //!
 //! Inputs, from the kernel's parameter list (deterministic from [`Config::seed`]):
-//! * a 64-bit integer parameter (`.u64`/`.s64`/`.b64`) is taken to be a pointer: it gets its
+//! * a 64-bit integer parameter (`.u64`/`.s64`/`.b64`) is taken to be a pointer (unless
+//!   named in [`Config::scalar_params`]): it gets its
 //!   own bounds-checked buffer of [`Config::buffer_bytes`] bytes in global memory, filled word
 //!   by word with either a small integer (0..32) or a float in [-8, 8) (so that both index
 //!   arithmetic and float code see plausible values);
@@ -39,6 +40,12 @@ pub struct Config {
     /// sizes and strides keep addresses aligned (a misaligned access is undefined in PTX and
     /// traps on the hardware).
     pub aligned_scalars: bool,
+    /// 64-bit parameters (by name) that get scalar values instead of buffers: sizes and
+    /// counts that the pointer rule above would make huge.
+    pub scalar_params: Vec<String>,
+    /// A run that traps on either side is not comparable (instead of comparing trap status):
+    /// for launches whose inputs are a guess.
+    pub require_no_trap: bool,
 }
 
 impl Default for Config {
@@ -51,6 +58,8 @@ impl Default for Config {
             seed: 0x5eed,
             step_limit: 200_000,
             aligned_scalars: false,
+            scalar_params: Vec::new(),
+            require_no_trap: false,
         }
     }
 }
@@ -123,7 +132,7 @@ pub fn inputs(slots: &[interp::ParamSlot], param_size: usize, cfg: &Config) -> I
             continue;
         }
         let bytes: Vec<u8> = match (s.ty, n) {
-            (Ty::U64 | Ty::S64 | Ty::B64, 8) => {
+            (Ty::U64 | Ty::S64 | Ty::B64, 8) if !cfg.scalar_params.contains(&s.name) => {
                 buffers.push((i, at, buffer(&mut rng, cfg.buffer_bytes)));
                 continue;
             }
@@ -323,6 +332,11 @@ pub fn compare_kernel(
         .map(|a| imem.buffer(*a).expect("allocated").data.clone())
         .collect();
 
+    if cfg.require_no_trap && (itrap.is_some() || etrap.is_some()) {
+        return Verdict::NotComparable(format!(
+            "harness: a run with guessed inputs trapped (interpreter {itrap:?}, emulator {etrap:?})"
+        ));
+    }
     match (&itrap, &etrap) {
         (Some(_), Some(_)) => return Verdict::Equal,
         (Some(i), None) => {
