@@ -27,6 +27,22 @@ use crate::{Cx, LowerError, Src, Ty, malformed, unsupported};
 /// descriptor, UR6–UR7 the sm_90 shared window base).
 const REDUX_UR: u8 = 8;
 
+/// A destination written `d|p` (a value and a predicate, as `shfl.sync` and `match.all.sync`
+/// allow) split in two; a plain `d` has no predicate.
+fn value_and_predicate(
+    node: &SyntaxNode,
+    o: &ast::Operand,
+) -> Result<(ast::Operand, Option<ast::Operand>), LowerError> {
+    Ok(match o {
+        ast::Operand::Binary(b) if b.op().is_some_and(|t| t.text() == "|") => (
+            b.lhs()
+                .ok_or_else(|| malformed(node, "destination of a `d|p` pair"))?,
+            b.rhs(),
+        ),
+        o => (o.clone(), None),
+    })
+}
+
 impl Cx {
     /// `WARPSYNC` of the whole warp in ptxas's form for the SM (`WARPSYNC.ALL` on sm_90,
     /// `WARPSYNC 0xffffffff` before).
@@ -169,13 +185,7 @@ impl Cx {
             return Err(unsupported(node, "shfl of this type"));
         }
         // `d|p`: the value and the lane-in-range predicate.
-        let (d_op, p_op) = match &ops[0] {
-            ast::Operand::Binary(b) if b.op().is_some_and(|t| t.text() == "|") => (
-                b.lhs().ok_or_else(|| malformed(node, "shfl destination"))?,
-                b.rhs(),
-            ),
-            o => (o.clone(), None),
-        };
+        let (d_op, p_op) = value_and_predicate(node, &ops[0])?;
         let d = self.dst(&d_op, 1)?;
         let p = match &p_op {
             Some(p) => Operand::r(self.pred_dst(p)?),
@@ -228,14 +238,7 @@ impl Cx {
             Ty::B64 => 2,
             _ => return Err(unsupported(node, "match of this type")),
         };
-        let (d_op, p_op) = match &ops[0] {
-            ast::Operand::Binary(b) if b.op().is_some_and(|t| t.text() == "|") => (
-                b.lhs()
-                    .ok_or_else(|| malformed(node, "match destination"))?,
-                b.rhs(),
-            ),
-            o => (o.clone(), None),
-        };
+        let (d_op, p_op) = value_and_predicate(node, &ops[0])?;
         if p_op.is_some() && !all {
             return Err(malformed(node, "match.any has no predicate result"));
         }
