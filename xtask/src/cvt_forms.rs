@@ -468,7 +468,7 @@ pub const F32_VALUES: [u32; 64] = [
 
 /// 64-bit source values: every 32-bit one widened to f64, then moved past the f32 and 32-bit
 /// integer ranges.
-fn f64_values() -> Vec<u64> {
+pub fn f64_values() -> Vec<u64> {
     let extra: [u64; 16] = [
         0x0000_0000_0000_0001,
         0x000f_ffff_ffff_ffff,

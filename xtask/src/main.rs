@@ -40,7 +40,7 @@ commands:
                             picks seed words from ptxas output for the corpus)
   cvt-forms                 learn ptxas's SASS for every cvt variant: writes
                             crates/lower/data/cvt.tsv (templates lower uses)
-  math-forms                learn ptxas's f32 rcp/sqrt/div routines (slow paths inlined):
+  math-forms                learn ptxas's f32/f64 rcp/sqrt/div routines (slow paths inlined):
                             writes crates/lower/data/math.tsv
   hazard-learn --arch sm_XX [--dir DIR]
                             learn crates/hazard/tables/<sm>.txt (latencies, scoreboard use)

@@ -1,6 +1,8 @@
-//! `cargo xtask math-forms`: learns ptxas's SASS for the IEEE-rounded f32 math instructions
-//! (`rcp`, `sqrt`, `div` in every rounding mode, with and without `.ftz`) and writes
-//! `crates/lower/data/math.tsv`, plus the test kernels `test-data/codegen/math_table.ptx`.
+//! `cargo xtask math-forms`: learns ptxas's SASS for the IEEE-rounded math instructions —
+//! f32 `rcp`, `sqrt`, `div` in every rounding mode, with and without `.ftz`; f64 `rcp`,
+//! `sqrt`, `div` in every rounding mode and `rcp.approx.ftz.f64`, `rsqrt.approx[.ftz].f64` —
+//! and writes `crates/lower/data/math.tsv`, plus the test kernels
+//! `test-data/codegen/math_table.ptx` (f32) and `math_table_f64.ptx`.
 //!
 //! Each routine is a fast path and a slow-path subroutine that ptxas calls
 //! (`CALL.REL.NOINC $__internal_..._slowpath`). The probe kernel loads the operands, applies
@@ -9,9 +11,11 @@
 //! a branch to the subroutine's code, its return a branch back to the instruction after the
 //! call. Every physical register becomes one temporary (`%rN`, `$pN`) — ptxas's own register
 //! use, which is consistent across the routine's branches — with the operands copied in at
-//! the start (`MOV %r0, %a`) and the result copied out at the end (`MOV %d, %r5`). A routine
-//! whose code reads anything else (constant banks, uniform registers, 64-bit pairs) is left
-//! out (`-`).
+//! the start (`MOV %r0, %a`) and the result copied out at the end (`MOV %d, %r5`). An even
+//! register that is anywhere half of a 64-bit operand (`DFMA`, `CS2R`, an f64 conversion)
+//! becomes a 64-bit temporary `%qN` throughout, its single words `%qN.0`/`%qN.1`; ptxas's
+//! two-predicate branch `@P0 BRA P1, X` becomes `@!P0 BRA S; @P1 BRA X; S:`. A routine whose
+//! code reads anything else (constant banks, uniform registers) is left out (`-`).
 
 use std::collections::{BTreeMap, HashMap};
 use std::process::Command;
@@ -20,7 +24,8 @@ use crate::corpus::{self, PtxasOutcome};
 use crate::cvt_forms::{ARCHS, encodable};
 use crate::oracle;
 
-/// The instructions learned: (PTX instruction, operand count).
+/// The instructions learned: (PTX instruction, operand count). f32 in every rounding mode;
+/// f64 `div`/`rcp`/`sqrt` in every rounding mode and the f64 approximations.
 pub fn variants() -> Vec<(String, usize)> {
     let mut v = Vec::new();
     for (op, n) in [("rcp", 1), ("sqrt", 1), ("div", 2)] {
@@ -28,18 +33,32 @@ pub fn variants() -> Vec<(String, usize)> {
             for ftz in ["", ".ftz"] {
                 v.push((format!("{op}{r}{ftz}.f32"), n));
             }
+            v.push((format!("{op}{r}.f64"), n));
         }
+    }
+    for inst in [
+        "rcp.approx.ftz.f64",
+        "rsqrt.approx.f64",
+        "rsqrt.approx.ftz.f64",
+    ] {
+        v.push((inst.to_string(), 1));
     }
     v
 }
 
+/// Whether a variant computes on f64 (its operands are register pairs).
+pub fn is_f64(inst: &str) -> bool {
+    inst.ends_with(".f64")
+}
+
 fn probe_ptx(inst: &str, n: usize) -> String {
     let srcs = if n == 1 { "%f1" } else { "%f1, %f2" };
+    let (t, w) = if is_f64(inst) { ("f64", 8) } else { ("f32", 4) };
     format!(
         ".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry k(.param .u64 p)\n{{\n  \
-         .reg .b64 %q<2>;\n  .reg .f32 %f<4>;\n  ld.param.u64 %q1, [p];\n  \
-         ld.global.f32 %f1, [%q1];\n  ld.global.f32 %f2, [%q1+4];\n  {inst} %f3, {srcs};\n  \
-         st.global.f32 [%q1+16], %f3;\n  ret;\n}}\n"
+         .reg .b64 %q<2>;\n  .reg .{t} %f<4>;\n  ld.param.u64 %q1, [p];\n  \
+         ld.global.{t} %f1, [%q1];\n  ld.global.{t} %f2, [%q1+{w}];\n  {inst} %f3, {srcs};\n  \
+         st.global.{t} [%q1+16], %f3;\n  ret;\n}}\n"
     )
 }
 
@@ -88,8 +107,48 @@ fn is_float(s: &str) -> bool {
                 .all(|c| c.is_ascii_digit() || matches!(c, '.' | 'e' | '+' | '-')))
 }
 
-/// The template of a probe's code (module docs), or why there is none.
-pub fn template(lines: &[String], n: usize) -> Result<String, String> {
+/// Which register operands of an instruction are 64-bit pairs: (the destination, the
+/// sources). `D*` instructions compute on pairs, `CS2R` writes one, conversions by their
+/// types; `MUFU.RCP64H`/`RSQ64H` and `SHF.*.U64` work on single words. Another 64-bit
+/// form is an error (not learned).
+fn pair_operands(op: &str) -> Result<(bool, bool), String> {
+    let mods: Vec<&str> = op.split('.').skip(1).collect();
+    let base = op.split('.').next().unwrap_or(op);
+    let wide_int = |m: &&str| matches!(*m, "S64" | "U64");
+    Ok(match base {
+        "DEPBAR" => (false, false),
+        _ if base.starts_with('D') => (true, true),
+        "CS2R" => (!mods.contains(&"32"), false),
+        "MUFU" | "SHF" => (false, false),
+        // F2F.<dst>.<src>
+        "F2F" => match mods
+            .iter()
+            .filter(|m| m.starts_with('F'))
+            .collect::<Vec<_>>()[..]
+        {
+            [d, s] => (*d == "F64", *s == "F64"),
+            _ => return Err(format!("conversion types: {op}")),
+        },
+        // F2I[.<int dst>].<float src>, I2F.<float dst>[.<int src>]
+        "F2I" => (mods.iter().any(wide_int), mods.contains(&"F64")),
+        "I2F" => (mods.contains(&"F64"), mods.iter().any(wide_int)),
+        _ if op.contains("64") => return Err(format!("64-bit form: {op}")),
+        _ => (false, false),
+    })
+}
+
+/// Strips source modifiers: `-|R4|` → `R4`.
+fn core_operand(o: &str) -> &str {
+    let mut s = o;
+    for p in ["-", "!", "|"] {
+        s = s.strip_prefix(p).unwrap_or(s);
+    }
+    s.strip_suffix('|').unwrap_or(s)
+}
+
+/// The template of a probe's code (module docs), or why there is none. `wide`: the operands
+/// and result are f64 register pairs.
+pub fn template(lines: &[String], n: usize, wide: bool) -> Result<String, String> {
     let loads: Vec<usize> = (0..lines.len())
         .filter(|&i| lines[i].starts_with("LDG"))
         .collect();
@@ -108,15 +167,49 @@ pub fn template(lines: &[String], n: usize) -> Result<String, String> {
         l.split_once(' ')
             .and_then(|(_, a)| operands(a).first().and_then(|o| reg(o, "R")))
     };
-    let src: Vec<u32> = loads
+    // The operands in PTX order: ptxas may load the second first, so order the loads by
+    // address (`[R2.64]` is the first operand, `[R2.64+0x4]`/`+0x8` the second).
+    let mut by_offset: Vec<(bool, usize)> = loads
         .iter()
-        .map(|&i| first_reg(&lines[i]))
+        .map(|&i| (lines[i].contains(".64+0x"), i))
+        .collect();
+    by_offset.sort();
+    let src: Vec<u32> = by_offset
+        .iter()
+        .map(|&(_, i)| first_reg(&lines[i]))
         .collect::<Option<_>>()
         .ok_or("load destination")?;
     let result = lines[stg]
         .split_once(' ')
         .and_then(|(_, a)| operands(a).last().and_then(|o| reg(o, "R")))
         .ok_or("stored register")?;
+    // Even registers that start a 64-bit pair somewhere: they become one 64-bit temporary
+    // (`%qN`, its words `%qN.0`/`%qN.1`) everywhere.
+    let mut pairs: std::collections::BTreeSet<u32> = std::collections::BTreeSet::new();
+    if wide {
+        pairs.extend(src.iter().take(n).copied());
+        pairs.insert(result);
+    }
+    for l in lines {
+        let rest = match l.strip_prefix('@') {
+            Some(r) => r.split_once(' ').map_or("", |(_, r)| r),
+            None => l.as_str(),
+        };
+        let (op, args) = rest.split_once(' ').unwrap_or((rest, ""));
+        let Ok((dst, srcs)) = pair_operands(op) else {
+            continue;
+        };
+        for (i, o) in operands(args).iter().enumerate() {
+            if let Some(k) = reg(core_operand(o), "R")
+                && (if i == 0 { dst } else { srcs })
+            {
+                pairs.insert(k);
+            }
+        }
+    }
+    if let Some(k) = pairs.iter().find(|&&k| k % 2 == 1) {
+        return Err(format!("64-bit operand R{k} not even"));
+    }
     let skip = |l: &str| {
         l.starts_with("LDG")
             || l.starts_with("STG")
@@ -156,7 +249,7 @@ pub fn template(lines: &[String], n: usize) -> Result<String, String> {
     };
     let mut out: Vec<String> = Vec::new();
     let mut regs_seen: Vec<String> = Vec::new();
-    let rename = |o: &str, seen: &mut Vec<String>| -> Result<String, String> {
+    let rename = |o: &str, pair: bool, seen: &mut Vec<String>| -> Result<String, String> {
         let mut pre = String::new();
         let mut s = o;
         for p in ["-", "!", "|"] {
@@ -169,26 +262,51 @@ pub fn template(lines: &[String], n: usize) -> Result<String, String> {
             Some(c) => (c, "|"),
             None => (s, ""),
         };
-        if matches!(core, "RZ" | "PT") {
+        if matches!(core, "RZ" | "PT" | "SRZ") {
             return Ok(o.to_string());
         }
         if let Some(k) = reg(core, "R") {
             seen.push(core.to_string());
-            return Ok(format!("{pre}%r{k}{post}"));
+            let name = if pair {
+                format!("%q{k}")
+            } else if pairs.contains(&k) {
+                format!("%q{k}.0")
+            } else if k % 2 == 1 && pairs.contains(&(k - 1)) {
+                format!("%q{}.1", k - 1)
+            } else {
+                format!("%r{k}")
+            };
+            return Ok(format!("{pre}{name}{post}"));
         }
         if let Some(k) = reg(core, "P") {
             return Ok(format!("{pre}$p{k}{post}"));
         }
         if is_float(o) {
-            return Ok(format!("f:{}", o.trim()));
+            return Ok(format!("{}:{}", if pair { "d" } else { "f" }, o.trim()));
         }
         if o.starts_with("0x") || o.starts_with("-0x") {
             return Ok(o.to_string());
         }
         Err(format!("operand `{o}`"))
     };
+    let word = |r: u32, w: u32| {
+        if wide {
+            format!("%q{r}.{w}")
+        } else {
+            format!("%r{r}")
+        }
+    };
+    let words = if wide { 2 } else { 1 };
     for (k, s) in src.iter().enumerate().take(n) {
-        out.push(format!("MOV %r{s}, %{}", if k == 0 { "a" } else { "b" }));
+        for w in 0..words {
+            let bind = if k == 0 { "%a" } else { "%b" };
+            let bind = if wide {
+                format!("{bind}.{w}")
+            } else {
+                bind.to_string()
+            };
+            out.push(format!("MOV {}, {bind}", word(*s, w)));
+        }
     }
     let mut calls = 0;
     let body: Vec<&String> = main.clone();
@@ -249,17 +367,42 @@ pub fn template(lines: &[String], n: usize) -> Result<String, String> {
                 out.push(format!("{guard}BRA RET1"));
                 continue;
             }
+            if op == "BRA"
+                && let Some((p2, target)) = args.split_once(", ")
+            {
+                // `@P0 BRA P1, X`: taken when both hold; becomes a skip over `@P1 BRA X`.
+                let (neg, p) = match p2.strip_prefix('!') {
+                    Some(p) => ("!", p),
+                    None => ("", p2),
+                };
+                let k = reg(p, "P").ok_or("BRA predicate")?;
+                let target = target.trim_start_matches("`(").trim_end_matches(')');
+                let skip = format!("S{}", out.len());
+                if let Some(g) = guard.strip_prefix('@') {
+                    let g = g.trim();
+                    let flipped = match g.strip_prefix('!') {
+                        Some(g) => g.to_string(),
+                        None => format!("!{g}"),
+                    };
+                    out.push(format!("@{flipped} BRA {skip}"));
+                }
+                out.push(format!("@{neg}$p{k} BRA {}", name_label(target, names)));
+                out.push(format!("{skip}:"));
+                continue;
+            }
             if op == "BRA" {
                 let target = args.trim_start_matches("`(").trim_end_matches(')');
                 out.push(format!("{guard}BRA {}", name_label(target, names)));
                 continue;
             }
-            if op.contains("64") || op.starts_with('D') {
-                return Err(format!("64-bit values: {l}"));
+            let (dst, srcs) = pair_operands(op)?;
+            if (dst || srcs) && !wide {
+                return Err(format!("64-bit form: {l}"));
             }
             let ops: Vec<String> = operands(args)
                 .iter()
-                .map(|o| rename(o, seen))
+                .enumerate()
+                .map(|(i, o)| rename(o, if i == 0 { dst } else { srcs }, seen))
                 .collect::<Result<_, _>>()?;
             out.push(format!("{guard}{op} {}", ops.join(", ")));
         }
@@ -272,7 +415,14 @@ pub fn template(lines: &[String], n: usize) -> Result<String, String> {
         &mut regs_seen,
         &mut calls,
     )?;
-    out.push(format!("MOV %d, %r{result}"));
+    for w in 0..words {
+        let d = if wide {
+            format!("%d.{w}")
+        } else {
+            "%d".to_string()
+        };
+        out.push(format!("MOV {d}, {}", word(result, w)));
+    }
     if !subs.is_empty() {
         out.push("BRA DONE".into());
         emit(
@@ -298,7 +448,7 @@ pub fn learn() -> Result<Routines, String> {
         for arch in ARCHS {
             cols.push(match corpus::ptxas_cubin(&text, arch, &[])? {
                 PtxasOutcome::Ok { cubin, .. } => {
-                    disassemble(&cubin).and_then(|l| template(&l, *n))
+                    disassemble(&cubin).and_then(|l| template(&l, *n, is_f64(inst)))
                 }
                 PtxasOutcome::Rejected(m) => {
                     Err(format!("ptxas rejects: {}", m.lines().next().unwrap_or("")))
@@ -314,9 +464,10 @@ pub fn table_path() -> std::path::PathBuf {
     corpus::workspace_root().join("crates/lower/data/math.tsv")
 }
 
-/// 64 f32 operands per side: the special values of `cvt_forms` and, for the second operand,
-/// the same list rotated (so every pairing of kinds meets).
-pub fn test_ptx(map: &Routines) -> String {
+/// 64 operands per side: for f32 the special values of `cvt_forms`, for f64 (`wide`) its
+/// `f64_values()`, and for the second operand the same list rotated (so every pairing of
+/// kinds meets). The f64 approximations (`rsqrt.approx.f64`) are left out.
+pub fn test_ptx(map: &Routines, wide: bool) -> String {
     let rows: Vec<(&String, usize)> = map
         .iter()
         .filter(|(_, (_, c))| {
@@ -324,38 +475,52 @@ pub fn test_ptx(map: &Routines) -> String {
                 .zip(ARCHS)
                 .all(|(t, a)| t.as_ref().is_ok_and(|t| encodable_routine(t, a)))
         })
+        .filter(|(k, _)| !k.contains(".approx") && is_f64(k) == wide)
         .map(|(k, (n, _))| (k, *n))
         .collect();
     let mut s = String::from(
-        "// Generated by `cargo xtask math-forms`: every f32 rcp/sqrt/div lowered from\n\
+        "// Generated by `cargo xtask math-forms`: every rcp/sqrt/div of one type lowered from\n\
          // crates/lower/data/math.tsv, on 64 special operands per thread pair.\n\
          .version 8.0\n.target sm_80\n.address_size 64\n",
     );
-    s.push_str(".global .align 4 .b32 vals[64] = {");
-    s.push_str(
-        &crate::cvt_forms::F32_VALUES
+    let values: Vec<String> = if wide {
+        crate::cvt_forms::f64_values()
             .iter()
             .map(|v| v.to_string())
-            .collect::<Vec<_>>()
-            .join(", "),
-    );
-    s.push_str("};\n");
-    for (n, chunk) in rows.chunks(16).enumerate() {
+            .collect()
+    } else {
+        crate::cvt_forms::F32_VALUES
+            .iter()
+            .map(|v| v.to_string())
+            .collect()
+    };
+    let (vals, t, w) = if wide {
+        ("vals64", "f64", 8)
+    } else {
+        ("vals", "f32", 4)
+    };
+    s.push_str(&format!(
+        ".global .align {w} .b{} {vals}[64] = {{{}}};\n",
+        w * 8,
+        values.join(", ")
+    ));
+    for (kernel, chunk) in rows.chunks(16).enumerate() {
+        let name = format!("math{kernel}");
         s.push_str(&format!(
-            "\n.visible .entry math{n}(.param .u64 out)\n{{\n  .reg .b64 %rd<8>;\n  .reg .b32 %w<4>;\n  \
-             .reg .f32 %f<3>;\n  .reg .f32 %d<{c}>;\n  ld.param.u64 %rd1, [out];\n  \
-             mov.u32 %w1, %tid.x;\n  mul.wide.u32 %rd2, %w1, 4;\n  mov.u64 %rd3, vals;\n  \
-             add.s64 %rd4, %rd3, %rd2;\n  ld.global.f32 %f1, [%rd4];\n  add.u32 %w2, %w1, 23;\n  \
-             and.b32 %w2, %w2, 63;\n  mul.wide.u32 %rd2, %w2, 4;\n  add.s64 %rd4, %rd3, %rd2;\n  \
-             ld.global.f32 %f2, [%rd4];\n  mul.wide.u32 %rd2, %w1, {stride};\n  add.s64 %rd6, %rd1, %rd2;\n",
-            c = chunk.len() + 1,
-            stride = chunk.len() * 4,
-        ));
+                "\n.visible .entry {name}(.param .u64 out)\n{{\n  .reg .b64 %rd<8>;\n  .reg .b32 %w<4>;\n  \
+                 .reg .{t} %f<3>;\n  .reg .{t} %d<{c}>;\n  ld.param.u64 %rd1, [out];\n  \
+                 mov.u32 %w1, %tid.x;\n  mul.wide.u32 %rd2, %w1, {w};\n  mov.u64 %rd3, {vals};\n  \
+                 add.s64 %rd4, %rd3, %rd2;\n  ld.global.{t} %f1, [%rd4];\n  add.u32 %w2, %w1, 23;\n  \
+                 and.b32 %w2, %w2, 63;\n  mul.wide.u32 %rd2, %w2, {w};\n  add.s64 %rd4, %rd3, %rd2;\n  \
+                 ld.global.{t} %f2, [%rd4];\n  mul.wide.u32 %rd2, %w1, {stride};\n  add.s64 %rd6, %rd1, %rd2;\n",
+                c = chunk.len() + 1,
+                stride = chunk.len() * w,
+            ));
         for (i, (k, ops)) in chunk.iter().enumerate() {
             let srcs = if *ops == 1 { "%f1" } else { "%f1, %f2" };
             s.push_str(&format!(
-                "  {k} %d{i}, {srcs};\n  st.global.f32 [%rd6+{}], %d{i};\n",
-                i * 4
+                "  {k} %d{i}, {srcs};\n  st.global.{t} [%rd6+{}], %d{i};\n",
+                i * w
             ));
         }
         s.push_str("  ret;\n}\n");
@@ -365,26 +530,44 @@ pub fn test_ptx(map: &Routines) -> String {
 
 /// Whether every instruction of a routine template encodes (labels and branches aside).
 fn encodable_routine(t: &str, arch: &str) -> bool {
-    let mut names = HashMap::new();
+    // Temporaries to placeholder registers (distinct, in range, pairs aligned).
+    let mut names: HashMap<String, u32> = HashMap::new();
+    let mut next = 0u32;
     t.split("; ").all(|i| {
         if i.ends_with(':') || i.contains("BRA ") {
             return true;
         }
-        // Temporaries to placeholder registers (distinct, in range).
-        let mut text = i
-            .replace("%a", "%r200")
-            .replace("%b", "%r201")
-            .replace("%d", "%r202");
-        while let Some(p) = text.find("%r") {
-            let end = text[p + 2..]
-                .find(|c: char| !c.is_ascii_digit())
-                .map_or(text.len(), |e| p + 2 + e);
-            let k: u32 = text[p + 2..end].parse().unwrap_or(0);
-            let n = names.len() as u32;
-            let r = *names.entry(k).or_insert(n % 200);
-            text.replace_range(p..end, &format!("R{r}"));
+        let mut text = String::new();
+        let mut rest = i;
+        while let Some(p) = rest.find('%') {
+            text.push_str(&rest[..p]);
+            let tail = &rest[p + 1..];
+            let end = tail
+                .find(|c: char| !c.is_ascii_alphanumeric())
+                .unwrap_or(tail.len());
+            let name = &tail[..end];
+            let mut after = &tail[end..];
+            let word = match after.as_bytes() {
+                [b'.', w @ (b'0' | b'1'), ..] => {
+                    after = &after[2..];
+                    Some(u32::from(w - b'0'))
+                }
+                _ => None,
+            };
+            let pair = name.starts_with('q') || word.is_some();
+            let base = *names.entry(name.to_string()).or_insert_with(|| {
+                if pair {
+                    next = next.div_ceil(2) * 2;
+                }
+                let r = next % 200;
+                next += if pair { 2 } else { 1 };
+                r
+            });
+            text.push_str(&format!("R{}", base + word.unwrap_or(0)));
+            rest = after;
         }
-        encodable(&text.replace("$p", "P"), arch)
+        text.push_str(rest);
+        encodable(&text.replace("$p", "P").replace("d:", ""), arch)
     })
 }
 
@@ -404,11 +587,15 @@ pub fn run(_args: &[String]) -> Result<(), String> {
         s.push('\n');
     }
     std::fs::write(table_path(), s).map_err(|e| e.to_string())?;
-    std::fs::write(
-        corpus::workspace_root().join("test-data/codegen/math_table.ptx"),
-        test_ptx(&map),
-    )
-    .map_err(|e| e.to_string())?;
+    for (file, wide) in [("math_table.ptx", false), ("math_table_f64.ptx", true)] {
+        std::fs::write(
+            corpus::workspace_root()
+                .join("test-data/codegen")
+                .join(file),
+            test_ptx(&map, wide),
+        )
+        .map_err(|e| e.to_string())?;
+    }
     for (k, (_, cols)) in &map {
         for (c, a) in cols.iter().zip(ARCHS) {
             if let Err(e) = c {
@@ -458,12 +645,47 @@ mod tests {
             BRA `(.L_x_3)";
         let lines: Vec<String> = listing.lines().map(|l| l.trim().to_string()).collect();
         assert_eq!(
-            template(&lines, 1).unwrap(),
+            template(&lines, 1, false).unwrap(),
             "MOV %r0, %a; IADD3 %r4, %r0, -0xd000000, RZ; MUFU.RSQ %r5, %r0; \
              ISETP.GT.U32.AND $p0, PT, %r4, 0x727fffff, PT; @!$p0 BRA L0; BRA L1; RET1:; \
              MOV %r5, %r0; BRA L2; L0:; FMUL.FTZ %r7, %r0, %r5; L2:; MOV %d, %r5; BRA DONE; \
              L1:; FSETP.GTU.FTZ.AND $p0, PT, |%r0|, f:+INF, PT; @$p0 FADD.FTZ %r0, %r0, f:1; \
              MOV %r4, %r6; BRA RET1; DONE:"
+        );
+    }
+
+    #[test]
+    fn f64_pairs_become_64_bit_temporaries() {
+        // Shortened from ptxas's div.rn.f64 on sm_90: the second operand loaded first,
+        // single words of pairs, a double immediate, a two-predicate branch.
+        let listing = "LDC R1, c[0x0][0x28]
+            LDG.E.64 R6, desc[UR4][R8.64+0x8]
+            LDG.E.64 R4, desc[UR4][R8.64]
+            MUFU.RCP64H R3, R7
+            IMAD.MOV.U32 R2, RZ, RZ, 0x1
+            DFMA R10, R2, -R6, 1
+            FSETP.GEU.AND P1, PT, |R7|, 6.5827683646048100446e-37, PT
+            DMUL R12, R4, R10
+            FFMA R0, RZ, R7, R13
+            FSETP.GT.AND P0, PT, |R0|, 1.469367938527859385e-39, PT
+            @P0 BRA P1, `(.L_x_0)
+            CS2R R12, SRZ
+            .L_x_0:
+            STG.E.64 desc[UR4][R8.64+0x10], R12
+            EXIT
+            .L_x_1:
+            BRA `(.L_x_1)";
+        let lines: Vec<String> = listing.lines().map(|l| l.trim().to_string()).collect();
+        assert_eq!(
+            template(&lines, 2, true).unwrap(),
+            "MOV %q4.0, %a.0; MOV %q4.1, %a.1; MOV %q6.0, %b.0; MOV %q6.1, %b.1; \
+             MUFU.RCP64H %q2.1, %q6.1; IMAD.MOV.U32 %q2.0, RZ, RZ, 0x1; \
+             DFMA %q10, %q2, -%q6, d:1; \
+             FSETP.GEU.AND $p1, PT, |%q6.1|, f:6.5827683646048100446e-37, PT; \
+             DMUL %q12, %q4, %q10; FFMA %r0, RZ, %q6.1, %q12.1; \
+             FSETP.GT.AND $p0, PT, |%r0|, f:1.469367938527859385e-39, PT; \
+             @!$p0 BRA S11; @$p1 BRA L0; S11:; CS2R %q12, SRZ; L0:; \
+             MOV %d.0, %q12.0; MOV %d.1, %q12.1"
         );
     }
 }

@@ -57,15 +57,24 @@ const EXAMPLES: &[&str] = &[
     "../../test-data/codegen/match.ptx",
     "../../test-data/codegen/extend16.ptx",
     "../../test-data/codegen/pack.ptx",
+    "../../test-data/codegen/griddep.ptx",
+    "../../test-data/codegen/math_table_f64.ptx",
 ];
 
 /// The refusals the examples are expected to meet: (file, SM).
-const REFUSED: &[(&str, &str)] = &[];
+const REFUSED: &[(&str, &str)] = &[("griddep.ptx", "sm_80")];
 
-/// Examples with approximate math (MUFU): the interpreter computes them exactly, so they are
-/// executed against ptxas's cubin in the emulator instead
-/// (`approximate_math_executes_like_ptxas`).
-const APPROXIMATE: &[&str] = &["../../test-data/codegen/approx.ptx"];
+/// Examples executed against ptxas's cubin in the emulator instead of the interpreter
+/// (`approximate_math_executes_like_ptxas`): approximate math (MUFU), which the interpreter
+/// computes exactly, and ptxas's f64 `div`/`rcp`/`sqrt` routines, which kiln reproduces
+/// instruction for instruction but which differ from the interpreter's exact results on a
+/// few edge inputs (overflow under directed rounding, NaN payloads, one 1-ulp quotient near
+/// 2^-992) — an open question between the emulator, the interpreter and the hardware
+/// (docs/arch/emu.md).
+const APPROXIMATE: &[&str] = &[
+    "../../test-data/codegen/approx.ptx",
+    "../../test-data/codegen/math_table_f64.ptx",
+];
 
 fn refused(path: &str, sm: &str) -> bool {
     REFUSED.iter().any(|(f, s)| path.ends_with(f) && *s == sm)

@@ -582,6 +582,12 @@ pub fn execute(ctx: &mut Ctx<'_>, w: &mut Warp, inst: &Inst, active: u32, exec: 
             next(w);
             Ok(())
         }
+        // Programmatic dependent launch: `ACQBULK` waits for the grids this one depends on
+        // and `PREEXIT` lets dependent grids start; a single emulated launch has neither.
+        "ACQBULK" | "PREEXIT" => {
+            next(w);
+            Ok(())
+        }
         // ---- warp-wide data ops
         "SHFL" => {
             shfl(ctx, w, inst, exec)?;
@@ -963,6 +969,23 @@ fn lane_op(ctx: &mut Ctx<'_>, w: &mut Warp, inst: &Inst, l: usize, active: u32) 
                 (a as i32).min(b as i32) as u32
             } else {
                 (a as i32).max(b as i32) as u32
+            };
+            wr(w, l, o(0)?, v)
+        }
+        "VIADDMNMX" => {
+            // d = min/max(a + b, c): min with PT, max with !PT; signed unless `.U32`.
+            check_mods(inst, &["U32"])?;
+            let a = int32(ctx, w, l, o(1)?)?;
+            let b = int32(ctx, w, l, o(2)?)?;
+            let c = int32(ctx, w, l, o(3)?)?;
+            let p = pred(w, l, o(4)?)?;
+            let s = a.wrapping_add(b);
+            let v = if inst.has_mod("U32") {
+                if p { s.min(c) } else { s.max(c) }
+            } else if p {
+                (s as i32).min(c as i32) as u32
+            } else {
+                (s as i32).max(c as i32) as u32
             };
             wr(w, l, o(0)?, v)
         }

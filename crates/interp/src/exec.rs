@@ -1289,7 +1289,10 @@ impl Cta<'_> {
             }
             Op::Div if ty.is_float() => {
                 let (x, y) = (g!(1, ty), g!(2, ty));
-                let r = float_bin(ty, m, x, y, &float::div);
+                let mut r = float_bin(ty, m, x, y, &float::div);
+                if ty == Ty::F64 {
+                    r = f64_div_nan(x, y, r);
+                }
                 put!(0, ty, r);
             }
             Op::Add | Op::Sub | Op::Addc | Op::Subc => {
@@ -2352,6 +2355,27 @@ fn float_minmax(ty: Ty, m: &Mods, x: u64, y: u64, is_max: bool) -> u64 {
     })
 }
 
+/// The NaN an f64 `div` gives on NVIDIA GPUs, where it is ptxas's software routine
+/// (checked in the emulator on ptxas 13.0.88's code, sm_80 and sm_90): a NaN operand comes
+/// back quieted (the first one), an invalid division (0/0, inf/inf) gives the negative quiet
+/// NaN 0xfff8000000000000. `r` is the division's result otherwise.
+fn f64_div_nan(x: u64, y: u64, r: u64) -> u64 {
+    const QUIET: u64 = 0x0008_0000_0000_0000;
+    let nan = |b: u64| f64::from_bits(b).is_nan();
+    if nan(x) {
+        x | QUIET
+    } else if nan(y) {
+        y | QUIET
+    } else if nan(r) {
+        NEG_QUIET_NAN
+    } else {
+        r
+    }
+}
+
+/// The NaN of ptxas's f64 `div` and `sqrt` routines for an invalid operation.
+const NEG_QUIET_NAN: u64 = 0xfff8_0000_0000_0000;
+
 /// Approximate and correctly rounded transcendental/unary functions.
 fn float_fn(op: Op, ty: Ty, m: &Mods, x: u64) -> u64 {
     packed(ty, x, 0, 0, &|t, x, _, _| {
@@ -2359,6 +2383,19 @@ fn float_fn(op: Op, ty: Ty, m: &Mods, x: u64) -> u64 {
         let a = to_f64(t, flush_in(t, x, m.ftz));
         let rnd = m.rnd.unwrap_or(Rnd::Ne);
         let r = match op {
+            Op::Rcp if !m.approx && t == Ty::F64 => {
+                // A NaN comes back quieted (ptxas's routine).
+                if a.is_nan() {
+                    x | 0x0008_0000_0000_0000
+                } else {
+                    float::div(1.0, a, rnd, fmt)
+                }
+            }
+            Op::Sqrt if !m.approx && t == Ty::F64 && a < 0.0 => {
+                // ptxas's routine: the square root of a negative number (not -0) is
+                // 0xfff8000000000000; of a NaN, the canonical NaN (its `DADD a, a`).
+                NEG_QUIET_NAN
+            }
             Op::Rcp if !m.approx => float::div(1.0, a, rnd, fmt),
             Op::Sqrt if !m.approx => float::sqrt(a, rnd, fmt),
             Op::Rcp => {

@@ -1252,6 +1252,11 @@ fn parse_op(opcode: &str, mods: &[String]) -> (Op, Mods, Option<String>) {
         space: None,
         ..Mods::default()
     };
+    if matches!(op, Op::Nop) {
+        // Hints and launch-ordering instructions (`griddepcontrol.wait`): no effect on one
+        // launch's results, whatever their modifiers.
+        return (op, m, None);
+    }
     let mut op = op;
     for s in mods {
         let s = s.as_str();

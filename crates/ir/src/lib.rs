@@ -147,6 +147,10 @@ pub enum Operand {
     /// A 32-bit float immediate (its bits), printed as nvdisasm prints it (`1`, `+INF `,
     /// `1.84467440737095516160e+19`).
     F32(u32),
+    /// A 64-bit float immediate (its bits) of a `D*` instruction, printed as nvdisasm prints
+    /// it (`0.5`, `8.98846567431157953865e+307`); SASS holds its high 32 bits, so the low 32
+    /// bits must be zero for the instruction to encode.
+    F64(u64),
 }
 
 impl Operand {
@@ -480,6 +484,9 @@ pub fn inst_text(
                     f64::from(f32::from_bits(*bits)),
                     true,
                 ));
+            }
+            Operand::F64(bits) => {
+                s.push_str(&sass::text::format_float(f64::from_bits(*bits), true));
             }
             Operand::Const { bank, offset } => {
                 let _ = write!(s, "c[0x{bank:x}][0x{offset:x}]");

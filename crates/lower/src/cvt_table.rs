@@ -144,7 +144,7 @@ impl Cx {
     }
 }
 
-/// instruction (`sqrt.rn.f32`) → (sm_80 template, sm_90 template), from `data/math.tsv`
+/// instruction (`sqrt.rn.f32`, `div.rn.f64`) → (sm_80 template, sm_90 template), from `data/math.tsv`
 /// (`cargo xtask math-forms`: ptxas's routines with their slow paths inlined).
 fn math_table() -> &'static HashMap<String, [Option<String>; 2]> {
     static T: OnceLock<HashMap<String, [Option<String>; 2]>> = OnceLock::new();
@@ -168,7 +168,8 @@ fn math_table() -> &'static HashMap<String, [Option<String>; 2]> {
 }
 
 impl Cx {
-    /// Lowers an IEEE-rounded f32 `rcp`/`sqrt`/`div` from ptxas's routine; `Ok(false)` when
+    /// Lowers an IEEE-rounded f32 or f64 `rcp`/`sqrt`/`div` (and the f64 approximations)
+    /// from ptxas's routine; `Ok(false)` when
     /// the table has none for this instruction and SM.
     pub(crate) fn math_from_table(
         &mut self,
@@ -182,12 +183,14 @@ impl Cx {
             return Ok(false);
         };
         let n = ops.len() - 1;
-        let d = self.dst(&ops[0], 1)?;
+        // f64 routines work on register pairs (`%a.0`, `%a.1`).
+        let w = if key.ends_with(".f64") { 2 } else { 1 };
+        let d = self.dst(&ops[0], w)?;
         let mut binds = vec![("%d", d)];
-        let a = self.reg_src(&ops[1], 1)?;
+        let a = self.reg_src(&ops[1], w)?;
         binds.push(("%a", a));
         if n == 2 {
-            let b = self.reg_src(&ops[2], 1)?;
+            let b = self.reg_src(&ops[2], w)?;
             binds.push(("%b", b));
         }
         // The routine copies its operands in first and its result out last, so `%d` may be

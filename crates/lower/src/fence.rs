@@ -5,7 +5,7 @@
 //! `fence.acq_rel`), and beyond the CTA scope `ERRBAR`, on sm_90 `CGAERRBAR`, and
 //! `CCTL.IVALL` (invalidate the non-coherent L1 lines); a guarded fence predicates each of
 //! them. Other fences (`.cluster` scope,
-//! `fence.proxy`, `fence.mbarrier_init`) are refused.
+//! `fence.proxy`, `fence.mbarrier_init`) are refused. Also `griddepcontrol`.
 
 use ir::{Inst, Operand};
 use syntax::SyntaxNode;
@@ -41,6 +41,33 @@ impl Cx {
             }
             self.push(Inst::new("CCTL.IVALL", vec![], vec![]));
         }
+        Ok(())
+    }
+}
+
+impl Cx {
+    /// `griddepcontrol.wait` → `ACQBULK`, `griddepcontrol.launch_dependents` → `PREEXIT`
+    /// (ptxas 13.0.88 on sm_90, no EIATTR of their own); a guard guards the instruction.
+    /// The scheduler keeps program order, so no memory access moves across them.
+    pub(crate) fn griddepcontrol(
+        &mut self,
+        node: &SyntaxNode,
+        mods: &[String],
+    ) -> Result<(), LowerError> {
+        if self.target.sm < 90 {
+            return Err(unsupported(node, "griddepcontrol before sm_90"));
+        }
+        let op = match mods.iter().map(String::as_str).collect::<Vec<_>>()[..] {
+            [".wait"] => "ACQBULK",
+            [".launch_dependents"] => "PREEXIT",
+            _ => {
+                return Err(malformed(
+                    node,
+                    "griddepcontrol needs .wait or .launch_dependents",
+                ));
+            }
+        };
+        self.push(Inst::new(op, vec![], vec![]));
         Ok(())
     }
 }

@@ -1644,6 +1644,15 @@ impl Cx {
                 Ok(())
             }
             "cvt" => self.cvt(node, mods, ops),
+            "div" | "rcp" | "sqrt" | "rsqrt" if has(".f64") => {
+                // ptxas's f64 routines (`cargo xtask math-forms`), slow paths inlined.
+                Self::need(node, ops, if opcode == "div" { 3 } else { 2 })?;
+                if self.math_from_table(opcode, mods, ops)? {
+                    Ok(())
+                } else {
+                    unsup(&format!("{opcode}{}", mods.concat()))
+                }
+            }
             "div" if fmath::is_float_div(mods) && (has(".approx") || has(".full")) => {
                 self.div_approx(node, mods, ops)
             }
@@ -1754,6 +1763,7 @@ impl Cx {
             "match" => self.match_sync(node, mods, ops),
             "redux" => self.redux(node, mods, ops),
             "membar" | "fence" => self.fence(node, opcode, mods),
+            "griddepcontrol" => self.griddepcontrol(node, mods),
             "mul24" => self.mul24(node, mods, ops),
             "nanosleep" => {
                 // `NANOSLEEP t` with t an immediate or a register (ptxas's form; sm_80 reads a

@@ -7,12 +7,13 @@
 //! * one instruction per line, `;` optional, `//` comments; `NAME:` starts a block and
 //!   `BRA NAME` branches to it (names are local to one sequence);
 //! * `@$p` / `@!$p` guards an instruction;
-//! * `%x` is a 32-bit register temporary and `$p` a predicate temporary, created on first use;
-//!   names given in `binds` stand for the instruction's operands instead;
-//! * `RZ`, `PT`, `!PT`; source modifiers `-%x`, `|%x|`, `-|%x|`, `!$p`; half selectors
+//! * `%x` is a 32-bit register temporary, `%qN` a 64-bit one (an aligned pair) and `$p` a
+//!   predicate temporary, created on first use; names given in `binds` stand for the
+//!   instruction's operands instead; `%x.0` / `%x.1` is the low / high word of a 64-bit one;
+//! * `RZ`, `PT`, `!PT`, `SRZ`; source modifiers `-%x`, `|%x|`, `-|%x|`, `!$p`; half selectors
 //!   `%x.H0_H0`, `%x.H1_H1`;
 //! * `0x1f`, `-0x40`: integer immediates; `#0xc0`: a LUT/flag field; `f:1.0`, `f:+INF`,
-//!   `f:0x3f800000`: a float immediate (value or bits).
+//!   `f:0x3f800000`: a float immediate (value or bits); `d:0.5`: a 64-bit float immediate.
 //!
 //! Which operands an instruction writes: the first; also the second for `ISETP`, `FSETP`,
 //! `PLOP3`, a `LOP3` writing a predicate and an `IADD3` writing a carry; none for `BRA`.
@@ -128,7 +129,8 @@ impl Cx {
             Reg::v(self.ptmp(), 1)
         } else {
             assert!(name.starts_with('%'), "sequence operand `{name}`");
-            Reg::v(self.tmp(1), 1)
+            let w = if name.starts_with("%q") { 2 } else { 1 };
+            Reg::v(self.tmp(w), w)
         };
         names.insert(name.to_string(), r);
         r
@@ -142,6 +144,14 @@ impl Cx {
     ) -> Operand {
         if let Some(h) = a.strip_prefix("#0x") {
             return Operand::Hex(u32::from_str_radix(h, 16).expect("hex field"));
+        }
+        if let Some(d) = a.strip_prefix("d:") {
+            let v = match d {
+                "+INF" => f64::INFINITY,
+                "-INF" => f64::NEG_INFINITY,
+                _ => d.parse::<f64>().expect("double literal"),
+            };
+            return Operand::F64(v.to_bits());
         }
         if let Some(f) = a.strip_prefix("f:") {
             let bits = match f {
@@ -161,6 +171,10 @@ impl Cx {
         if let Some(h) = digits.strip_prefix("0x") {
             let v = i64::from_str_radix(h, 16).expect("immediate");
             return Operand::Imm(if neg_int { -v } else { v });
+        }
+        if a == "SRZ" {
+            // `CS2R %q, SRZ`: a 64-bit zero.
+            return Operand::Special("SRZ");
         }
         if a.starts_with(|c: char| c.is_ascii_uppercase()) && !matches!(a, "RZ" | "PT") {
             let b = *labels
@@ -189,7 +203,17 @@ impl Cx {
         } else {
             (s, ir::Sel::None)
         };
-        let reg = self.seq_reg(names, s);
+        let (s, word) = if let Some(r) = s.strip_suffix(".0") {
+            (r, Some(0))
+        } else if let Some(r) = s.strip_suffix(".1") {
+            (r, Some(1))
+        } else {
+            (s, None)
+        };
+        let mut reg = self.seq_reg(names, s);
+        if let Some(w) = word {
+            reg = crate::sub(reg, w);
+        }
         Operand::Reg {
             reg,
             neg,

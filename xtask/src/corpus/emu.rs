@@ -62,6 +62,21 @@ pub(super) fn nondeterminism(ptx: &str) -> Option<&'static str> {
     }
 }
 
+/// Whether the PTX uses f64 `div`/`rcp`/`sqrt` (not `.approx`): ptxas's software routines,
+/// whose results differ from the interpreter's exact ones on a few edge inputs (overflow
+/// under directed rounding, a NaN operand of `sqrt.rm`, one 1-ulp quotient near 2^-992).
+pub(super) fn f64_routines(ptx: &str) -> bool {
+    ptx.lines().any(|l| {
+        let l = l.trim_start();
+        let l = l
+            .strip_prefix('@')
+            .map_or(l, |r| r.split_once(' ').map_or(r, |x| x.1));
+        ["div.", "rcp.", "sqrt."].iter().any(|p| l.starts_with(p))
+            && l.contains(".f64")
+            && !l.contains(".approx")
+    })
+}
+
 /// Whether the PTX uses approximate math (`.approx`, `div.full`, `tanh`, `ex2`), which ptxas
 /// computes with MUFU approximations and the interpreter exactly.
 pub(super) fn approximate_math(ptx: &str) -> bool {
