@@ -82,6 +82,11 @@ pub struct Kernel {
     /// ptxas then leaves an empty `.rela.text.<k>` and blanks each resolved symbol into a null
     /// local symbol; the builder writes the same (see [`ReservedSymbol`]).
     pub reserved_smem_resolved: Vec<ReservedSymbol>,
+    /// The code traps (`BPT.TRAP`): `EIATTR_CRS_STACK_SIZE 0` right after EXIT_INSTR_OFFSETS.
+    /// ptxas 13.0.88 (sm_80, sm_90) writes it for a kernel with a predicated `trap` and not
+    /// for one whose `trap` sits alone in a block (test-data/codegen/trap.ptx); kiln writes
+    /// it for any trap (a zero-sized call-return stack: no effect on the launch).
+    pub traps: bool,
 }
 
 /// A link-time symbol ptxas uses for a `%reserved_smem_offset_*` register on sm_90+, resolved
@@ -804,6 +809,9 @@ impl Builder {
                     code::EXIT_INSTR_OFFSETS,
                     AttrValue::Words(k.exit_offsets.clone()),
                 ));
+            }
+            if k.traps {
+                r.push(sval(code::CRS_STACK_SIZE, AttrValue::Words(vec![0])));
             }
             r.push(hval(code::CBANK_PARAM_SIZE, *size as u16));
             r.push(sval(

@@ -59,6 +59,7 @@ const EXAMPLES: &[&str] = &[
     "../../test-data/codegen/pack.ptx",
     "../../test-data/codegen/griddep.ptx",
     "../../test-data/codegen/math_table_f64.ptx",
+    "../../test-data/codegen/trap.ptx",
 ];
 
 /// The refusals the examples are expected to meet: (file, SM).

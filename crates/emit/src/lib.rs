@@ -28,6 +28,8 @@ pub struct Encoded {
     pub s2rctaid_offsets: Vec<u32>,
     /// Instructions of the kernel proper (without the closing branch and padding).
     pub instructions: usize,
+    /// The code traps (`BPT.TRAP`, PTX `trap`).
+    pub traps: bool,
 }
 
 /// An emission failure and the source range of the instruction responsible, if known.
@@ -120,6 +122,7 @@ pub fn encode(
         exit_offsets: Vec::new(),
         s2rctaid_offsets: Vec::new(),
         instructions: n,
+        traps: false,
     };
     let push = |text: String,
                 control: Control,
@@ -152,6 +155,9 @@ pub fn encode(
                 let i = &f.blocks[f.order[*block]].insts[*index];
                 if i.base_op() == "EXIT" {
                     out.exit_offsets.push(pc);
+                }
+                if i.op == "BPT.TRAP" {
+                    out.traps = true;
                 }
                 if i.base_op() == "S2R"
                     && i.operands
@@ -344,6 +350,7 @@ pub fn build_cubin_for(
             frame_size: k.frame_size,
             reserved_smem_used: k.reserved_smem_used,
             reserved_smem_resolved: k.reserved_smem_resolved.clone(),
+            traps: k.encoded.traps,
             ..cubin::builder::Kernel::default()
         });
     }

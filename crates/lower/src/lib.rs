@@ -1715,6 +1715,28 @@ impl Cx {
                 self.start_block(next);
                 Ok(())
             }
+            "trap" => {
+                // ptxas 13.0.88: `BPT.TRAP 0x1`, branched around when guarded.
+                let inst = Inst::new("BPT.TRAP", vec![Operand::Imm(1)], vec![]);
+                match self.guard.take() {
+                    Some(g) => {
+                        let end = self.f.new_block();
+                        let mut bra = Inst::new("BRA", vec![Operand::Label(end)], vec![]);
+                        bra.guard = Some(Guard {
+                            pred: g.pred,
+                            negated: !g.negated,
+                        });
+                        self.push(bra);
+                        let next = self.f.new_block();
+                        self.start_block(next);
+                        self.push(inst);
+                        self.start_block(end);
+                        self.guard = Some(g);
+                    }
+                    None => self.push(inst),
+                }
+                Ok(())
+            }
             "ret" if self.ret_target.is_some() => self.inlined_ret(),
             "ret" | "exit" => {
                 self.push(Inst::new("EXIT", vec![], vec![]));
