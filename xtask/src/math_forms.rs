@@ -1,8 +1,9 @@
 //! `cargo xtask math-forms`: learns ptxas's SASS for the IEEE-rounded math instructions —
 //! f32 `rcp`, `sqrt`, `div` in every rounding mode, with and without `.ftz`; f64 `rcp`,
-//! `sqrt`, `div` in every rounding mode and `rcp.approx.ftz.f64`, `rsqrt.approx[.ftz].f64` —
+//! `sqrt`, `div` in every rounding mode and `rcp.approx.ftz.f64`, `rsqrt.approx[.ftz].f64`;
+//! `div`/`rem` of `.u64`/`.s64` —
 //! and writes `crates/lower/data/math.tsv`, plus the test kernels
-//! `test-data/codegen/math_table.ptx` (f32) and `math_table_f64.ptx`.
+//! `test-data/codegen/math_table.ptx` (f32) and `math_table_64.ptx`.
 //!
 //! Each routine is a fast path and a slow-path subroutine that ptxas calls
 //! (`CALL.REL.NOINC $__internal_..._slowpath`). The probe kernel loads the operands, applies
@@ -43,17 +44,23 @@ pub fn variants() -> Vec<(String, usize)> {
     ] {
         v.push((inst.to_string(), 1));
     }
+    for op in ["div", "rem"] {
+        for t in [".u64", ".s64"] {
+            v.push((format!("{op}{t}"), 2));
+        }
+    }
     v
 }
 
-/// Whether a variant computes on f64 (its operands are register pairs).
-pub fn is_f64(inst: &str) -> bool {
-    inst.ends_with(".f64")
+/// Whether a variant computes on 64-bit values (its operands are register pairs).
+pub fn is_wide(inst: &str) -> bool {
+    inst.ends_with("64")
 }
 
 fn probe_ptx(inst: &str, n: usize) -> String {
     let srcs = if n == 1 { "%f1" } else { "%f1, %f2" };
-    let (t, w) = if is_f64(inst) { ("f64", 8) } else { ("f32", 4) };
+    let t = inst.rsplit('.').next().unwrap_or("f32");
+    let w = if is_wide(inst) { 8 } else { 4 };
     format!(
         ".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry k(.param .u64 p)\n{{\n  \
          .reg .b64 %q<2>;\n  .reg .{t} %f<4>;\n  ld.param.u64 %q1, [p];\n  \
@@ -107,18 +114,21 @@ fn is_float(s: &str) -> bool {
                 .all(|c| c.is_ascii_digit() || matches!(c, '.' | 'e' | '+' | '-')))
 }
 
-/// Which register operands of an instruction are 64-bit pairs: (the destination, the
-/// sources). `D*` instructions compute on pairs, `CS2R` writes one, conversions by their
-/// types; `MUFU.RCP64H`/`RSQ64H` and `SHF.*.U64` work on single words. Another 64-bit
-/// form is an error (not learned).
-fn pair_operands(op: &str) -> Result<(bool, bool), String> {
+/// Which register operands of an instruction are 64-bit pairs, by operand index (`n`
+/// operands). `D*` instructions compute on pairs, `CS2R` writes one, `IMAD.WIDE` writes one
+/// and adds one (its last operand), conversions by their types; `MUFU.RCP64H`/`RSQ64H` and
+/// `SHF.*.U64` work on single words. Another 64-bit form is an error (not learned).
+fn pair_operands(op: &str, n: usize) -> Result<Vec<bool>, String> {
     let mods: Vec<&str> = op.split('.').skip(1).collect();
     let base = op.split('.').next().unwrap_or(op);
     let wide_int = |m: &&str| matches!(*m, "S64" | "U64");
-    Ok(match base {
+    let (dst, srcs) = match base {
         "DEPBAR" => (false, false),
         _ if base.starts_with('D') => (true, true),
         "CS2R" => (!mods.contains(&"32"), false),
+        "IMAD" if mods.contains(&"WIDE") => {
+            return Ok((0..n).map(|i| i == 0 || i + 1 == n).collect());
+        }
         "MUFU" | "SHF" => (false, false),
         // F2F.<dst>.<src>
         "F2F" => match mods
@@ -134,13 +144,14 @@ fn pair_operands(op: &str) -> Result<(bool, bool), String> {
         "I2F" => (mods.contains(&"F64"), mods.iter().any(wide_int)),
         _ if op.contains("64") => return Err(format!("64-bit form: {op}")),
         _ => (false, false),
-    })
+    };
+    Ok((0..n).map(|i| if i == 0 { dst } else { srcs }).collect())
 }
 
 /// Strips source modifiers: `-|R4|` → `R4`.
 fn core_operand(o: &str) -> &str {
     let mut s = o;
-    for p in ["-", "!", "|"] {
+    for p in ["-", "!", "~", "|"] {
         s = s.strip_prefix(p).unwrap_or(s);
     }
     s.strip_suffix('|').unwrap_or(s)
@@ -196,12 +207,13 @@ pub fn template(lines: &[String], n: usize, wide: bool) -> Result<String, String
             None => l.as_str(),
         };
         let (op, args) = rest.split_once(' ').unwrap_or((rest, ""));
-        let Ok((dst, srcs)) = pair_operands(op) else {
+        let ops = operands(args);
+        let Ok(wide_ops) = pair_operands(op, ops.len()) else {
             continue;
         };
-        for (i, o) in operands(args).iter().enumerate() {
+        for (o, w) in ops.iter().zip(wide_ops) {
             if let Some(k) = reg(core_operand(o), "R")
-                && (if i == 0 { dst } else { srcs })
+                && w
             {
                 pairs.insert(k);
             }
@@ -252,9 +264,10 @@ pub fn template(lines: &[String], n: usize, wide: bool) -> Result<String, String
     let rename = |o: &str, pair: bool, seen: &mut Vec<String>| -> Result<String, String> {
         let mut pre = String::new();
         let mut s = o;
-        for p in ["-", "!", "|"] {
+        // `~R4` (a bitwise not) is written `!%r4` in sequences.
+        for (p, text) in [("-", "-"), ("!", "!"), ("~", "!"), ("|", "|")] {
             if let Some(r) = s.strip_prefix(p) {
-                pre.push_str(p);
+                pre.push_str(text);
                 s = r;
             }
         }
@@ -395,14 +408,15 @@ pub fn template(lines: &[String], n: usize, wide: bool) -> Result<String, String
                 out.push(format!("{guard}BRA {}", name_label(target, names)));
                 continue;
             }
-            let (dst, srcs) = pair_operands(op)?;
-            if (dst || srcs) && !wide {
+            let args = operands(args);
+            let wide_ops = pair_operands(op, args.len())?;
+            if wide_ops.iter().any(|&w| w) && !wide {
                 return Err(format!("64-bit form: {l}"));
             }
-            let ops: Vec<String> = operands(args)
+            let ops: Vec<String> = args
                 .iter()
-                .enumerate()
-                .map(|(i, o)| rename(o, if i == 0 { dst } else { srcs }, seen))
+                .zip(wide_ops)
+                .map(|(o, w)| rename(o, w, seen))
                 .collect::<Result<_, _>>()?;
             out.push(format!("{guard}{op} {}", ops.join(", ")));
         }
@@ -448,7 +462,7 @@ pub fn learn() -> Result<Routines, String> {
         for arch in ARCHS {
             cols.push(match corpus::ptxas_cubin(&text, arch, &[])? {
                 PtxasOutcome::Ok { cubin, .. } => {
-                    disassemble(&cubin).and_then(|l| template(&l, *n, is_f64(inst)))
+                    disassemble(&cubin).and_then(|l| template(&l, *n, is_wide(inst)))
                 }
                 PtxasOutcome::Rejected(m) => {
                     Err(format!("ptxas rejects: {}", m.lines().next().unwrap_or("")))
@@ -475,7 +489,7 @@ pub fn test_ptx(map: &Routines, wide: bool) -> String {
                 .zip(ARCHS)
                 .all(|(t, a)| t.as_ref().is_ok_and(|t| encodable_routine(t, a)))
         })
-        .filter(|(k, _)| !k.contains(".approx") && is_f64(k) == wide)
+        .filter(|(k, _)| !k.contains(".approx") && is_wide(k) == wide)
         .map(|(k, (n, _))| (k, *n))
         .collect();
     let mut s = String::from(
@@ -494,8 +508,9 @@ pub fn test_ptx(map: &Routines, wide: bool) -> String {
             .map(|v| v.to_string())
             .collect()
     };
+    // 64-bit rows (f64, u64, s64) share untyped registers.
     let (vals, t, w) = if wide {
-        ("vals64", "f64", 8)
+        ("vals64", "b64", 8)
     } else {
         ("vals", "f32", 4)
     };
@@ -567,6 +582,8 @@ fn encodable_routine(t: &str, arch: &str) -> bool {
             rest = after;
         }
         text.push_str(rest);
+        // A not of a general register prints as `~R4`.
+        let text = text.replace("!R", "~R");
         encodable(&text.replace("$p", "P").replace("d:", ""), arch)
     })
 }
@@ -587,7 +604,7 @@ pub fn run(_args: &[String]) -> Result<(), String> {
         s.push('\n');
     }
     std::fs::write(table_path(), s).map_err(|e| e.to_string())?;
-    for (file, wide) in [("math_table.ptx", false), ("math_table_f64.ptx", true)] {
+    for (file, wide) in [("math_table.ptx", false), ("math_table_64.ptx", true)] {
         std::fs::write(
             corpus::workspace_root()
                 .join("test-data/codegen")

@@ -58,7 +58,7 @@ const EXAMPLES: &[&str] = &[
     "../../test-data/codegen/extend16.ptx",
     "../../test-data/codegen/pack.ptx",
     "../../test-data/codegen/griddep.ptx",
-    "../../test-data/codegen/math_table_f64.ptx",
+    "../../test-data/codegen/math_table_64.ptx",
     "../../test-data/codegen/trap.ptx",
 ];
 
@@ -74,7 +74,7 @@ const REFUSED: &[(&str, &str)] = &[("griddep.ptx", "sm_80")];
 /// (docs/arch/emu.md).
 const APPROXIMATE: &[&str] = &[
     "../../test-data/codegen/approx.ptx",
-    "../../test-data/codegen/math_table_f64.ptx",
+    "../../test-data/codegen/math_table_64.ptx",
 ];
 
 fn refused(path: &str, sm: &str) -> bool {

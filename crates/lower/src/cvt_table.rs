@@ -183,8 +183,8 @@ impl Cx {
             return Ok(false);
         };
         let n = ops.len() - 1;
-        // f64 routines work on register pairs (`%a.0`, `%a.1`).
-        let w = if key.ends_with(".f64") { 2 } else { 1 };
+        // 64-bit routines work on register pairs (`%a.0`, `%a.1`).
+        let w = if key.ends_with("64") { 2 } else { 1 };
         let d = self.dst(&ops[0], w)?;
         let mut binds = vec![("%d", d)];
         let a = self.reg_src(&ops[1], w)?;

@@ -1672,6 +1672,13 @@ impl Cx {
                 Self::need(node, ops, 3)?;
                 let ty = Self::ty_of(node, mods)?;
                 let small = matches!(ty, Ty::U16 | Ty::S16 | Ty::B16);
+                if mods.len() == 1
+                    && matches!(ty, Ty::U64 | Ty::S64)
+                    && self.math_from_table(opcode, mods, ops)?
+                {
+                    // ptxas's 64-bit routine (`cargo xtask math-forms`).
+                    return Ok(());
+                }
                 if mods.len() != 1 || !(small || matches!(ty, Ty::U32 | Ty::B32 | Ty::S32)) {
                     return unsup(&format!("{opcode} of this type"));
                 }

@@ -16,7 +16,8 @@
 //!   `f:0x3f800000`: a float immediate (value or bits); `d:0.5`: a 64-bit float immediate.
 //!
 //! Which operands an instruction writes: the first; also the second for `ISETP`, `FSETP`,
-//! `PLOP3`, a `LOP3` writing a predicate and an `IADD3` writing a carry; none for `BRA`.
+//! `PLOP3`, a `LOP3` writing a predicate and an `IADD3` or `IMAD` writing a carry; none for
+//! `BRA`.
 //! The text is kiln's own and fixed: a malformed line is a bug in kiln and panics in tests.
 
 use ir::{Class, Guard, Inst, Operand, Reg};
@@ -91,7 +92,7 @@ impl Cx {
                 "BRA" | "WARPSYNC" | "EXIT" => vec![],
                 "ISETP" | "FSETP" | "DSETP" | "PLOP3" => vec![0, 1],
                 "LOP3" if operands.first().is_some_and(is_pred) => vec![0, 1],
-                "IADD3" if operands.get(1).is_some_and(is_pred) => vec![0, 1],
+                "IADD3" | "IMAD" if operands.get(1).is_some_and(is_pred) => vec![0, 1],
                 _ => vec![0],
             };
             let is_bra = base == "BRA";

@@ -62,18 +62,22 @@ pub(super) fn nondeterminism(ptx: &str) -> Option<&'static str> {
     }
 }
 
-/// Whether the PTX uses f64 `div`/`rcp`/`sqrt` (not `.approx`): ptxas's software routines,
-/// whose results differ from the interpreter's exact ones on a few edge inputs (overflow
-/// under directed rounding, a NaN operand of `sqrt.rm`, one 1-ulp quotient near 2^-992).
+/// Whether the PTX uses f64 `div`/`rcp`/`sqrt` (not `.approx`) or 64-bit integer `div`/`rem`:
+/// ptxas's software routines, whose results differ from the interpreter's exact ones on a few
+/// edge inputs (overflow under directed rounding, a NaN operand of `sqrt.rm`, one 1-ulp
+/// quotient near 2^-992; division by zero).
 pub(super) fn f64_routines(ptx: &str) -> bool {
     ptx.lines().any(|l| {
         let l = l.trim_start();
         let l = l
             .strip_prefix('@')
             .map_or(l, |r| r.split_once(' ').map_or(r, |x| x.1));
-        ["div.", "rcp.", "sqrt."].iter().any(|p| l.starts_with(p))
+        let float = ["div.", "rcp.", "sqrt."].iter().any(|p| l.starts_with(p))
             && l.contains(".f64")
-            && !l.contains(".approx")
+            && !l.contains(".approx");
+        let int = (l.starts_with("div.") || l.starts_with("rem."))
+            && (l.contains(".u64") || l.contains(".s64"));
+        float || int
     })
 }
 
