@@ -24,6 +24,7 @@
 use ir::liveness::{Liveness, vindex};
 use ir::{Class, Func, Inst, Operand, Reg, VReg};
 use rustc_hash::FxHashMap;
+use smallvec::SmallVec;
 
 use crate::forms::Forms;
 
@@ -38,11 +39,12 @@ enum Val {
 type Key = (VReg, u8);
 
 /// The facts at a point: component → value, plus, per component, the components holding a
-/// copy of it (so that a write kills its copies without scanning every fact).
+/// copy of it (so that a write kills its copies without scanning every fact). The copy lists
+/// are inline for up to two copies: the data flow clones these maps once per block visit.
 #[derive(Clone, Debug, Default)]
 struct Facts {
     map: FxHashMap<Key, Val>,
-    copies: FxHashMap<Key, Vec<Key>>,
+    copies: FxHashMap<Key, SmallVec<[Key; 2]>>,
 }
 
 impl PartialEq for Facts {
@@ -664,12 +666,18 @@ pub fn propagate(f: &mut Func, sm: u32, forms: &mut Forms) {
             preds[t].push(k);
         }
     }
-    // Forward data flow; `None` = not reached yet (top).
+    // Forward data flow; `None` = not reached yet (top). Sweeps in layout order over the
+    // blocks whose predecessors' facts changed since they were last computed (the same
+    // fixpoint as recomputing every block each sweep, without re-running the unchanged ones).
     let mut out: Vec<Option<Facts>> = vec![None; n];
+    let mut dirty = vec![true; n];
     let mut changed = true;
     while changed {
         changed = false;
         for k in 0..n {
+            if !std::mem::take(&mut dirty[k]) {
+                continue;
+            }
             let mut facts = if k == 0 {
                 Facts::default()
             } else {
@@ -692,7 +700,10 @@ pub fn propagate(f: &mut Func, sm: u32, forms: &mut Forms) {
             }
             if out[k].as_ref() != Some(&facts) {
                 out[k] = Some(facts);
-                changed = true;
+                for &t in &succ[k] {
+                    dirty[t] = true;
+                    changed = true;
+                }
             }
         }
     }
