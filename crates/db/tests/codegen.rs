@@ -60,6 +60,7 @@ const EXAMPLES: &[&str] = &[
     "../../test-data/codegen/griddep.ptx",
     "../../test-data/codegen/math_table_64.ptx",
     "../../test-data/codegen/trap.ptx",
+    "../../test-data/codegen/cvta_const.ptx",
 ];
 
 /// The refusals the examples are expected to meet: (file, SM).

@@ -6,8 +6,8 @@ use std::collections::HashMap;
 
 use interp::Memory;
 use interp::mem::{
-    LOCAL_WINDOW, RESERVED_SMEM_SIZE, ReservedSmem, SHARED_WINDOW, SharedLayout, SharedMap,
-    WINDOW_SIZE,
+    CONST_WINDOW, LOCAL_WINDOW, RESERVED_SMEM_SIZE, ReservedSmem, SHARED_WINDOW, SharedLayout,
+    SharedMap, WINDOW_SIZE,
 };
 use sass::model::{AddrTerm, Address, ConstBank, Inst, OperandKind, RegFile};
 
@@ -247,6 +247,11 @@ pub mod driver {
     pub fn descriptor(sm: u32) -> u32 {
         if sm >= 90 { 0x208 } else { 0x118 }
     }
+    /// The generic address of constant bank 3 (the module's `.const` variables), 64 bits:
+    /// `c[0x0][0x50]` before sm_90, `c[0x0][0xd0]` on sm_90 (ptxas 13.0.88's `cvta.const`).
+    pub fn const_window(sm: u32) -> u32 {
+        if sm >= 90 { 0xd0 } else { 0x50 }
+    }
 }
 
 /// The layout of one CTA's shared memory for `k` (the interpreter's model,
@@ -298,6 +303,11 @@ pub fn build_cbank0(prog: &Program, k: &Kernel, launch: &Launch) -> Result<Vec<u
     put(&mut c, driver::LOCAL_WINDOW, &LOCAL_WINDOW.to_le_bytes());
     put(
         &mut c,
+        driver::const_window(prog.sm),
+        &CONST_WINDOW.to_le_bytes(),
+    );
+    put(
+        &mut c,
         driver::STACK_TOP,
         &(k.local_bytes as u32).to_le_bytes(),
     );
@@ -331,6 +341,7 @@ pub fn driver_word_known(sm: u32, off: u32) -> bool {
     let (end, offset1) = driver::reserved_end_offset1(sm);
     off < driver::DYNAMIC_SMEM + 4
         || (driver::descriptor(sm)..driver::descriptor(sm) + 8).contains(&off)
+        || (driver::const_window(sm)..driver::const_window(sm) + 8).contains(&off)
         || (driver::RESERVED_SMEM_SIZE..driver::RESERVED_SMEM_SIZE + 4).contains(&off)
         || (end..end + 4).contains(&off)
         || (offset1..offset1 + 4).contains(&off)
@@ -378,6 +389,8 @@ pub enum Space {
     Generic,
     Shared,
     Local,
+    /// Constant bank 3 through its generic window (`cvta.const`): read-only.
+    Const,
 }
 
 /// Resolves a generic address to its space.
@@ -387,6 +400,8 @@ pub fn classify(addr: u64) -> (Space, u64) {
         (Space::Shared, addr - SHARED_WINDOW)
     } else if (LOCAL_WINDOW..LOCAL_WINDOW + WINDOW_SIZE).contains(&addr) {
         (Space::Local, addr - LOCAL_WINDOW)
+    } else if (CONST_WINDOW..CONST_WINDOW + WINDOW_SIZE).contains(&addr) {
+        (Space::Const, addr - CONST_WINDOW)
     } else {
         (Space::Global, addr)
     }
@@ -445,6 +460,19 @@ impl Ctx<'_> {
                     _ => trap(
                         lane,
                         format!("local read at {addr:#x} outside {} bytes", l.len()),
+                    ),
+                }
+            }
+            Space::Const => {
+                let c: &[u8] = self.prog.banks.get(&3).map_or(&[], |d| d);
+                match c.get(addr as usize..addr as usize + out.len()) {
+                    Some(b) => {
+                        out.copy_from_slice(b);
+                        Ok(())
+                    }
+                    None => trap(
+                        lane,
+                        format!("constant read at {addr:#x} outside {} bytes", c.len()),
                     ),
                 }
             }
@@ -510,6 +538,7 @@ impl Ctx<'_> {
                     ),
                 }
             }
+            Space::Const => trap(lane, format!("write to constant memory at {addr:#x}")),
         }
     }
 }

@@ -1465,6 +1465,9 @@ impl Cx {
                 if has(".local") {
                     return self.cvta_local(node, has(".to"), mods, ops);
                 }
+                if has(".const") {
+                    return self.cvta_const(node, has(".to"), mods, ops);
+                }
                 // Generic and global addresses coincide on sm_70+ (ptxas emits no code).
                 if !has(".global") {
                     return unsup("cvta outside the .global space");

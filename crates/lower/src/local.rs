@@ -140,6 +140,32 @@ impl Cx {
         mods: &[String],
         ops: &[ast::Operand],
     ) -> Result<(), LowerError> {
+        self.cvta_window(node, to, mods, ops, LOCAL_WINDOW_CBANK)
+    }
+
+    /// `cvta.const`/`cvta.to.const`: the generic address of constant bank 3 (the module's
+    /// `.const` variables) is the 64-bit driver constant `c[0x0][0x50]` (`c[0x0][0xd0]` on
+    /// sm_90), added or subtracted as for local memory (ptxas 13.0.88).
+    pub(crate) fn cvta_const(
+        &mut self,
+        node: &SyntaxNode,
+        to: bool,
+        mods: &[String],
+        ops: &[ast::Operand],
+    ) -> Result<(), LowerError> {
+        let window = if self.target.sm >= 90 { 0xd0 } else { 0x50 };
+        self.cvta_window(node, to, mods, ops, window)
+    }
+
+    /// Adds (`cvta`) or subtracts (`cvta.to`) the 64-bit window base at `c[0x0][window]`.
+    fn cvta_window(
+        &mut self,
+        node: &SyntaxNode,
+        to: bool,
+        mods: &[String],
+        ops: &[ast::Operand],
+        window: u32,
+    ) -> Result<(), LowerError> {
         Self::need(node, ops, 2)?;
         if Self::ty_of(node, mods)?.words() != 2 {
             return Err(unsupported(node, "32-bit cvta"));
@@ -148,7 +174,7 @@ impl Cx {
         let d = self.dst(&ops[0], 2)?;
         let t = self.tmp(2);
         let base = self.tmp(2);
-        self.const_load(Operand::r(Reg::v(base, 2)), LOCAL_WINDOW_CBANK, 2);
+        self.const_load(Operand::r(Reg::v(base, 2)), window, 2);
         let p = Reg::v(self.ptmp(), 1);
         let (blo, bhi) = (Reg::part(base, 0), Reg::part(base, 1));
         self.push(Inst::new(
