@@ -74,6 +74,10 @@ pub struct Stats {
     /// Reads whose value PTX leaves undefined (a `SHFL` from a lane outside the executing
     /// lanes, which reads that lane's register as it happens to be).
     pub undefined_reads: u64,
+    /// `WARPSYNC`s executed by a lane outside its own member mask: the warp-synchronous PTX
+    /// instruction it stands for (`shfl.sync`, `vote.sync`, `bar.warp.sync`, ...) is undefined
+    /// for such a thread.
+    pub undefined_syncs: u64,
 }
 
 /// What a lane is doing.
@@ -176,6 +180,8 @@ pub struct Cta {
     pub shared: Vec<u8>,
     /// See [`Stats::undefined_reads`].
     pub undefined_reads: u64,
+    /// See [`Stats::undefined_syncs`].
+    pub undefined_syncs: u64,
 }
 
 /// Everything an instruction may touch besides its warp.
@@ -677,6 +683,7 @@ fn run_cta(
         id,
         shared: vec![0; smap.size() as usize],
         undefined_reads: 0,
+        undefined_syncs: 0,
     };
     let mut warps: Vec<Warp> = (0..nwarps)
         .map(|wi| {
@@ -750,6 +757,7 @@ fn run_cta(
         let live = warps.iter().any(|w| w.live_mask() != 0);
         if !live {
             stats.undefined_reads += cta.undefined_reads;
+            stats.undefined_syncs += cta.undefined_syncs;
             return Ok(());
         }
         if !progress {

@@ -173,8 +173,9 @@ pub struct Side {
 }
 
 /// One emulator run: memory after the run, the buffers' addresses, the trap message and the
-/// count of undefined SHFL reads; an unsupported or non-terminating run is the verdict.
-type EmuRun = (Memory, Vec<u64>, Option<String>, u64);
+/// counts of undefined SHFL reads and of WARPSYNCs by lanes outside their mask; an
+/// unsupported or non-terminating run is the verdict.
+type EmuRun = (Memory, Vec<u64>, Option<String>, (u64, u64));
 
 fn emulate(
     image: &crate::load::Image,
@@ -195,10 +196,10 @@ fn emulate(
         params: eparams,
         step_limit: cfg.step_limit,
     };
-    let mut undefined = 0;
+    let mut undefined = (0, 0);
     let etrap = match crate::run(&eprog, &mut emem, kernel, &elaunch) {
         Ok(st) => {
-            undefined = st.undefined_reads;
+            undefined = (st.undefined_reads, st.undefined_syncs);
             None
         }
         Err(EmuError::Trap { message, .. }) => Some(message),
@@ -374,9 +375,16 @@ pub fn compare_kernel(
                     .map(|x| format!("{x:02x}"))
                     .collect()
             };
-            if undefined > 0 {
+            if undefined.0 > 0 {
                 return Verdict::NotComparable(format!(
-                    "undefined behaviour: {undefined} SHFL read(s) of lanes outside the executing lanes (PTX leaves the value undefined; the interpreter and the emulator read different stale registers)"
+                    "undefined behaviour: {} SHFL read(s) of lanes outside the executing lanes (PTX leaves the value undefined; the interpreter and the emulator read different stale registers)",
+                    undefined.0
+                ));
+            }
+            if undefined.1 > 0 {
+                return Verdict::NotComparable(format!(
+                    "undefined behaviour: {} warp-synchronous instruction(s) executed by a thread outside their member mask (undefined in PTX)",
+                    undefined.1
                 ));
             }
             return Verdict::Differ(format!(

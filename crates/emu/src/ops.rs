@@ -508,6 +508,9 @@ pub fn execute(ctx: &mut Ctx<'_>, w: &mut Warp, inst: &Inst, active: u32, exec: 
                     } else {
                         raw32(ctx, w, l, op_at(inst, 0)?)?
                     };
+                    if mask >> l & 1 == 0 {
+                        ctx.cta.undefined_syncs += 1;
+                    }
                     // `.EXCLUSIVE` (ptxas's form before a collective whose member mask may
                     // differ between threads): the threads of one mask continue as a group of
                     // their own, apart from other groups (`exec::release_warp_waits`).
