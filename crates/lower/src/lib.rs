@@ -1756,13 +1756,20 @@ impl Cx {
             }
             "bar" if mods.len() == 2 && has(".warp") && has(".sync") => {
                 // `bar.warp.sync -1`: the whole warp reconverges (kiln emits no BSSY/BSYNC,
-                // so the convergence is explicit). Other masks are refused.
-                let full = ops.len() == 1 && ops[0].as_int().is_some_and(|m| m as u32 == u32::MAX);
-                if !full || self.guard.is_some() {
-                    return unsup("bar.warp.sync with a mask other than -1");
+                // so the convergence is explicit). Another mask: `WARPSYNC mask` as before a
+                // warp collective (a constant mask synchronizes only its own threads), kept
+                // even where the collectives' syncs are dropped: here it is the barrier.
+                Self::need(node, ops, 1)?;
+                if self.guard.is_some() {
+                    return unsup("predicated bar.warp.sync");
                 }
-                let inst = self.full_warpsync();
-                self.push(inst);
+                if ops[0].as_int().is_some_and(|m| m as u32 == u32::MAX) {
+                    let inst = self.full_warpsync();
+                    self.push(inst);
+                } else {
+                    self.collective_sync(node, &ops[0], true)?;
+                    self.collective_syncs.pop();
+                }
                 Ok(())
             }
             "bar" | "barrier" if has(".red") => self.bar_red(node, mods, ops),

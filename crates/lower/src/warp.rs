@@ -61,7 +61,7 @@ impl Cx {
     /// lanes it names, but `VOTE` and `REDUX` combine every active thread, and after
     /// `WARPSYNC mask` threads outside the mask may be active too (`vote` masks its result
     /// with the returned register; `redux` refuses).
-    fn collective_sync(
+    pub(crate) fn collective_sync(
         &mut self,
         node: &SyntaxNode,
         mask: &ast::Operand,
