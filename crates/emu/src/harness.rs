@@ -317,8 +317,12 @@ pub fn compare_kernel(
         params: iparams.clone(),
         step_limit: cfg.step_limit,
     };
+    let mut outside_mask = 0;
     let itrap = match prog.run(&mut imem, k, &launch) {
-        Ok(_) => None,
+        Ok(st) => {
+            outside_mask = st.outside_mask;
+            None
+        }
         Err(interp::RunError::Trap { message, .. }) => Some(message),
         Err(interp::RunError::Unsupported { reason, .. }) => {
             return Verdict::NotComparable(format!("interp: unsupported: {reason}"));
@@ -381,10 +385,10 @@ pub fn compare_kernel(
                     undefined.0
                 ));
             }
-            if undefined.1 > 0 {
+            if undefined.1 > 0 || outside_mask > 0 {
                 return Verdict::NotComparable(format!(
                     "undefined behaviour: {} warp-synchronous instruction(s) executed by a thread outside their member mask (undefined in PTX)",
-                    undefined.1
+                    undefined.1.max(outside_mask)
                 ));
             }
             return Verdict::Differ(format!(

@@ -82,6 +82,10 @@ pub struct RunStats {
     pub warp_steps: u64,
     /// Thread-instructions executed.
     pub thread_steps: u64,
+    /// Warp-synchronous instructions (`shfl.sync`, `vote.sync`, `match`, `redux`,
+    /// `bar.warp.sync`) executed by a thread whose own member mask leaves it out: undefined in
+    /// PTX (the result computed here is one possibility).
+    pub outside_mask: u64,
 }
 
 #[derive(Debug, Clone)]
@@ -204,6 +208,7 @@ pub fn run(
                 let s = run_cta(module, mem, kernel, launch, [cx, cy, cz])?;
                 stats.warp_steps += s.warp_steps;
                 stats.thread_steps += s.thread_steps;
+                stats.outside_mask += s.outside_mask;
             }
         }
     }
@@ -663,6 +668,9 @@ impl Cta<'_> {
         if let Some(mo) = mask_op {
             for l in Self::lanes(active) {
                 masks[l] = self.get(f, &self.warps[w][l], mo, Ty::B32) as u32;
+                if masks[l] >> l & 1 == 0 {
+                    self.stats.outside_mask += 1;
+                }
             }
             let live: u32 = self.warps[w]
                 .iter()
