@@ -553,6 +553,10 @@ impl Ctx<'_> {
 /// In a wide space a register base without `.U32` is a 64-bit pair even when nvdisasm does
 /// not print `.64` (`ATOM.E.CAS PT, R7, [R6], ...`, `QSPC.E.S P0, RZ, [R8]`).
 pub fn address(w: &Warp, lane: usize, a: &Address, wide: bool) -> R<u64> {
+    // A uniform register is the whole 64-bit address when no general register adds to it:
+    // `[UR4]` and `[RZ.U32+UR4]` (sm_90's `QSPC.E.S P5, RZ, [RZ.U32+UR4]` after
+    // `UMOV UR5, SR_SWINHI`).
+    let no_base = a.base().is_none_or(|(r, _)| r.index == 255);
     let mut v: u64 = 0;
     for t in &a.terms {
         match t {
@@ -576,7 +580,7 @@ pub fn address(w: &Warp, lane: usize, a: &Address, wide: bool) -> R<u64> {
                             | u64::from(w.reg(lane, pair(reg.index))) << 32
                     }
                     RegFile::R => u64::from(w.reg(lane, reg.index)),
-                    RegFile::Ur if is64 || (wide && reg.index != 63 && a.base().is_none()) => {
+                    RegFile::Ur if is64 || (wide && reg.index != 63 && no_base) => {
                         u64::from(w.ureg(reg.index)) | u64::from(w.ureg(upair(reg.index))) << 32
                     }
                     RegFile::Ur => u64::from(w.ureg(reg.index)),
