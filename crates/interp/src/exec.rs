@@ -2309,7 +2309,7 @@ fn float_minmax(ty: Ty, m: &Mods, x: u64, y: u64, is_max: bool) -> u64 {
         let r = if a.is_nan() && b.is_nan() && t == Ty::F64 && !m.nan {
             // Two NaNs in f64: ptxas's `max.f64`/`min.f64` (DSETP.MAX/MIN, then selects)
             // returns the second operand quieted.
-            y | 0x0008_0000_0000_0000
+            y | F64_QUIET_BIT
         } else if (a.is_nan() && b.is_nan()) || ((a.is_nan() || b.is_nan()) && m.nan) {
             fmt.canonical_nan()
         } else if a.is_nan() {
@@ -2368,18 +2368,20 @@ fn float_minmax(ty: Ty, m: &Mods, x: u64, y: u64, is_max: bool) -> u64 {
 /// back quieted (the first one), an invalid division (0/0, inf/inf) gives the negative quiet
 /// NaN 0xfff8000000000000. `r` is the division's result otherwise.
 fn f64_div_nan(x: u64, y: u64, r: u64) -> u64 {
-    const QUIET: u64 = 0x0008_0000_0000_0000;
     let nan = |b: u64| f64::from_bits(b).is_nan();
     if nan(x) {
-        x | QUIET
+        x | F64_QUIET_BIT
     } else if nan(y) {
-        y | QUIET
+        y | F64_QUIET_BIT
     } else if nan(r) {
         NEG_QUIET_NAN
     } else {
         r
     }
 }
+
+/// The bit that makes an f64 NaN quiet.
+const F64_QUIET_BIT: u64 = 0x0008_0000_0000_0000;
 
 /// The NaN of ptxas's f64 `div` and `sqrt` routines for an invalid operation.
 const NEG_QUIET_NAN: u64 = 0xfff8_0000_0000_0000;
@@ -2394,7 +2396,7 @@ fn float_fn(op: Op, ty: Ty, m: &Mods, x: u64) -> u64 {
             Op::Rcp if !m.approx && t == Ty::F64 => {
                 // A NaN comes back quieted (ptxas's routine).
                 if a.is_nan() {
-                    x | 0x0008_0000_0000_0000
+                    x | F64_QUIET_BIT
                 } else {
                     float::div(1.0, a, rnd, fmt)
                 }

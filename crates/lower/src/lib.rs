@@ -1730,15 +1730,7 @@ impl Cx {
                 let inst = Inst::new("BPT.TRAP", vec![Operand::Imm(1)], vec![]);
                 match self.guard.take() {
                     Some(g) => {
-                        let end = self.f.new_block();
-                        let mut bra = Inst::new("BRA", vec![Operand::Label(end)], vec![]);
-                        bra.guard = Some(Guard {
-                            pred: g.pred,
-                            negated: !g.negated,
-                        });
-                        self.push(bra);
-                        let next = self.f.new_block();
-                        self.start_block(next);
+                        let end = self.skip_unless(g);
                         self.push(inst);
                         self.start_block(end);
                         self.guard = Some(g);

@@ -36,18 +36,7 @@ impl Cx {
             l.ends_with(':') || l.starts_with('@')
         });
         let skip = match outer {
-            Some(g) if branches => {
-                let end = self.f.new_block();
-                let mut bra = Inst::new("BRA", vec![Operand::Label(end)], vec![]);
-                bra.guard = Some(Guard {
-                    pred: g.pred,
-                    negated: !g.negated,
-                });
-                self.push(bra);
-                let next = self.f.new_block();
-                self.start_block(next);
-                Some(end)
-            }
+            Some(g) if branches => Some(self.skip_unless(g)),
             _ => {
                 self.guard = outer;
                 None
@@ -108,6 +97,21 @@ impl Cx {
             self.start_block(end);
             self.guard = outer;
         }
+    }
+
+    /// Starts code that runs only where `g` holds: branches on its negation to a new block,
+    /// returned for the caller to start after that code.
+    pub(crate) fn skip_unless(&mut self, g: Guard) -> ir::Block {
+        let end = self.f.new_block();
+        let mut bra = Inst::new("BRA", vec![Operand::Label(end)], vec![]);
+        bra.guard = Some(Guard {
+            pred: g.pred,
+            negated: !g.negated,
+        });
+        self.push(bra);
+        let next = self.f.new_block();
+        self.start_block(next);
+        end
     }
 
     fn seq_class(&self, r: Reg) -> Class {
