@@ -2112,6 +2112,19 @@ fn atom(ctx: &mut Ctx<'_>, w: &mut Warp, inst: &Inst, l: usize) -> R<()> {
         .copied()
         .collect();
     check_mods(inst, &allowed)?;
+    let no_result = matches!(&op_at(inst, 0)?.kind, OperandKind::Reg(r) if r.index == 255);
+    if inst.has_mod("POPC") && inst.has_mod("INC") && inst.has_mod("32") && no_result {
+        // `ATOMS.POPC.INC.32 RZ, [a]`: ptxas's form of `atom.shared.add.u32 _, [a], 1` whose
+        // result is unused (the hardware adds, per address, the population count of the
+        // lanes naming it): every executing lane adds 1 to its word.
+        let (space, wide) = space_of(&inst.opcode);
+        let (_, addr) = mem_operand(inst)?;
+        let a = address(w, l, addr, wide)?;
+        let mut buf = [0u8; 4];
+        ctx.load(w, l, space, a, &mut buf)?;
+        let v = u32::from_le_bytes(buf).wrapping_add(1);
+        return ctx.store(w, l, space, a, &v.to_le_bytes());
+    }
     if inst.has_mod("CAST") || inst.has_mod("POPC") {
         return unsupported(format!("{}.{}", inst.opcode, inst.mods.join(".")));
     }
