@@ -966,14 +966,7 @@ fn lane_op(ctx: &mut Ctx<'_>, w: &mut Warp, inst: &Inst, l: usize, active: u32) 
             let a = int32(ctx, w, l, o(1)?)?;
             let b = int32(ctx, w, l, o(2)?)?;
             let p = pred(w, l, o(3)?)?;
-            let v = if inst.has_mod("U32") {
-                if p { a.min(b) } else { a.max(b) }
-            } else if p {
-                (a as i32).min(b as i32) as u32
-            } else {
-                (a as i32).max(b as i32) as u32
-            };
-            wr(w, l, o(0)?, v)
+            wr(w, l, o(0)?, min_max(a, b, p, inst.has_mod("U32")))
         }
         "VIADDMNMX" => {
             // d = min/max(a + b, c): min with PT, max with !PT; signed unless `.U32`.
@@ -982,15 +975,12 @@ fn lane_op(ctx: &mut Ctx<'_>, w: &mut Warp, inst: &Inst, l: usize, active: u32) 
             let b = int32(ctx, w, l, o(2)?)?;
             let c = int32(ctx, w, l, o(3)?)?;
             let p = pred(w, l, o(4)?)?;
-            let s = a.wrapping_add(b);
-            let v = if inst.has_mod("U32") {
-                if p { s.min(c) } else { s.max(c) }
-            } else if p {
-                (s as i32).min(c as i32) as u32
-            } else {
-                (s as i32).max(c as i32) as u32
-            };
-            wr(w, l, o(0)?, v)
+            wr(
+                w,
+                l,
+                o(0)?,
+                min_max(a.wrapping_add(b), c, p, inst.has_mod("U32")),
+            )
         }
         "IABS" => {
             check_mods(inst, &[])?;
@@ -1712,6 +1702,17 @@ fn fchk(a: f32, b: f32) -> bool {
     let eb = ((b.to_bits() >> 23) & 0xff) as i32 - 127;
     let q = ea - eb;
     !(-100..=100).contains(&q) || !(-120..=120).contains(&eb) || ea <= -100
+}
+
+/// `IMNMX`/`VIADDMNMX`'s choice: the minimum when `p` (`PT`), else the maximum; signed
+/// unless `unsigned` (`.U32`).
+fn min_max(a: u32, b: u32, p: bool, unsigned: bool) -> u32 {
+    match (unsigned, p) {
+        (true, true) => a.min(b),
+        (true, false) => a.max(b),
+        (false, true) => (a as i32).min(b as i32) as u32,
+        (false, false) => (a as i32).max(b as i32) as u32,
+    }
 }
 
 fn ffma(ctx: &Ctx<'_>, w: &mut Warp, inst: &Inst, l: usize) -> R<()> {

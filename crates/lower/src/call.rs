@@ -28,7 +28,7 @@
 //! ranges lie in the callee's tree. IR instructions of an inlined body record the outermost
 //! call's range as their origin (origins are ranges in the kernel's tree).
 
-use ir::{Block, Class, Guard, Inst, Operand, Reg, VReg};
+use ir::{Block, Class, Inst, Operand, Reg, VReg};
 use rustc_hash::FxHashMap;
 use syntax::SyntaxNode;
 use syntax::ast::{self, AstNode, DeclLike};
@@ -702,18 +702,7 @@ impl Cx {
         // A guarded call branches around everything below.
         let guard = self.guard.take();
         let site = self.origin;
-        let skip = guard.map(|g| {
-            let end = self.f.new_block();
-            let mut bra = Inst::new("BRA", vec![Operand::Label(end)], vec![]);
-            bra.guard = Some(Guard {
-                pred: g.pred,
-                negated: !g.negated,
-            });
-            self.push(bra);
-            let next = self.f.new_block();
-            self.start_block(next);
-            end
-        });
+        let skip = guard.map(|g| self.skip_unless(g));
         // Arguments, in the caller's scope.
         let mut bound: Vec<(String, Bound)> = Vec::new();
         for ((pname, formal), arg) in formals.iter().zip(&c.args) {
