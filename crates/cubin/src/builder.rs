@@ -87,6 +87,12 @@ pub struct Kernel {
     /// for one whose `trap` sits alone in a block (test-data/codegen/trap.ptx); kiln writes
     /// it for any trap (a zero-sized call-return stack: no effect on the launch).
     pub traps: bool,
+    /// System functions the kernel calls (names in [`Builder::extern_functions`]):
+    /// `EIATTR_EXTERNS` and `.nv.callgraph` edges, as ptxas writes them for `vprintf`.
+    pub externs: Vec<String>,
+    /// Byte offsets of its system calls (`CALL.ABS.NOINC`): `EIATTR_SYSCALL_OFFSETS`, and
+    /// `EIATTR_CRS_STACK_SIZE 0` as ptxas writes for such kernels.
+    pub syscall_offsets: Vec<u32>,
 }
 
 /// A link-time symbol ptxas uses for a `%reserved_smem_offset_*` register on sm_90+, resolved
@@ -161,6 +167,9 @@ pub struct Builder {
     /// through `R_CUDA_64` relocations): the table code reads global addresses from
     /// (`LDC.64 R, c[0x4][8 * slot]`), as ptxas does.
     pub address_table: Vec<String>,
+    /// Functions the driver links in (`vprintf`, `__assertfail`): undefined global function
+    /// symbols, which address-table entries may name.
+    pub extern_functions: Vec<String>,
     /// Text for the tkinfo note's command-line field.
     pub command_line: String,
 }
@@ -210,6 +219,7 @@ impl Builder {
             .chain(self.functions.iter().map(|f| &f.name))
             .chain(self.globals.iter().map(|g| &g.name))
             .chain(self.constants.iter().map(|c| &c.name))
+            .chain(self.extern_functions.iter())
         {
             if n.is_empty() || n.contains('\0') {
                 return Err(BuildError(format!("invalid symbol name {n:?}")));
@@ -317,7 +327,7 @@ impl Builder {
             sht::CUDA_CALLGRAPH,
             0,
             4,
-            SectionData::Bytes(callgraph_bytes()),
+            SectionData::Bytes(Vec::new()),
         );
         cg.link = symtab;
         cg.entsize = 8;
@@ -635,6 +645,9 @@ impl Builder {
             syms.push((f.name.clone(), 0x12, 0, text[i], 0, f.code.len() as u64));
             func_sym.push(syms.len() as u32 - 1);
         }
+        for name in &self.extern_functions {
+            syms.push((name.clone(), 0x12, 0, 0, 0, 0));
+        }
         for (g, (io, bo)) in self.globals.iter().zip(init_offs.iter().zip(&bss_offs)) {
             let (sec, off) = match (io, bo) {
                 (Some(o), _) => (ginit.unwrap_or(0), *o),
@@ -692,7 +705,7 @@ impl Builder {
             let mut relocs = Vec::new();
             for (slot, name) in self.address_table.iter().enumerate() {
                 let sym = sym_index(name)
-                    .filter(|&i| syms[i as usize].1 == 0x11)
+                    .filter(|&i| syms[i as usize].1 == 0x11 || self.extern_functions.contains(name))
                     .ok_or_else(|| {
                         BuildError(format!("address table entry `{name}` is not a variable"))
                     })?;
@@ -725,6 +738,18 @@ impl Builder {
                 .map(|(u, &sym)| (sym, u.code.len() as u64)),
         );
         secs[debug_frame as usize - 1].data = SectionData::Bytes(frame);
+        let mut edges = Vec::new();
+        for (i, k) in self.kernels.iter().enumerate() {
+            for e in &k.externs {
+                let callee = sym_index(e)
+                    .filter(|_| self.extern_functions.contains(e))
+                    .ok_or_else(|| {
+                        BuildError(format!("`{}` calls `{e}`, not an extern function", k.name))
+                    })?;
+                edges.push((func_sym[i], callee));
+            }
+        }
+        secs[callgraph as usize - 1].data = SectionData::Bytes(callgraph_bytes(&edges));
         secs[rela_frame as usize - 1].data = SectionData::Relocs {
             has_addend: true,
             relocs: frame_relocs,
@@ -792,6 +817,14 @@ impl Builder {
             if k.num_barriers > 0 {
                 r.push(bval(code::NUM_BARRIERS, k.num_barriers));
             }
+            if !k.externs.is_empty() {
+                let ids = k
+                    .externs
+                    .iter()
+                    .filter_map(|e| sym_index(e))
+                    .collect::<Vec<u32>>();
+                r.push(sval(code::EXTERNS, AttrValue::Words(ids)));
+            }
             if let Some(d) = k.max_threads {
                 r.push(sval(code::MAX_THREADS, AttrValue::Dim3(d)));
             }
@@ -804,13 +837,19 @@ impl Builder {
                     AttrValue::Words(k.s2rctaid_offsets.clone()),
                 ));
             }
+            if !k.syscall_offsets.is_empty() {
+                r.push(sval(
+                    code::SYSCALL_OFFSETS,
+                    AttrValue::Words(k.syscall_offsets.clone()),
+                ));
+            }
             if !k.exit_offsets.is_empty() {
                 r.push(sval(
                     code::EXIT_INSTR_OFFSETS,
                     AttrValue::Words(k.exit_offsets.clone()),
                 ));
             }
-            if k.traps {
+            if k.traps || !k.syscall_offsets.is_empty() {
                 r.push(sval(code::CRS_STACK_SIZE, AttrValue::Words(vec![0])));
             }
             r.push(hval(code::CBANK_PARAM_SIZE, *size as u16));
@@ -1017,11 +1056,20 @@ fn debug_frame_bytes(units: impl Iterator<Item = (u32, u64)>) -> (Vec<u8>, Vec<R
 }
 
 /// The callgraph ptxas writes for a program without calls: four `(0, -n)` edges.
-fn callgraph_bytes() -> Vec<u8> {
+/// `.nv.callgraph`: ptxas's four `<0, -n>` entries, with the (caller, callee) symbol pairs of
+/// calls after the first of them.
+fn callgraph_bytes(edges: &[(u32, u32)]) -> Vec<u8> {
     let mut v = Vec::new();
-    for n in 1..=4i32 {
-        v.extend_from_slice(&0u32.to_le_bytes());
-        v.extend_from_slice(&(-n).to_le_bytes());
+    let mut entry = |a: u32, b: u32| {
+        v.extend_from_slice(&a.to_le_bytes());
+        v.extend_from_slice(&b.to_le_bytes());
+    };
+    entry(0, (-1i32) as u32);
+    for &(a, b) in edges {
+        entry(a, b);
+    }
+    for n in 2..=4i32 {
+        entry(0, (-n) as u32);
     }
     v
 }

@@ -280,6 +280,7 @@ pub mod code {
     pub const MAX_STACK_SIZE: u8 = 0x23;
     pub const MBARRIER_INSTR_OFFSETS: u8 = 0x39;
     pub const KPARAM_INFO_V2: u8 = 0x45;
+    pub const SYSCALL_OFFSETS: u8 = 0x46;
     pub const COOP_GROUP_INSTR_OFFSETS: u8 = 0x28;
     pub const COOP_GROUP_MASK_REGIDS: u8 = 0x29;
     pub const WMMA_USED: u8 = 0x2b;

@@ -123,6 +123,15 @@ pub fn module_vars(db: &dyn Db, file: SourceFile) -> lower::ModuleVars {
             .collect();
     }
     for item in parse(db, file).tree().items() {
+        // System functions declared without a body: their addresses follow the globals'.
+        if let syntax::ast::Item::Function(f) = &item
+            && f.body().is_none()
+            && let Some(n) = f.name()
+            && ir::abi::is_system_function(n.text())
+            && !out.system_functions.iter().any(|s| s == n.text())
+        {
+            out.system_functions.push(n.text().to_string());
+        }
         let syntax::ast::Item::GlobalVar(g) = item else {
             continue;
         };
@@ -523,7 +532,14 @@ pub fn cubin<'db>(db: &'db dyn Db, ft: FileTarget<'db>) -> CubinOutput {
         sm: u32::from(target.sm.number),
         accelerated: target.sm.variant == crate::SmVariant::ArchSpecific,
     };
-    match emit::build_cubin_for(cubin_target, &kernels, &data.globals, &data.constants) {
+    let system_functions = &module_vars(db, file).system_functions;
+    match emit::build_cubin_for(
+        cubin_target,
+        &kernels,
+        &data.globals,
+        &data.constants,
+        system_functions,
+    ) {
         Ok(bytes) => CubinOutput {
             bytes: Some(bytes),
             diagnostics,
@@ -572,5 +588,6 @@ fn compile_kernel<'db>(
         frame_size: l.frame_size,
         reserved_smem_used: l.reserved_smem.used,
         reserved_smem_resolved: reserved_symbols(l.reserved_smem),
+        system_calls: l.system_calls.clone(),
     })
 }

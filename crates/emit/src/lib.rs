@@ -26,6 +26,8 @@ pub struct Encoded {
     pub exit_offsets: Vec<u32>,
     /// Byte offsets of `S2R SR_CTAID.*` instructions.
     pub s2rctaid_offsets: Vec<u32>,
+    /// Byte offsets of system calls (`CALL.ABS.NOINC`, EIATTR_SYSCALL_OFFSETS).
+    pub syscall_offsets: Vec<u32>,
     /// Instructions of the kernel proper (without the closing branch and padding).
     pub instructions: usize,
     /// The code traps (`BPT.TRAP`, PTX `trap`).
@@ -121,6 +123,7 @@ pub fn encode(
         listing: Vec::new(),
         exit_offsets: Vec::new(),
         s2rctaid_offsets: Vec::new(),
+        syscall_offsets: Vec::new(),
         instructions: n,
         traps: false,
     };
@@ -158,6 +161,9 @@ pub fn encode(
                 }
                 if i.op == "BPT.TRAP" {
                     out.traps = true;
+                }
+                if i.is_system_call() {
+                    out.syscall_offsets.push(pc);
                 }
                 if i.base_op() == "S2R"
                     && i.operands
@@ -287,6 +293,8 @@ pub struct KernelCode {
     /// sm_90: the reserved-smem link-time symbols its code resolves (see
     /// [`cubin::builder::ReservedSymbol`]).
     pub reserved_smem_resolved: Vec<cubin::builder::ReservedSymbol>,
+    /// The system functions it calls (`EIATTR_EXTERNS`).
+    pub system_calls: Vec<String>,
 }
 
 /// Builds the cubin bytes for `kernels` and the module variables on `sm`.
@@ -300,7 +308,7 @@ pub fn build_cubin(
         sm,
         accelerated: false,
     };
-    build_cubin_for(target, kernels, globals, constants)
+    build_cubin_for(target, kernels, globals, constants, &[])
 }
 
 /// The target a cubin is marked with: the SM number in the ELF header and, for `sm_XXa`,
@@ -318,13 +326,17 @@ pub fn build_cubin_for(
     kernels: &[KernelCode],
     globals: &[cubin::builder::Global],
     constants: &[cubin::builder::Constant],
+    system_functions: &[String],
 ) -> Result<Vec<u8>, String> {
     let sm = target.sm;
     let mut b = cubin::builder::Builder::new(sm);
     b.accelerated = target.accelerated;
     b.globals = globals.to_vec();
-    // Every global's address, in declaration order (the slots `lower` reads).
+    // Every global's address, in declaration order, then the system functions' (the slots
+    // `lower` reads).
     b.address_table = globals.iter().map(|g| g.name.clone()).collect();
+    b.address_table.extend(system_functions.iter().cloned());
+    b.extern_functions = system_functions.to_vec();
     b.constants = constants.to_vec();
     let suffix = if target.accelerated { "a" } else { "" };
     b.command_line = format!("kiln build --arch sm_{sm}{suffix}");
@@ -351,6 +363,8 @@ pub fn build_cubin_for(
             reserved_smem_used: k.reserved_smem_used,
             reserved_smem_resolved: k.reserved_smem_resolved.clone(),
             traps: k.encoded.traps,
+            externs: k.system_calls.clone(),
+            syscall_offsets: k.encoded.syscall_offsets.clone(),
             ..cubin::builder::Kernel::default()
         });
     }

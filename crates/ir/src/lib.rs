@@ -16,6 +16,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod abi;
 pub mod liveness;
 
 use std::fmt::{self, Write as _};

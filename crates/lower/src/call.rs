@@ -20,8 +20,8 @@
 //!   branches around the copies and the body.
 //! * Refused: recursion (direct or mutual), nesting deeper than [`MAX_INLINE_DEPTH`], more
 //!   than [`MAX_INLINED_INSTRUCTIONS`] IR instructions, indirect calls (through a register,
-//!   with a prototype or a target list), calls of functions without a body (`.extern`
-//!   functions such as `__assertfail` or `vprintf` would need linking), `.shared` variables
+//!   with a prototype or a target list), calls of functions without a body other than the
+//!   system functions `vprintf` and `__assertfail` (real calls: `syscall.rs`), `.shared` variables
 //!   declared in a device function, taking the address of a `.param` variable.
 //!
 //! Errors inside an inlined body carry the callee's name ([`LowerError::function`]): their
@@ -72,10 +72,10 @@ impl Functions {
 
 /// The operands of a `call`: results, callee, arguments, and whether more operands (a
 /// prototype or a target list: an indirect call) follow.
-struct CallOperands {
-    rets: Vec<ast::Operand>,
+pub(crate) struct CallOperands {
+    pub(crate) rets: Vec<ast::Operand>,
     callee: ast::Operand,
-    args: Vec<ast::Operand>,
+    pub(crate) args: Vec<ast::Operand>,
     extra: bool,
 }
 
@@ -104,7 +104,7 @@ fn call_operands(ops: &[ast::Operand]) -> Option<CallOperands> {
     })
 }
 
-fn plain_name(o: &ast::Operand) -> Option<String> {
+pub(crate) fn plain_name(o: &ast::Operand) -> Option<String> {
     match o {
         ast::Operand::Name(n) if n.components().next().is_none() => {
             n.name().map(|t| t.text().to_string())
@@ -151,7 +151,7 @@ fn type_size(t: &str) -> Option<u32> {
 }
 
 /// Bytes of a register type.
-fn ty_size(ty: Ty) -> u32 {
+pub(crate) fn ty_size(ty: Ty) -> u32 {
     match ty {
         Ty::B16 | Ty::U16 | Ty::S16 => 2,
         t => 4 * u32::from(t.words()),
@@ -160,7 +160,7 @@ fn ty_size(ty: Ty) -> u32 {
 
 /// A parameter or result of a device function.
 #[derive(Clone, Copy, Debug)]
-enum Formal {
+pub(crate) enum Formal {
     /// `.param`: its size and, for a scalar, (element size, signed).
     Param {
         size: u32,
@@ -313,7 +313,7 @@ impl Cx {
 
     /// `d` = the `size` bytes (1, 2, 4, 8) at `off` of `.param` variable `var`, zero- or
     /// sign-extended to the register's width.
-    fn read_param_var(
+    pub(crate) fn read_param_var(
         &mut self,
         node: &SyntaxNode,
         var: usize,
@@ -367,7 +367,7 @@ impl Cx {
     }
 
     /// Writes the low `size` bytes (1, 2, 4, 8) of `s` at `off` of `.param` variable `var`.
-    fn write_param_var(
+    pub(crate) fn write_param_var(
         &mut self,
         node: &SyntaxNode,
         var: usize,
@@ -425,7 +425,7 @@ impl Cx {
 
     /// The register holding a value of `size` bytes given by operand `o` (a register, an
     /// immediate; the low word of a 64-bit register for narrower sizes).
-    fn value_reg(&mut self, o: &ast::Operand, size: u32) -> Result<Reg, LowerError> {
+    pub(crate) fn value_reg(&mut self, o: &ast::Operand, size: u32) -> Result<Reg, LowerError> {
         if size == 8 {
             return self.reg_src(o, 2);
         }
@@ -445,7 +445,7 @@ impl Cx {
     }
 
     /// A register destination of any width in the R class.
-    fn r_dst(&self, o: &ast::Operand) -> Result<Reg, LowerError> {
+    pub(crate) fn r_dst(&self, o: &ast::Operand) -> Result<Reg, LowerError> {
         match self.src(o)? {
             Src::Reg(r, w) if self.f.vregs[r].class == Class::R => Ok(Reg::v(r, w)),
             Src::Reg(..) => Err(unsupported(o.syntax(), "operand of another width or class")),
@@ -528,7 +528,7 @@ impl Cx {
     }
 
     /// A device function's parameters or results.
-    fn formals(
+    pub(crate) fn formals(
         params: impl Iterator<Item = ast::Param>,
     ) -> Result<Vec<(String, Formal)>, LowerError> {
         let mut out = Vec::new();
@@ -644,6 +644,9 @@ impl Cx {
             ));
         };
         let Some(body) = function.body() else {
+            if ir::abi::is_system_function(&name) {
+                return self.system_call(node, &name, &function, &c);
+            }
             return Err(unsupported(
                 node,
                 format!(

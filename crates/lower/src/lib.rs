@@ -36,6 +36,7 @@ mod rsmem;
 mod seq;
 mod set;
 mod small;
+mod syscall;
 mod warp;
 
 pub use call::{Functions, direct_callees};
@@ -107,6 +108,8 @@ pub struct Lowered {
     pub num_barriers: u8,
     /// `%reserved_smem_offset_*` reads (`EIATTR_RESERVED_SMEM_USED`, sm_90 symbols).
     pub reserved_smem: ReservedSmemUse,
+    /// The system functions the kernel calls (`EIATTR_EXTERNS`), in order of first call.
+    pub system_calls: Vec<String>,
 }
 
 /// The stack-pointer register ptxas initializes in every kernel (`R1 = c[0x0][0x28]`).
@@ -274,6 +277,13 @@ struct Cx {
     constants: FxHashMap<String, u64>,
     /// Module `.global` variables: slot in the address table (`modvar.rs`).
     globals: FxHashMap<String, u32>,
+    /// System functions (`ir::abi::SYSTEM_FUNCTIONS`) declared in the module: their slot in
+    /// the address table (after the `.global` variables).
+    system_slots: FxHashMap<String, u32>,
+    /// The blocks that start after a system call (`syscall.rs`).
+    after_system_calls: Vec<Block>,
+    /// The system functions the kernel calls, in order of first call.
+    system_called: Vec<String>,
     /// Module `.const` variables: offset in constant bank 3 (`modvar.rs`).
     consts: FxHashMap<String, u32>,
     /// The module's device functions, for `call` (`call.rs`).
@@ -312,6 +322,9 @@ pub struct ModuleVars {
     pub globals: Vec<String>,
     /// `.const` variables: (name, offset in constant bank 3).
     pub consts: Vec<(String, u32)>,
+    /// System functions (`vprintf`, `__assertfail`) declared in the module, in declaration
+    /// order: their addresses follow the globals' in the address table.
+    pub system_functions: Vec<String>,
 }
 
 /// Lowers one kernel. `function` is the `FUNCTION` node (trivia-free tree from the db);
@@ -367,6 +380,14 @@ pub fn lower_kernel(
             .map(|(i, n)| (n.clone(), i as u32))
             .collect(),
         consts: module.consts.iter().cloned().collect(),
+        system_slots: module
+            .system_functions
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.clone(), (module.globals.len() + i) as u32))
+            .collect(),
+        after_system_calls: Vec::new(),
+        system_called: Vec::new(),
         functions: functions.clone(),
         param_vars: FxHashMap::default(),
         param_ptrs: FxHashMap::default(),
@@ -510,6 +531,23 @@ pub fn lower_kernel(
     if !ends {
         cx.push(Inst::new("EXIT", vec![], vec![]));
     }
+    // The fixed registers the kernel sets up in its first block and keeps: set again after
+    // every system call, which may change them (`syscall.rs`).
+    let mut prologue: Vec<Inst> = Vec::new();
+    if cx.needs_desc {
+        let desc = cx.target.global_desc();
+        prologue.push(Inst::new(
+            "ULDC.64",
+            vec![
+                Operand::r(desc_reg()),
+                Operand::Const {
+                    bank: 0,
+                    offset: desc,
+                },
+            ],
+            vec![0],
+        ));
+    }
     if cx.needs_shared_base {
         // ptxas links the 0x400 through `.nv.reservedSmem.cap` (`rsmem.rs`).
         cx.reserved_smem.cap = true;
@@ -519,7 +557,7 @@ pub fn lower_kernel(
             width: 1,
         };
         let (base, cta) = (ur(SHARED_BASE_UR), ur(SHARED_BASE_UR + 1));
-        let prologue = [
+        prologue.extend([
             Inst::new(
                 "S2UR",
                 vec![Operand::r(cta), Operand::Special("SR_CgaCtaId")],
@@ -543,27 +581,15 @@ pub fn lower_kernel(
                 ],
                 vec![0],
             ),
-        ];
-        for (k, i) in prologue.into_iter().enumerate() {
-            cx.f.blocks[entry].insts.insert(1 + k, i);
-        }
+        ]);
     }
-    if cx.needs_desc {
-        let desc = cx.target.global_desc();
-        cx.f.blocks[entry].insts.insert(
-            1,
-            Inst::new(
-                "ULDC.64",
-                vec![
-                    Operand::r(desc_reg()),
-                    Operand::Const {
-                        bank: 0,
-                        offset: desc,
-                    },
-                ],
-                vec![0],
-            ),
-        );
+    for (k, i) in prologue.iter().enumerate() {
+        cx.f.blocks[entry].insts.insert(1 + k, i.clone());
+    }
+    for &b in &cx.after_system_calls {
+        for (k, i) in prologue.iter().enumerate() {
+            cx.f.blocks[b].insts.insert(k, i.clone());
+        }
     }
     Ok(Lowered {
         func: cx.f,
@@ -581,6 +607,7 @@ pub fn lower_kernel(
         num_barriers: u8::from(cx.uses_barrier),
         frame_size: cx.frame_size,
         reserved_smem: cx.reserved_smem,
+        system_calls: cx.system_called,
     })
 }
 

@@ -9,6 +9,13 @@ const HEADER: &str = ".version 8.0\n.target sm_90\n.address_size 64\n";
 /// Lowers kernel `k` of `body` (after the header) for sm_90 with every `.func` of the module
 /// available (a definition preferred over a declaration).
 fn lower(body: &str) -> (String, Result<lower::Lowered, lower::LowerError>) {
+    lower_with(body, &lower::ModuleVars::default())
+}
+
+fn lower_with(
+    body: &str,
+    module: &lower::ModuleVars,
+) -> (String, Result<lower::Lowered, lower::LowerError>) {
     let text = format!("{HEADER}{body}");
     let parse = syntax::parse(&text);
     let mut functions = lower::Functions::new();
@@ -33,7 +40,7 @@ fn lower(body: &str) -> (String, Result<lower::Lowered, lower::LowerError>) {
             sm: 90,
             param_base: 0x210,
         },
-        &lower::ModuleVars::default(),
+        module,
         &functions,
     );
     (text, r)
@@ -154,11 +161,53 @@ fn calls_of_functions_without_a_body_are_refused() {
     ret;
 }
 "#;
+    // Without the module's declaration (so no address-table slot), refused.
     let (message, _, _) = refusal(src);
-    assert!(
-        message.starts_with("unsupported: call of __assertfail (a function without a body"),
-        "{message}"
+    assert_eq!(
+        message,
+        "unsupported: call of __assertfail (not declared at module scope)"
     );
+    // Declared: a system call, its arguments in R4.. as ptxas places them (R4:R5, R6:R7, R8,
+    // R10:R11, R12:R13), the callee's address from the slot after the globals, `LEPC R20`.
+    let module = lower::ModuleVars {
+        globals: vec!["g".into()],
+        system_functions: vec!["__assertfail".into()],
+        ..Default::default()
+    };
+    let (_, r) = lower_with(src, &module);
+    let l = r.expect("lowered");
+    assert_eq!(l.system_calls, ["__assertfail"]);
+    let text: Vec<String> = l
+        .func
+        .insts()
+        .map(|i| ir::inst_text(&l.func, i, None, &|_| "L".into()))
+        .collect();
+    let from = text
+        .iter()
+        .position(|t| t.starts_with("MOV R4,"))
+        .expect("args");
+    let call: Vec<&str> = text[from..].iter().map(String::as_str).collect();
+    let dests: Vec<&str> = call
+        .iter()
+        .take_while(|t| t.starts_with("MOV R"))
+        .map(|t| t.split(',').next().unwrap())
+        .collect();
+    assert_eq!(
+        dests,
+        [
+            "MOV R4", "MOV R5", "MOV R6", "MOV R7", "MOV R8", "MOV R10", "MOV R11", "MOV R12",
+            "MOV R13"
+        ]
+    );
+    assert!(
+        call.iter()
+            .any(|t| t.starts_with("LDC.64") && t.ends_with("c[0x4][0x8]"))
+    );
+    let lepc = call
+        .iter()
+        .position(|t| t.starts_with("LEPC R20"))
+        .expect("LEPC");
+    assert!(call[lepc + 1].starts_with("CALL.ABS.NOINC "), "{call:?}");
 }
 
 #[test]

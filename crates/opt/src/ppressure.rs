@@ -10,6 +10,9 @@
 //!
 //! The value of `p` and of `r != 0` are the same at every point, so the rewrite is exact; `p`
 //! itself then lives only from its write to the `SEL`, and each `t` only up to its reader.
+//!
+//! A system call (`CALL.ABS.NOINC`) may change every predicate register (`ir::abi`): a
+//! predicate live across one is kept in an R register the same way.
 
 use ir::liveness::{Liveness, VSet, transfer, vindex};
 use ir::{Class, Func, Inst, Operand, Reg, VReg};
@@ -124,9 +127,42 @@ fn spill(f: &mut Func, p: VReg) {
     }
 }
 
-/// Moves predicates to R registers until at most 7 are live anywhere; whether any moved.
+/// The predicates live across a system call.
+fn live_across_calls(f: &Func) -> Vec<VReg> {
+    if !f.insts().any(Inst::is_system_call) {
+        return Vec::new();
+    }
+    let live = Liveness::compute(f);
+    let mut cover = vec![0u8; f.vregs.len()];
+    let mut across = VSet::new(f.vregs.len());
+    for (k, b) in f.order.iter().enumerate() {
+        let insts = &f.blocks[*b].insts;
+        let mut l: VSet = live.live_out[k].clone();
+        let mut touched = Vec::new();
+        for i in insts.iter().rev() {
+            if i.is_system_call() {
+                across.union_with(&l);
+            }
+            transfer(f, i, &mut l, &mut cover, &mut touched);
+        }
+        for x in touched.drain(..) {
+            cover[x] = 0;
+        }
+    }
+    f.vregs
+        .iter()
+        .map(|(v, _)| v)
+        .filter(|v| f.vregs[*v].class == Class::P && across.contains(vindex(*v)))
+        .collect()
+}
+
+/// Moves predicates to R registers until at most 7 are live anywhere and none is live across
+/// a system call; whether any moved.
 pub fn relieve(f: &mut Func) -> bool {
-    let mut spilled: Vec<VReg> = Vec::new();
+    let mut spilled: Vec<VReg> = live_across_calls(f);
+    for &p in &spilled {
+        spill(f, p);
+    }
     loop {
         let (worst, blame) = pressure(f);
         if worst <= PREDICATES {

@@ -7,7 +7,9 @@
 //! coloured greedily in order of first appearance (which colours the interval graphs of
 //! straight-line code optimally): each gets the lowest free base index that is a multiple of
 //! its width (64-bit values on even pairs, 128-bit on multiples of 4), never a register the
-//! code names physically (R1, the stack pointer; the fixed uniform registers).
+//! code names physically (R1, the stack pointer; the fixed uniform registers; a system call's
+//! argument registers), and never, for a value live across a system call
+//! (`CALL.ABS.NOINC`), a register the callee may change ([`ir::abi::clobbered`]).
 //!
 //! A value whose last read is an instruction may share a register with that instruction's
 //! result (`IMAD R2, R2, ...`): every SASS instruction reads its sources before writing its
@@ -57,6 +59,20 @@ const MAX_PRED: u32 = 6;
 pub struct Interference {
     pub adj: Vec<Vec<u32>>,
     pub first: Vec<u32>,
+    /// Per virtual register, the physical registers of its class it may not take: those a
+    /// system call it is live across clobbers ([`ir::abi::clobbered`]).
+    pub forbid: Vec<[u64; 4]>,
+}
+
+/// The registers of `class` a system call clobbers, as a mask.
+fn clobber_mask(class: Class) -> [u64; 4] {
+    let mut m = [0u64; 4];
+    for x in 0..256u32 {
+        if ir::abi::clobbered(class, x) {
+            m[(x / 64) as usize] |= 1 << (x % 64);
+        }
+    }
+    m
 }
 
 /// Builds the interference graph of `f`.
@@ -67,6 +83,14 @@ pub fn interference(f: &Func) -> Interference {
     let mut adj: Vec<Vec<u32>> = vec![Vec::new(); nv];
     let mut first = vec![u32::MAX; nv];
     let mut cover = vec![0u8; nv];
+    let mut forbid = vec![[0u64; 4]; nv];
+    let masks = [Class::R, Class::UR, Class::P, Class::UP].map(clobber_mask);
+    let mask_of = |c: Class| match c {
+        Class::R => &masks[0],
+        Class::UR => &masks[1],
+        Class::P => &masks[2],
+        Class::UP => &masks[3],
+    };
     let mut pos = 0u32;
     for (k, b) in f.order.iter().enumerate() {
         let insts = &f.blocks[*b].insts;
@@ -89,6 +113,13 @@ pub fn interference(f: &Func) -> Interference {
                     _ => None,
                 })
                 .collect();
+            if i.is_system_call() {
+                for v in after.iter().filter(|v| !defs.contains(v)) {
+                    for (w, m) in forbid[v].iter_mut().zip(mask_of(class[v])) {
+                        *w |= m;
+                    }
+                }
+            }
             for (n, &d) in defs.iter().enumerate() {
                 for v in after.iter().chain(defs[..n].iter().copied()) {
                     if v != d && class[v] == class[d] {
@@ -103,7 +134,7 @@ pub fn interference(f: &Func) -> Interference {
         a.sort_unstable();
         a.dedup();
     }
-    Interference { adj, first }
+    Interference { adj, first, forbid }
 }
 
 /// Allocates `f`. `max_registers` is the budget in ptxas's counting (255 without
@@ -164,6 +195,10 @@ pub fn allocate(f: &Func, max_registers: u32) -> Result<Allocation, AllocError> 
             Class::P | Class::UP => MAX_PRED,
         };
         let mut busy = fixed[slot(d.class)];
+        let across_call = g.forbid[vindex(v)] != [0; 4];
+        for (b, f) in busy.iter_mut().zip(&g.forbid[vindex(v)]) {
+            *b |= f;
+        }
         for &n in &g.adj[vindex(v)] {
             if let Some(b) = base_of[n as usize] {
                 for k in 0..widths[n as usize] {
@@ -176,6 +211,18 @@ pub fn allocate(f: &Func, max_registers: u32) -> Result<Allocation, AllocError> 
         let mut base = 0;
         loop {
             if base + width - 1 > limit {
+                if across_call && matches!(d.class, Class::UR | Class::UP | Class::P) {
+                    return Err(AllocError(format!(
+                        "unsupported: a {} value live across a system call (kernel `{}`; \
+                         the callee may change every such register)",
+                        match d.class {
+                            Class::UR => "uniform",
+                            Class::UP => "uniform predicate",
+                            _ => "predicate",
+                        },
+                        f.name
+                    )));
+                }
                 let what = match d.class {
                     Class::R => format!("{max_registers} registers"),
                     Class::UR => "63 uniform registers".to_string(),
@@ -285,6 +332,54 @@ mod tests {
         assert!(!adj(x, y), "y = x; x = y: the copies may share a register");
         let al = allocate(&f, 255).unwrap();
         assert_ne!(al.get(y), al.get(z));
+    }
+
+    #[test]
+    fn values_live_across_a_system_call_avoid_clobbered_registers() {
+        // 24 values live across `CALL.ABS.NOINC`, one that dies before it.
+        let mut f = Func::new("k");
+        let b = f.new_block();
+        f.order.push(b);
+        let vs: Vec<VReg> = (0..24).map(|_| f.new_vreg(Class::R, 1, "")).collect();
+        let t = f.new_vreg(Class::R, 2, "t");
+        let dead = f.new_vreg(Class::R, 1, "dead");
+        for v in &vs {
+            f.blocks[b].insts.push(mov(Reg::v(*v, 1), Operand::Imm(1)));
+        }
+        f.blocks[b]
+            .insts
+            .push(mov(Reg::part(t, 0), Operand::Imm(0)));
+        f.blocks[b]
+            .insts
+            .push(mov(Reg::part(t, 1), Operand::Imm(0)));
+        f.blocks[b]
+            .insts
+            .push(mov(Reg::v(dead, 1), Operand::Imm(2)));
+        f.blocks[b]
+            .insts
+            .push(mov(Reg::v(vs[0], 1), Operand::r(Reg::v(dead, 1))));
+        f.blocks[b].insts.push(Inst::new(
+            "CALL.ABS.NOINC",
+            vec![Operand::r(Reg::v(t, 2))],
+            vec![],
+        ));
+        for v in &vs {
+            f.blocks[b]
+                .insts
+                .push(mov(Reg::v(vs[0], 1), Operand::r(Reg::v(*v, 1))));
+        }
+        let al = allocate(&f, 255).unwrap();
+        for v in &vs {
+            let r = u32::from(al.get(*v));
+            assert!(
+                !ir::abi::clobbered(Class::R, r),
+                "R{r} is clobbered by the call"
+            );
+        }
+        assert!(
+            ir::abi::clobbered(Class::R, u32::from(al.get(dead))),
+            "a value dead at the call may use a low register"
+        );
     }
 
     #[test]

@@ -198,7 +198,10 @@ pub fn schedule(f: &Func, assign: &dyn Fn(VReg) -> u8, sm: u32) -> Schedule {
                 || matches!(
                     i.base_op(),
                     "BRA" | "WARPSYNC" | "MEMBAR" | "ERRBAR" | "CGAERRBAR" | "CCTL"
-                );
+                )
+                // A system call starts with every earlier access complete: the callee saves
+                // and uses registers of its own.
+                || i.is_system_call();
             let mut wait = fence_wait.take().map_or(0, |sb| 1u8 << sb);
             if drain {
                 for sb in pending_write.values() {
@@ -298,7 +301,7 @@ pub fn schedule(f: &Func, assign: &dyn Fn(VReg) -> u8, sm: u32) -> Schedule {
                 next_sb = (next_sb + 1) % 6;
                 c.stall = c.stall.max(lat.sb_setup);
             }
-            if i.is_terminator() {
+            if i.is_terminator() || i.is_system_call() {
                 c.stall = c.stall.max(lat.branch);
             }
             last_issue = issue;
