@@ -290,6 +290,21 @@ fn execute(ptx: &str, cubin: &[u8], ptxas: Option<&[u8]>, kernel: &str) -> Exec 
         // that the kernel never uses as an address given small values; a trap on either side
         // then means the guess was wrong, and the kernel stays unexecuted.
         Exec::Unchecked(r) if r == "emu: step limit" => {
+            // Code for a fixed block size (cooperative-groups tiles of several warps, which
+            // wait at barriers for threads that a 64-thread block lacks): run again at the
+            // sizes such code is written for.
+            for threads in [128u32, 256, 512, 1024] {
+                let cfg = emu::harness::Config {
+                    block: [threads, 1, 1],
+                    require_no_trap: true,
+                    ..plain.clone()
+                };
+                if let e @ (Exec::Verified | Exec::VerifiedAgainstPtxas | Exec::Miscompiled(_)) =
+                    execute_with(ptx, cubin, ptxas, kernel, &cfg)
+                {
+                    return e;
+                }
+            }
             let scalars = unaddressed_params(ptx, kernel);
             if scalars.is_empty() {
                 return Exec::Unchecked(r);
