@@ -666,7 +666,8 @@ pub fn run(
     Ok(stats)
 }
 
-fn thread_of(launch: &Launch, flat: u32) -> [u32; 3] {
+/// The thread index (`%tid`) of the CTA's `flat`-th thread.
+pub fn thread_of(launch: &Launch, flat: u32) -> [u32; 3] {
     let [bx, by, _] = launch.block;
     [flat % bx, flat / bx % by, flat / (bx * by)]
 }

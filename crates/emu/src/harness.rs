@@ -21,7 +21,14 @@
 //! trap, only the trap status is compared: the bytes written before a trap depend on the
 //! order threads run in). Module `.global` variables are not compared (ptxas and the
 //! interpreter lay them out differently).
+//!
+//! The device-runtime logs (`interp::DeviceLog`: `vprintf` and `__assertfail` calls, recorded
+//! by both executors with the same model, `interp::devrt`) are compared too: after runs that
+//! completed, every record sorted by (CTA, thread, per-thread sequence) must be equal; after
+//! runs that both trapped, the failed assertions' sites, when both runs failed one (which
+//! thread got there first depends on the order warps ran in).
 
+use interp::devrt::{self, LogComparison};
 use interp::{Memory, Ty};
 
 use crate::exec::{EmuError, Launch};
@@ -253,6 +260,19 @@ pub fn compare_cubins(
             a.2, b.2
         ));
     }
+    let how = if a.2.is_some() {
+        LogComparison::Trapped
+    } else {
+        LogComparison::Complete
+    };
+    if let Some(d) = devrt::first_difference(
+        a.0.device_log(),
+        b.0.device_log(),
+        how,
+        ("ours", "reference"),
+    ) {
+        return Verdict::Differ(d);
+    }
     if a.2.is_some() {
         return Verdict::Equal;
     }
@@ -343,7 +363,17 @@ pub fn compare_kernel(
         ));
     }
     match (&itrap, &etrap) {
-        (Some(_), Some(_)) => return Verdict::Equal,
+        (Some(_), Some(_)) => {
+            return match devrt::first_difference(
+                imem.device_log(),
+                emem.device_log(),
+                LogComparison::Trapped,
+                ("interp", "emu"),
+            ) {
+                Some(d) => Verdict::Differ(d),
+                None => Verdict::Equal,
+            };
+        }
         (Some(i), None) => {
             return Verdict::Differ(format!("interpreter trapped ({i}), emulator did not"));
         }
@@ -367,6 +397,7 @@ pub fn compare_kernel(
         }
         (None, None) => {}
     }
+    let mut difference = None;
     for (bi, (ib, a)) in ibufs.iter().zip(&eaddrs).enumerate() {
         let eb = &emem.buffer(*a).expect("allocated").data;
         if ib != eb {
@@ -379,25 +410,37 @@ pub fn compare_kernel(
                     .map(|x| format!("{x:02x}"))
                     .collect()
             };
-            if undefined.0 > 0 {
-                return Verdict::NotComparable(format!(
-                    "undefined behaviour: {} SHFL read(s) of lanes outside the executing lanes (PTX leaves the value undefined; the interpreter and the emulator read different stale registers)",
-                    undefined.0
-                ));
-            }
-            if undefined.1 > 0 || outside_mask > 0 {
-                return Verdict::NotComparable(format!(
-                    "undefined behaviour: {} warp-synchronous instruction(s) executed by a thread outside their member mask (undefined in PTX)",
-                    undefined.1.max(outside_mask)
-                ));
-            }
-            return Verdict::Differ(format!(
+            difference = Some(format!(
                 "buffer of parameter {} differs in {n} bytes, first at byte {first}: interp {} emu {}",
                 inp.buffers[bi].0,
                 hex(ib),
                 hex(eb)
             ));
+            break;
         }
     }
-    Verdict::Equal
+    let difference = difference.or_else(|| {
+        devrt::first_difference(
+            imem.device_log(),
+            emem.device_log(),
+            LogComparison::Complete,
+            ("interp", "emu"),
+        )
+    });
+    let Some(difference) = difference else {
+        return Verdict::Equal;
+    };
+    if undefined.0 > 0 {
+        return Verdict::NotComparable(format!(
+            "undefined behaviour: {} SHFL read(s) of lanes outside the executing lanes (PTX leaves the value undefined; the interpreter and the emulator read different stale registers)",
+            undefined.0
+        ));
+    }
+    if undefined.1 > 0 || outside_mask > 0 {
+        return Verdict::NotComparable(format!(
+            "undefined behaviour: {} warp-synchronous instruction(s) executed by a thread outside their member mask (undefined in PTX)",
+            undefined.1.max(outside_mask)
+        ));
+    }
+    Verdict::Differ(difference)
 }

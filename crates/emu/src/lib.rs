@@ -6,6 +6,8 @@
 //! allocated in an [`interp::Memory`], constant banks relocated); [`run`] executes a kernel
 //! over a grid ([`Launch`]). Instructions, modifiers or operand forms the emulator does not
 //! implement stop the run with [`EmuError::Unsupported`] naming them; they are never skipped.
+//! Calls of the device runtime's `vprintf` and `__assertfail` ([`syscall`]) are recorded in
+//! the memory's `interp::DeviceLog`, the interpreter's model of them.
 //! [`harness`] runs a PTX kernel in the reference interpreter and its ptxas cubin here with
 //! the same inputs and compares the results.
 
@@ -16,6 +18,7 @@ pub mod fallback;
 pub mod harness;
 pub mod load;
 pub mod ops;
+pub mod syscall;
 
 pub use exec::{EmuError, Launch, Stats, run};
 pub use load::{Kernel, LoadError, Program, load};

@@ -1,6 +1,8 @@
 //! Loading a cubin the way the driver does: code sections placed in one code address space,
 //! module globals allocated in [`Memory`], constant banks filled and relocated, every word
-//! decoded into the structured [`Inst`] view.
+//! decoded into the structured [`Inst`] view. Undefined functions the constant banks point at
+//! (the device runtime's `vprintf`, `__assertfail`, which the driver links) get addresses in
+//! [`EXTERN_WINDOW`] that the emulator's `CALL.ABS.NOINC` recognises.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -13,6 +15,22 @@ use sass::model::Inst;
 /// ELF relocation type `R_CUDA_64`: a 64-bit absolute address (number confirmed against
 /// `cuobjdump -elf`, which names type 2 `R_CUDA_64`; the cubin builder writes it too).
 pub const R_CUDA_64: u32 = 2;
+
+/// Code addresses as the program sees them: `LEPC` writes `CODE_WINDOW + pc` (pc: the
+/// emulator's code address, [`Program::code`] index × 16), and a system call returns to the
+/// instruction such an address names ([`Program::code_pc`]). The window lies outside every
+/// memory window and allocation, so a code address used as data faults.
+pub const CODE_WINDOW: u64 = 0x0008_0000_0000_0000;
+
+/// Addresses of undefined functions: an `R_CUDA_64` relocation against an undefined function
+/// symbol (`vprintf`, `__assertfail`, `cudaGraphSetConditional`, ...) gets
+/// `EXTERN_WINDOW + 16 * i` for the module's i-th such symbol ([`Program::externs`]). Outside
+/// every memory window and allocation and the code window: a call to one is recognised by
+/// `CALL.ABS.NOINC`, any other use faults.
+pub const EXTERN_WINDOW: u64 = 0x0009_0000_0000_0000;
+
+/// STT_FUNC: the ELF symbol type of functions.
+const STT_FUNC: u8 = 2;
 
 /// One instruction slot of the code image.
 #[derive(Debug, Clone)]
@@ -68,6 +86,10 @@ pub struct Program {
     /// Relocations the loader could not apply: (section, type, symbol); reaching any code is
     /// then an unsupported error naming them (they may change instruction words).
     pub unapplied: Vec<String>,
+    /// Undefined functions whose addresses the constant banks hold: the i-th has address
+    /// `EXTERN_WINDOW + 16 * i`. Calling `vprintf` or `__assertfail` performs the system call
+    /// (`crate::syscall`); calling any other is unsupported, naming it.
+    pub externs: Vec<String>,
 }
 
 /// Why a cubin cannot be loaded.
@@ -220,6 +242,24 @@ impl Image {
             Some(base + s.value)
         };
 
+        // Undefined functions (the driver links the device runtime's): addresses in the
+        // extern window, one per name.
+        let mut externs: Vec<String> = Vec::new();
+        let mut extern_addr = |si: u32| -> Option<u64> {
+            let s = syms.get(si as usize)?;
+            if s.shndx != 0 || s.kind() != STT_FUNC || s.name.is_empty() {
+                return None;
+            }
+            let i = match externs.iter().position(|n| *n == s.name) {
+                Some(i) => i,
+                None => {
+                    externs.push(s.name.clone());
+                    externs.len() - 1
+                }
+            };
+            Some(EXTERN_WINDOW + 16 * i as u64)
+        };
+
         // Constant banks.
         let mut banks: HashMap<u32, Vec<u8>> = HashMap::new();
         let mut kernel_banks: HashMap<(String, u32), Vec<u8>> = HashMap::new();
@@ -240,7 +280,11 @@ impl Image {
             let mut data = section_bytes(c, i);
             for r in reloc_targets.get(&i).map(Vec::as_slice).unwrap_or(&[]) {
                 let name = syms.get(r.sym as usize).map_or("?", |s| s.name.as_str());
-                match (r.rtype, sym_addr(r.sym)) {
+                let target = match r.rtype {
+                    R_CUDA_64 => sym_addr(r.sym).or_else(|| extern_addr(r.sym)),
+                    _ => None,
+                };
+                match (r.rtype, target) {
                     (R_CUDA_64, Some(a)) if r.offset as usize + 8 <= data.len() => {
                         let v = (a as i64).wrapping_add(r.addend) as u64;
                         data[r.offset as usize..r.offset as usize + 8]
@@ -349,6 +393,7 @@ impl Image {
             kernels,
             banks,
             unapplied,
+            externs,
         })
     }
 }
@@ -364,6 +409,22 @@ impl Program {
     /// The kernel called `name`.
     pub fn kernel(&self, name: &str) -> Option<&Kernel> {
         self.kernels.iter().find(|k| k.name == name)
+    }
+
+    /// The undefined function at address `addr` (an `R_CUDA_64` target in the extern window).
+    pub fn extern_at(&self, addr: u64) -> Option<&str> {
+        let off = addr.checked_sub(EXTERN_WINDOW)?;
+        if !off.is_multiple_of(16) {
+            return None;
+        }
+        self.externs.get((off / 16) as usize).map(String::as_str)
+    }
+
+    /// The code address (pc) of the instruction a program-visible code address names
+    /// (`CODE_WINDOW + pc`, as `LEPC` writes it): inside a code section, 16-byte aligned.
+    pub fn code_pc(&self, addr: u64) -> Option<u64> {
+        let pc = addr.checked_sub(CODE_WINDOW)?;
+        (pc.is_multiple_of(16) && self.section_of(pc).is_some()).then_some(pc)
     }
 
     /// The code section containing address `pc`.
@@ -409,5 +470,6 @@ pub fn program_from_text(sm: u32, lines: &[&str], param_bytes: u32) -> Result<Pr
         }],
         banks: HashMap::new(),
         unapplied: Vec::new(),
+        externs: Vec::new(),
     })
 }

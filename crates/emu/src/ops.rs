@@ -544,9 +544,27 @@ pub fn execute(ctx: &mut Ctx<'_>, w: &mut Warp, inst: &Inst, active: u32, exec: 
         }
         "CALL" => {
             check_mods(inst, &["REL", "NOINC", "ABS"])?;
-            let t = match inst.operands.last().map(|o| &o.kind) {
-                Some(OperandKind::Target(t)) => *t,
-                _ => return unsupported("CALL through a register or relocated address"),
+            let reg = inst.operands.iter().find_map(|o| match &o.kind {
+                OperandKind::Reg(r) if r.file == RegFile::R && r.index != 255 => Some(r.index),
+                _ => None,
+            });
+            let target = inst.operands.iter().find_map(|o| match o.kind {
+                OperandKind::Target(t) => Some(t),
+                _ => None,
+            });
+            let t = match (reg, target) {
+                (None, Some(t)) => t,
+                // `CALL.ABS.NOINC Rn`: a system call through the address constant bank 4
+                // holds (`crate::syscall`).
+                (Some(r), None) if inst.has_mod("ABS") => {
+                    return crate::syscall::call_abs(ctx, w, r, active, exec);
+                }
+                // `CALL.REL.NOINC R10 `(kernel)`: an indirect call (virtual functions, function
+                // pointers) to the address in the register relative to the target.
+                (Some(_), Some(_)) => {
+                    return unsupported("CALL through a register (an indirect call)");
+                }
+                _ => return unsupported("CALL through a relocated address"),
             };
             for l in lanes(active) {
                 w.pc[l] = if exec >> l & 1 == 1 { t } else { pc + 16 };
@@ -568,6 +586,11 @@ pub fn execute(ctx: &mut Ctx<'_>, w: &mut Warp, inst: &Inst, active: u32, exec: 
                     pc + 16
                 };
             }
+            Ok(())
+        }
+        "LEPC" => {
+            crate::syscall::lepc(w, inst, pc, exec)?;
+            next(w);
             Ok(())
         }
         "BPT" => {

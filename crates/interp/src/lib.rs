@@ -5,16 +5,20 @@
 //! with 32-lane warps, divergence and reconvergence, CTA barriers, warp collectives, atomics and
 //! bounds-checked memory spaces. Floating point is computed in software with correct rounding
 //! in every PTX rounding mode ([`float`]). Instructions the interpreter does not implement are
-//! reported as [`RunError::Unsupported`] when reached, never skipped.
+//! reported as [`RunError::Unsupported`] when reached, never skipped. Calls of the device
+//! runtime's `vprintf` and `__assertfail` are recorded in the [`Memory`]'s [`DeviceLog`]
+//! ([`devrt`], shared with the SASS emulator).
 
 #![forbid(unsafe_code)]
 
+pub mod devrt;
 pub mod exec;
 pub mod float;
 pub mod ir;
 pub mod lower;
 pub mod mem;
 
+pub use devrt::{AssertRecord, DeviceLog, PrintfArg, PrintfRecord, SysCall};
 pub use exec::{Launch, RunError, RunStats};
 pub use ir::{Module, ParamSlot, Ty};
 pub use lower::LowerError;

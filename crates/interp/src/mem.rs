@@ -7,8 +7,14 @@
 //! out-of-bounds access goes unnoticed: such accesses then succeed on a sparse, zero-initialized
 //! "unowned" memory (bytes stored there read back), and every one is counted and the first one
 //! is described, so that a caller can report them rather than hide them.
+//!
+//! A memory also carries the [`DeviceLog`] of the runs on it (`vprintf` and `__assertfail`
+//! calls): both executors of a harness comparison run on their own memory, and the log
+//! outlives a run that ends in a trap.
 
 use std::collections::BTreeMap;
+
+use crate::devrt::DeviceLog;
 
 /// First global allocation address. Global addresses are generic addresses (identity).
 pub const GLOBAL_BASE: u64 = 0x0000_0010_0000_0000;
@@ -185,6 +191,8 @@ struct Unowned {
 pub struct Memory {
     allocs: Vec<Alloc>,
     unowned: Option<Unowned>,
+    /// The `vprintf` / `__assertfail` calls of the runs on this memory.
+    log: DeviceLog,
 }
 
 impl Memory {
@@ -204,6 +212,17 @@ impl Memory {
             name: name.to_string(),
         });
         base
+    }
+
+    /// The records of the device-runtime calls (`vprintf`, `__assertfail`) made by the runs
+    /// on this memory, in the order they were made ([`crate::devrt`]). Kept after a trap.
+    pub fn device_log(&self) -> &DeviceLog {
+        &self.log
+    }
+
+    /// The log, for the executors that append to it.
+    pub fn device_log_mut(&mut self) -> &mut DeviceLog {
+        &mut self.log
     }
 
     /// The allocation starting at `base`.
