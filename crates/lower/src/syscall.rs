@@ -47,6 +47,17 @@ impl Cx {
         function: &ast::Function,
         c: &CallOperands,
     ) -> Result<(), LowerError> {
+        if self.target.sm < 90 {
+            // sm_80 has no `LEPC Rd, target`: ptxas takes the program counter with `LEPC Rd`
+            // and adds the distance to the return point, which kiln does not emit yet.
+            return Err(unsupported(
+                node,
+                format!(
+                    "call of {name} on sm_{} (a system call before sm_90)",
+                    self.target.sm
+                ),
+            ));
+        }
         let Some(&slot) = self.system_slots.get(name) else {
             return Err(unsupported(
                 node,

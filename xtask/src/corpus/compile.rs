@@ -293,17 +293,9 @@ fn execute(ptx: &str, cubin: &[u8], ptxas: Option<&[u8]>, kernel: &str) -> Exec 
             // Code for a fixed block size (cooperative-groups tiles of several warps, which
             // wait at barriers for threads that a 64-thread block lacks): run again at the
             // sizes such code is written for.
-            for threads in [128u32, 256, 512, 1024] {
-                let cfg = emu::harness::Config {
-                    block: [threads, 1, 1],
-                    require_no_trap: true,
-                    ..plain.clone()
-                };
-                if let e @ (Exec::Verified | Exec::VerifiedAgainstPtxas | Exec::Miscompiled(_)) =
-                    execute_with(ptx, cubin, ptxas, kernel, &cfg)
-                {
-                    return e;
-                }
+            let shapes = [[128, 1, 1], [256, 1, 1], [512, 1, 1], [1024, 1, 1]];
+            if let Some(e) = with_shapes(ptx, cubin, ptxas, kernel, &plain, &shapes) {
+                return e;
             }
             let scalars = unaddressed_params(ptx, kernel);
             if scalars.is_empty() {
@@ -319,8 +311,37 @@ fn execute(ptx: &str, cubin: &[u8], ptxas: Option<&[u8]>, kernel: &str) -> Exec 
                 _ => Exec::Unchecked(r),
             }
         }
+        // Shared arrays indexed for a two-dimensional block (image tiles): run again with
+        // such blocks.
+        Exec::Unchecked(r) if r.starts_with("harness: shared access outside") => {
+            let shapes = [[8, 8, 1], [16, 16, 1], [32, 8, 1], [16, 8, 1], [32, 32, 1]];
+            with_shapes(ptx, cubin, ptxas, kernel, &plain, &shapes).unwrap_or(Exec::Unchecked(r))
+        }
         e => e,
     }
+}
+
+/// The first of the block `shapes` whose launch is checked (verified or miscompiled); a launch
+/// that traps is not (the shape is a guess).
+fn with_shapes(
+    ptx: &str,
+    cubin: &[u8],
+    ptxas: Option<&[u8]>,
+    kernel: &str,
+    plain: &emu::harness::Config,
+    shapes: &[[u32; 3]],
+) -> Option<Exec> {
+    shapes.iter().find_map(|&block| {
+        let cfg = emu::harness::Config {
+            block,
+            require_no_trap: true,
+            ..plain.clone()
+        };
+        match execute_with(ptx, cubin, ptxas, kernel, &cfg) {
+            e @ (Exec::Verified | Exec::VerifiedAgainstPtxas | Exec::Miscompiled(_)) => Some(e),
+            _ => None,
+        }
+    })
 }
 
 /// The kernel's 64-bit integer parameters whose loaded value is never the source of a
