@@ -61,10 +61,11 @@ const EXAMPLES: &[&str] = &[
     "../../test-data/codegen/math_table_64.ptx",
     "../../test-data/codegen/trap.ptx",
     "../../test-data/codegen/cvta_const.ptx",
+    "../../test-data/devrt/printf.ptx",
 ];
 
 /// The refusals the examples are expected to meet: (file, SM).
-const REFUSED: &[(&str, &str)] = &[("griddep.ptx", "sm_80")];
+const REFUSED: &[(&str, &str)] = &[("griddep.ptx", "sm_80"), ("printf.ptx", "sm_80")];
 
 /// Examples executed against ptxas's cubin in the emulator instead of the interpreter
 /// (`approximate_math_executes_like_ptxas`): approximate math (MUFU), which the interpreter
