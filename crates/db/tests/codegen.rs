@@ -65,7 +65,7 @@ const EXAMPLES: &[&str] = &[
 ];
 
 /// The refusals the examples are expected to meet: (file, SM).
-const REFUSED: &[(&str, &str)] = &[("griddep.ptx", "sm_80"), ("printf.ptx", "sm_80")];
+const REFUSED: &[(&str, &str)] = &[("griddep.ptx", "sm_80")];
 
 /// Examples executed against ptxas's cubin in the emulator instead of the interpreter
 /// (`approximate_math_executes_like_ptxas`): approximate math (MUFU), which the interpreter

@@ -81,6 +81,13 @@ fn assemble_cached(
     Ok((base? & !sass::control::CONTROL_MASK) | control.to_bits())
 }
 
+/// An `IADD3` whose `Label` operand stands for the distance in bytes from the last `LEPC` to
+/// the label (sm_80 system calls compute their return address so, `lower`'s `syscall.rs`):
+/// printed as that number, not as a branch target.
+fn is_distance(i: &ir::Inst) -> bool {
+    i.base_op() == "IADD3" && i.operands.iter().any(|o| matches!(o, Operand::Label(_)))
+}
+
 /// Encodes a scheduled function for `sm` (80, 90).
 pub fn encode(
     f: &Func,
@@ -98,7 +105,11 @@ pub fn encode(
     let mut targets: Vec<u64> = Vec::new();
     for (slot, _) in &sched.slots {
         if let Slot::Inst { block, index } = slot {
-            for o in &f.blocks[f.order[*block]].insts[*index].operands {
+            let i = &f.blocks[f.order[*block]].insts[*index];
+            if is_distance(i) {
+                continue;
+            }
+            for o in &i.operands {
                 if let Operand::Label(t) = o {
                     targets.push(block_addr(pos_of(*t)));
                 }
@@ -142,6 +153,8 @@ pub fn encode(
         out.listing.push(format!("/*{pc:04x}*/ {text} ;"));
         Ok(())
     };
+    // The address of the last `LEPC` (sm_80 system calls: see [`is_distance`]).
+    let mut lepc: Option<u64> = None;
     for (slot, c) in &sched.slots {
         let control = Control {
             stall: c.stall,
@@ -172,9 +185,22 @@ pub fn encode(
                 {
                     out.s2rctaid_offsets.push(pc);
                 }
-                let text = ir::inst_text(f, i, Some(assign), &|b| {
-                    format!("`({})", name_of(block_addr(pos_of(b))))
-                });
+                if i.base_op() == "LEPC" {
+                    lepc = Some(u64::from(pc));
+                }
+                let text = if is_distance(i) {
+                    let from = lepc.ok_or_else(|| EmitError {
+                        message: "internal: a return-point distance without a LEPC".into(),
+                        origin: i.origin,
+                    })?;
+                    ir::inst_text(f, i, Some(assign), &|b| {
+                        format!("{:#x}", block_addr(pos_of(b)) - from)
+                    })
+                } else {
+                    ir::inst_text(f, i, Some(assign), &|b| {
+                        format!("`({})", name_of(block_addr(pos_of(b))))
+                    })
+                };
                 (text, i.origin)
             }
         };

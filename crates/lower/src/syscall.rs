@@ -10,6 +10,9 @@
 //! .L_x_6: …                           the result in R4
 //! ```
 //!
+//! sm_80 has no `LEPC Rd, target`; ptxas takes `LEPC R14` (its own address) and adds the
+//! distance to the return point into R20:R21 before the call, and so does kiln.
+//!
 //! The cubin names the callee an undefined function symbol and lists it in the kernel's
 //! `EIATTR_EXTERNS`, the call's offset in `EIATTR_SYSCALL_OFFSETS` (`crates/cubin`).
 //!
@@ -47,17 +50,6 @@ impl Cx {
         function: &ast::Function,
         c: &CallOperands,
     ) -> Result<(), LowerError> {
-        if self.target.sm < 90 {
-            // sm_80 has no `LEPC Rd, target`: ptxas takes the program counter with `LEPC Rd`
-            // and adds the distance to the return point, which kiln does not emit yet.
-            return Err(unsupported(
-                node,
-                format!(
-                    "call of {name} on sm_{} (a system call before sm_90)",
-                    self.target.sm
-                ),
-            ));
-        }
         let Some(&slot) = self.system_slots.get(name) else {
             return Err(unsupported(
                 node,
@@ -156,14 +148,47 @@ impl Cx {
         }
         let target = self.global_addr(slot);
         let after = self.f.new_block();
-        self.push(Inst::new(
-            "LEPC",
-            vec![
-                Operand::r(phys_r(abi::RETURN_ADDRESS, 2)),
-                Operand::Label(after),
-            ],
-            vec![0],
-        ));
+        let ret = |k| phys_r(abi::RETURN_ADDRESS + k, 1);
+        if self.target.sm >= 90 {
+            self.push(Inst::new(
+                "LEPC",
+                vec![
+                    Operand::r(phys_r(abi::RETURN_ADDRESS, 2)),
+                    Operand::Label(after),
+                ],
+                vec![0],
+            ));
+        } else {
+            // sm_80 has no `LEPC Rd, target`: `LEPC` gives its own address, and the distance
+            // to the return point is added to it — the `Label` operand of this `IADD3` is
+            // that distance, which `emit` prints as a number (`emit::encode`).
+            let pc = self.tmp(2);
+            self.push(Inst::new("LEPC", vec![Operand::r(Reg::v(pc, 2))], vec![0]));
+            let carry = Reg::v(self.ptmp(), 1);
+            self.push(Inst::new(
+                "IADD3",
+                vec![
+                    Operand::r(ret(0)),
+                    Operand::r(carry),
+                    Operand::r(Reg::part(pc, 0)),
+                    Operand::Label(after),
+                    Operand::rz(),
+                ],
+                vec![0, 1],
+            ));
+            self.push(Inst::new(
+                "IADD3.X",
+                vec![
+                    Operand::r(ret(1)),
+                    Operand::r(Reg::part(pc, 1)),
+                    Operand::rz(),
+                    Operand::rz(),
+                    Operand::r(carry),
+                    Operand::not(Reg::Zero(Class::P)),
+                ],
+                vec![0],
+            ));
+        }
         let mut call = Inst::new(
             "CALL.ABS.NOINC",
             vec![Operand::r(Reg::v(target, 2))],
