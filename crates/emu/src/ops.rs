@@ -2149,6 +2149,41 @@ fn atom(ctx: &mut Ctx<'_>, w: &mut Warp, inst: &Inst, l: usize) -> R<()> {
         let v = u32::from_le_bytes(buf).wrapping_add(1);
         return ctx.store(w, l, space, a, &v.to_le_bytes());
     }
+    if inst.has_mod("CAST") && inst.has_mod("SPIN") && !inst.has_mod("POPC") {
+        // `ATOMS.CAST.SPIN[.64] d, [a], cmp, new`: compare-and-store, `d` = 1 when the word
+        // held `cmp` and now holds `new`, else 0 (64-bit `d` for `.64`) — the step of
+        // ptxas's compare-and-swap loops (a shared `atom.add.f32` is `LDS`, `FADD`, this,
+        // `ISETP.EQ d, 0x1` and a branch back).
+        let (space, wide) = space_of(&inst.opcode);
+        let (mi, addr) = mem_operand(inst)?;
+        let a = address(w, l, addr, wide)?;
+        let is64 = inst.has_mod("64");
+        let n = if is64 { 8 } else { 4 };
+        let src = |i: usize| -> R<u64> {
+            let o = op_at(inst, i)?;
+            if is64 {
+                raw64(ctx, w, l, o)
+            } else {
+                raw32(ctx, w, l, o).map(u64::from)
+            }
+        };
+        let (cmp, new) = (src(mi + 1)?, src(mi + 2)?);
+        let mut buf = [0u8; 8];
+        ctx.load(w, l, space, a, &mut buf[..n])?;
+        let swapped = u64::from_le_bytes(buf) == cmp;
+        if swapped {
+            ctx.store(w, l, space, a, &new.to_le_bytes()[..n])?;
+        }
+        if mi >= 1 {
+            let d = op_at(inst, mi - 1)?;
+            if is64 {
+                wr64(w, l, d, u64::from(swapped))?;
+            } else {
+                wr(w, l, d, u32::from(swapped))?;
+            }
+        }
+        return Ok(());
+    }
     if inst.has_mod("CAST") || inst.has_mod("POPC") {
         return unsupported(format!("{}.{}", inst.opcode, inst.mods.join(".")));
     }

@@ -13,8 +13,11 @@
 //! Scopes `.cta`/`.gpu`/`.sys` select `.STRONG.SM/.GPU/.SYS`; `.release`/`.acquire`/
 //! `.acq_rel` put the scope's `fence.acq_rel` sequence before and/or after the atomic. ptxas aggregates atomics on warp-uniform addresses (`REDUX` + one
 //! thread); kiln issues one per thread. Forms kiln's SASS tables lack fail at encoding.
+//! * shared `add` of `.f32`/`.f64`/`.u64`/`.s64`: ptxas's compare-and-swap loop
+//!   ([`Cx::shared_add_loop`]).
+//!
 //! Refused: 64-bit `cas`; 64-bit and float generic atomics (ptxas adds a shared-window
-//! fallback); float and 64-bit arithmetic shared atomics (ptxas's compare-and-swap loops).
+//! fallback); float and 64-bit shared atomics other than `add` (more compare-and-swap loops).
 
 use ir::{Inst, Operand, Reg};
 use syntax::SyntaxNode;
@@ -84,8 +87,11 @@ impl Cx {
             _ => "",
         };
         let shared = space == MemSpace::Shared;
-        if shared && (float || (words == 2 && !matches!(op.as_str(), "EXCH" | "CAS"))) {
-            // ptxas builds these from compare-and-swap loops.
+        // ptxas builds float and 64-bit arithmetic shared atomics from compare-and-swap
+        // loops; kiln does the same for `add` ([`Cx::shared_add_loop`]).
+        let add_loop = shared && op == "ADD" && (float || words == 2);
+        if shared && (float || (words == 2 && !matches!(op.as_str(), "EXCH" | "CAS"))) && !add_loop
+        {
             return Err(unsupported(node, "this atomic on shared memory"));
         }
         if space == MemSpace::Generic && (float || words == 2) {
@@ -153,6 +159,21 @@ impl Cx {
         };
         let val_i = addr_i + 1;
         let b = self.reg_src(&ops[val_i], words)?;
+        if add_loop {
+            let fence_mods = [".acq_rel".to_string(), scope.to_string()];
+            if release {
+                self.fence(node, "fence", &fence_mods)?;
+            }
+            let old = self.shared_add_loop(ty, words, mem, b);
+            if acquire {
+                self.fence(node, "fence", &fence_mods)?;
+            }
+            if !is_red {
+                let d = self.dst(&ops[0], words)?;
+                self.copy_words(d, old, words);
+            }
+            return Ok(());
+        }
         // `cas` reads its compare and new values from one aligned register pair (`Rb`,
         // `Rb+1`), as ptxas always allocates them.
         let (b, c) = if cas {
@@ -237,5 +258,116 @@ impl Cx {
             self.fence(node, "fence", &fence_mods)?;
         }
         Ok(())
+    }
+
+    /// A shared-memory `add` of a float or 64-bit integer as ptxas 13.0.88 makes it (sm_80,
+    /// sm_90): a loop of `LDS` of the old value, the sum, `ATOMS.CAST.SPIN[.64]` storing it
+    /// only if the word still holds the old value (result 1 if it did), `ISETP` and a branch
+    /// back. The old value is the atomic's result. `add.f32` uses `FADD.FTZ` (PTX flushes
+    /// `atom.add.f32`'s subnormal inputs and results; ptxas's loop uses a plain `FADD`).
+    /// A guarded atomic branches around the loop.
+    fn shared_add_loop(&mut self, ty: &str, words: u8, mem: Operand, b: Reg) -> ir::VReg {
+        use ir::{Class, Guard};
+        let guard = self.guard.take();
+        let skip = guard.map(|g| self.skip_unless(g));
+        let head = self.f.new_block();
+        self.start_block(head);
+        let old = self.tmp(words);
+        let new = self.tmp(words);
+        let done = self.tmp(words);
+        let (o, n) = (Reg::v(old, words), Reg::v(new, words));
+        let load = if words == 2 { "LDS.64" } else { "LDS" };
+        self.push(Inst::new(load, vec![Operand::r(o), mem.clone()], vec![0]));
+        match ty {
+            ".f32" => self.push(Inst::new(
+                "FADD.FTZ",
+                vec![Operand::r(n), Operand::r(o), Operand::r(b)],
+                vec![0],
+            )),
+            ".f64" => self.push(Inst::new(
+                "DADD",
+                vec![Operand::r(n), Operand::r(o), Operand::r(b)],
+                vec![0],
+            )),
+            _ => {
+                let c = Reg::v(self.ptmp(), 1);
+                self.push(Inst::new(
+                    "IADD3",
+                    vec![
+                        Operand::r(Reg::part(new, 0)),
+                        Operand::r(c),
+                        Operand::r(Reg::part(old, 0)),
+                        Operand::r(crate::sub(b, 0)),
+                        Operand::rz(),
+                    ],
+                    vec![0, 1],
+                ));
+                self.push(Inst::new(
+                    "IADD3.X",
+                    vec![
+                        Operand::r(Reg::part(new, 1)),
+                        Operand::r(Reg::part(old, 1)),
+                        Operand::r(crate::sub(b, 1)),
+                        Operand::rz(),
+                        Operand::r(c),
+                        Operand::not(Reg::Zero(Class::P)),
+                    ],
+                    vec![0],
+                ));
+            }
+        }
+        let cas = if words == 2 {
+            "ATOMS.CAST.SPIN.64"
+        } else {
+            "ATOMS.CAST.SPIN"
+        };
+        self.push(Inst::new(
+            cas,
+            vec![
+                Operand::r(Reg::v(done, words)),
+                mem,
+                Operand::r(o),
+                Operand::r(n),
+            ],
+            vec![0],
+        ));
+        let p = Reg::v(self.ptmp(), 1);
+        self.push(Inst::new(
+            "ISETP.EQ.U32.AND",
+            vec![
+                Operand::r(p),
+                Operand::pt(),
+                Operand::r(Reg::part(done, 0)),
+                Operand::Hex(1),
+                Operand::pt(),
+            ],
+            vec![0],
+        ));
+        if words == 2 {
+            self.push(Inst::new(
+                "ISETP.EQ.U32.AND.EX",
+                vec![
+                    Operand::r(p),
+                    Operand::pt(),
+                    Operand::r(Reg::part(done, 1)),
+                    Operand::rz(),
+                    Operand::pt(),
+                    Operand::r(p),
+                ],
+                vec![0],
+            ));
+        }
+        let mut back = Inst::new("BRA", vec![Operand::Label(head)], vec![]);
+        back.guard = Some(Guard {
+            pred: p,
+            negated: true,
+        });
+        self.push(back);
+        let after = self.f.new_block();
+        self.start_block(after);
+        if let Some(end) = skip {
+            self.start_block(end);
+        }
+        old
     }
 }
