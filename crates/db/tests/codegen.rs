@@ -63,6 +63,7 @@ const EXAMPLES: &[&str] = &[
     "../../test-data/codegen/cvta_const.ptx",
     "../../test-data/devrt/printf.ptx",
     "../../test-data/codegen/atom_shared_loop.ptx",
+    "../../test-data/codegen/generic_atom.ptx",
 ];
 
 /// The refusals the examples are expected to meet: (file, SM).

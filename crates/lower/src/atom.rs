@@ -16,8 +16,12 @@
 //! * shared `add` of `.f32`/`.f64`/`.u64`/`.s64`: ptxas's compare-and-swap loop
 //!   ([`Cx::shared_add_loop`]).
 //!
-//! Refused: 64-bit `cas`; 64-bit and float generic atomics (ptxas adds a shared-window
-//! fallback); float and 64-bit shared atomics other than `add` (more compare-and-swap loops).
+//! * generic `add` of `.f32`/`.f64`/`.u64`: a `QSPC.E.S` test, then the shared loop on the
+//!   shared address or the generic `ATOM.E.ADD...` ([`Cx::generic_add`]).
+//!
+//! Refused: 64-bit `cas`; 64-bit and float generic atomics other than `add` (ptxas adds a
+//! shared-window fallback); float and 64-bit shared atomics other than `add` (more
+//! compare-and-swap loops).
 
 use ir::{Inst, Operand, Reg};
 use syntax::SyntaxNode;
@@ -94,11 +98,13 @@ impl Cx {
         {
             return Err(unsupported(node, "this atomic on shared memory"));
         }
-        if space == MemSpace::Generic && (float || words == 2) {
-            // ptxas gives these a fallback path for shared-window addresses (QSPC).
+        // ptxas gives these a path for shared-window addresses (QSPC); kiln does the same
+        // for `add` ([`Cx::generic_add`]).
+        let generic_add = space == MemSpace::Generic && op == "ADD" && (float || words == 2);
+        if space == MemSpace::Generic && (float || words == 2) && !generic_add {
             return Err(unsupported(
                 node,
-                "64-bit or floating-point generic atomics",
+                "64-bit or floating-point generic atomics other than add",
             ));
         }
         if cas && words == 2 {
@@ -159,12 +165,22 @@ impl Cx {
         };
         let val_i = addr_i + 1;
         let b = self.reg_src(&ops[val_i], words)?;
-        if add_loop {
+        if add_loop || generic_add {
             let fence_mods = [".acq_rel".to_string(), scope.to_string()];
             if release {
                 self.fence(node, "fence", &fence_mods)?;
             }
-            let old = self.shared_add_loop(ty, words, mem, b);
+            let strong = match scope {
+                ".cta" => "SM",
+                ".sys" => "SYS",
+                _ => "GPU",
+            };
+            let old = if add_loop {
+                self.shared_add_loop(ty, words, mem, b)
+            } else {
+                let atom = format!("ATOM.E.{op}{suffix}.STRONG.{strong}");
+                self.generic_add(&atom, ty, words, mem, b, implicit)
+            };
             if acquire {
                 self.fence(node, "fence", &fence_mods)?;
             }
@@ -258,6 +274,121 @@ impl Cx {
             self.fence(node, "fence", &fence_mods)?;
         }
         Ok(())
+    }
+
+    /// A generic-address `add` of a float or 64-bit integer: `QSPC.E.S` tells a shared-window
+    /// address, which takes the shared compare-and-swap loop ([`Cx::shared_add_loop`]) on
+    /// its shared address; any other address takes the generic `atom` (`ATOM.E.ADD...`).
+    /// ptxas 13.0.88 instead tries the generic atomic first and reads its predicate result
+    /// (set when the hardware performed it) before falling back by space; both reach the
+    /// same memory operation for global and shared addresses (PTX allows no others).
+    fn generic_add(
+        &mut self,
+        atom: &str,
+        ty: &str,
+        words: u8,
+        mem: Operand,
+        b: Reg,
+        implicit: Vec<Reg>,
+    ) -> ir::VReg {
+        use ir::{Class, Guard};
+        let Operand::Mem { base, offset, desc } = mem else {
+            unreachable!("a memory operand")
+        };
+        let a = if offset == 0 {
+            base
+        } else {
+            let t = self.tmp(2);
+            let c = Reg::v(self.ptmp(), 1);
+            self.push(Inst::new(
+                "IADD3",
+                vec![
+                    Operand::r(Reg::part(t, 0)),
+                    Operand::r(c),
+                    Operand::r(crate::sub(base, 0)),
+                    Operand::Imm(i64::from(offset)),
+                    Operand::rz(),
+                ],
+                vec![0, 1],
+            ));
+            self.push(Inst::new(
+                "IADD3.X",
+                vec![
+                    Operand::r(Reg::part(t, 1)),
+                    Operand::r(crate::sub(base, 1)),
+                    Operand::Imm(i64::from(offset >> 31)),
+                    Operand::rz(),
+                    Operand::r(c),
+                    Operand::not(Reg::Zero(Class::P)),
+                ],
+                vec![0],
+            ));
+            Reg::v(t, 2)
+        };
+        let guard = self.guard.take();
+        let skip = guard.map(|g| self.skip_unless(g));
+        let result = self.tmp(words);
+        let in_shared = Reg::v(self.ptmp(), 1);
+        let mut q = Inst::new(
+            "QSPC.E.S",
+            vec![
+                Operand::r(in_shared),
+                Operand::rz(),
+                Operand::Mem {
+                    base: crate::sub(a, 0),
+                    offset: 0,
+                    desc: None,
+                },
+            ],
+            vec![0],
+        );
+        q.implicit_uses.push(a);
+        self.push(q);
+        let shared_path = self.f.new_block();
+        let done = self.f.new_block();
+        let mut to_shared = Inst::new("BRA", vec![Operand::Label(shared_path)], vec![]);
+        to_shared.guard = Some(Guard {
+            pred: in_shared,
+            negated: false,
+        });
+        self.push(to_shared);
+        let global_path = self.f.new_block();
+        self.start_block(global_path);
+        let mut i = Inst::new(
+            atom,
+            vec![
+                Operand::pt(),
+                Operand::r(Reg::v(result, words)),
+                Operand::Mem {
+                    base: a,
+                    offset: 0,
+                    desc,
+                },
+                Operand::r(b),
+            ],
+            vec![1],
+        );
+        i.implicit_uses = implicit;
+        self.push(i);
+        self.push(Inst::new("BRA", vec![Operand::Label(done)], vec![]));
+        self.start_block(shared_path);
+        let sa = self.shared_of_generic(a);
+        let old = self.shared_add_loop(
+            ty,
+            words,
+            Operand::Mem {
+                base: sa,
+                offset: 0,
+                desc: None,
+            },
+            b,
+        );
+        self.copy_words(Reg::v(result, words), old, words);
+        self.start_block(done);
+        if let Some(end) = skip {
+            self.start_block(end);
+        }
+        result
     }
 
     /// A shared-memory `add` of a float or 64-bit integer as ptxas 13.0.88 makes it (sm_80,

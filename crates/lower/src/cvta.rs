@@ -10,6 +10,11 @@
 //!   low word and clears the high one.
 //!
 //! Only the 64-bit forms (`.u64`, as nvcc writes them) are lowered.
+//!
+//! `isspacep.{global,shared,local} p, a` is `QSPC.E.{G,S,L} p, RZ, [a]` (ptxas 13.0.88 also
+//! compares the address with the constant window's base `c[0x0][0x50]`/`c[0x0][0xd0]` for
+//! `.global`, in a test that is false for every address: `UISETP.GE.U32.AND.EX` of the
+//! same operands combined with its own negation).
 
 use ir::{Class, Inst, Operand, Reg};
 use syntax::SyntaxNode;
@@ -21,6 +26,64 @@ use crate::{Cx, LowerError, sub, unsupported};
 const SHARED_WINDOW_CBANK: u32 = 0x18;
 
 impl Cx {
+    /// `isspacep.space p, a` (module docs).
+    pub(crate) fn isspacep(
+        &mut self,
+        node: &SyntaxNode,
+        mods: &[String],
+        ops: &[ast::Operand],
+    ) -> Result<(), LowerError> {
+        Self::need(node, ops, 2)?;
+        let space = match mods {
+            [m] if m == ".global" => "G",
+            [m] if m == ".shared" || m == ".shared::cta" => "S",
+            [m] if m == ".local" => "L",
+            _ => return Err(unsupported(node, format!("isspacep{}", mods.concat()))),
+        };
+        let a = self.reg_src(&ops[1], 2)?;
+        let p = self.pred_dst(&ops[0])?;
+        let mut q = Inst::new(
+            format!("QSPC.E.{space}"),
+            vec![
+                Operand::r(p),
+                Operand::rz(),
+                // nvdisasm prints the 64-bit address as its low register.
+                Operand::Mem {
+                    base: sub(a, 0),
+                    offset: 0,
+                    desc: None,
+                },
+            ],
+            vec![0],
+        );
+        q.implicit_uses.push(a);
+        self.push(q);
+        Ok(())
+    }
+
+    /// The shared-window address of a generic address `a` that lies in the shared window:
+    /// its low word on sm_90, the low word of its distance from the window's base on sm_80
+    /// (`cvta.to.shared`'s forms).
+    pub(crate) fn shared_of_generic(&mut self, a: Reg) -> Reg {
+        if self.target.sm >= 90 {
+            return sub(a, 0);
+        }
+        let base = Reg::v(self.tmp(1), 1);
+        self.const_load(Operand::r(base), SHARED_WINDOW_CBANK, 1);
+        let t = Reg::v(self.tmp(1), 1);
+        self.push(Inst::new(
+            "IADD3",
+            vec![
+                Operand::r(t),
+                Operand::r(sub(a, 0)),
+                Operand::neg(base),
+                Operand::rz(),
+            ],
+            vec![0],
+        ));
+        t
+    }
+
     pub(crate) fn cvta_shared(
         &mut self,
         node: &SyntaxNode,

@@ -1485,6 +1485,7 @@ impl Cx {
                 let d = self.dst(&ops[0], w)?;
                 self.copy(node, d, &ops[1], w)
             }
+            "isspacep" => self.isspacep(node, mods, ops),
             "cvta" => {
                 if has(".shared") {
                     return self.cvta_shared(node, has(".to"), mods, ops);

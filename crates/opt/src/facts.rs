@@ -401,11 +401,20 @@ impl Rewriter<'_> {
             }
             match inst.operands[k].clone() {
                 Operand::Mem { base, offset, desc } => {
-                    inst.operands[k] = Operand::Mem {
-                        base: Self::resolve_copy(f, facts, base),
-                        offset,
-                        desc,
-                    };
+                    // A 64-bit address printed as its low register (`QSPC`, `CAS`: the pair
+                    // is an implicit use) is read as that register and the next: a copy of
+                    // the low word alone would break the pair.
+                    let paired = matches!(base, Reg::Virt { vreg, width: 1, .. }
+                    if inst.implicit_uses.iter().any(|r| {
+                        matches!(r, Reg::Virt { vreg: v, width: 2, .. } if *v == vreg)
+                    }));
+                    if !paired {
+                        inst.operands[k] = Operand::Mem {
+                            base: Self::resolve_copy(f, facts, base),
+                            offset,
+                            desc,
+                        };
+                    }
                 }
                 Operand::ConstIndexed {
                     bank,

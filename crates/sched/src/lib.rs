@@ -116,6 +116,8 @@ pub fn is_variable_latency(i: &Inst, sm: u32) -> bool {
         // `crates/hazard/tables/sm_{80,90}.txt`: `class MATCH variable` (every MATCH ptxas
         // writes sets a write scoreboard).
         "MATCH" => true,
+        // The same tables: `class QSPC variable` (sm_80 and sm_90).
+        "QSPC" => true,
         "LDC" | "F2F" => true,
         // ptxas scoreboards every FRND (ordinary and .F64) on sm_80 and sm_90.
         "FRND" => true,
