@@ -62,6 +62,7 @@ const EXAMPLES: &[&str] = &[
     "../../test-data/codegen/trap.ptx",
     "../../test-data/codegen/cvta_const.ptx",
     "../../test-data/devrt/printf.ptx",
+    "../../test-data/devrt/graph_conditional.ptx",
     "../../test-data/codegen/atom_shared_loop.ptx",
     "../../test-data/codegen/generic_atom.ptx",
 ];

@@ -86,7 +86,8 @@ pub fn call_abs(ctx: &mut Ctx<'_>, w: &mut Warp, target_reg: u8, active: u32, ex
         let Some(name) = ctx.prog.extern_at(target) else {
             return unsupported(format!(
                 "CALL.ABS to {target:#x}, which is not a function the loader resolved (only \
-                 calls of the device runtime's vprintf and __assertfail are modeled)"
+                 calls of the device runtime's vprintf, __assertfail and cudaGraphSetConditional are \
+                 modeled)"
             ));
         };
         let Some(sc) = SysCall::from_name(name) else {
@@ -113,6 +114,25 @@ pub fn call_abs(ctx: &mut Ctx<'_>, w: &mut Warp, target_reg: u8, active: u32, ex
                 let r = ctx.mem.device_log_mut().record_printf(ctaid, tid, call);
                 w.set_reg(l, 4, r as u32);
                 clobber(w, l);
+                w.pc[l] = ret_pc;
+            }
+            SysCall::GraphSetConditional => {
+                let ret = reg64(w, l, RETURN_PAIR);
+                let Some(ret_pc) = ctx.prog.code_pc(ret) else {
+                    return trap(
+                        l,
+                        format!(
+                            "cudaGraphSetConditional would return to {ret:#x} (R20:R21), not a \
+                             code address"
+                        ),
+                    );
+                };
+                let (handle, value) = (reg64(w, l, 4), w.reg(l, 6));
+                ctx.mem
+                    .device_log_mut()
+                    .record_conditional(ctaid, tid, handle, value);
+                clobber(w, l);
+                w.set_reg(l, 4, poison(4));
                 w.pc[l] = ret_pc;
             }
             SysCall::Assertfail => {

@@ -45,6 +45,9 @@ pub enum SysCall {
     /// `void __assertfail(const char *message, const char *file, unsigned line,
     /// const char *function, size_t charSize)`.
     Assertfail,
+    /// `void cudaGraphSetConditional(cudaGraphConditionalHandle handle, unsigned value)`:
+    /// sets a conditional graph node's value for after the kernel (recorded here).
+    GraphSetConditional,
 }
 
 impl SysCall {
@@ -53,6 +56,7 @@ impl SysCall {
         match name {
             "vprintf" => Some(SysCall::Vprintf),
             "__assertfail" => Some(SysCall::Assertfail),
+            "cudaGraphSetConditional" => Some(SysCall::GraphSetConditional),
             _ => None,
         }
     }
@@ -62,6 +66,7 @@ impl SysCall {
         match self {
             SysCall::Vprintf => "vprintf",
             SysCall::Assertfail => "__assertfail",
+            SysCall::GraphSetConditional => "cudaGraphSetConditional",
         }
     }
 
@@ -70,6 +75,7 @@ impl SysCall {
         match self {
             SysCall::Vprintf => &[8, 8],
             SysCall::Assertfail => &[8, 8, 4, 8, 8],
+            SysCall::GraphSetConditional => &[8, 4],
         }
     }
 }
@@ -170,11 +176,36 @@ impl AssertRecord {
 pub struct DeviceLog {
     pub printf: Vec<PrintfRecord>,
     pub asserts: Vec<AssertRecord>,
+    /// `cudaGraphSetConditional` calls.
+    pub conditionals: Vec<ConditionalRecord>,
     /// Calls made so far per (CTA, thread).
     calls: HashMap<([u32; 3], [u32; 3]), u32>,
 }
 
+/// One `cudaGraphSetConditional(handle, value)` call.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct ConditionalRecord {
+    pub ctaid: [u32; 3],
+    pub tid: [u32; 3],
+    /// The thread's n-th system call.
+    pub seq: u32,
+    pub handle: u64,
+    pub value: u32,
+}
+
 impl DeviceLog {
+    /// Records a `cudaGraphSetConditional` call of thread `tid` of CTA `ctaid`.
+    pub fn record_conditional(&mut self, ctaid: [u32; 3], tid: [u32; 3], handle: u64, value: u32) {
+        let seq = self.next_seq(ctaid, tid);
+        self.conditionals.push(ConditionalRecord {
+            ctaid,
+            tid,
+            seq,
+            handle,
+            value,
+        });
+    }
+
     fn next_seq(&mut self, ctaid: [u32; 3], tid: [u32; 3]) -> u32 {
         let n = self.calls.entry((ctaid, tid)).or_default();
         *n += 1;
@@ -334,6 +365,26 @@ pub fn first_difference(
             show(&xa),
             xb.len(),
             show(&xb)
+        ));
+    }
+    let sorted = |l: &DeviceLog| {
+        let mut v = l.conditionals.clone();
+        v.sort();
+        v
+    };
+    let (ca, cb) = (sorted(a), sorted(b));
+    if ca != cb {
+        let first = ca
+            .iter()
+            .zip(&cb)
+            .find(|(x, y)| x != y)
+            .map_or(String::new(), |(x, y)| {
+                format!("; first difference: {x:?} / {y:?}")
+            });
+        return Some(format!(
+            "cudaGraphSetConditional log differs: {na} {} call(s), {nb} {}{first}",
+            ca.len(),
+            cb.len()
         ));
     }
     None

@@ -2058,6 +2058,13 @@ impl Cta<'_> {
                 self.advance(w, l);
                 Ok(())
             }
+            SysCall::GraphSetConditional => {
+                self.mem
+                    .device_log_mut()
+                    .record_conditional(ctaid, tid, arg(0), arg(1) as u32);
+                self.advance(w, l);
+                Ok(())
+            }
             SysCall::Assertfail => {
                 let call =
                     devrt::decode_assertfail(arg(0), arg(1), arg(2) as u32, arg(3), &mut read)

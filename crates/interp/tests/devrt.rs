@@ -177,3 +177,41 @@ fn other_external_functions_stay_unsupported() {
         "{r:?}"
     );
 }
+
+/// `cudaGraphSetConditional(handle, value)` (test-data/devrt/graph_conditional.ptx): threads
+/// with an odd element record (handle, element + tid); the others none.
+#[test]
+fn graph_set_conditional_records_handle_and_value() {
+    let path = test_support::workspace_root().join("test-data/devrt/graph_conditional.ptx");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path:?}: {e}"));
+    let mut p = Program::from_text(&text).unwrap_or_else(|e| panic!("lowering: {e}"));
+    let k = p.kernel("set_conditional").expect("kernel");
+    let mut mem = Memory::new();
+    p.load(&mut mem);
+    let a: Vec<u32> = (0..32).map(|i| i * 7 % 10).collect();
+    let buf = mem.alloc("a", a.iter().flat_map(|w| w.to_le_bytes()).collect());
+    let handle = 0x1234_5678_9abc_u64;
+    let mut params = buf.to_le_bytes().to_vec();
+    params.extend_from_slice(&handle.to_le_bytes());
+    let launch = Launch {
+        grid: [1, 1, 1],
+        block: [32, 1, 1],
+        dynamic_shared: 0,
+        params,
+        step_limit: 1_000_000,
+    };
+    p.run(&mut mem, k, &launch).expect("runs");
+    let mut got: Vec<(u32, u64, u32)> = mem
+        .device_log()
+        .conditionals
+        .iter()
+        .map(|c| (c.tid[0], c.handle, c.value))
+        .collect();
+    got.sort();
+    let want: Vec<(u32, u64, u32)> = (0..32u32)
+        .filter(|&t| a[t as usize] % 2 == 1)
+        .map(|t| (t, handle, a[t as usize] + t))
+        .collect();
+    assert!(!want.is_empty());
+    assert_eq!(got, want);
+}

@@ -1,4 +1,5 @@
-//! The calling convention of system calls (`vprintf`, `__assertfail`): what ptxas 13.0.88
+//! The calling convention of system calls (`vprintf`, `__assertfail`,
+//! `cudaGraphSetConditional`): what ptxas 13.0.88
 //! assumes of them, read from its sm_80/sm_90 output for kernels that print or assert
 //! (`/*…*/ LEPC R20, … ; CALL.ABS.NOINC R8 ;`, see `docs/arch/codegen.md`):
 //!
@@ -25,8 +26,9 @@ pub const RETURN_ADDRESS: u8 = 20;
 /// Argument registers run up to R15: at most 12 words of arguments.
 pub const LAST_ARG: u8 = 15;
 
-/// The system functions kiln calls, by their PTX names.
-pub const SYSTEM_FUNCTIONS: [&str; 2] = ["vprintf", "__assertfail"];
+/// The system functions kiln calls, by their PTX names (`cudaGraphSetConditional` takes the
+/// same convention: handle in R4:R5, value in R6, no result).
+pub const SYSTEM_FUNCTIONS: [&str; 3] = ["vprintf", "__assertfail", "cudaGraphSetConditional"];
 
 /// Whether `name` is a system function kiln can call.
 pub fn is_system_function(name: &str) -> bool {
