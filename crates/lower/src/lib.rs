@@ -2785,12 +2785,148 @@ impl Cx {
             let b = self.reg_src(&ops[2], 2)?;
             return self.mul_lo64(&ops[0], a, b, None);
         }
+        if ty.words() == 2 && mode == ".hi" && mods.len() == 2 {
+            let a = self.reg_src(&ops[1], 2)?;
+            let b = self.reg_src(&ops[2], 2)?;
+            let hi = self.mul_hi64(a, b, ty.signed());
+            let d = self.dst(&ops[0], 2)?;
+            self.copy_words(d, hi, 2);
+            return Ok(());
+        }
         if ty.words() != 1 || mods.len() != 2 {
             return Err(unsupported(node, "this mul form"));
         }
         let a = self.reg_src(&ops[1], 1)?;
         let b = self.reg_src(&ops[2], 1)?;
         self.mul32(node, &ops[0], mode, ty, a, b)
+    }
+
+    /// The high 64 bits of the 128-bit product of 64-bit `a` and `b`, as ptxas 13.0.88 computes
+    /// `mul.hi.u64` (sm_80, sm_90): with a = a1:a0, b = b1:b0, the cross products
+    /// `m = a0·b1 + a1·b0` (65 bits: `IMAD.WIDE.U32` with a carry-out, the carry kept by
+    /// `IMAD.X`), the carry of `hi(a0·b0) + lo(m)` (`IADD3 RZ, P, ...`), then
+    /// `a1·b1 + hi(m) + carry` (`IMAD.WIDE.U32.X`). `mul.hi.s64` subtracts `a` when `b` is
+    /// negative and `b` when `a` is (two `SEL`s of a 64-bit subtraction).
+    fn mul_hi64(&mut self, a: Reg, b: Reg, signed: bool) -> VReg {
+        let p = |cx: &mut Cx| Reg::v(cx.ptmp(), 1);
+        let t = self.tmp(2);
+        self.imad_wide(Reg::v(t, 2), sub(a, 1), sub(b, 0), false, None);
+        let m = self.tmp(2);
+        let c0 = p(self);
+        self.push(Inst::new(
+            "IMAD.WIDE.U32",
+            vec![
+                Operand::r(Reg::v(m, 2)),
+                Operand::r(c0),
+                Operand::r(sub(a, 0)),
+                Operand::r(sub(b, 1)),
+                Operand::r(Reg::v(t, 2)),
+            ],
+            vec![0, 1],
+        ));
+        // x = hi(m) : carry of m.
+        let x = self.tmp(2);
+        self.push(Inst::new(
+            "IMAD.X",
+            vec![
+                Operand::r(Reg::part(x, 1)),
+                Operand::rz(),
+                Operand::rz(),
+                Operand::rz(),
+                Operand::r(c0),
+            ],
+            vec![0],
+        ));
+        self.push(Inst::new(
+            "MOV",
+            vec![Operand::r(Reg::part(x, 0)), Operand::r(Reg::part(m, 1))],
+            vec![0],
+        ));
+        let lo = self.tmp(2);
+        self.imad_wide(Reg::v(lo, 2), sub(a, 0), sub(b, 0), false, None);
+        let c1 = p(self);
+        self.push(Inst::new(
+            "IADD3",
+            vec![
+                Operand::rz(),
+                Operand::r(c1),
+                Operand::r(Reg::part(lo, 1)),
+                Operand::r(Reg::part(m, 0)),
+                Operand::rz(),
+            ],
+            vec![1],
+        ));
+        let hi = self.tmp(2);
+        self.push(Inst::new(
+            "IMAD.WIDE.U32.X",
+            vec![
+                Operand::r(Reg::v(hi, 2)),
+                Operand::r(sub(a, 1)),
+                Operand::r(sub(b, 1)),
+                Operand::r(Reg::v(x, 2)),
+                Operand::r(c1),
+            ],
+            vec![0],
+        ));
+        if !signed {
+            return hi;
+        }
+        // hi - a when b < 0, then - b when a < 0.
+        let mut r = hi;
+        for (neg_if, minus) in [(b, a), (a, b)] {
+            let negative = p(self);
+            self.push(Inst::new(
+                "ISETP.LT.AND",
+                vec![
+                    Operand::r(negative),
+                    Operand::pt(),
+                    Operand::r(sub(neg_if, 1)),
+                    Operand::rz(),
+                    Operand::pt(),
+                ],
+                vec![0],
+            ));
+            let diff = self.tmp(2);
+            let borrow = p(self);
+            self.push(Inst::new(
+                "IADD3",
+                vec![
+                    Operand::r(Reg::part(diff, 0)),
+                    Operand::r(borrow),
+                    Operand::neg(sub(minus, 0)),
+                    Operand::r(Reg::part(r, 0)),
+                    Operand::rz(),
+                ],
+                vec![0, 1],
+            ));
+            self.push(Inst::new(
+                "IADD3.X",
+                vec![
+                    Operand::r(Reg::part(diff, 1)),
+                    Operand::not(sub(minus, 1)),
+                    Operand::r(Reg::part(r, 1)),
+                    Operand::rz(),
+                    Operand::r(borrow),
+                    Operand::not(Reg::Zero(Class::P)),
+                ],
+                vec![0],
+            ));
+            let next = self.tmp(2);
+            for k in 0..2 {
+                self.push(Inst::new(
+                    "SEL",
+                    vec![
+                        Operand::r(Reg::part(next, k)),
+                        Operand::r(Reg::part(diff, k)),
+                        Operand::r(Reg::part(r, k)),
+                        Operand::r(negative),
+                    ],
+                    vec![0],
+                ));
+            }
+            r = next;
+        }
+        r
     }
 
     /// `d = a * b (+ c)`, the low 64 bits of 64-bit operands: lo(a)*lo(b) (+ c) as a wide
