@@ -61,6 +61,12 @@ pub fn run(args: Args) -> Status {
         return Status::Failure;
     }
     let mut target = db::Target::new(args.arch);
+    if let Some(n) = args.maxrregcount.filter(|n| *n < db::MIN_REGISTERS) {
+        eprintln!(
+            "kiln: warning: adjusting the register count of {n} to the lower bound of {} (as ptxas)",
+            db::MIN_REGISTERS
+        );
+    }
     target.max_registers = args.maxrregcount;
     target.opt_level = args.opt_level;
     let outcome = compile::compile(&compile::Request {

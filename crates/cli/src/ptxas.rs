@@ -366,10 +366,18 @@ pub fn run(args: &[String]) -> Status {
     }
     if let Some(m) = cl.last("maxrregcount") {
         target.max_registers = match m {
-            // The largest budget is no limit; ptxas's smallest ABI budget is 16 registers.
+            // The largest budget is no limit; the smallest is ptxas's lower bound (24).
             "archmax" => None,
-            "archmin" => Some(16),
+            "archmin" => Some(db::MIN_REGISTERS),
             n => match n.parse::<u32>() {
+                Ok(n) if n > 0 && n < db::MIN_REGISTERS => {
+                    eprintln!(
+                        "ptxas warning : For profile {} adjusting per thread register count of {n} to lower bound of {}",
+                        target.sm,
+                        db::MIN_REGISTERS
+                    );
+                    Some(db::MIN_REGISTERS)
+                }
                 Ok(n) if n > 0 => Some(n),
                 _ => {
                     return fatal(&format!(

@@ -338,8 +338,15 @@ pub fn allocated<'db>(
         .into_iter()
         .flatten()
         .min()
-        .unwrap_or(regalloc::MAX_REGISTERS);
-    regalloc::allocate(f, budget).map_err(|e| CodegenError::plain(e.0))
+        .unwrap_or(regalloc::MAX_REGISTERS)
+        .max(regalloc::MIN_REGISTERS);
+    regalloc::allocate_spilling(f, budget, l.frame_size).map_err(|e| CodegenError::plain(e.0))
+}
+
+/// The kernel code to schedule and encode: the optimized kernel, or the allocator's rewrite
+/// of it with spill code.
+fn final_code<'a>(f: &'a ir::Func, a: &'a regalloc::Allocation) -> &'a ir::Func {
+    a.spill.as_ref().map_or(f, |s| &s.func)
 }
 
 /// Control codes.
@@ -351,7 +358,7 @@ pub fn scheduled<'db>(
     let f = optimized(db, kt).as_ref().map_err(Clone::clone)?;
     let a = allocated(db, kt).as_ref().map_err(Clone::clone)?;
     let sm = u32::from(kt.target(db).sm.number);
-    Ok(sched::schedule(f, &|v| a.get(v), sm))
+    Ok(sched::schedule(final_code(f, a), &|v| a.get(v), sm))
 }
 
 /// SASS words and the listing.
@@ -361,7 +368,7 @@ pub fn encoded<'db>(db: &'db dyn Db, kt: KernelTarget<'db>) -> Result<emit::Enco
     let a = allocated(db, kt).as_ref().map_err(Clone::clone)?;
     let s = scheduled(db, kt).as_ref().map_err(Clone::clone)?;
     let sm = u32::from(kt.target(db).sm.number);
-    emit::encode_checked(f, &|v| a.get(v), s, sm).map_err(|e| CodegenError {
+    emit::encode_checked(final_code(f, a), &|v| a.get(v), s, sm).map_err(|e| CodegenError {
         message: e.message,
         range: e.origin.map(|(a, b)| TextRange::new(a.into(), b.into())),
         function: None,
@@ -402,9 +409,9 @@ pub fn kernel_stats<'db>(
     Ok(KernelStats {
         name: kt.function(db).name(db).clone(),
         registers: a.registers,
-        stack_frame: l.frame_size,
-        spill_stores: 0,
-        spill_loads: 0,
+        stack_frame: a.spill.as_ref().map_or(l.frame_size, |s| s.frame_size),
+        spill_stores: a.spill.as_ref().map_or(0, |s| s.store_bytes),
+        spill_loads: a.spill.as_ref().map_or(0, |s| s.load_bytes),
         // As ptxas reports it: without sm_90's reserved 1 KiB.
         shared_bytes: if sm >= 90 {
             l.shared_size.saturating_sub(lower::SM90_SHARED_RESERVED)
@@ -585,7 +592,7 @@ fn compile_kernel<'db>(
         reqntid: l.reqntid,
         shared_size: l.shared_size,
         num_barriers: l.num_barriers,
-        frame_size: l.frame_size,
+        frame_size: stats.stack_frame,
         reserved_smem_used: l.reserved_smem.used,
         reserved_smem_resolved: reserved_symbols(l.reserved_smem),
         system_calls: l.system_calls.clone(),

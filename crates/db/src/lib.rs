@@ -49,6 +49,8 @@ use salsa::Database as _;
 pub use semantics::{ModuleSemantics, function_diagnostics, module_scope, module_semantics};
 pub use syntax::{SyntaxError, TextRange, TextSize};
 pub use target::{KernelTarget, Sm, SmVariant, Target, check_arch};
+/// The smallest register budget code generation honours (ptxas's lower bound).
+pub const MIN_REGISTERS: u32 = regalloc::MIN_REGISTERS;
 
 /// The database trait every query is written against.
 #[salsa::db]

@@ -901,3 +901,47 @@ fn cooperative_groups_tiles_execute_like_the_interpreter() {
         assert_eq!(ran, 15, "{sm}");
     }
 }
+
+/// Spilling (`regalloc::spill`): a kernel keeping 24 values live, compiled under register
+/// budgets it does not fit, stays within each budget, reports spill stores and loads, and runs
+/// like the interpreter.
+#[test]
+fn spilled_kernels_execute_like_the_interpreter() {
+    let path = "../../test-data/codegen/pressure.ptx";
+    let text = std::fs::read_to_string(path).unwrap();
+    for sm in ["sm_80", "sm_90"] {
+        // 16 is raised to ptxas's lower bound, 24.
+        for budget in [32u32, 24, 16] {
+            let mut db = RootDatabase::default();
+            let file = db.add_file(path, text.as_bytes());
+            let mut t = target(sm);
+            t.max_registers = Some(budget);
+            let out = db::cubin(&db, FileTarget::new(&db, file, t.clone()));
+            let bytes = out
+                .bytes
+                .as_ref()
+                .unwrap_or_else(|| panic!("{sm} budget {budget}: {:?}", out.diagnostics));
+            let kt = kernel_targets(&db, file, &t)[0];
+            let stats = db::kernel_stats(&db, kt).as_ref().unwrap();
+            assert!(
+                stats.registers <= budget.max(24),
+                "{sm} {budget}: {stats:?}"
+            );
+            assert!(stats.spill_stores > 0 && stats.spill_loads > 0, "{stats:?}");
+            assert!(stats.stack_frame >= stats.spill_stores.min(4), "{stats:?}");
+            let name = kt.function(&db).name(&db).clone();
+            for seed in [1u64, 2] {
+                let cfg = emu::harness::Config {
+                    seed,
+                    ..emu::harness::Config::default()
+                };
+                let v = emu::harness::compare(&text, bytes, &name, &cfg);
+                assert_eq!(
+                    v,
+                    emu::harness::Verdict::Equal,
+                    "{sm} budget {budget} seed {seed}"
+                );
+            }
+        }
+    }
+}

@@ -16,11 +16,17 @@
 //! destinations, and the scheduler guards later writers of a variable-latency instruction's
 //! sources with read scoreboards.
 //!
-//! Over budget is an error (`unsupported: register pressure ...`): spilling is not built yet.
+//! Over budget, general registers are spilled to the stack frame ([`spill`]); what spilling
+//! cannot relieve (uniform or predicate registers, values live across a system call) is an
+//! error (`unsupported: register pressure ...`).
 //! The register count is reported the way ptxas reports it: highest R index + 1, plus 2
 //! (checked on the oracle: saxpy uses R0..R7 and ptxas reports 10).
 
 #![forbid(unsafe_code)]
+
+pub mod spill;
+
+pub use spill::{Spill, allocate_spilling};
 
 use ir::liveness::{Liveness, VSet, vindex, walk_block_backward};
 use ir::{Class, Func, Reg, VReg};
@@ -34,6 +40,9 @@ pub struct Allocation {
     pub registers: u32,
     /// Highest predicate index used, if any.
     pub max_pred: Option<u8>,
+    /// When values were spilled ([`allocate_spilling`]): the rewritten kernel the
+    /// assignment is for, and its frame.
+    pub spill: Option<Box<Spill>>,
 }
 
 impl Allocation {
@@ -46,10 +55,26 @@ impl Allocation {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AllocError(pub String);
 
+impl AllocError {
+    /// Whether the general (R) registers ran out, which spilling can relieve.
+    pub fn is_general_pressure(&self) -> bool {
+        self.0.starts_with(PRESSURE)
+            && self.0.ends_with(" registers)")
+            && !self.0.contains("uniform")
+            && !self.0.contains("predicate")
+    }
+}
+
+/// The start of a register-pressure error.
+const PRESSURE: &str = "unsupported: register pressure";
+
 /// Registers ptxas adds to the highest used index + 1 in its report.
 pub const REPORTED_EXTRA: u32 = 2;
 /// Highest register count ptxas allows per thread.
 pub const MAX_REGISTERS: u32 = 255;
+/// The smallest budget ptxas 13.0.88 honours on sm_80 and sm_90: a smaller `--maxrregcount`
+/// is raised to it ("adjusting per thread register count of 8 to lower bound of 24").
+pub const MIN_REGISTERS: u32 = 24;
 /// Highest allocatable index per class besides R: UR0..UR62, P0..P6, UP0..UP6.
 const MAX_UR: u32 = 62;
 const MAX_PRED: u32 = 6;
@@ -229,7 +254,7 @@ pub fn allocate(f: &Func, max_registers: u32) -> Result<Allocation, AllocError> 
                     _ => "7 predicate registers".to_string(),
                 };
                 return Err(AllocError(format!(
-                    "unsupported: register pressure (kernel `{}` needs more than {what}; spilling is not implemented)",
+                    "unsupported: register pressure (kernel `{}` needs more than {what})",
                     f.name
                 )));
             }
@@ -251,6 +276,7 @@ pub fn allocate(f: &Func, max_registers: u32) -> Result<Allocation, AllocError> 
         assign,
         registers,
         max_pred,
+        spill: None,
     })
 }
 
