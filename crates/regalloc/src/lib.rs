@@ -165,6 +165,17 @@ pub fn interference(f: &Func) -> Interference {
 /// Allocates `f`. `max_registers` is the budget in ptxas's counting (255 without
 /// `--maxrregcount`).
 pub fn allocate(f: &Func, max_registers: u32) -> Result<Allocation, AllocError> {
+    allocate_counting(f, max_registers).map_err(|(e, _)| e)
+}
+
+/// [`allocate`], and on failure for want of R registers, how many R values found none (the
+/// others are still coloured): what [`spill`] sizes its first round by.
+pub(crate) fn allocate_counting(
+    f: &Func,
+    max_registers: u32,
+) -> Result<Allocation, (AllocError, usize)> {
+    let mut first_failure: Option<AllocError> = None;
+    let mut failed = 0usize;
     let g = interference(f);
     let limit_r = max_registers
         .min(MAX_REGISTERS)
@@ -237,31 +248,44 @@ pub fn allocate(f: &Func, max_registers: u32) -> Result<Allocation, AllocError> 
         loop {
             if base + width - 1 > limit {
                 if across_call && matches!(d.class, Class::UR | Class::UP | Class::P) {
-                    return Err(AllocError(format!(
-                        "unsupported: a {} value live across a system call (kernel `{}`; \
+                    return Err((
+                        AllocError(format!(
+                            "unsupported: a {} value live across a system call (kernel `{}`; \
                          the callee may change every such register)",
-                        match d.class {
-                            Class::UR => "uniform",
-                            Class::UP => "uniform predicate",
-                            _ => "predicate",
-                        },
-                        f.name
-                    )));
+                            match d.class {
+                                Class::UR => "uniform",
+                                Class::UP => "uniform predicate",
+                                _ => "predicate",
+                            },
+                            f.name
+                        )),
+                        0,
+                    ));
                 }
                 let what = match d.class {
                     Class::R => format!("{max_registers} registers"),
                     Class::UR => "63 uniform registers".to_string(),
                     _ => "7 predicate registers".to_string(),
                 };
-                return Err(AllocError(format!(
+                let e = AllocError(format!(
                     "unsupported: register pressure (kernel `{}` needs more than {what})",
                     f.name
-                )));
+                ));
+                if d.class != Class::R {
+                    return Err((e, 0));
+                }
+                // Count the R values that find no register; colour the rest.
+                failed += 1;
+                first_failure.get_or_insert(e);
+                break;
             }
             if (base..base + width).all(free) {
                 break;
             }
             base += width;
+        }
+        if base + width - 1 > limit {
+            continue;
         }
         base_of[vindex(v)] = Some(base as u8);
         assign.insert(v, base as u8);
@@ -270,6 +294,9 @@ pub fn allocate(f: &Func, max_registers: u32) -> Result<Allocation, AllocError> 
             Class::P => max_pred = max_pred.max(Some((base + width - 1) as u8)),
             _ => {}
         }
+    }
+    if let Some(e) = first_failure {
+        return Err((e, failed));
     }
     let registers = max_r.map_or(0, |m| m + 1) + REPORTED_EXTRA;
     Ok(Allocation {

@@ -1,7 +1,8 @@
 //! Spilling: when the R registers do not suffice, values go to the thread's stack frame.
 //!
-//! [`allocate_spilling`] first tries [`allocate`]. While general registers run out, it
-//! picks values to spill — the R values with the longest span in layout order per
+//! [`allocate_spilling`] first tries [`crate::allocate`]. While general registers run out
+//! (as many values per round as found no register, 4 to 8, at most 32 rounds; beyond 512
+//! such values spilling is not tried), it picks values to spill — the R values with the longest span in layout order per
 //! reference (Chaitin's cost over degree, with the span standing for the degree), never a
 //! value made by spilling — and rewrites every instruction that references one: the
 //! instruction reads and writes a fresh short-lived register instead, loaded just before it
@@ -17,12 +18,13 @@ use ir::liveness::vindex;
 use ir::{Class, Func, Inst, Operand, Reg, VReg};
 use rustc_hash::FxHashSet;
 
-use crate::{AllocError, Allocation, allocate};
+use crate::{AllocError, Allocation, allocate_counting};
 
-/// Rounds of spilling before giving up (each spills up to [`PER_ROUND`] values).
-const MAX_ROUNDS: usize = 64;
-/// Values spilled per round.
-const PER_ROUND: usize = 4;
+/// Rounds of spilling before giving up.
+const MAX_ROUNDS: usize = 32;
+/// Beyond this many R values without a register, spilling is not tried (bounded compile
+/// time: each round re-runs the allocator).
+const MAX_FAILED: usize = 512;
 
 /// The rewritten kernel and its frame when values were spilled.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -60,18 +62,24 @@ pub fn allocate_spilling(
     max_registers: u32,
     frame_size: u32,
 ) -> Result<Allocation, AllocError> {
-    let first = match allocate(f, max_registers) {
+    let (first, mut failed) = match allocate_counting(f, max_registers) {
         Ok(a) => return Ok(a),
-        Err(e) if e.is_general_pressure() => e,
-        Err(e) => return Err(e),
+        Err((e, n)) if e.is_general_pressure() => (e, n),
+        Err((e, _)) => return Err(e),
     };
+    if failed > MAX_FAILED {
+        return Err(gave_up(first, 0));
+    }
     let mut g = f.clone();
     let mut spilled: FxHashSet<VReg> = FxHashSet::default();
     let mut temps: FxHashSet<VReg> = FxHashSet::default();
     let mut frame = frame_size;
     let (mut store_bytes, mut load_bytes) = (0u32, 0u32);
     for _ in 0..MAX_ROUNDS {
-        let victims = choose(&g, &spilled, &temps);
+        // As many values as found no register, 4 to 8 per round. (Spilling every failed value
+        // at once ended, on `pressure.ptx` under 24 registers, with all values spilled and the
+        // allocation still failing; a cause is not established — small rounds succeed.)
+        let victims = choose(&g, &spilled, &temps, failed.clamp(4, 8));
         if victims.is_empty() {
             return Err(gave_up(first, spilled.len()));
         }
@@ -85,7 +93,7 @@ pub fn allocate_spilling(
             load_bytes += l;
             spilled.insert(v);
         }
-        match allocate(&g, max_registers) {
+        match allocate_counting(&g, max_registers) {
             Ok(mut a) => {
                 let frame = frame.div_ceil(8) * 8;
                 open_frame(&mut g, frame);
@@ -97,8 +105,8 @@ pub fn allocate_spilling(
                 }));
                 return Ok(a);
             }
-            Err(e) if e.is_general_pressure() => {}
-            Err(e) => return Err(e),
+            Err((e, n)) if e.is_general_pressure() => failed = n,
+            Err((e, _)) => return Err(e),
         }
     }
     Err(gave_up(first, spilled.len()))
@@ -111,7 +119,7 @@ fn gave_up(first: AllocError, spilled: usize) -> AllocError {
 
 /// The values to spill this round: R values (not spilled yet, not spill temporaries) by
 /// span per reference, longest first.
-fn choose(f: &Func, spilled: &FxHashSet<VReg>, temps: &FxHashSet<VReg>) -> Vec<VReg> {
+fn choose(f: &Func, spilled: &FxHashSet<VReg>, temps: &FxHashSet<VReg>, count: usize) -> Vec<VReg> {
     let n = f.vregs.len();
     let (mut first, mut last, mut refs) = (vec![u32::MAX; n], vec![0u32; n], vec![0u32; n]);
     for (pos, i) in f.insts().enumerate() {
@@ -146,7 +154,7 @@ fn choose(f: &Func, spilled: &FxHashSet<VReg>, temps: &FxHashSet<VReg>) -> Vec<V
         .filter(|(score, _)| *score > 0)
         .collect();
     cands.sort_by(|a, b| b.0.cmp(&a.0).then(vindex(a.1).cmp(&vindex(b.1))));
-    cands.into_iter().take(PER_ROUND).map(|(_, v)| v).collect()
+    cands.into_iter().take(count).map(|(_, v)| v).collect()
 }
 
 /// Replaces `v` in `r` by `t`.
