@@ -99,13 +99,7 @@ pub fn call_abs(ctx: &mut Ctx<'_>, w: &mut Warp, target_reg: u8, active: u32, ex
         let tid = thread_of(ctx.launch, w.index * 32 + l as u32);
         match sc {
             SysCall::Vprintf => {
-                let ret = reg64(w, l, RETURN_PAIR);
-                let Some(ret_pc) = ctx.prog.code_pc(ret) else {
-                    return trap(
-                        l,
-                        format!("vprintf would return to {ret:#x} (R20:R21), not a code address"),
-                    );
-                };
+                let ret_pc = return_pc(ctx, w, l, sc)?;
                 let (format, args) = (reg64(w, l, 4), reg64(w, l, 6));
                 let call = devrt::decode_vprintf(format, args, &mut |a, out| {
                     read_bytes(ctx, w, l, a, out)
@@ -117,16 +111,7 @@ pub fn call_abs(ctx: &mut Ctx<'_>, w: &mut Warp, target_reg: u8, active: u32, ex
                 w.pc[l] = ret_pc;
             }
             SysCall::GraphSetConditional => {
-                let ret = reg64(w, l, RETURN_PAIR);
-                let Some(ret_pc) = ctx.prog.code_pc(ret) else {
-                    return trap(
-                        l,
-                        format!(
-                            "cudaGraphSetConditional would return to {ret:#x} (R20:R21), not a \
-                             code address"
-                        ),
-                    );
-                };
+                let ret_pc = return_pc(ctx, w, l, sc)?;
                 let (handle, value) = (reg64(w, l, 4), w.reg(l, 6));
                 ctx.mem
                     .device_log_mut()
@@ -152,6 +137,22 @@ pub fn call_abs(ctx: &mut Ctx<'_>, w: &mut Warp, target_reg: u8, active: u32, ex
         }
     }
     Ok(())
+}
+
+/// The instruction a returning system call `sc` of lane `l` continues at: the code address
+/// in R20:R21, or a trap when that is not one.
+fn return_pc(ctx: &Ctx<'_>, w: &Warp, l: usize, sc: SysCall) -> R<u64> {
+    let ret = reg64(w, l, RETURN_PAIR);
+    match ctx.prog.code_pc(ret) {
+        Some(pc) => Ok(pc),
+        None => trap(
+            l,
+            format!(
+                "{} would return to {ret:#x} (R20:R21), not a code address",
+                sc.name()
+            ),
+        ),
+    }
 }
 
 /// Poisons what a system call may change in lane `l` (module docs).

@@ -165,16 +165,21 @@ impl Cx {
         };
         let val_i = addr_i + 1;
         let b = self.reg_src(&ops[val_i], words)?;
+        // The scope picks the strength (`.cta` → `.STRONG.SM`); shared-memory atomics are
+        // the same ATOMS at every scope (ptxas's forms).
+        let strong = match scope {
+            ".cta" => "SM",
+            ".sys" => "SYS",
+            _ => "GPU",
+        };
+        // Release and acquire orders: the scope's `fence.acq_rel` before and after the
+        // atomic (ptxas emits the release half before — MEMBAR.ALL.<scope>, ERRBAR — and
+        // CCTL.IVALL after at .gpu; the full fence on both sides is at least as strong).
+        let fence_mods = [".acq_rel".to_string(), scope.to_string()];
         if add_loop || generic_add {
-            let fence_mods = [".acq_rel".to_string(), scope.to_string()];
             if release {
                 self.fence(node, "fence", &fence_mods)?;
             }
-            let strong = match scope {
-                ".cta" => "SM",
-                ".sys" => "SYS",
-                _ => "GPU",
-            };
             let old = if add_loop {
                 self.shared_add_loop(ty, words, mem, b)
             } else {
@@ -210,13 +215,6 @@ impl Cx {
         } else {
             (b, None)
         };
-        // The scope picks the strength (`.cta` → `.STRONG.SM`); shared-memory atomics are
-        // the same ATOMS at every scope (ptxas's forms).
-        let strong = match scope {
-            ".cta" => "SM",
-            ".sys" => "SYS",
-            _ => "GPU",
-        };
         let mnemonic = match (space, is_red) {
             (MemSpace::Shared, _) => format!("ATOMS.{op}{suffix}"),
             (MemSpace::Global, false) => format!("ATOMG.E.{op}{suffix}.STRONG.{strong}"),
@@ -226,10 +224,6 @@ impl Cx {
             // `RED`).
             (_, _) => format!("ATOM.E.{op}{suffix}.STRONG.{strong}"),
         };
-        // Release and acquire orders: the scope's `fence.acq_rel` before and after the
-        // atomic (ptxas emits the release half before — MEMBAR.ALL.<scope>, ERRBAR — and
-        // CCTL.IVALL after at .gpu; the full fence on both sides is at least as strong).
-        let fence_mods = [".acq_rel".to_string(), scope.to_string()];
         if release {
             self.fence(node, "fence", &fence_mods)?;
         }
