@@ -285,7 +285,7 @@ impl Cx {
         b: Reg,
         implicit: Vec<Reg>,
     ) -> ir::VReg {
-        use ir::{Class, Guard};
+        use ir::Guard;
         let Operand::Mem { base, offset, desc } = mem else {
             unreachable!("a memory operand")
         };
@@ -293,30 +293,17 @@ impl Cx {
             base
         } else {
             let t = self.tmp(2);
-            let c = Reg::v(self.ptmp(), 1);
-            self.push(Inst::new(
-                "IADD3",
-                vec![
-                    Operand::r(Reg::part(t, 0)),
-                    Operand::r(c),
+            self.add64(
+                [Reg::part(t, 0), Reg::part(t, 1)],
+                [
                     Operand::r(crate::sub(base, 0)),
-                    Operand::Imm(i64::from(offset)),
-                    Operand::rz(),
-                ],
-                vec![0, 1],
-            ));
-            self.push(Inst::new(
-                "IADD3.X",
-                vec![
-                    Operand::r(Reg::part(t, 1)),
                     Operand::r(crate::sub(base, 1)),
-                    Operand::Imm(i64::from(offset >> 31)),
-                    Operand::rz(),
-                    Operand::r(c),
-                    Operand::not(Reg::Zero(Class::P)),
                 ],
-                vec![0],
-            ));
+                [
+                    Operand::Imm(i64::from(offset)),
+                    Operand::Imm(i64::from(offset >> 31)),
+                ],
+            );
             Reg::v(t, 2)
         };
         let guard = self.guard.take();
@@ -392,7 +379,7 @@ impl Cx {
     /// `atom.add.f32`'s subnormal inputs and results; ptxas's loop uses a plain `FADD`).
     /// A guarded atomic branches around the loop.
     fn shared_add_loop(&mut self, ty: &str, words: u8, mem: Operand, b: Reg) -> ir::VReg {
-        use ir::{Class, Guard};
+        use ir::Guard;
         let guard = self.guard.take();
         let skip = guard.map(|g| self.skip_unless(g));
         let head = self.f.new_block();
@@ -414,32 +401,11 @@ impl Cx {
                 vec![Operand::r(n), Operand::r(o), Operand::r(b)],
                 vec![0],
             )),
-            _ => {
-                let c = Reg::v(self.ptmp(), 1);
-                self.push(Inst::new(
-                    "IADD3",
-                    vec![
-                        Operand::r(Reg::part(new, 0)),
-                        Operand::r(c),
-                        Operand::r(Reg::part(old, 0)),
-                        Operand::r(crate::sub(b, 0)),
-                        Operand::rz(),
-                    ],
-                    vec![0, 1],
-                ));
-                self.push(Inst::new(
-                    "IADD3.X",
-                    vec![
-                        Operand::r(Reg::part(new, 1)),
-                        Operand::r(Reg::part(old, 1)),
-                        Operand::r(crate::sub(b, 1)),
-                        Operand::rz(),
-                        Operand::r(c),
-                        Operand::not(Reg::Zero(Class::P)),
-                    ],
-                    vec![0],
-                ));
-            }
+            _ => self.add64(
+                [Reg::part(new, 0), Reg::part(new, 1)],
+                [Operand::r(Reg::part(old, 0)), Operand::r(Reg::part(old, 1))],
+                [Operand::r(crate::sub(b, 0)), Operand::r(crate::sub(b, 1))],
+            ),
         }
         let cas = if words == 2 {
             "ATOMS.CAST.SPIN.64"

@@ -70,6 +70,37 @@ impl Functions {
     }
 }
 
+impl CallOperands {
+    /// As many arguments as `params`, and either no results or as many as `results`.
+    pub(crate) fn check_arity(
+        &self,
+        node: &SyntaxNode,
+        name: &str,
+        params: usize,
+        results: usize,
+    ) -> Result<(), LowerError> {
+        if self.args.len() != params {
+            return Err(malformed(
+                node,
+                format!(
+                    "call of {name} with {} arguments for {params} parameters",
+                    self.args.len()
+                ),
+            ));
+        }
+        if !self.rets.is_empty() && self.rets.len() != results {
+            return Err(malformed(
+                node,
+                format!(
+                    "call of {name} with {} results for {results} return parameters",
+                    self.rets.len()
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
 /// The operands of a `call`: results, callee, arguments, and whether more operands (a
 /// prototype or a target list: an indirect call) follow.
 pub(crate) struct CallOperands {
@@ -682,26 +713,7 @@ impl Cx {
         }
         let formals = Self::formals(function.params()).map_err(|e| in_function(e, &name))?;
         let results = Self::formals(function.return_params()).map_err(|e| in_function(e, &name))?;
-        if c.args.len() != formals.len() {
-            return Err(malformed(
-                node,
-                format!(
-                    "call of {name} with {} arguments for {} parameters",
-                    c.args.len(),
-                    formals.len()
-                ),
-            ));
-        }
-        if !c.rets.is_empty() && c.rets.len() != results.len() {
-            return Err(malformed(
-                node,
-                format!(
-                    "call of {name} with {} results for {} return parameters",
-                    c.rets.len(),
-                    results.len()
-                ),
-            ));
-        }
+        c.check_arity(node, &name, formals.len(), results.len())?;
         // A guarded call branches around everything below.
         let guard = self.guard.take();
         let site = self.origin;

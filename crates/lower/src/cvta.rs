@@ -16,7 +16,7 @@
 //! `.global`, in a test that is false for every address: `UISETP.GE.U32.AND.EX` of the
 //! same operands combined with its own negation).
 
-use ir::{Class, Inst, Operand, Reg};
+use ir::{Inst, Operand, Reg};
 use syntax::SyntaxNode;
 use syntax::ast;
 
@@ -118,38 +118,12 @@ impl Cx {
             let base = self.tmp(2);
             self.const_load(Operand::r(Reg::v(base, 2)), SHARED_WINDOW_CBANK, 2);
             let (blo, bhi) = (Reg::part(base, 0), Reg::part(base, 1));
-            let p = Reg::v(self.ptmp(), 1);
-            self.push(Inst::new(
-                "IADD3",
-                vec![
-                    Operand::r(lo),
-                    Operand::r(p),
-                    Operand::r(sub(a, 0)),
-                    if to {
-                        Operand::neg(blo)
-                    } else {
-                        Operand::r(blo)
-                    },
-                    Operand::rz(),
-                ],
-                vec![0, 1],
-            ));
-            self.push(Inst::new(
-                "IADD3.X",
-                vec![
-                    Operand::r(hi),
-                    Operand::r(sub(a, 1)),
-                    if to {
-                        Operand::not(bhi)
-                    } else {
-                        Operand::r(bhi)
-                    },
-                    Operand::rz(),
-                    Operand::r(p),
-                    Operand::not(Reg::Zero(Class::P)),
-                ],
-                vec![0],
-            ));
+            let b = if to {
+                [Operand::neg(blo), Operand::not(bhi)]
+            } else {
+                [Operand::r(blo), Operand::r(bhi)]
+            };
+            self.add64([lo, hi], [Operand::r(sub(a, 0)), Operand::r(sub(a, 1))], b);
         }
         self.copy_words(d, t, 2);
         Ok(())

@@ -2887,30 +2887,11 @@ impl Cx {
                 vec![0],
             ));
             let diff = self.tmp(2);
-            let borrow = p(self);
-            self.push(Inst::new(
-                "IADD3",
-                vec![
-                    Operand::r(Reg::part(diff, 0)),
-                    Operand::r(borrow),
-                    Operand::neg(sub(minus, 0)),
-                    Operand::r(Reg::part(r, 0)),
-                    Operand::rz(),
-                ],
-                vec![0, 1],
-            ));
-            self.push(Inst::new(
-                "IADD3.X",
-                vec![
-                    Operand::r(Reg::part(diff, 1)),
-                    Operand::not(sub(minus, 1)),
-                    Operand::r(Reg::part(r, 1)),
-                    Operand::rz(),
-                    Operand::r(borrow),
-                    Operand::not(Reg::Zero(Class::P)),
-                ],
-                vec![0],
-            ));
+            self.add64(
+                [Reg::part(diff, 0), Reg::part(diff, 1)],
+                [Operand::neg(sub(minus, 0)), Operand::not(sub(minus, 1))],
+                [Operand::r(Reg::part(r, 0)), Operand::r(Reg::part(r, 1))],
+            );
             let next = self.tmp(2);
             for k in 0..2 {
                 self.push(Inst::new(
@@ -3012,6 +2993,32 @@ impl Cx {
             }
             _ => Err(unsupported(node, format!("mul{mode} of {ty:?}"))),
         }
+    }
+
+    /// `d = a + b` on 64-bit values given as (low, high) operands, as ptxas adds them:
+    /// `IADD3 d.lo, P, a.lo, b.lo, RZ` and `IADD3.X d.hi, a.hi, b.hi, RZ, P, !PT`. A negated
+    /// low and inverted high word of `b` subtract it.
+    pub(crate) fn add64(&mut self, d: [Reg; 2], a: [Operand; 2], b: [Operand; 2]) {
+        let [alo, ahi] = a;
+        let [blo, bhi] = b;
+        let carry = Reg::v(self.ptmp(), 1);
+        self.push(Inst::new(
+            "IADD3",
+            vec![Operand::r(d[0]), Operand::r(carry), alo, blo, Operand::rz()],
+            vec![0, 1],
+        ));
+        self.push(Inst::new(
+            "IADD3.X",
+            vec![
+                Operand::r(d[1]),
+                ahi,
+                bhi,
+                Operand::rz(),
+                Operand::r(carry),
+                Operand::not(Reg::Zero(Class::P)),
+            ],
+            vec![0],
+        ));
     }
 
     fn imad_wide(&mut self, d: Reg, a: Reg, b: Reg, signed: bool, c: Option<Reg>) {

@@ -175,39 +175,17 @@ impl Cx {
         let t = self.tmp(2);
         let base = self.tmp(2);
         self.const_load(Operand::r(Reg::v(base, 2)), window, 2);
-        let p = Reg::v(self.ptmp(), 1);
         let (blo, bhi) = (Reg::part(base, 0), Reg::part(base, 1));
-        self.push(Inst::new(
-            "IADD3",
-            vec![
-                Operand::r(Reg::part(t, 0)),
-                Operand::r(p),
-                Operand::r(sub(a, 0)),
-                if to {
-                    Operand::neg(blo)
-                } else {
-                    Operand::r(blo)
-                },
-                Operand::rz(),
-            ],
-            vec![0, 1],
-        ));
-        self.push(Inst::new(
-            "IADD3.X",
-            vec![
-                Operand::r(Reg::part(t, 1)),
-                Operand::r(sub(a, 1)),
-                if to {
-                    Operand::not(bhi)
-                } else {
-                    Operand::r(bhi)
-                },
-                Operand::rz(),
-                Operand::r(p),
-                Operand::not(Reg::Zero(Class::P)),
-            ],
-            vec![0],
-        ));
+        let b = if to {
+            [Operand::neg(blo), Operand::not(bhi)]
+        } else {
+            [Operand::r(blo), Operand::r(bhi)]
+        };
+        self.add64(
+            [Reg::part(t, 0), Reg::part(t, 1)],
+            [Operand::r(sub(a, 0)), Operand::r(sub(a, 1))],
+            b,
+        );
         self.copy_words(d, t, 2);
         Ok(())
     }

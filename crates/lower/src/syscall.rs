@@ -30,7 +30,7 @@ use syntax::SyntaxNode;
 use syntax::ast::{self, AstNode};
 
 use crate::call::{CallOperands, Formal, plain_name, ty_size};
-use crate::{Cx, LowerError, malformed, unsupported};
+use crate::{Cx, LowerError, unsupported};
 
 fn phys_r(index: u8, width: u8) -> Reg {
     Reg::Phys {
@@ -58,26 +58,7 @@ impl Cx {
         };
         let formals = Self::formals(function.params())?;
         let results = Self::formals(function.return_params())?;
-        if c.args.len() != formals.len() {
-            return Err(malformed(
-                node,
-                format!(
-                    "call of {name} with {} arguments for {} parameters",
-                    c.args.len(),
-                    formals.len()
-                ),
-            ));
-        }
-        if c.rets.len() > results.len() {
-            return Err(malformed(
-                node,
-                format!(
-                    "call of {name} with {} results for {} return parameters",
-                    c.rets.len(),
-                    results.len()
-                ),
-            ));
-        }
+        c.check_arity(node, name, formals.len(), results.len())?;
         // Every parameter and result is a 32- or 64-bit scalar.
         let size_of = |f: &Formal| match *f {
             Formal::Param {
@@ -164,30 +145,11 @@ impl Cx {
             // that distance, which `emit` prints as a number (`emit::encode`).
             let pc = self.tmp(2);
             self.push(Inst::new("LEPC", vec![Operand::r(Reg::v(pc, 2))], vec![0]));
-            let carry = Reg::v(self.ptmp(), 1);
-            self.push(Inst::new(
-                "IADD3",
-                vec![
-                    Operand::r(ret(0)),
-                    Operand::r(carry),
-                    Operand::r(Reg::part(pc, 0)),
-                    Operand::Label(after),
-                    Operand::rz(),
-                ],
-                vec![0, 1],
-            ));
-            self.push(Inst::new(
-                "IADD3.X",
-                vec![
-                    Operand::r(ret(1)),
-                    Operand::r(Reg::part(pc, 1)),
-                    Operand::rz(),
-                    Operand::rz(),
-                    Operand::r(carry),
-                    Operand::not(Reg::Zero(Class::P)),
-                ],
-                vec![0],
-            ));
+            self.add64(
+                [ret(0), ret(1)],
+                [Operand::r(Reg::part(pc, 0)), Operand::r(Reg::part(pc, 1))],
+                [Operand::Label(after), Operand::rz()],
+            );
         }
         let mut call = Inst::new(
             "CALL.ABS.NOINC",
