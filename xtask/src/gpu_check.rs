@@ -216,7 +216,8 @@ fn prepare(a: &Args) -> Result<(), String> {
                 continue;
             };
             let slots = prog.params(k).to_vec();
-            let inputs = emu::harness::inputs(&slots, prog.param_size(k) as usize, &cfg);
+            // No texture inputs: the GPU job runner passes parameter bytes and buffers only.
+            let inputs = emu::harness::inputs(&slots, prog.param_size(k) as usize, &[], &cfg);
             let job_bytes = (kiln_cubin.len() + ptxas_cubin.len() + inputs.params.len()) as u64
                 + inputs.buffers.iter().map(|b| b.2.len() as u64).sum::<u64>();
             if bytes_total + job_bytes > MAX_JOB_BYTES {

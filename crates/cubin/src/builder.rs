@@ -32,6 +32,14 @@ pub fn param_base(sm: u32) -> u32 {
 /// so).
 pub const R_CUDA_64: u32 = 2;
 
+/// ELF relocation type `R_CUDA_TEX_HEADER_INDEX` (type 6 in ptxas 13.0.88's cubins, as
+/// `cuobjdump -elf` names it): the driver writes a bound texture reference's header index
+/// into the 32-bit word.
+pub const R_CUDA_TEX_HEADER_INDEX: u32 = 6;
+
+/// `STT_CUDA_TEXTURE`: the ELF symbol type of a texture reference in ptxas's cubins.
+pub const STT_CUDA_TEXTURE: u8 = 10;
+
 /// A kernel parameter: size and alignment in bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Param {
@@ -93,6 +101,13 @@ pub struct Kernel {
     /// Byte offsets of its system calls (`CALL.ABS.NOINC`): `EIATTR_SYSCALL_OFFSETS`, and
     /// `EIATTR_CRS_STACK_SIZE 0` as ptxas writes for such kernels.
     pub syscall_offsets: Vec<u32>,
+    /// Bound texture references the kernel fetches through (names in
+    /// [`Builder::texrefs`]) and the byte offsets of their words in `.nv.constant0.<k>`
+    /// (after the parameters): ptxas relocates each word against the reference's symbol
+    /// (`R_CUDA_TEX_HEADER_INDEX`, the driver writes the texture header index there) and marks
+    /// the kernel with `EIATTR_BINDLESS_TEXTURE_BANK` (and, on sm_90,
+    /// `EIATTR_BINDLESS_SURFACE_BANK`).
+    pub texture_slots: Vec<(String, u32)>,
 }
 
 /// A link-time symbol ptxas uses for a `%reserved_smem_offset_*` register on sm_90+, resolved
@@ -170,6 +185,10 @@ pub struct Builder {
     /// Functions the driver links in (`vprintf`, `__assertfail`): undefined global function
     /// symbols, which address-table entries may name.
     pub extern_functions: Vec<String>,
+    /// Texture references (`.global .texref`) of the module: undefined global symbols of
+    /// type `STT_CUDA_TEXTURE`, after every other symbol, in declaration order (ptxas's
+    /// symbol table).
+    pub texrefs: Vec<String>,
     /// Text for the tkinfo note's command-line field.
     pub command_line: String,
 }
@@ -402,6 +421,24 @@ impl Builder {
             s.entsize = 24;
             push(&mut secs, s)
         });
+        let rela_const0: Vec<Option<u32>> = self
+            .kernels
+            .iter()
+            .map(|k| {
+                (!k.texture_slots.is_empty()).then(|| {
+                    let mut s = plain(
+                        format!(".rela.nv.constant0.{}", k.name),
+                        sht::RELA,
+                        shf::INFO_LINK,
+                        8,
+                        SectionData::Null,
+                    );
+                    s.link = symtab;
+                    s.entsize = 24;
+                    push(&mut secs, s)
+                })
+            })
+            .collect();
         let rela_frame = push(&mut secs, frame_sec);
         let const4 = (!self.address_table.is_empty()).then(|| {
             push(
@@ -565,12 +602,18 @@ impl Builder {
             .map(|(i, k)| {
                 let (offs, size) = layout_params(&k.params);
                 param_layouts.push((offs, size));
+                // Texture-reference words follow the parameters.
+                let end = k
+                    .texture_slots
+                    .iter()
+                    .map(|(_, at)| at + 4)
+                    .fold(base + size, u32::max);
                 let mut s = plain(
                     format!(".nv.constant0.{}", k.name),
                     sht::PROGBITS,
                     shf::ALLOC | shf::INFO_LINK,
                     4,
-                    SectionData::Bytes(vec![0; (u64::from(base) + u64::from(size)) as usize]),
+                    SectionData::Bytes(vec![0; end as usize]),
                 );
                 s.info = text[i];
                 push(&mut secs, s)
@@ -666,6 +709,9 @@ impl Builder {
                 c.bytes.len() as u64,
             ));
         }
+        for name in &self.texrefs {
+            syms.push((name.clone(), 0x10 | STT_CUDA_TEXTURE, 0, 0, 0, 0));
+        }
         let sym_index = |name: &str| -> Option<u32> {
             syms.iter()
                 .position(|s| !s.0.is_empty() && s.0 == name && s.1 != 0x03)
@@ -718,6 +764,33 @@ impl Builder {
             }
             let s = &mut secs[r as usize - 1];
             s.info = c4;
+            s.data = SectionData::Relocs {
+                has_addend: true,
+                relocs,
+            };
+        }
+        for (i, k) in self.kernels.iter().enumerate() {
+            let Some(r) = rela_const0[i] else { continue };
+            let mut relocs = Vec::new();
+            // ptxas lists them from the last word to the first.
+            for (name, at) in k.texture_slots.iter().rev() {
+                let sym = sym_index(name)
+                    .filter(|_| self.texrefs.contains(name))
+                    .ok_or_else(|| {
+                        BuildError(format!(
+                            "`{}` fetches through `{name}`, not a texture reference",
+                            k.name
+                        ))
+                    })?;
+                relocs.push(Reloc {
+                    offset: u64::from(*at),
+                    sym,
+                    rtype: R_CUDA_TEX_HEADER_INDEX,
+                    addend: 0,
+                });
+            }
+            let s = &mut secs[r as usize - 1];
+            s.info = const0[i];
             s.data = SectionData::Relocs {
                 has_addend: true,
                 relocs,
@@ -814,6 +887,10 @@ impl Builder {
                 ));
             }
             r.push(hval(code::MAXREG_COUNT, 0xff));
+            let textures = !k.texture_slots.is_empty();
+            if textures && self.sm < 90 {
+                r.push(bval(code::BINDLESS_TEXTURE_BANK, 0));
+            }
             if k.num_barriers > 0 {
                 r.push(bval(code::NUM_BARRIERS, k.num_barriers));
             }
@@ -861,6 +938,10 @@ impl Builder {
                     size: *size as u16,
                 },
             ));
+            if textures && self.sm >= 90 {
+                r.push(bval(code::BINDLESS_TEXTURE_BANK, 0));
+                r.push(bval(code::BINDLESS_SURFACE_BANK, 0));
+            }
             let s = &mut secs[kinfo[i] as usize - 1];
             s.info = text[i];
             s.data = SectionData::Attributes(r);

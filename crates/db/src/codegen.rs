@@ -135,6 +135,14 @@ pub fn module_vars(db: &dyn Db, file: SourceFile) -> lower::ModuleVars {
         let syntax::ast::Item::GlobalVar(g) = item else {
             continue;
         };
+        if is_texref(&g) {
+            out.texrefs.extend(
+                g.declarators()
+                    .into_iter()
+                    .filter_map(|d| Some(d.name()?.text().to_string())),
+            );
+            continue;
+        }
         if g.state_space().is_none_or(|t| t.text() != ".shared") {
             continue;
         }
@@ -183,7 +191,7 @@ pub fn module_data(db: &dyn Db, file: SourceFile) -> Result<ModuleData, Vec<Diag
             .state_space()
             .map(|t| t.text().to_string())
             .unwrap_or_default();
-        if space != ".global" && space != ".const" {
+        if space != ".global" && space != ".const" || is_texref(&g) {
             continue;
         }
         let err = |m: &str| Diagnostic {
@@ -276,6 +284,14 @@ pub fn module_data(db: &dyn Db, file: SourceFile) -> Result<ModuleData, Vec<Diag
     } else {
         Err(errors)
     }
+}
+
+/// A texture reference: `.global .texref name;` or the older `.tex .u64 name;`.
+fn is_texref(g: &syntax::ast::GlobalVar) -> bool {
+    use syntax::ast::DeclLike;
+    let space = g.state_space().map(|t| t.text().to_string());
+    let ty = g.ty().map(|t| t.text().to_string());
+    space.as_deref() == Some(".tex") || ty.as_deref() == Some(".texref")
 }
 
 /// Module variables with storage (see [`module_data`]).
@@ -539,13 +555,17 @@ pub fn cubin<'db>(db: &'db dyn Db, ft: FileTarget<'db>) -> CubinOutput {
         sm: u32::from(target.sm.number),
         accelerated: target.sm.variant == crate::SmVariant::ArchSpecific,
     };
-    let system_functions = &module_vars(db, file).system_functions;
+    let vars = module_vars(db, file);
+    let symbols = emit::ModuleSymbols {
+        system_functions: vars.system_functions.clone(),
+        texrefs: vars.texrefs.clone(),
+    };
     match emit::build_cubin_for(
         cubin_target,
         &kernels,
         &data.globals,
         &data.constants,
-        system_functions,
+        &symbols,
     ) {
         Ok(bytes) => CubinOutput {
             bytes: Some(bytes),
@@ -596,5 +616,6 @@ fn compile_kernel<'db>(
         reserved_smem_used: l.reserved_smem.used,
         reserved_smem_resolved: reserved_symbols(l.reserved_smem),
         system_calls: l.system_calls.clone(),
+        texture_slots: l.texture_slots.clone(),
     })
 }

@@ -66,6 +66,7 @@ const EXAMPLES: &[&str] = &[
     "../../test-data/codegen/atom_shared_loop.ptx",
     "../../test-data/codegen/generic_atom.ptx",
     "../../test-data/codegen/mulhi64.ptx",
+    "../../test-data/codegen/texture.ptx",
 ];
 
 /// The refusals the examples are expected to meet: (file, SM).

@@ -321,6 +321,18 @@ pub struct KernelCode {
     pub reserved_smem_resolved: Vec<cubin::builder::ReservedSymbol>,
     /// The system functions it calls (`EIATTR_EXTERNS`).
     pub system_calls: Vec<String>,
+    /// Texture references it fetches through, with their constant-bank word offsets.
+    pub texture_slots: Vec<(String, u32)>,
+}
+
+/// Module-level symbols that are not variables or kernels.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ModuleSymbols {
+    /// System functions the module declares (`vprintf`, ...): undefined function symbols,
+    /// with address-table slots after the globals'.
+    pub system_functions: Vec<String>,
+    /// Texture references (`.global .texref`): undefined texture symbols.
+    pub texrefs: Vec<String>,
 }
 
 /// Builds the cubin bytes for `kernels` and the module variables on `sm`.
@@ -334,7 +346,13 @@ pub fn build_cubin(
         sm,
         accelerated: false,
     };
-    build_cubin_for(target, kernels, globals, constants, &[])
+    build_cubin_for(
+        target,
+        kernels,
+        globals,
+        constants,
+        &ModuleSymbols::default(),
+    )
 }
 
 /// The target a cubin is marked with: the SM number in the ELF header and, for `sm_XXa`,
@@ -352,8 +370,9 @@ pub fn build_cubin_for(
     kernels: &[KernelCode],
     globals: &[cubin::builder::Global],
     constants: &[cubin::builder::Constant],
-    system_functions: &[String],
+    symbols: &ModuleSymbols,
 ) -> Result<Vec<u8>, String> {
+    let system_functions = &symbols.system_functions;
     let sm = target.sm;
     let mut b = cubin::builder::Builder::new(sm);
     b.accelerated = target.accelerated;
@@ -364,6 +383,7 @@ pub fn build_cubin_for(
     b.address_table.extend(system_functions.iter().cloned());
     b.extern_functions = system_functions.to_vec();
     b.constants = constants.to_vec();
+    b.texrefs = symbols.texrefs.clone();
     let suffix = if target.accelerated { "a" } else { "" };
     b.command_line = format!("kiln build --arch sm_{sm}{suffix}");
     for k in kernels {
@@ -391,6 +411,7 @@ pub fn build_cubin_for(
             traps: k.encoded.traps,
             externs: k.system_calls.clone(),
             syscall_offsets: k.encoded.syscall_offsets.clone(),
+            texture_slots: k.texture_slots.clone(),
             ..cubin::builder::Kernel::default()
         });
     }

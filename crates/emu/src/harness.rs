@@ -11,10 +11,21 @@
 //!   48 or 64 with [`Config::aligned_scalars`]; floats in [-4, 4) in steps of 1/8); larger
 //!   `.b8` arrays (structs) get random small bytes;
 //! * the grid is [`Config::grid`] CTAs of [`Config::block`] threads (a kernel's `.reqntid`
-//!   wins), with [`Config::dynamic_shared`] bytes of dynamic shared memory.
+//!   wins), with [`Config::dynamic_shared`] bytes of dynamic shared memory;
+//! * textures ([`interp::Program::texture_uses`]): a 64-bit parameter the kernel fetches
+//!   from with `tex` (a `cudaTextureObject_t`) gets a texture instead of a buffer, its
+//!   handle (1-based, in the low 32 bits) in the parameter bytes; each texture reference the
+//!   kernel (or a function it calls) fetches from gets a texture bound to its name. Shapes:
+//!   1D 1024 texels, 2D 64×64, 3D 16×16×16, layered 2D 32×32 with 4 layers; a texture read
+//!   with `.f32` destinations has float channels k/8 in [-8, 8) and linear filtering, others
+//!   integer channels 0..32 and point sampling; clamped, unnormalized coordinates
+//!   ([`interp::texture`]). Textures are inputs only: nothing about them is compared.
 //!
 //! Both runs use the same [`interp::Memory`] layout (buffers are allocated first, in the same
-//! order, so they have the same addresses and pointers stored in memory compare equal), and
+//! order, so they have the same addresses and pointers stored in memory compare equal; then
+//! the textures, in the same order, so they have the same handles, and the same texture
+//! references bound, before the cubin is instantiated: its texture-reference relocations
+//! resolve to the bound handles), and
 //! the same shared memory layout ([`interp::SharedMap`] for the cubin's SM: the reserved block
 //! before the user's variables on sm_90, after them before sm_90).
 //! Compared: every byte of every buffer after the run, and whether the run trapped (when both
@@ -29,7 +40,8 @@
 //! thread got there first depends on the order warps ran in).
 
 use interp::devrt::{self, LogComparison};
-use interp::{Memory, Ty};
+use interp::texture::{AddressMode, Filter, TexFormat, TexShape, Texture};
+use interp::{Memory, TextureSource, TextureUse, Ty};
 
 use crate::exec::{EmuError, Launch};
 
@@ -119,19 +131,68 @@ pub fn buffer(rng: &mut Rng, n: usize) -> Vec<u8> {
     v
 }
 
-/// The inputs of one launch: parameter bytes and the buffers to allocate (in order).
+/// A texture of the shape and format a kernel uses, filled as the module docs say.
+pub fn texture(rng: &mut Rng, shape: TexShape, format: TexFormat) -> Texture {
+    let size = match shape {
+        TexShape::D1 => [1024, 1, 1],
+        TexShape::D2 => [64, 64, 1],
+        TexShape::D3 => [16, 16, 16],
+        TexShape::Array2D => [32, 32, 4],
+    };
+    let filter = match format {
+        TexFormat::F32 => Filter::Linear,
+        TexFormat::U32 => Filter::Point,
+    };
+    Texture::new(
+        shape,
+        size,
+        format,
+        filter,
+        AddressMode::Clamp,
+        false,
+        |_| {
+            [(); 4].map(|()| match format {
+                TexFormat::F32 => ((rng.below(128) as f32 - 64.0) / 8.0).to_bits(),
+                TexFormat::U32 => rng.below(32) as u32,
+            })
+        },
+    )
+}
+
+/// The inputs of one launch: parameter bytes, the buffers to allocate (in order) and the
+/// textures to add (in order).
 #[derive(Debug, Clone)]
 pub struct Inputs {
     pub params: Vec<u8>,
     /// (parameter index, offset in `params`, initial bytes).
     pub buffers: Vec<(usize, usize, Vec<u8>)>,
+    /// Textures, added to a memory after the buffers, in this order.
+    pub textures: Vec<TextureInput>,
 }
 
-/// Generates inputs for a kernel with these parameter slots.
-pub fn inputs(slots: &[interp::ParamSlot], param_size: usize, cfg: &Config) -> Inputs {
+/// One texture input of a launch.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TextureInput {
+    /// The kernel parameter that carries its handle, or the texture reference bound to it.
+    pub source: TextureSource,
+    /// For a parameter source: the offset in [`Inputs::params`] where the handle goes.
+    pub offset: Option<usize>,
+    pub texture: Texture,
+}
+
+/// Generates inputs for a kernel with these parameter slots that fetches from `textures`
+/// ([`interp::Program::texture_uses`]; empty for a kernel without textures, or for a caller
+/// that cannot provide textures).
+pub fn inputs(
+    slots: &[interp::ParamSlot],
+    param_size: usize,
+    textures: &[TextureUse],
+    cfg: &Config,
+) -> Inputs {
     let mut rng = Rng::new(cfg.seed);
     let mut params = vec![0u8; param_size];
     let mut buffers = Vec::new();
+    let is_texture = |i: usize| textures.iter().any(|u| u.source == TextureSource::Param(i));
     for (i, s) in slots.iter().enumerate() {
         let at = s.offset as usize;
         let n = s.size as usize;
@@ -139,6 +200,8 @@ pub fn inputs(slots: &[interp::ParamSlot], param_size: usize, cfg: &Config) -> I
             continue;
         }
         let bytes: Vec<u8> = match (s.ty, n) {
+            // A texture object: its handle is written when the textures are placed.
+            (_, 8) if is_texture(i) => continue,
             (Ty::U64 | Ty::S64 | Ty::B64, 8) if !cfg.scalar_params.contains(&s.name) => {
                 buffers.push((i, at, buffer(&mut rng, cfg.buffer_bytes)));
                 continue;
@@ -157,10 +220,41 @@ pub fn inputs(slots: &[interp::ParamSlot], param_size: usize, cfg: &Config) -> I
         };
         params[at..at + n].copy_from_slice(&bytes);
     }
-    Inputs { params, buffers }
+    // Textures come from their own generator (seeded from the same seed), so that adding
+    // them leaves the other inputs' values alone.
+    let mut trng = Rng::new(cfg.seed ^ 0x7e57_u64.rotate_left(40));
+    let mut texs = Vec::new();
+    for u in textures {
+        let offset = match &u.source {
+            TextureSource::Param(i) => match slots.get(*i) {
+                Some(s) if s.size == 8 && s.offset as usize + 8 <= params.len() => {
+                    Some(s.offset as usize)
+                }
+                _ => continue,
+            },
+            TextureSource::Texref(_) => None,
+        };
+        if texs.iter().any(|t: &TextureInput| t.source == u.source) {
+            continue;
+        }
+        texs.push(TextureInput {
+            source: u.source.clone(),
+            offset,
+            texture: texture(&mut trng, u.shape, u.format),
+        });
+    }
+    Inputs {
+        params,
+        buffers,
+        textures: texs,
+    }
 }
 
-/// Allocates the buffers in `mem` and patches their addresses into the parameter bytes.
+/// Allocates the buffers in `mem` and patches their addresses into the parameter bytes; then
+/// adds the textures to `mem` (in order, so every memory placed from the same inputs gives
+/// each texture the same handle), writes parameter textures' handles into the parameter
+/// bytes and binds texture references by name. Call before instantiating a cubin in `mem`
+/// (its texture-reference relocations resolve to the bound handles).
 pub fn place(inp: &Inputs, mem: &mut Memory) -> (Vec<u8>, Vec<u64>) {
     let mut params = inp.params.clone();
     let mut addrs = Vec::new();
@@ -168,6 +262,16 @@ pub fn place(inp: &Inputs, mem: &mut Memory) -> (Vec<u8>, Vec<u64>) {
         let a = mem.alloc(&format!("parameter {i}"), data.clone());
         params[*at..*at + 8].copy_from_slice(&a.to_le_bytes());
         addrs.push(a);
+    }
+    for t in &inp.textures {
+        let h = mem.textures_mut().add(t.texture.clone());
+        match (&t.source, t.offset) {
+            (TextureSource::Param(_), Some(at)) => {
+                params[at..at + 8].copy_from_slice(&u64::from(h).to_le_bytes());
+            }
+            (TextureSource::Texref(name), _) => mem.textures_mut().bind(name, h),
+            (TextureSource::Param(_), None) => {}
+        }
     }
     (params, addrs)
 }
@@ -241,7 +345,12 @@ pub fn compare_cubins(
     let Some(k) = prog.kernel(kernel) else {
         return Verdict::NotComparable(format!("interp: no kernel `{kernel}`"));
     };
-    let inp = inputs(prog.params(k), prog.param_size(k) as usize, cfg);
+    let inp = inputs(
+        prog.params(k),
+        prog.param_size(k) as usize,
+        &prog.texture_uses(k),
+        cfg,
+    );
     let mut runs = Vec::new();
     for bytes in [ours, theirs] {
         let image = match crate::load::decode(bytes) {
@@ -318,7 +427,12 @@ pub fn compare_kernel(
         return Verdict::NotComparable(format!("interp: no kernel `{kernel}`"));
     };
     let slots = prog.params(k).to_vec();
-    let inp = inputs(&slots, prog.param_size(k) as usize, cfg);
+    let inp = inputs(
+        &slots,
+        prog.param_size(k) as usize,
+        &prog.texture_uses(k),
+        cfg,
+    );
     let block = cfg.block;
 
     // Emulator first: an unsupported kernel is not run in the interpreter at all.

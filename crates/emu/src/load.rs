@@ -7,6 +7,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use cubin::builder::R_CUDA_TEX_HEADER_INDEX;
 use cubin::eiattr::KparamInfo;
 use cubin::model::{Cubin, SectionData};
 use interp::Memory;
@@ -284,11 +285,24 @@ impl Image {
                     R_CUDA_64 => sym_addr(r.sym).or_else(|| extern_addr(r.sym)),
                     _ => None,
                 };
+                // A texture reference's word: the driver writes the header index of the
+                // texture bound to it (here, the handle of the memory's texture bound to that
+                // name, `interp::texture`); an unbound reference reads as handle 0, which
+                // names no texture (a fetch through it traps).
+                let texture = (r.rtype == R_CUDA_TEX_HEADER_INDEX)
+                    .then(|| mem.textures().bound(name).unwrap_or(0));
                 match (r.rtype, target) {
                     (R_CUDA_64, Some(a)) if r.offset as usize + 8 <= data.len() => {
                         let v = (a as i64).wrapping_add(r.addend) as u64;
                         data[r.offset as usize..r.offset as usize + 8]
                             .copy_from_slice(&v.to_le_bytes());
+                    }
+                    (R_CUDA_TEX_HEADER_INDEX, _)
+                        if texture.is_some() && r.offset as usize + 4 <= data.len() =>
+                    {
+                        let h = texture.unwrap_or(0);
+                        data[r.offset as usize..r.offset as usize + 4]
+                            .copy_from_slice(&h.to_le_bytes());
                     }
                     (t, _) => unapplied.push(format!(
                         "relocation type {t} against `{name}` in {}",

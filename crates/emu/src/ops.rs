@@ -1119,6 +1119,7 @@ fn lane_op(ctx: &mut Ctx<'_>, w: &mut Warp, inst: &Inst, l: usize, active: u32) 
         "LDG" | "LD" | "LDS" | "LDL" => load(ctx, w, inst, l),
         "STG" | "ST" | "STS" | "STL" => store(ctx, w, inst, l),
         "ATOMG" | "ATOM" | "ATOMS" | "RED" | "REDG" => atom(ctx, w, inst, l),
+        "TEX" | "TLD" => texture(ctx, w, inst, l),
         "QSPC" => {
             check_mods(inst, &["E", "S", "L", "G"])?;
             let a = match &o(2)?.kind {
@@ -1229,6 +1230,74 @@ fn lane_op(ctx: &mut Ctx<'_>, w: &mut Warp, inst: &Inst, l: usize, active: u32) 
         "HADD2" | "HMUL2" | "HFMA2" => half2(ctx, w, inst, l),
         _ => unsupported(format!("instruction {}", inst.opcode)),
     }
+}
+
+/// `TEX` (float coordinates) and `TLD` (integer coordinates) in the forms of
+/// [`sass::texture::TexForm`], sampled by the interpreter's texture model (`interp::texture`;
+/// the level of detail is ignored: every modelled texture has one level).
+fn texture(ctx: &Ctx<'_>, w: &mut Warp, inst: &Inst, l: usize) -> R<()> {
+    use sass::texture::{TexForm, TexHandle};
+    let Some(f) = TexForm::parse(inst) else {
+        return unsupported(format!("texture form {}", inst.opcode));
+    };
+    let handle = match f.handle {
+        TexHandle::Uniform(r) if r.index == 63 => 0,
+        TexHandle::Uniform(r) => w.ureg(r.index),
+        TexHandle::ConstWord(idx) => {
+            let off = idx as usize * 4;
+            ctx.cbank0
+                .get(off..off + 4)
+                .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+                .ok_or_else(|| {
+                    Fault::Unsupported(format!("texture word {idx:#x} outside bank 0"))
+                })?
+        }
+    };
+    let group = |g: sass::texture::Group| -> Vec<u32> {
+        (0..g.count)
+            .map(|i| {
+                if g.reg.index == 255 {
+                    0
+                } else {
+                    w.reg(l, g.reg.index + i)
+                }
+            })
+            .collect()
+    };
+    let mut vals = group(f.a);
+    if let Some(b) = f.b {
+        vals.extend(group(b));
+    }
+    let Some(t) = ctx.mem.textures().get(u64::from(handle)) else {
+        return trap(l, format!("texture handle {handle:#x} names no texture"));
+    };
+    let n = usize::from(f.coords);
+    let (layer, c) = if f.layered {
+        (vals[0], &vals[1..n])
+    } else {
+        (0, &vals[..n])
+    };
+    let mut at = [0u32; 3];
+    at[..c.len()].copy_from_slice(c);
+    let coords = if f.integer {
+        interp::texture::Coords::Int(at.map(|v| v as i32))
+    } else {
+        interp::texture::Coords::Float(at.map(f32::from_bits))
+    };
+    let texel = t.fetch(layer, coords);
+    let channels: Vec<u32> = (0..4)
+        .filter(|c| f.mask >> c & 1 == 1)
+        .map(|c| texel[c])
+        .collect();
+    let (first, second) = channels.split_at(usize::from(f.d0.count));
+    for (g, vals) in [(f.d0, first), (f.d1, second)] {
+        if g.reg.index != 255 {
+            for (i, v) in vals.iter().enumerate() {
+                w.set_reg(l, g.reg.index + i as u8, *v);
+            }
+        }
+    }
+    Ok(())
 }
 
 fn byte_shift(inst: &Inst) -> u32 {

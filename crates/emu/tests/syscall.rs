@@ -314,7 +314,12 @@ fn logs(ptx: &str, cubin: &[u8], kernel: &str, cfg: &Config) -> (DeviceLog, Devi
     let image = emu::load::decode(cubin).unwrap();
     prog.set_shared_layout(interp::SharedLayout::for_sm(image.sm()));
     let k = prog.kernel(kernel).unwrap();
-    let inp = harness::inputs(prog.params(k), prog.param_size(k) as usize, cfg);
+    let inp = harness::inputs(
+        prog.params(k),
+        prog.param_size(k) as usize,
+        &prog.texture_uses(k),
+        cfg,
+    );
     let mut imem = Memory::new();
     let (iparams, _) = harness::place(&inp, &mut imem);
     prog.load(&mut imem);
@@ -351,7 +356,12 @@ fn config_with_a_seven(ptx: &str) -> Config {
             ..Config::default()
         })
         .find(|cfg| {
-            let inp = harness::inputs(prog.params(k), prog.param_size(k) as usize, cfg);
+            let inp = harness::inputs(
+                prog.params(k),
+                prog.param_size(k) as usize,
+                &prog.texture_uses(k),
+                cfg,
+            );
             let threads = (cfg.grid[0] * cfg.block[0]) as usize;
             inp.buffers[0].2[..4 * threads]
                 .chunks(4)

@@ -480,6 +480,21 @@ pub fn effects(inst: &Inst) -> Effects {
             }
         }
     }
+    if let Some(t) = sass::texture::TexForm::parse(inst) {
+        // The texture fetches ptxas writes have an exact layout (`sass::texture`).
+        reads.retain(|r| matches!(r.file, RegFile::P | RegFile::Up));
+        writes.clear();
+        for g in [Some(t.a), t.b].into_iter().flatten() {
+            push(&mut reads, g.reg, g.count);
+        }
+        if let sass::texture::TexHandle::Uniform(u) = t.handle {
+            push(&mut reads, u, 2);
+        }
+        for g in [t.d0, t.d1] {
+            push(&mut writes, g.reg, g.count);
+        }
+        approx = false;
+    }
     let class = spec.class.clone().unwrap_or_else(|| inst.opcode.clone());
     Effects {
         class,

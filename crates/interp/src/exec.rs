@@ -1073,7 +1073,7 @@ impl Cta<'_> {
                 }
                 out
             }
-            Operand::Addr { .. } | Operand::Sink => 0,
+            Operand::Addr { .. } | Operand::Texref(_) | Operand::Sink => 0,
         }
     }
 
@@ -1900,6 +1900,16 @@ impl Cta<'_> {
                 return Err(trap_of(self, inst.line, t!(), "`trap` executed".into()));
             }
             Op::Call => return self.call(w, l, f, inst),
+            Op::Tex => {
+                let texel = self.tex(f, t!(), inst)?;
+                let dty = m.ty();
+                if let Operand::Vec(dsts) = &a[0] {
+                    for (d, v) in dsts.iter().zip(texel) {
+                        let t = &mut self.warps[w][l];
+                        set(f, t, d, dty, u64::from(v));
+                    }
+                }
+            }
             Op::Atom | Op::Red => {
                 let space = m.space.unwrap_or(Space::Generic);
                 let (sp, addr) =
@@ -1938,6 +1948,74 @@ impl Cta<'_> {
         }
         self.advance(w, l);
         Ok(())
+    }
+
+    /// One lane's `tex` fetch: the four result words (raw bits), through the memory's
+    /// textures ([`crate::texture`]). The texture's own geometry decides which coordinates
+    /// count (the instruction's geometry only says how many the kernel passes); an unbound
+    /// texture reference or a handle naming no texture traps.
+    fn tex(&self, f: &Function, t: &Thread, inst: &Inst) -> Result<[u32; 4], RunError> {
+        use crate::texture::{Coords, TexShape};
+        let a = &inst.args;
+        let textures = self.mem.textures();
+        let texture = match &a[1] {
+            Operand::Texref(name) => {
+                let Some(h) = textures.bound(name) else {
+                    return Err(trap_of(
+                        self,
+                        inst.line,
+                        t,
+                        format!("tex: texture reference `{name}` is not bound to a texture"),
+                    ));
+                };
+                textures.get(u64::from(h)).ok_or_else(|| {
+                    trap_of(
+                        self,
+                        inst.line,
+                        t,
+                        format!(
+                            "tex: texture reference `{name}` is bound to handle {h}, which names no texture"
+                        ),
+                    )
+                })?
+            }
+            op => {
+                let h = self.get(f, t, op, Ty::U64);
+                textures.get(h).ok_or_else(|| {
+                    trap_of(
+                        self,
+                        inst.line,
+                        t,
+                        format!("tex: texture handle {h:#x} names no texture"),
+                    )
+                })?
+            }
+        };
+        let Operand::Vec(cs) = &a[2] else {
+            unreachable!("lowering makes tex coordinates a vector")
+        };
+        let (layer, cs) = match inst.mods.tex {
+            Some(TexShape::Array2D) => (self.get(f, t, &cs[0], Ty::U32) as u32, &cs[1..]),
+            _ => (0, &cs[..]),
+        };
+        let coords = if inst.mods.ty2() == Ty::S32 {
+            let mut c = [0i32; 3];
+            for (k, o) in cs.iter().take(3).enumerate() {
+                c[k] = self.get(f, t, o, Ty::S32) as u32 as i32;
+            }
+            Coords::Int(c)
+        } else {
+            let mut c = [0f32; 3];
+            for (k, o) in cs.iter().take(3).enumerate() {
+                c[k] = f32::from_bits(self.get(f, t, o, Ty::F32) as u32);
+            }
+            Coords::Float(c)
+        };
+        if let Some(lod) = a.get(3) {
+            // Every modelled texture has one level: any level of detail selects it.
+            let _ = self.get(f, t, lod, Ty::F32);
+        }
+        Ok(texture.fetch(layer, coords))
     }
 
     fn call(&mut self, w: usize, l: usize, f: &Function, inst: &Inst) -> Result<(), RunError> {

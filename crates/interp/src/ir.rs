@@ -3,6 +3,7 @@
 
 use crate::float::Rnd;
 use crate::mem::{ReservedSmem, SharedLayout};
+use crate::texture::TexShape;
 
 /// A PTX data type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -211,6 +212,9 @@ pub enum Operand {
     Func(u32),
     /// A branch target.
     Label(u32),
+    /// A texture reference (a `.texref` or `.tex` module variable) named as the texture of a
+    /// `tex`: the handle bound to this name in the memory's [`crate::texture::Textures`].
+    Texref(String),
     Sink,
 }
 
@@ -351,6 +355,11 @@ pub enum Op {
     Ldmatrix,
     /// `mma.sync.aligned.m16n8k16` (f16/bf16 -> f32) and `m16n8k32` (s8/u8 -> s32), row.col
     Mma,
+    /// `tex[.level].{1d,2d,3d,a2d}.v4.{f32,u32,s32}.{s32,f32} {d0..d3}, [tex, {coords}][, lod]`:
+    /// args are the destination vector, the texture (a [`Operand::Texref`] or a register
+    /// holding a handle), the coordinate vector (for `a2d` the layer first) and the level of
+    /// detail (evaluated and ignored: every modelled texture has one level).
+    Tex,
     Nop,
     Unsupported,
 }
@@ -406,6 +415,10 @@ pub struct Mods {
     pub trans: bool,
     /// mma operand layouts: `.row` (true) / `.col` (false), for A then B.
     pub layouts: Vec<bool>,
+    /// `tex` geometry (`.1d`, `.2d`, `.3d`, `.a2d`).
+    pub tex: Option<TexShape>,
+    /// `tex.level`: an explicit level-of-detail operand follows the coordinates.
+    pub level: bool,
     pub types: Vec<Ty>,
 }
 

@@ -7,7 +7,9 @@
 //! in every PTX rounding mode ([`float`]). Instructions the interpreter does not implement are
 //! reported as [`RunError::Unsupported`] when reached, never skipped. Calls of the device
 //! runtime's `vprintf` and `__assertfail` are recorded in the [`Memory`]'s [`DeviceLog`]
-//! ([`devrt`], shared with the SASS emulator).
+//! ([`devrt`], shared with the SASS emulator). Texture fetches (`tex`) read the [`Memory`]'s
+//! textures through the model in [`texture`] (also shared with the emulator);
+//! [`Program::texture_uses`] tells a harness which textures a kernel needs.
 
 #![forbid(unsafe_code)]
 
@@ -17,12 +19,33 @@ pub mod float;
 pub mod ir;
 pub mod lower;
 pub mod mem;
+pub mod texture;
 
 pub use devrt::{AssertRecord, DeviceLog, PrintfArg, PrintfRecord, SysCall};
 pub use exec::{Launch, RunError, RunStats};
 pub use ir::{Module, ParamSlot, Ty};
 pub use lower::LowerError;
 pub use mem::{Memory, ReservedSmem, SharedLayout, SharedMap};
+
+/// Where a kernel's texture comes from ([`Program::texture_uses`]).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum TextureSource {
+    /// A `.u64` kernel parameter carrying a texture object handle: the index into
+    /// [`Program::params`].
+    Param(usize),
+    /// A texture reference (`.texref` / `.tex` module variable), by name.
+    Texref(String),
+}
+
+/// A texture a kernel fetches from, and how.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TextureUse {
+    pub source: TextureSource,
+    /// The geometry of the first fetch from this source.
+    pub shape: texture::TexShape,
+    /// `F32` when some fetch from this source has `.f32` destinations, else `U32`.
+    pub format: texture::TexFormat,
+}
 
 /// A lowered module ready to run.
 #[derive(Debug, Clone)]
@@ -77,6 +100,100 @@ impl Program {
     /// variables declared in its body live in each thread's frame).
     pub fn param_size(&self, k: u32) -> u64 {
         self.module.functions[k as usize].args_size
+    }
+
+    /// The textures kernel `k` fetches from (with `tex`, in its body or in the functions it
+    /// calls), one entry per source: first the kernel's own, in program order, then those of
+    /// the functions it calls (depth first, in call order). A handle register is traced
+    /// back (through `mov`) to the `ld.param` of the kernel parameter it was loaded from; a
+    /// handle that cannot be traced (computed, loaded from memory, a device function's
+    /// parameter) gives no entry.
+    pub fn texture_uses(&self, k: u32) -> Vec<TextureUse> {
+        use ir::{AddrBase, Loc, Op, Operand, Space};
+        let fns = &self.module.functions;
+        let mut out: Vec<TextureUse> = Vec::new();
+        let mut seen = vec![false; fns.len()];
+        let mut stack = vec![k as usize];
+        while let Some(fi) = stack.pop() {
+            if fi >= fns.len() || std::mem::replace(&mut seen[fi], true) {
+                continue;
+            }
+            let f = &fns[fi];
+            let mut callees = Vec::new();
+            for inst in &f.body {
+                if let Some(c) = inst.call.as_ref().and_then(|c| c.func) {
+                    callees.push(c as usize);
+                }
+                if inst.op != Op::Tex {
+                    continue;
+                }
+                let (Some(shape), Some(handle)) = (inst.mods.tex, inst.args.get(1)) else {
+                    continue;
+                };
+                let source = match handle {
+                    Operand::Texref(name) => TextureSource::Texref(name.clone()),
+                    Operand::Reg(r) if fi == k as usize => {
+                        // The kernel parameter a handle register was loaded from.
+                        let mut reg = *r;
+                        let mut found = None;
+                        for _ in 0..16 {
+                            let def = f.body.iter().find_map(|d| match (d.op, d.args.first()) {
+                                (Op::Ld | Op::Mov, Some(Operand::Reg(x))) if *x == reg => {
+                                    Some((d, d.args.get(1)?))
+                                }
+                                _ => None,
+                            });
+                            match def {
+                                Some((
+                                    d,
+                                    Operand::Addr {
+                                        base:
+                                            AddrBase::Var(ir::VarRef {
+                                                space: Space::Param,
+                                                loc: Loc::Static(off),
+                                            }),
+                                        offset,
+                                    },
+                                )) if d.op == Op::Ld && d.mods.ty().size() == 8 => {
+                                    let at = (*off as i64 + offset) as u64;
+                                    found = f.params.iter().position(|p| {
+                                        p.reg.is_none() && p.offset == at && p.size == 8
+                                    });
+                                    break;
+                                }
+                                Some((d, Operand::Reg(src))) if d.op == Op::Mov => reg = *src,
+                                _ => break,
+                            }
+                        }
+                        match found {
+                            Some(i) => TextureSource::Param(i),
+                            None => continue,
+                        }
+                    }
+                    _ => continue,
+                };
+                let f32 = inst.mods.ty() == Ty::F32;
+                match out.iter_mut().find(|u| u.source == source) {
+                    Some(u) => {
+                        if f32 {
+                            u.format = texture::TexFormat::F32;
+                        }
+                    }
+                    None => out.push(TextureUse {
+                        source,
+                        shape,
+                        format: if f32 {
+                            texture::TexFormat::F32
+                        } else {
+                            texture::TexFormat::U32
+                        },
+                    }),
+                }
+            }
+            // Visit callees in call order (the stack pops the last pushed first).
+            stack.extend(callees.into_iter().rev());
+        }
+        out
     }
 
     /// Lays out each CTA's shared memory as ptxas's code for `layout` expects (the module's

@@ -11,6 +11,7 @@ use syntax::ast::{self, AstNode, DeclLike, LiteralValue};
 
 use crate::float::Rnd;
 use crate::ir::*;
+use crate::texture::TexShape;
 
 /// A module-level lowering error (malformed input the interpreter cannot give meaning to).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -71,6 +72,8 @@ enum Sym {
     },
     Var(VarRef),
     Func(u32),
+    /// A texture reference (`.texref`, `.tex`), by name.
+    Texref(String),
 }
 
 /// Lowers a parsed module.
@@ -126,9 +129,21 @@ pub fn lower(text: &str, file: &ast::SourceFile) -> Result<Module, LowerError> {
             .state_space()
             .map(|t| t.text().to_string())
             .unwrap_or_default();
+        // Texture references: `.global .texref name;` and the old `.tex .u64 name;` (`.u32`).
+        // They occupy no memory: `tex` looks the name up among the memory's bound textures.
+        if space == ".tex" || g.ty().is_some_and(|t| t.text() == ".texref") {
+            for d in g.declarators() {
+                if let Some(name) = d.name() {
+                    let name = name.text().to_string();
+                    globals.insert(name.clone(), Sym::Texref(name));
+                }
+            }
+            continue;
+        }
         let Some(ty) = g.ty().and_then(|t| Ty::parse(t.text())) else {
-            // Opaque types (.texref, .samplerref, .surfref) are not supported; references to
-            // them lower to unsupported instructions.
+            // Other opaque types (.samplerref, .surfref) are not supported; the instructions
+            // that use them (independent-mode `tex`, `suld`, `sust`, ...) lower to unsupported
+            // instructions.
             continue;
         };
         let vec = g.vector().unwrap_or(1) as u64;
@@ -833,6 +848,9 @@ impl FnCx<'_> {
         if inst.op == Op::Call {
             return self.call(inst, &operands, line);
         }
+        if inst.op == Op::Tex {
+            return self.tex(inst, &operands, line);
+        }
         let generic_vars = inst.mods.space == Some(Space::Generic)
             && matches!(inst.op, Op::Ld | Op::St | Op::Atom | Op::Red);
         for (k, o) in operands.iter().enumerate() {
@@ -844,6 +862,137 @@ impl FnCx<'_> {
                     inst.args.clear();
                     self.pending.retain(|p| p.0 != idx);
                     return Ok(inst);
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(inst)
+    }
+
+    /// `tex[.level].shape.v4.dty.cty {d0, d1, d2, d3}, [tex, {coords}][, lod]`. Forms the
+    /// interpreter cannot run become `Unsupported` with the reason.
+    fn tex(&mut self, mut inst: Inst, ops: &[ast::Operand], line: u32) -> Result<Inst, LowerError> {
+        let unsupported = |mut inst: Inst, why: String| -> Result<Inst, LowerError> {
+            inst.op = Op::Unsupported;
+            inst.unsupported = Some(why);
+            inst.args.clear();
+            Ok(inst)
+        };
+        let shape = inst.mods.tex.expect("parse_op checked the geometry");
+        let want = if inst.mods.level { 3 } else { 2 };
+        if ops.len() != want {
+            return unsupported(
+                inst,
+                format!("`tex` with {} operands (expected {want})", ops.len()),
+            );
+        }
+        let ast::Operand::Address(addr) = &ops[1] else {
+            return unsupported(
+                inst,
+                "`tex` without a `[texture, {coordinates}]` operand".into(),
+            );
+        };
+        let inner: Vec<ast::Operand> = addr.operands().collect();
+        match inner.len() {
+            2 => {}
+            3 => {
+                return unsupported(
+                    inst,
+                    "`tex` in independent mode (`[texture, sampler, {coordinates}]`): separate samplers are not modelled".into(),
+                );
+            }
+            n => return unsupported(inst, format!("`tex` address with {n} operands")),
+        }
+        // Destinations: four registers or `_` sinks.
+        let dsts = match self.operand(&ops[0], line, &mut vec![0], usize::MAX, false) {
+            Ok(d) => d,
+            Err(e) if e.message.starts_with("unsupported: ") => {
+                return unsupported(inst, e.message["unsupported: ".len()..].to_string());
+            }
+            Err(e) => return Err(e),
+        };
+        match &dsts {
+            Operand::Vec(v)
+                if v.len() == 4
+                    && v.iter()
+                        .all(|d| matches!(d, Operand::Reg(_) | Operand::Sink)) => {}
+            _ => {
+                return unsupported(
+                    inst,
+                    "`tex` destinations other than a vector of four registers".into(),
+                );
+            }
+        }
+        // The texture: a texture reference by name or a register holding a handle.
+        let texture = match &inner[0] {
+            ast::Operand::Name(n) => {
+                let name = n.name().map(|t| t.text().to_string()).unwrap_or_default();
+                match self.lookup(&name) {
+                    Some(Sym::Texref(r)) => Operand::Texref(r),
+                    Some(Sym::Reg { slot, width: 1 }) => Operand::Reg(slot),
+                    Some(_) => {
+                        return unsupported(
+                            inst,
+                            format!(
+                                "`tex` texture `{name}` is neither a texture reference nor a scalar register"
+                            ),
+                        );
+                    }
+                    None => {
+                        return unsupported(
+                            inst,
+                            format!(
+                                "`tex` texture `{name}` is not a texture reference (samplers and surfaces are not modelled)"
+                            ),
+                        );
+                    }
+                }
+            }
+            _ => {
+                return unsupported(inst, "`tex` texture operand that is not a name".into());
+            }
+        };
+        // Coordinates: registers or immediates; old PTX writes four for every geometry, of
+        // which the leading ones the geometry needs count.
+        let need = match shape {
+            TexShape::D1 => 1,
+            TexShape::D2 => 2,
+            TexShape::D3 | TexShape::Array2D => 3,
+        };
+        let coords = match self.operand(&inner[1], line, &mut vec![0], usize::MAX, false) {
+            Ok(Operand::Vec(v)) => v,
+            Ok(c @ (Operand::Reg(_) | Operand::Imm(_))) => vec![c],
+            Ok(_) => return unsupported(inst, "`tex` coordinates that are not a vector".into()),
+            Err(e) if e.message.starts_with("unsupported: ") => {
+                return unsupported(inst, e.message["unsupported: ".len()..].to_string());
+            }
+            Err(e) => return Err(e),
+        };
+        if coords.len() < need
+            || !coords[..need]
+                .iter()
+                .all(|c| matches!(c, Operand::Reg(_) | Operand::Imm(_)))
+        {
+            return unsupported(
+                inst,
+                format!(
+                    "`tex` needs {need} register or immediate coordinates for its geometry, got {}",
+                    coords.len()
+                ),
+            );
+        }
+        inst.args = vec![dsts, texture, Operand::Vec(coords[..need].to_vec())];
+        if inst.mods.level {
+            match self.operand(&ops[2], line, &mut vec![0], usize::MAX, false) {
+                Ok(lod @ (Operand::Reg(_) | Operand::Imm(_))) => inst.args.push(lod),
+                Ok(_) => {
+                    return unsupported(
+                        inst,
+                        "`tex.level` level of detail that is not a register or immediate".into(),
+                    );
+                }
+                Err(e) if e.message.starts_with("unsupported: ") => {
+                    return unsupported(inst, e.message["unsupported: ".len()..].to_string());
                 }
                 Err(e) => return Err(e),
             }
@@ -957,6 +1106,14 @@ impl FnCx<'_> {
                         generic: false,
                     },
                     Some(Sym::Func(f)) => Operand::Func(f),
+                    Some(Sym::Texref(n)) => {
+                        return Err(err(
+                            line,
+                            format!(
+                                "unsupported: texture reference `{n}` used outside the texture operand of `tex`"
+                            ),
+                        ));
+                    }
                     None if name == "WARP_SZ" => Operand::Imm(Imm::Int(32)),
                     None => {
                         if idx == usize::MAX {
@@ -1072,6 +1229,10 @@ impl FnCx<'_> {
                 match self.lookup(&name) {
                     Some(Sym::Reg { slot, .. }) => Ok((AddrBase::Reg(slot), 0)),
                     Some(Sym::Var(v)) => Ok((AddrBase::Var(v), 0)),
+                    Some(Sym::Texref(n)) => Err(err(
+                        line,
+                        format!("unsupported: texture reference `{n}` used as a memory address"),
+                    )),
                     _ => Err(err(line, format!("undefined address `{name}`"))),
                 }
             }
@@ -1235,6 +1396,25 @@ fn parse_op(opcode: &str, mods: &[String]) -> (Op, Mods, Option<String>) {
         "ldmatrix" => Op::Ldmatrix,
         "mma" => Op::Mma,
         "shfl" => Op::Shfl,
+        "tex" => Op::Tex,
+        "tld4" | "txq" | "istypep" => {
+            return (
+                Op::Unsupported,
+                Mods::default(),
+                Some(format!(
+                    "texture instruction `{opcode}` is not implemented by the interpreter (only `tex` fetches are modelled: no gathers, queries or type tests)"
+                )),
+            );
+        }
+        "suld" | "sust" | "sured" | "suq" => {
+            return (
+                Op::Unsupported,
+                Mods::default(),
+                Some(format!(
+                    "surface instruction `{opcode}` is not implemented by the interpreter (surfaces are not modelled)"
+                )),
+            );
+        }
         "nanosleep" | "prefetch" | "prefetchu" | "pmevent" | "griddepcontrol" | "discard"
         | "applypriority" => Op::Nop,
         other => {
@@ -1262,6 +1442,35 @@ fn parse_op(opcode: &str, mods: &[String]) -> (Op, Mods, Option<String>) {
         let s = s.as_str();
         if let Some(t) = Ty::parse(s) {
             m.types.push(t);
+            continue;
+        }
+        if op == Op::Tex {
+            match s {
+                ".1d" => m.tex = Some(TexShape::D1),
+                ".2d" => m.tex = Some(TexShape::D2),
+                ".3d" => m.tex = Some(TexShape::D3),
+                ".a2d" => m.tex = Some(TexShape::Array2D),
+                ".level" => m.level = true,
+                ".v4" => m.vec = 4,
+                ".cube" | ".acube" => {
+                    return (
+                        Op::Unsupported,
+                        m,
+                        Some(format!(
+                            "`tex{s}`: cube-map textures are not modelled by the interpreter"
+                        )),
+                    );
+                }
+                _ => {
+                    return (
+                        Op::Unsupported,
+                        m,
+                        Some(format!(
+                            "`tex` with `{s}` is not implemented by the interpreter (implemented: tex[.level].{{1d,2d,3d,a2d}}.v4.{{f32,u32,s32}}.{{s32,f32}})"
+                        )),
+                    );
+                }
+            }
             continue;
         }
         match s {
@@ -1421,6 +1630,24 @@ fn parse_op(opcode: &str, mods: &[String]) -> (Op, Mods, Option<String>) {
             m,
             Some("only ldmatrix .m8n8 .b16 is implemented".into()),
         );
+    }
+    if op == Op::Tex {
+        let ok = m.tex.is_some()
+            && m.vec == 4
+            && matches!(
+                m.types.as_slice(),
+                [Ty::F32 | Ty::U32 | Ty::S32, Ty::S32 | Ty::F32]
+            );
+        if !ok {
+            return (
+                Op::Unsupported,
+                m,
+                Some(
+                    "this `tex` form is not implemented (implemented: tex[.level].{1d,2d,3d,a2d}.v4.{f32,u32,s32}.{s32,f32})"
+                        .into(),
+                ),
+            );
+        }
     }
     if op == Op::Vote && m.mode == 0 {
         m.mode = 1;

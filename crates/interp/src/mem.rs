@@ -15,6 +15,7 @@
 use std::collections::BTreeMap;
 
 use crate::devrt::DeviceLog;
+use crate::texture::Textures;
 
 /// First global allocation address. Global addresses are generic addresses (identity).
 pub const GLOBAL_BASE: u64 = 0x0000_0010_0000_0000;
@@ -193,6 +194,8 @@ pub struct Memory {
     unowned: Option<Unowned>,
     /// The `vprintf` / `__assertfail` calls of the runs on this memory.
     log: DeviceLog,
+    /// The textures kernels on this memory can fetch from ([`crate::texture`]).
+    textures: Textures,
 }
 
 impl Memory {
@@ -212,6 +215,16 @@ impl Memory {
             name: name.to_string(),
         });
         base
+    }
+
+    /// The textures of this memory (handles, bound texture references).
+    pub fn textures(&self) -> &Textures {
+        &self.textures
+    }
+
+    /// The textures of this memory, to add textures and bind references.
+    pub fn textures_mut(&mut self) -> &mut Textures {
+        &mut self.textures
     }
 
     /// The records of the device-runtime calls (`vprintf`, `__assertfail`) made by the runs

@@ -848,7 +848,7 @@ impl Cx {
         // The callee's body in its own scope.
         let mut scope = Scope {
             shared: self.module_shared.clone(),
-            constants: warp::single_constant_registers(&body),
+            constants: warp::single_constant_registers(&warp::single_definitions(&body)),
             ..Scope::default()
         };
         // Parameters are written before the body: never constants of its own.

@@ -37,6 +37,7 @@ mod seq;
 mod set;
 mod small;
 mod syscall;
+mod texture;
 mod warp;
 
 pub use call::{Functions, direct_callees};
@@ -110,6 +111,9 @@ pub struct Lowered {
     pub reserved_smem: ReservedSmemUse,
     /// The system functions the kernel calls (`EIATTR_EXTERNS`), in order of first call.
     pub system_calls: Vec<String>,
+    /// Texture references the kernel fetches through and the byte offsets of their words in
+    /// constant bank 0 (after the parameters; `texture.rs`).
+    pub texture_slots: Vec<(String, u32)>,
 }
 
 /// The stack-pointer register ptxas initializes in every kernel (`R1 = c[0x0][0x28]`).
@@ -308,6 +312,15 @@ struct Cx {
     after_ret: Option<Block>,
     /// IR instructions emitted so far (inlining is bounded by it).
     emitted: usize,
+    /// Kernel-body registers loaded from a whole 64-bit kernel parameter: register →
+    /// parameter (texture objects, `texture.rs`).
+    texture_params: FxHashMap<String, String>,
+    /// The module's texture references.
+    texrefs: rustc_hash::FxHashSet<String>,
+    /// Texture references fetched through, with their word's offset in constant bank 0.
+    texture_slots: Vec<(String, u32)>,
+    /// Bytes of the kernel's parameters (texture-reference words follow them).
+    param_end: u32,
 }
 
 /// Module-scope variables a kernel may refer to.
@@ -325,6 +338,8 @@ pub struct ModuleVars {
     /// System functions (`vprintf`, `__assertfail`) declared in the module, in declaration
     /// order: their addresses follow the globals' in the address table.
     pub system_functions: Vec<String>,
+    /// Texture references (`.global .texref`, `.tex`), in declaration order.
+    pub texrefs: Vec<String>,
 }
 
 /// Lowers one kernel. `function` is the `FUNCTION` node (trivia-free tree from the db);
@@ -350,6 +365,7 @@ pub fn lower_kernel(
     let mut func = Func::new(name);
     let entry = func.new_block();
     func.order.push(entry);
+    let defs = warp::single_definitions(&body);
     let mut cx = Cx {
         target,
         f: func,
@@ -372,7 +388,11 @@ pub fn lower_kernel(
         guard: None,
         needs_desc: false,
         collective_syncs: Vec::new(),
-        constants: warp::single_constant_registers(&body),
+        constants: warp::single_constant_registers(&defs),
+        texture_params: texture::parameter_registers(&defs),
+        texrefs: module.texrefs.iter().cloned().collect(),
+        texture_slots: Vec::new(),
+        param_end: 0,
         globals: module
             .globals
             .iter()
@@ -442,6 +462,7 @@ pub fn lower_kernel(
             align,
         });
     }
+    cx.param_end = cursor;
     cx.param_ptrs = param_ptr::param_pointers(&body, &cx.params);
     let mut max_threads = None;
     let mut reqntid = None;
@@ -608,6 +629,7 @@ pub fn lower_kernel(
         frame_size: cx.frame_size,
         reserved_smem: cx.reserved_smem,
         system_calls: cx.system_called,
+        texture_slots: cx.texture_slots,
     })
 }
 
@@ -1622,6 +1644,22 @@ impl Cx {
                 self.copy_words(d, t, w);
                 Ok(())
             }
+            "neg" if has(".ftz") && has(".f32") && mods.len() == 2 => {
+                // ptxas 13.0.88: `FADD.FTZ d, -RZ, -a` (a subnormal input flushes to -0).
+                Self::need(node, ops, 2)?;
+                let a = self.reg_src(&ops[1], 1)?;
+                let d = self.dst(&ops[0], 1)?;
+                self.push(Inst::new(
+                    "FADD.FTZ",
+                    vec![
+                        Operand::r(d),
+                        Operand::neg(Reg::Zero(Class::R)),
+                        Operand::neg(a),
+                    ],
+                    vec![0],
+                ));
+                Ok(())
+            }
             "abs" if has(".ftz") && has(".f32") && mods.len() == 2 => {
                 // ptxas 13.0.88: `FADD.FTZ d, |a|, -RZ` (flushes a subnormal input to +0).
                 Self::need(node, ops, 2)?;
@@ -1812,6 +1850,7 @@ impl Cx {
                 Ok(())
             }
             "shfl" => self.shfl(node, mods, ops),
+            "tex" => self.tex(node, mods, ops),
             "clz" | "brev" | "popc" | "bfind" => self.bit_count(node, opcode, mods, ops),
             "bmsk" | "bfe" | "bfi" => self.bitfield(node, opcode, mods, ops),
             "slct" => self.slct(node, mods, ops),

@@ -846,37 +846,52 @@ fn writes_register(i: &ast::Instruction, name: &str) -> bool {
     })
 }
 
-/// Registers of a kernel body that hold one constant throughout: their only definition (any
-/// instruction naming them in its first operand counts as one, which over-counts and so errs
-/// on the safe side) is `mov` of an integer literal. Used to recognize member masks written
-/// `mov.u32 %r, -1; vote.sync.ballot.b32 %r2, %p, %r;`. Values are sign-extended literals
-/// (`-1` is `u64::MAX`).
-pub(crate) fn single_constant_registers(body: &ast::Block) -> rustc_hash::FxHashMap<String, u64> {
-    let mut defs: rustc_hash::FxHashMap<String, (usize, Option<u64>)> =
+/// Registers of a kernel body with exactly one defining instruction (any instruction naming
+/// them in its first operand counts as one, which over-counts and so errs on the safe side):
+/// register → that instruction.
+pub(crate) fn single_definitions(
+    body: &ast::Block,
+) -> rustc_hash::FxHashMap<String, ast::Instruction> {
+    let mut defs: rustc_hash::FxHashMap<String, (usize, ast::Instruction)> =
         rustc_hash::FxHashMap::default();
     for node in body.syntax().descendants() {
         let Some(i) = ast::Instruction::cast(node) else {
             continue;
         };
-        let ops: Vec<ast::Operand> = i.operands().collect();
-        let Some(first) = ops.first() else { continue };
-        let opcode = i.opcode().map(|t| t.text().to_string()).unwrap_or_default();
-        let value = (opcode == "mov" && i.guard().is_none() && ops.len() == 2)
-            .then(|| ops[1].as_int())
-            .flatten();
+        let Some(first) = i.operands().next() else {
+            continue;
+        };
         for n in first
             .syntax()
             .descendants_with_tokens()
             .filter_map(|e| e.into_token())
             .filter(|t| t.kind() == syntax::SyntaxKind::IDENT)
         {
-            let e = defs.entry(n.text().to_string()).or_insert((0, None));
+            let e = defs.entry(n.text().to_string()).or_insert((0, i.clone()));
             e.0 += 1;
-            e.1 = value;
         }
     }
     defs.into_iter()
-        .filter_map(|(n, (count, v))| (count == 1).then_some(v).flatten().map(|v| (n, v)))
+        .filter_map(|(n, (count, i))| (count == 1).then_some((n, i)))
+        .collect()
+}
+
+/// Registers of a kernel body that hold one constant throughout: their only definition
+/// ([`single_definitions`]) is `mov` of an integer literal. Used to recognize member masks
+/// written `mov.u32 %r, -1; vote.sync.ballot.b32 %r2, %p, %r;`. Values are sign-extended
+/// literals (`-1` is `u64::MAX`).
+pub(crate) fn single_constant_registers(
+    defs: &rustc_hash::FxHashMap<String, ast::Instruction>,
+) -> rustc_hash::FxHashMap<String, u64> {
+    defs.iter()
+        .filter_map(|(n, i)| {
+            let opcode = i.opcode()?;
+            let ops: Vec<ast::Operand> = i.operands().collect();
+            if opcode.text() != "mov" || i.guard().is_some() || ops.len() != 2 {
+                return None;
+            }
+            Some((n.clone(), ops[1].as_int()?))
+        })
         .collect()
 }
 
@@ -895,7 +910,8 @@ mod tests {
             .descendants()
             .find_map(syntax::ast::Function::cast)
             .unwrap();
-        let mut v: Vec<_> = super::single_constant_registers(&f.body().unwrap())
+        let defs = super::single_definitions(&f.body().unwrap());
+        let mut v: Vec<_> = super::single_constant_registers(&defs)
             .into_iter()
             .collect();
         v.sort();

@@ -14,6 +14,7 @@ pub mod listing;
 pub mod model;
 pub mod table;
 pub mod text;
+pub mod texture;
 
 use std::sync::OnceLock;
 

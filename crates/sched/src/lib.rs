@@ -118,6 +118,8 @@ pub fn is_variable_latency(i: &Inst, sm: u32) -> bool {
         "MATCH" => true,
         // The same tables: `class QSPC variable` (sm_80 and sm_90).
         "QSPC" => true,
+        // The same tables: `class TEX variable`, `class TLD variable`.
+        "TEX" | "TLD" => true,
         "LDC" | "F2F" => true,
         // ptxas scoreboards every FRND (ordinary and .F64) on sm_80 and sm_90.
         "FRND" => true,
