@@ -340,6 +340,20 @@ pub fn template(lines: &[String], n: usize, wide: bool) -> Result<String, String
             if l.starts_with(".weak") {
                 continue;
             }
+            // ptxas makes the canonical NaN of an invalid f32 division with `MUFU.RSQ R, -QNAN`
+            // (the reciprocal square root of a NaN is the canonical NaN 0x7fffffff); the
+            // template writes that value directly (an operand form the tables lack).
+            let quiet;
+            let l = match l
+                .strip_prefix("MUFU.RSQ ")
+                .and_then(|r| r.strip_suffix(", -QNAN"))
+            {
+                Some(d) if reg(d, "R").is_some() => {
+                    quiet = format!("MOV {d}, 0x7fffffff");
+                    quiet.as_str()
+                }
+                _ => l,
+            };
             if l.contains("c[") || l.contains("UR") || l.contains("QNAN") || l.contains(".H0") {
                 return Err(format!("operand form: {l}"));
             }

@@ -172,6 +172,47 @@ impl Liveness {
     }
 }
 
+/// Per block (layout position), the virtual registers some definition of which reaches the
+/// block's entry on some path from the kernel's entry ("maybe defined"). A value live at a
+/// point no definition of it reaches holds nothing there (every use it may reach would read
+/// an undefined value), so it need not keep a register: the allocator builds interference
+/// only among values that are both live and maybe defined.
+pub fn maybe_defined(f: &Func) -> Vec<VSet> {
+    let n = f.order.len();
+    let nv = f.vregs.len();
+    let succ: Vec<Vec<usize>> = (0..n).map(|k| f.successors(k)).collect();
+    let defs: Vec<VSet> = f
+        .order
+        .iter()
+        .map(|b| {
+            let mut d = VSet::new(nv);
+            for i in &f.blocks[*b].insts {
+                for r in i.def_regs() {
+                    if let Reg::Virt { vreg, .. } = r {
+                        d.insert(vindex(vreg));
+                    }
+                }
+            }
+            d
+        })
+        .collect();
+    let mut entry = vec![VSet::new(nv); n];
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for k in 0..n {
+            let mut out = entry[k].clone();
+            out.union_with(&defs[k]);
+            for &s in &succ[k] {
+                if entry[s].union_with(&out) {
+                    changed = true;
+                }
+            }
+        }
+    }
+    entry
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

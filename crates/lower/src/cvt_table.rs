@@ -177,7 +177,18 @@ impl Cx {
         mods: &[String],
         ops: &[ast::Operand],
     ) -> Result<bool, LowerError> {
-        let key = format!("{opcode}{}", mods.concat());
+        // The table's modifier order: rounding, `.ftz`, type (PTX accepts `div.ftz.rn.f32`).
+        let rank = |m: &String| match m.as_str() {
+            ".rn" | ".rz" | ".rm" | ".rp" | ".approx" => 0,
+            ".ftz" => 1,
+            _ => 2,
+        };
+        let mut sorted: Vec<&String> = mods.iter().collect();
+        sorted.sort_by_key(|m| rank(m));
+        let key = format!(
+            "{opcode}{}",
+            sorted.iter().map(|m| m.as_str()).collect::<String>()
+        );
         let col = usize::from(self.target.sm >= 90);
         let Some(text) = math_table().get(&key).and_then(|c| c[col].clone()) else {
             return Ok(false);

@@ -1725,7 +1725,17 @@ impl Cx {
             "div" if fmath::is_float_div(mods) && (has(".approx") || has(".full")) => {
                 self.div_approx(node, mods, ops)
             }
-            "div" if has(".f32") && has(".rn") => self.div_rn_f32(node, mods, ops),
+            "div" if has(".f32") && has(".rn") && !has(".ftz") => self.div_rn_f32(node, mods, ops),
+            "div" if has(".f32") && [".rn", ".rz", ".rm", ".rp"].iter().any(|r| has(r)) => {
+                // ptxas's routine in the other rounding modes and with `.ftz`
+                // (`cargo xtask math-forms`).
+                Self::need(node, ops, 3)?;
+                if self.math_from_table(opcode, mods, ops)? {
+                    Ok(())
+                } else {
+                    unsup(&format!("{opcode}{}", mods.concat()))
+                }
+            }
             "rcp" | "sqrt" | "rsqrt" | "ex2" | "lg2" | "sin" | "cos" | "tanh" if has(".approx") => {
                 self.approx_unary(node, opcode, mods, ops)
             }

@@ -104,6 +104,7 @@ fn clobber_mask(class: Class) -> [u64; 4] {
 pub fn interference(f: &Func) -> Interference {
     let nv = f.vregs.len();
     let live = Liveness::compute(f);
+    let defined = ir::liveness::maybe_defined(f);
     let class: Vec<Class> = f.vregs.iter().map(|(_, d)| d.class).collect();
     let mut adj: Vec<Vec<u32>> = vec![Vec::new(); nv];
     let mut first = vec![u32::MAX; nv];
@@ -128,6 +129,20 @@ pub fn interference(f: &Func) -> Interference {
             }
             pos += 1;
         }
+        // Where in the block each value is first defined: with the values defined on entry,
+        // what is maybe defined after each instruction (`ir::liveness::maybe_defined`).
+        let mut first_def: rustc_hash::FxHashMap<usize, usize> = Default::default();
+        for (idx, i) in insts.iter().enumerate() {
+            for r in i.def_regs() {
+                if let Reg::Virt { vreg, .. } = r {
+                    first_def.entry(vindex(vreg)).or_insert(idx);
+                }
+            }
+        }
+        let entry = &defined[k];
+        let defined_after = |v: usize, idx: usize| {
+            entry.contains(v) || first_def.get(&v).is_some_and(|&d| d <= idx)
+        };
         let mut l: VSet = live.live_out[k].clone();
         walk_block_backward(f, insts, &mut l, &mut cover, |idx, after| {
             let i = &insts[idx];
@@ -138,15 +153,16 @@ pub fn interference(f: &Func) -> Interference {
                     _ => None,
                 })
                 .collect();
+            let after: Vec<usize> = after.iter().filter(|&v| defined_after(v, idx)).collect();
             if i.is_system_call() {
-                for v in after.iter().filter(|v| !defs.contains(v)) {
+                for &v in after.iter().filter(|v| !defs.contains(v)) {
                     for (w, m) in forbid[v].iter_mut().zip(mask_of(class[v])) {
                         *w |= m;
                     }
                 }
             }
             for (n, &d) in defs.iter().enumerate() {
-                for v in after.iter().chain(defs[..n].iter().copied()) {
+                for v in after.iter().copied().chain(defs[..n].iter().copied()) {
                     if v != d && class[v] == class[d] {
                         adj[d].push(v as u32);
                         adj[v].push(d as u32);
