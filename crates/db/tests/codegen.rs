@@ -67,10 +67,12 @@ const EXAMPLES: &[&str] = &[
     "../../test-data/codegen/generic_atom.ptx",
     "../../test-data/codegen/mulhi64.ptx",
     "../../test-data/codegen/texture.ptx",
+    "../../test-data/codegen/half2.ptx",
+    "../../test-data/codegen/half2_bf16.ptx",
 ];
 
 /// The refusals the examples are expected to meet: (file, SM).
-const REFUSED: &[(&str, &str)] = &[("griddep.ptx", "sm_80")];
+const REFUSED: &[(&str, &str)] = &[("griddep.ptx", "sm_80"), ("half2_bf16.ptx", "sm_80")];
 
 /// Examples executed against ptxas's cubin in the emulator instead of the interpreter
 /// (`approximate_math_executes_like_ptxas`): approximate math (MUFU), which the interpreter

@@ -1005,6 +1005,19 @@ fn lane_op(ctx: &mut Ctx<'_>, w: &mut Warp, inst: &Inst, l: usize, active: u32) 
                 min_max(a.wrapping_add(b), c, p, inst.has_mod("U32")),
             )
         }
+        "VABSDIFF" => {
+            // `sad`: |a - b| + c, the difference of signed (default) or `.U32` values.
+            check_mods(inst, &["U32"])?;
+            let a = raw32(ctx, w, l, o(1)?)?;
+            let b = raw32(ctx, w, l, o(2)?)?;
+            let c = raw32(ctx, w, l, o(3)?)?;
+            let diff = if inst.has_mod("U32") {
+                a.abs_diff(b)
+            } else {
+                (a as i32).abs_diff(b as i32)
+            };
+            wr(w, l, o(0)?, diff.wrapping_add(c))
+        }
         "IABS" => {
             check_mods(inst, &[])?;
             let a = raw32(ctx, w, l, o(1)?)?;

@@ -369,8 +369,15 @@ pub fn sqrt(a: f64, mode: Rnd, fmt: Fmt) -> u64 {
     if !q.is_finite() || q == 0.0 {
         return round(q, Ordering::Equal, mode, fmt, false);
     }
-    // a - q^2: positive means the exact root is above q.
-    let r = -q.mul_add(q, -a);
+    // a - q^2: positive means the exact root is above q. For a tiny `a` the residual lies
+    // below f64's subnormal grid and would round to zero: compute it on a·2^256 and q·2^128
+    // instead (exact scalings; q, the root of an f64, is normal).
+    let (a2, q2) = if a < 2f64.powi(-900) {
+        (a * 2f64.powi(256), q * 2f64.powi(128))
+    } else {
+        (a, q)
+    };
+    let r = -q2.mul_add(q2, -a2);
     round(q, sign_of(r), mode, fmt, false)
 }
 
@@ -567,5 +574,12 @@ mod tests {
         let dm = f64::from_bits(div(1.0, 3.0, Rnd::M, F64));
         let dp = f64::from_bits(div(1.0, 3.0, Rnd::P, F64));
         assert_eq!(dm.next_up(), dp);
+        // The root of a subnormal: 0x10c6794b2b8fd rounds to nearest upwards (…1a), so the
+        // root rounded down is one ulp below.
+        let a = f64::from_bits(0x0001_0c67_94b2_b8fd);
+        assert_eq!(sqrt(a, Rnd::Ne, F64), 0x1fe0_6210_22b8_f81a);
+        assert_eq!(sqrt(a, Rnd::M, F64), 0x1fe0_6210_22b8_f819);
+        assert_eq!(sqrt(a, Rnd::Z, F64), 0x1fe0_6210_22b8_f819);
+        assert_eq!(sqrt(a, Rnd::P, F64), 0x1fe0_6210_22b8_f81a);
     }
 }

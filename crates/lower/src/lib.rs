@@ -28,6 +28,7 @@ mod cvta;
 mod fence;
 mod fmath;
 mod funnel;
+mod half;
 mod local;
 mod modvar;
 mod param;
@@ -871,7 +872,13 @@ impl Cx {
             return Err(unsupported(v.syntax(), "vector registers"));
         }
         let tyt = v.ty().map(|t| t.text().to_string()).unwrap_or_default();
-        let Some(ty) = Ty::parse(&tyt) else {
+        // An `.f16`/`.bf16` register holds its value like a `.b16` one (`small.rs`: the low
+        // half of an R register): instructions type their operands, not the registers.
+        let parsed = match tyt.as_str() {
+            ".f16" | ".bf16" => Some(Ty::B16),
+            t => Ty::parse(t),
+        };
+        let Some(ty) = parsed else {
             // Declaring registers of an unsupported type is harmless; using one is not.
             for d in v.declarators() {
                 let Some(n) = d.name() else { continue };
@@ -1287,6 +1294,9 @@ impl Cx {
         {
             // A parameter's address, folded into the `ld.param`s that use it (`param_ptr.rs`).
             return Ok(());
+        }
+        if let Some(r) = self.half2_arith(node, opcode, mods, ops) {
+            return r;
         }
         if opcode == "cvt"
             && ops.len() == 3
@@ -1861,6 +1871,25 @@ impl Cx {
             }
             "shfl" => self.shfl(node, mods, ops),
             "tex" => self.tex(node, mods, ops),
+            "sad" if mods.len() == 1 && (has(".s32") || has(".u32")) => {
+                // ptxas 13.0.88: `VABSDIFF[.U32] d, a, b, c` (sm_80 and sm_90).
+                Self::need(node, ops, 4)?;
+                let a = self.reg_src(&ops[1], 1)?;
+                let b = self.reg_src(&ops[2], 1)?;
+                let c = self.reg_src(&ops[3], 1)?;
+                let d = self.dst(&ops[0], 1)?;
+                let op = if has(".u32") {
+                    "VABSDIFF.U32"
+                } else {
+                    "VABSDIFF"
+                };
+                self.push(Inst::new(
+                    op,
+                    vec![Operand::r(d), Operand::r(a), Operand::r(b), Operand::r(c)],
+                    vec![0],
+                ));
+                Ok(())
+            }
             "clz" | "brev" | "popc" | "bfind" => self.bit_count(node, opcode, mods, ops),
             "bmsk" | "bfe" | "bfi" => self.bitfield(node, opcode, mods, ops),
             "slct" => self.slct(node, mods, ops),

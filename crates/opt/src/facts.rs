@@ -395,6 +395,11 @@ impl Rewriter<'_> {
         // uniform register or reload: its readers are rewritten through it instead, and it
         // becomes dead.
         let copy_only = inst.op == "MOV" && inst.operands.len() == 2;
+        // A call's target stays in the register form ptxas writes (`CALL.ABS.NOINC R2`), not
+        // a uniform register the tables also encode.
+        if inst.base_op() == "CALL" {
+            return;
+        }
         for k in 0..inst.operands.len() {
             if inst.defs.contains(&k) {
                 continue;
