@@ -685,6 +685,15 @@ pub fn propagate(f: &mut Func, sm: u32, forms: &mut Forms) {
     // fixpoint as recomputing every block each sweep, without re-running the unchanged ones).
     let mut out: Vec<Option<Facts>> = vec![None; n];
     let mut dirty = vec![true; n];
+    let in_loop = blocks_in_loops(f);
+    // A block whose only predecessor has no other successor and lies on no cycle takes that
+    // predecessor's facts instead of a copy: the predecessor is computed once and nothing
+    // else reads its facts (huge straight-line kernels split into thousands of blocks would
+    // otherwise hold a copy of every fact per block).
+    let sole = |k: usize| match preds[k].as_slice() {
+        [p] if *p + 1 == k && succ[*p].len() == 1 && !in_loop[*p] && !in_loop[k] => Some(*p),
+        _ => None,
+    };
     let mut changed = true;
     while changed {
         changed = false;
@@ -694,6 +703,11 @@ pub fn propagate(f: &mut Func, sm: u32, forms: &mut Forms) {
             }
             let mut facts = if k == 0 {
                 Facts::default()
+            } else if let Some(p) = sole(k) {
+                match out[p].take() {
+                    Some(m) => m,
+                    None => continue,
+                }
             } else {
                 let mut it = preds[k].iter().filter_map(|p| out[*p].as_ref());
                 match it.next() {
@@ -722,7 +736,6 @@ pub fn propagate(f: &mut Func, sm: u32, forms: &mut Forms) {
         }
     }
     let live = Liveness::compute(f);
-    let in_loop = blocks_in_loops(f);
     let probe_ur = [
         f.new_vreg(Class::UR, 1, "probe"),
         f.new_vreg(Class::UR, 2, "probe"),
@@ -732,9 +745,18 @@ pub fn propagate(f: &mut Func, sm: u32, forms: &mut Forms) {
         forms,
         probe_ur,
     };
+    // The facts at the end of the block rewritten last: the entry facts of a block whose
+    // sole predecessor it is (`sole`, whose `out` the data flow gave away).
+    let mut carry: Option<Facts> = None;
     for k in 0..n {
+        let carried = carry.take();
         let mut facts = if k == 0 {
             Facts::default()
+        } else if sole(k).is_some() {
+            match carried {
+                Some(m) => m,
+                None => continue,
+            }
         } else {
             let mut it = preds[k].iter().filter_map(|p| out[*p].as_ref());
             match it.next() {
@@ -772,6 +794,7 @@ pub fn propagate(f: &mut Func, sm: u32, forms: &mut Forms) {
             new.push(i);
         }
         f.blocks[b].insts = new;
+        carry = Some(facts);
     }
 }
 

@@ -107,6 +107,7 @@ pub fn interference(f: &Func) -> Interference {
     let defined = ir::liveness::maybe_defined(f);
     let class: Vec<Class> = f.vregs.iter().map(|(_, d)| d.class).collect();
     let mut adj: Vec<Vec<u32>> = vec![Vec::new(); nv];
+    let mut compact_at: Vec<usize> = vec![64; nv];
     let mut first = vec![u32::MAX; nv];
     let mut cover = vec![0u8; nv];
     let mut forbid = vec![[0u64; 4]; nv];
@@ -166,6 +167,16 @@ pub fn interference(f: &Func) -> Interference {
                     if v != d && class[v] == class[d] {
                         adj[d].push(v as u32);
                         adj[v].push(d as u32);
+                        // Every definition of a value adds its neighbours again: compact
+                        // lists that doubled since their last compaction (huge kernels
+                        // would otherwise hold billions of duplicate edges).
+                        for x in [d, v] {
+                            if adj[x].len() > compact_at[x] {
+                                adj[x].sort_unstable();
+                                adj[x].dedup();
+                                compact_at[x] = (2 * adj[x].len()).max(64);
+                            }
+                        }
                     }
                 }
             }
