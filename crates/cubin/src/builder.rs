@@ -380,62 +380,36 @@ impl Builder {
                 resolved: &[],
             }))
             .collect();
+        // A relocation section (with addends) over the symbol table; its data and target
+        // section (`info`) are filled in once the symbols exist.
+        let rela_section = |name: String| {
+            let mut s = plain(name, sht::RELA, shf::INFO_LINK, 8, SectionData::Null);
+            s.link = symtab;
+            s.entsize = 24;
+            s
+        };
         let rela: Vec<Option<u32>> = units
             .iter()
             .map(|u| {
-                (!u.relocs.is_empty() || !u.resolved.is_empty()).then(|| {
-                    let mut s = plain(
-                        format!(".rela.text.{}", u.name),
-                        sht::RELA,
-                        shf::INFO_LINK,
-                        8,
-                        SectionData::Null,
-                    );
-                    s.link = symtab;
-                    s.entsize = 24;
-                    push(&mut secs, s)
-                })
+                (!u.relocs.is_empty() || !u.resolved.is_empty())
+                    .then(|| push(&mut secs, rela_section(format!(".rela.text.{}", u.name))))
             })
             .collect();
         // Call frame information: one FDE per code unit, its start relocated against the
         // function symbol (R_CUDA_64 = 2) as ptxas does.
-        let mut frame_sec = plain(
-            ".rela.debug_frame".into(),
-            sht::RELA,
-            shf::INFO_LINK,
-            8,
-            SectionData::Null,
-        );
-        frame_sec.link = symtab;
+        let mut frame_sec = rela_section(".rela.debug_frame".into());
         frame_sec.info = debug_frame;
-        frame_sec.entsize = 24;
-        let rela_const4 = (!self.address_table.is_empty()).then(|| {
-            let mut s = plain(
-                ".rela.nv.constant4".into(),
-                sht::RELA,
-                shf::INFO_LINK,
-                8,
-                SectionData::Null,
-            );
-            s.link = symtab;
-            s.entsize = 24;
-            push(&mut secs, s)
-        });
+        let rela_const4 = (!self.address_table.is_empty())
+            .then(|| push(&mut secs, rela_section(".rela.nv.constant4".into())));
         let rela_const0: Vec<Option<u32>> = self
             .kernels
             .iter()
             .map(|k| {
                 (!k.texture_slots.is_empty()).then(|| {
-                    let mut s = plain(
-                        format!(".rela.nv.constant0.{}", k.name),
-                        sht::RELA,
-                        shf::INFO_LINK,
-                        8,
-                        SectionData::Null,
-                    );
-                    s.link = symtab;
-                    s.entsize = 24;
-                    push(&mut secs, s)
+                    push(
+                        &mut secs,
+                        rela_section(format!(".rela.nv.constant0.{}", k.name)),
+                    )
                 })
             })
             .collect();

@@ -1654,42 +1654,26 @@ impl Cx {
                 self.copy_words(d, t, w);
                 Ok(())
             }
-            "neg" if has(".ftz") && has(".f32") && mods.len() == 2 => {
-                // ptxas 13.0.88: `FADD.FTZ d, -RZ, -a` (a subnormal input flushes to -0).
+            "neg" | "abs" if has(".ftz") && has(".f32") && mods.len() == 2 => {
+                // ptxas 13.0.88: `FADD.FTZ d, -RZ, -a` for neg (a subnormal input flushes to
+                // -0) and `FADD.FTZ d, |a|, -RZ` for abs (to +0).
                 Self::need(node, ops, 2)?;
                 let a = self.reg_src(&ops[1], 1)?;
                 let d = self.dst(&ops[0], 1)?;
-                self.push(Inst::new(
-                    "FADD.FTZ",
-                    vec![
-                        Operand::r(d),
-                        Operand::neg(Reg::Zero(Class::R)),
-                        Operand::neg(a),
-                    ],
-                    vec![0],
-                ));
-                Ok(())
-            }
-            "abs" if has(".ftz") && has(".f32") && mods.len() == 2 => {
-                // ptxas 13.0.88: `FADD.FTZ d, |a|, -RZ` (flushes a subnormal input to +0).
-                Self::need(node, ops, 2)?;
-                let a = self.reg_src(&ops[1], 1)?;
-                let d = self.dst(&ops[0], 1)?;
-                self.push(Inst::new(
-                    "FADD.FTZ",
-                    vec![
-                        Operand::r(d),
-                        Operand::Reg {
-                            reg: a,
-                            neg: false,
-                            not: false,
-                            abs: true,
-                            sel: ir::Sel::None,
-                        },
-                        Operand::neg(Reg::Zero(Class::R)),
-                    ],
-                    vec![0],
-                ));
+                let minus_zero = Operand::neg(Reg::Zero(Class::R));
+                let (x, y) = if opcode == "neg" {
+                    (minus_zero, Operand::neg(a))
+                } else {
+                    let abs = Operand::Reg {
+                        reg: a,
+                        neg: false,
+                        not: false,
+                        abs: true,
+                        sel: ir::Sel::None,
+                    };
+                    (abs, minus_zero)
+                };
+                self.push(Inst::new("FADD.FTZ", vec![Operand::r(d), x, y], vec![0]));
                 Ok(())
             }
             "neg" | "abs" => {
