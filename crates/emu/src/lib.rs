@@ -9,7 +9,8 @@
 //! Calls of the device runtime's `vprintf` and `__assertfail` ([`syscall`]) are recorded in
 //! the memory's `interp::DeviceLog`, the interpreter's model of them.
 //! [`harness`] runs a PTX kernel in the reference interpreter and its ptxas cubin here with
-//! the same inputs and compares the results.
+//! the same inputs and compares the results; [`retry`] gives the launches to try when the
+//! generic one leaves a kernel not comparable.
 
 #![forbid(unsafe_code)]
 
@@ -18,6 +19,7 @@ pub mod fallback;
 pub mod harness;
 pub mod load;
 pub mod ops;
+pub mod retry;
 pub mod syscall;
 
 pub use exec::{EmuError, Launch, Stats, run};

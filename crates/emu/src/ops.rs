@@ -1131,6 +1131,7 @@ fn lane_op(ctx: &mut Ctx<'_>, w: &mut Warp, inst: &Inst, l: usize, active: u32) 
         }
         "LDG" | "LD" | "LDS" | "LDL" => load(ctx, w, inst, l),
         "STG" | "ST" | "STS" | "STL" => store(ctx, w, inst, l),
+        "LDGSTS" => ldgsts(ctx, w, inst, l),
         "ATOMG" | "ATOM" | "ATOMS" | "RED" | "REDG" => atom(ctx, w, inst, l),
         "TEX" | "TLD" => texture(ctx, w, inst, l),
         "QSPC" => {
@@ -1164,6 +1165,30 @@ fn lane_op(ctx: &mut Ctx<'_>, w: &mut Warp, inst: &Inst, l: usize, active: u32) 
             wr(w, l, o(0)?, bits)
         }
         "FSETP" => fsetp(ctx, w, inst, l, false),
+        "FSET" => {
+            // `FSET[.BF].cmp.bop d, a, b, c`: d = (a cmp b) bop c as 1.0 (`.BF`) or all ones,
+            // else 0.
+            let allowed: Vec<&str> = CMPS
+                .iter()
+                .chain(BOPS)
+                .chain(&["FTZ", "BF"])
+                .copied()
+                .collect();
+            check_mods(inst, &allowed)?;
+            let cmp = find_mod(inst, CMPS)
+                .ok_or_else(|| Fault::Unsupported("FSET without a comparison".into()))?;
+            let bop = find_mod(inst, BOPS).unwrap_or("AND");
+            let ftz = inst.has_mod("FTZ");
+            let a = f32src(ctx, w, l, o(1)?, ftz)?;
+            let b = f32src(ctx, w, l, o(2)?, ftz)?;
+            let v = bool_op(bop, fcmp(cmp, a, b)?, pred(w, l, o(3)?)?)?;
+            let t = if inst.has_mod("BF") {
+                1.0f32.to_bits()
+            } else {
+                u32::MAX
+            };
+            wr(w, l, o(0)?, if v { t } else { 0 })
+        }
         "DSETP" => fsetp(ctx, w, inst, l, true),
         "FCHK" => {
             check_mods(inst, &[])?;
@@ -1820,12 +1845,33 @@ fn min_max(a: u32, b: u32, p: bool, unsigned: bool) -> u32 {
     }
 }
 
+/// `FMUL`'s product scales (`.D2` = halved, ..., `.M8` = times 8), applied before the one
+/// rounding.
+const FMUL_SCALES: &[(&str, f64)] = &[
+    ("D2", 0.5),
+    ("D4", 0.25),
+    ("D8", 0.125),
+    ("M2", 2.0),
+    ("M4", 4.0),
+    ("M8", 8.0),
+];
+
 fn ffma(ctx: &Ctx<'_>, w: &mut Warp, inst: &Inst, l: usize) -> R<()> {
-    check_mods(inst, &["FTZ", "SAT", "RN", "RZ", "RM", "RP"])?;
+    let is_mul = base_name(&inst.opcode) == "FMUL";
+    let mut allowed = vec!["FTZ", "SAT", "RN", "RZ", "RM", "RP"];
+    if is_mul {
+        allowed.extend(FMUL_SCALES.iter().map(|(m, _)| *m));
+    }
+    check_mods(inst, &allowed)?;
     let ftz = inst.has_mod("FTZ");
     let mode = rnd(inst);
     let d = op_at(inst, 0)?;
-    let a = f32src(ctx, w, l, op_at(inst, 1)?, ftz)?;
+    let scale = FMUL_SCALES
+        .iter()
+        .find(|(m, _)| inst.has_mod(m))
+        .map_or(1.0, |(_, k)| *k);
+    // Exact in f64: a 24-bit significand times a power of two.
+    let a = f32src(ctx, w, l, op_at(inst, 1)?, ftz)? * scale;
     let b = f32src(ctx, w, l, op_at(inst, 2)?, ftz)?;
     let r = match base_name(&inst.opcode) {
         "FADD" => float::add(a, b, mode, F32),
@@ -2201,6 +2247,54 @@ fn store(ctx: &mut Ctx<'_>, w: &mut Warp, inst: &Inst, l: usize) -> R<()> {
     let mut bytes: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
     bytes.truncate(n);
     ctx.store(w, l, space, a, &bytes)
+}
+
+/// `LDGSTS[.size][.ZFILL] [shared], [global.64], p` (`cp.async`): copies 4, 8 (`.64`) or 16
+/// (`.128`) bytes from global to shared memory. The copy completes here, at issue; PTX lets
+/// a kernel read the destination only after `cp.async.wait_group`/`wait_all` (`LDGDEPBAR`,
+/// `DEPBAR`), so no correct kernel can tell. When `p` (default `PT`) is false the
+/// destination gets zeros (`ignore-src`); with `.ZFILL` the low bits of the global address
+/// (modulo the size) are the number of trailing bytes to zero, the rest is copied from the
+/// address rounded down to the size (ptxas adds `(size - src-size) % size` to the source
+/// for `cp.async ..., src-size`; read from ptxas 13.0.88's sm_80/sm_90 code).
+fn ldgsts(ctx: &mut Ctx<'_>, w: &mut Warp, inst: &Inst, l: usize) -> R<()> {
+    check_mods(inst, &["E", "BYPASS", "LTC128B", "ZFILL", "64", "128"])?;
+    let n: usize = if inst.has_mod("128") {
+        16
+    } else if inst.has_mod("64") {
+        8
+    } else {
+        4
+    };
+    let (dst, src) = match (&op_at(inst, 0)?.kind, &op_at(inst, 1)?.kind) {
+        (OperandKind::Mem { addr: d, .. }, OperandKind::Mem { addr: s, .. }) => (d, s),
+        _ => return unsupported("LDGSTS operand layout"),
+    };
+    let copy = match inst.operands.get(2) {
+        Some(p) => pred(w, l, p)?,
+        None => true,
+    };
+    let d = address(w, l, dst, false)?;
+    let mut a = address(w, l, src, true)?;
+    let mut bytes = [0u8; 16];
+    if copy {
+        let mut keep = n;
+        if inst.has_mod("ZFILL") {
+            keep = n - (a % n as u64) as usize;
+            a -= (n - keep) as u64;
+        }
+        if keep == n {
+            ctx.load(w, l, Space::Global, a, &mut bytes[..n])?;
+        } else {
+            // Only the kept bytes are read (the rest may lie past the source's end).
+            for (i, b) in bytes[..keep].iter_mut().enumerate() {
+                let mut one = [0u8];
+                ctx.load(w, l, Space::Global, a + i as u64, &mut one)?;
+                *b = one[0];
+            }
+        }
+    }
+    ctx.store(w, l, Space::Shared, d, &bytes[..n])
 }
 
 fn atom(ctx: &mut Ctx<'_>, w: &mut Warp, inst: &Inst, l: usize) -> R<()> {

@@ -576,3 +576,81 @@ fn driver_words_describe_the_reserved_shared_block() {
         vec![0x500, 0x400, 0x300, 0x100, 200, 0x2a]
     );
 }
+
+#[test]
+fn ldgsts_copies_zero_fills_and_ignores_the_source() {
+    // `cp.async` as ptxas 13.0.88 writes it for sm_80 (read from its code for
+    // `cp.async.ca/cg ... [, src-size | ignore-src]`): the predicate operand false means
+    // `ignore-src` (zeros); `.ZFILL` takes the number of trailing bytes to zero from the
+    // source address modulo the size (ptxas adds `(16 - src-size) % 16`).
+    let mut body: Vec<String> = Vec::new();
+    for (i, v) in [0x1122_3344u32, 0x5566_7788, 0x99aa_bbcc, 0xddee_ff01]
+        .iter()
+        .enumerate()
+    {
+        body.push(mov("R12", *v));
+        body.push(format!("STG.E [R2.64+{:#x}], R12", 0x20 + 4 * i));
+    }
+    body.push(mov("R13", 0xffff_ffff));
+    body.push("STS [0x10], R13".into());
+    body.extend([
+        "LDGSTS.E.BYPASS.128 [RZ], [R2.64+0x20]".to_string(),
+        "LDGSTS.E [0x10], [R2.64+0x20], !PT".to_string(),
+        // 13 bytes of source: the address is 3 past the 16-byte boundary.
+        "IADD3 R6, P0, R2, 0x23, RZ".to_string(),
+        "IADD3.X R7, RZ, R3, RZ, P0, !PT".to_string(),
+        "LDGSTS.E.BYPASS.128.ZFILL [0x20], [R6.64], PT".to_string(),
+        "LDGDEPBAR".to_string(),
+        "DEPBAR.LE SB0, 0x0".to_string(),
+        "LDS.128 R20, [RZ]".to_string(),
+        "LDS R24, [0x10]".to_string(),
+        "LDS.128 R28, [0x20]".to_string(),
+    ]);
+    let b: Vec<&str> = body.iter().map(String::as_str).collect();
+    let got = run_on(
+        80,
+        &b,
+        &[
+            "R20", "R21", "R22", "R23", "R24", "R28", "R29", "R30", "R31",
+        ],
+        1,
+        256,
+    )
+    .expect("runs")
+    .remove(0);
+    assert_eq!(
+        got,
+        vec![
+            0x1122_3344,
+            0x5566_7788,
+            0x99aa_bbcc,
+            0xddee_ff01,
+            0,
+            0x1122_3344,
+            0x5566_7788,
+            0x99aa_bbcc,
+            0x0000_0001
+        ]
+    );
+}
+
+#[test]
+fn fset_and_scaled_fmul() {
+    let body = [
+        mov("R4", 1.5f32.to_bits()),
+        mov("R5", (-1.0f32).to_bits()),
+        mov("R6", 0x7fc0_0000),
+        mov("R7", 3.0f32.to_bits()),
+        mov("R8", 5.0f32.to_bits()),
+        "FSET.BF.GT.AND R10, R4, RZ, PT".to_string(),
+        "FSET.BF.GT.AND R11, R5, RZ, PT".to_string(),
+        "FSET.BF.GT.AND R12, R6, RZ, PT".to_string(),
+        // `.D2`: the product halved before its one rounding.
+        "FMUL.D2 R13, R7, R8".to_string(),
+    ];
+    let b: Vec<&str> = body.iter().map(String::as_str).collect();
+    assert_eq!(
+        one(&b, &["R10", "R11", "R12", "R13"]),
+        vec![1.0f32.to_bits(), 0, 0, 7.5f32.to_bits()]
+    );
+}

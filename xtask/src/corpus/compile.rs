@@ -272,165 +272,19 @@ fn check_file(path: &Path, rel: &str, text: &str, arch: &str, dir: &Path) -> Fil
 
 /// Runs a compiled kernel in the emulator and the PTX in the interpreter on the same inputs
 /// (`emu::harness`, two seeds); `ptxas` is ptxas's cubin of the same PTX, the reference when
-/// the two disagree.
+/// the two disagree. A launch the generic inputs leave unchecked is tried again with the
+/// harness's alternatives for that reason (`emu::retry`); the first that executes wins.
 fn execute(ptx: &str, cubin: &[u8], ptxas: Option<&[u8]>, kernel: &str) -> Exec {
     let plain = emu::harness::Config::default();
-    match execute_with(ptx, cubin, ptxas, kernel, &plain) {
-        // Vector accesses at offsets made of the random scalars: run again with sizes and
-        // strides that keep addresses aligned.
-        Exec::Unchecked(r) if r.starts_with("harness: misaligned") => {
-            let cfg = emu::harness::Config {
-                aligned_scalars: true,
-                ..plain
-            };
-            execute_with(ptx, cubin, ptxas, kernel, &cfg)
-        }
-        // A loop that did not end: a 64-bit count or size taken for a pointer (CUB's
-        // `num_items`) runs to the buffer's address. Run again with the 64-bit parameters
-        // that the kernel never uses as an address given small values; a trap on either side
-        // then means the guess was wrong, and the kernel stays unexecuted.
-        Exec::Unchecked(r) if r == "emu: step limit" => {
-            // Code for a fixed block size (cooperative-groups tiles of several warps, which
-            // wait at barriers for threads that a 64-thread block lacks): run again at the
-            // sizes such code is written for.
-            let shapes = [[128, 1, 1], [256, 1, 1], [512, 1, 1], [1024, 1, 1]];
-            if let Some(e) = with_shapes(ptx, cubin, ptxas, kernel, &plain, &shapes) {
-                return e;
-            }
-            let scalars = unaddressed_params(ptx, kernel);
-            if scalars.is_empty() {
-                return Exec::Unchecked(r);
-            }
-            let cfg = emu::harness::Config {
-                scalar_params: scalars,
-                require_no_trap: true,
-                ..plain
-            };
-            match execute_with(ptx, cubin, ptxas, kernel, &cfg) {
-                e @ (Exec::Verified | Exec::VerifiedAgainstPtxas | Exec::Miscompiled(_)) => e,
-                _ => Exec::Unchecked(r),
-            }
-        }
-        // Shared arrays indexed for a two-dimensional block (image tiles): run again with
-        // such blocks.
-        Exec::Unchecked(r) if r.starts_with("harness: shared access outside") => {
-            let shapes = [[8, 8, 1], [16, 16, 1], [32, 8, 1], [16, 8, 1], [32, 32, 1]];
-            with_shapes(ptx, cubin, ptxas, kernel, &plain, &shapes).unwrap_or(Exec::Unchecked(r))
-        }
-        e => e,
-    }
-}
-
-/// The first of the block `shapes` whose launch is checked (verified or miscompiled); a launch
-/// that traps is not (the shape is a guess).
-fn with_shapes(
-    ptx: &str,
-    cubin: &[u8],
-    ptxas: Option<&[u8]>,
-    kernel: &str,
-    plain: &emu::harness::Config,
-    shapes: &[[u32; 3]],
-) -> Option<Exec> {
-    shapes.iter().find_map(|&block| {
-        let cfg = emu::harness::Config {
-            block,
-            require_no_trap: true,
-            ..plain.clone()
-        };
-        match execute_with(ptx, cubin, ptxas, kernel, &cfg) {
-            e @ (Exec::Verified | Exec::VerifiedAgainstPtxas | Exec::Miscompiled(_)) => Some(e),
-            _ => None,
-        }
-    })
-}
-
-/// The kernel's 64-bit integer parameters whose loaded value is never the source of a
-/// `cvta` nor the base of an address operand, directly or through `mov`/`add` (sizes and
-/// counts rather than pointers).
-fn unaddressed_params(ptx: &str, kernel: &str) -> Vec<String> {
-    use syntax::ast::{self, AstNode, DeclLike};
-    let parse = syntax::parse(ptx);
-    let Some(file) = ast::SourceFile::cast(parse.syntax_node()) else {
-        return Vec::new();
+    let first = execute_with(ptx, cubin, ptxas, kernel, &plain);
+    let Exec::Unchecked(reason) = &first else {
+        return first;
     };
-    let Some(f) = file
-        .syntax()
-        .descendants()
-        .filter_map(ast::Function::cast)
-        .find(|f| f.name().is_some_and(|n| n.text() == kernel))
-    else {
-        return Vec::new();
-    };
-    let mut wide: Vec<String> = f
-        .params()
-        .filter(|p| {
-            p.ty()
-                .is_some_and(|t| matches!(t.text(), ".u64" | ".s64" | ".b64"))
-                && p.declarators()
-                    .iter()
-                    .all(|d| d.array_dims().next().is_none())
-        })
-        .filter_map(|p| p.name().map(|t| t.text().to_string()))
-        .collect();
-    let Some(body) = f.body() else {
-        return Vec::new();
-    };
-    let name_of = |o: &ast::Operand| match o {
-        ast::Operand::Name(n) => n.name().map(|t| t.text().to_string()),
-        _ => None,
-    };
-    // Registers carrying each parameter's value: loads, then copies and adds, to a fixpoint.
-    let insts: Vec<ast::Instruction> = body
-        .syntax()
-        .descendants()
-        .filter_map(ast::Instruction::cast)
-        .collect();
-    let mut carries: HashMap<String, String> = HashMap::new();
-    for _ in 0..4 {
-        for i in &insts {
-            let opcode = i.opcode().map(|t| t.text().to_string()).unwrap_or_default();
-            let ops: Vec<ast::Operand> = i.operands().collect();
-            let Some(d) = ops.first().and_then(name_of) else {
-                continue;
-            };
-            let from = match opcode.as_str() {
-                "ld" if i.modifiers().any(|m| m.text() == ".param") => ops.get(1).and_then(|a| {
-                    let ast::Operand::Address(a) = a else {
-                        return None;
-                    };
-                    a.operands().next().as_ref().and_then(name_of)
-                }),
-                "mov" | "add" | "sub" | "cvta" => ops[1..]
-                    .iter()
-                    .filter_map(name_of)
-                    .find_map(|n| carries.get(&n).cloned()),
-                _ => None,
-            };
-            if let Some(p) = from.filter(|p| wide.contains(p) || carries.values().any(|v| v == p)) {
-                carries.entry(d).or_insert(p);
-            }
-        }
-    }
-    let mut addressed: std::collections::HashSet<String> = Default::default();
-    for i in &insts {
-        let opcode = i.opcode().map(|t| t.text().to_string()).unwrap_or_default();
-        let ops: Vec<ast::Operand> = i.operands().collect();
-        for (k, o) in ops.iter().enumerate() {
-            let base = match o {
-                ast::Operand::Address(a) => a.operands().next().and_then(|e| match e {
-                    ast::Operand::Binary(b) => b.lhs().as_ref().and_then(name_of),
-                    e => name_of(&e),
-                }),
-                o if opcode == "cvta" && k > 0 => name_of(o),
-                _ => None,
-            };
-            if let Some(p) = base.and_then(|b| carries.get(&b)) {
-                addressed.insert(p.clone());
-            }
-        }
-    }
-    wide.retain(|p| !addressed.contains(p));
-    wide
+    emu::retry::alternatives(ptx, kernel, reason, &plain)
+        .iter()
+        .map(|cfg| execute_with(ptx, cubin, ptxas, kernel, cfg))
+        .find(|e| !matches!(e, Exec::Unchecked(_)))
+        .unwrap_or(first)
 }
 
 fn execute_with(
@@ -756,24 +610,6 @@ pub fn run(args: &CorpusArgs) -> Result<(), String> {
 
 #[cfg(test)]
 mod tests {
-    #[test]
-    fn sizes_are_the_64_bit_parameters_never_used_as_addresses() {
-        let ptx = ".version 8.0\n.target sm_80\n.address_size 64\n\
-            .visible .entry k(.param .u64 a, .param .u64 b, .param .u64 n, .param .u64 c, .param .u32 m)\n{\n\
-            .reg .b64 %rd<12>;\n.reg .pred %p<2>;\n\
-            ld.param.u64 %rd1, [a];\nld.param.u64 %rd2, [b];\nld.param.u64 %rd3, [n];\n\
-            ld.param.u64 %rd4, [c];\n\
-            cvta.to.global.u64 %rd5, %rd1;\n\
-            mov.u64 %rd6, %rd2;\nadd.s64 %rd7, %rd6, 8;\nld.global.u32 %rd8, [%rd7+4];\n\
-            setp.lt.u64 %p1, %rd3, 10;\nadd.s64 %rd9, %rd4, %rd3;\n\
-            st.global.u64 [%rd5], %rd9;\nret;\n}\n";
-        assert_eq!(
-            super::unaddressed_params(ptx, "k"),
-            vec!["n".to_string(), "c".to_string()]
-        );
-        assert!(super::unaddressed_params(ptx, "missing").is_empty());
-    }
-
     #[test]
     fn registers_from_ptxas_report() {
         // Lines as ptxas 13.0.88 writes them with -v.

@@ -154,13 +154,34 @@ fn run_file(dir: &Path, rel: &Path, arch: &str, cfg: &Config) -> Option<FileResu
         }
     };
     for n in names {
-        let o = match catch(|| emu::harness::compare_kernel(&prog, &image, &n, cfg)) {
+        let o = match catch(|| compare_with_retries(&text, &prog, &image, &n, cfg)) {
             Ok(v) => KernelOutcome::Verdict(v),
             Err(p) => KernelOutcome::Panic(p),
         };
         r.kernels.push((n, o, nd));
     }
     Some(r)
+}
+
+/// [`emu::harness::compare_kernel`] with `cfg`, then, when that is not comparable, with the
+/// alternatives for its reason (`emu::retry`): the first that compares (equal or differing)
+/// is the verdict, otherwise the first launch's.
+fn compare_with_retries(
+    ptx: &str,
+    prog: &interp::Program,
+    image: &emu::load::Image,
+    kernel: &str,
+    cfg: &Config,
+) -> Verdict {
+    let first = emu::harness::compare_kernel(prog, image, kernel, cfg);
+    let Verdict::NotComparable(reason) = &first else {
+        return first;
+    };
+    emu::retry::alternatives(ptx, kernel, reason, cfg)
+        .iter()
+        .map(|alt| emu::harness::compare_kernel(prog, image, kernel, alt))
+        .find(|v| matches!(v, Verdict::Equal | Verdict::Differ(_)))
+        .unwrap_or(first)
 }
 
 /// Marks a line of [`hazards_of`] that is a checker error rather than a hazard.
