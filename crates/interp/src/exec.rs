@@ -1266,6 +1266,28 @@ impl Cta<'_> {
                     set(f, t, d, ty, u64::from_le_bytes(b));
                 }
             }
+            Op::CpAsync => {
+                let (dsp, daddr) = self.address(t!(), &a[0], Space::Shared);
+                let (ssp, saddr) = self.address(t!(), &a[1], Space::Global);
+                let n = g!(2, Ty::U32) as usize;
+                // `ignore-src` (a predicate): zeros when true; `src-size`: the bytes read,
+                // the rest zero-filled.
+                let keep = match a.get(3) {
+                    None => n,
+                    Some(p @ (Operand::Reg(_) | Operand::NotPred(_)))
+                        if matches!(p, Operand::NotPred(_))
+                            || matches!(p, Operand::Reg(r) if f.reg_bits[*r as usize] == 1) =>
+                    {
+                        if g!(3, Ty::Pred) & 1 != 0 { 0 } else { n }
+                    }
+                    Some(_) => (g!(3, Ty::U32) as usize).min(n),
+                };
+                let mut buf = vec![0u8; n];
+                if keep > 0 {
+                    self.load(w, l, ssp, saddr, &mut buf[..keep], inst.line)?;
+                }
+                self.store(w, l, dsp, daddr, &buf, inst.line)?;
+            }
             Op::St => {
                 let space = m.space.unwrap_or(Space::Generic);
                 let (sp, addr) = self.address(t!(), &a[0], space);

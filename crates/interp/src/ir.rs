@@ -360,6 +360,12 @@ pub enum Op {
     /// holding a handle), the coordinate vector (for `a2d` the layer first) and the level of
     /// detail (evaluated and ignored: every modelled texture has one level).
     Tex,
+    /// `cp.async.{ca,cg}.shared{::cta}.global [dst], [src], size{, src-size | ignore-src}`:
+    /// args are the destination and source addresses, the copy size and the optional source
+    /// size (a value) or `ignore-src` predicate (a cache-policy operand is dropped at
+    /// lowering). Completes at once: PTX lets a thread read the destination only after
+    /// `cp.async.wait_group`/`wait_all`, which are no-ops here.
+    CpAsync,
     Nop,
     Unsupported,
 }

@@ -866,6 +866,10 @@ impl FnCx<'_> {
                 Err(e) => return Err(e),
             }
         }
+        if inst.op == Op::CpAsync && mods.iter().any(|m| m == ".L2::cache_hint") {
+            // The trailing cache-policy operand: a hint.
+            inst.args.pop();
+        }
         Ok(inst)
     }
 
@@ -1318,6 +1322,33 @@ fn parse_shape(s: &str) -> Option<(u8, u8, u8)> {
     Some((m.parse().ok()?, n.parse().ok()?, k.parse().ok()?))
 }
 
+/// `cp.async` forms: the copy ([`Op::CpAsync`]), its group bookkeeping (no-ops: copies
+/// complete at once), or a reason it is not modelled.
+fn cp_async_kind(mods: &[String]) -> Result<Op, String> {
+    let has = |m: &str| mods.iter().any(|x| x == m);
+    if mods.first().map(String::as_str) != Some(".async") {
+        return Err(
+            "instruction `cp` without `.async` is not implemented by the interpreter".into(),
+        );
+    }
+    if has(".bulk") || mods.iter().any(|m| m.starts_with(".tensor")) {
+        return Err("bulk asynchronous copies (`cp.async.bulk`, TMA) are not implemented by the interpreter".into());
+    }
+    if has(".mbarrier") {
+        return Err("`cp.async.mbarrier.arrive` is not implemented by the interpreter (mbarrier objects are not modelled)".into());
+    }
+    if has(".commit_group") || has(".wait_group") || has(".wait_all") {
+        return Ok(Op::Nop);
+    }
+    if (has(".ca") || has(".cg")) && (has(".shared") || has(".shared::cta")) && has(".global") {
+        return Ok(Op::CpAsync);
+    }
+    Err(format!(
+        "`cp{}` is not implemented by the interpreter",
+        mods.concat()
+    ))
+}
+
 /// Maps an opcode and its modifiers to an [`Op`] and [`Mods`]; unknown relevant modifiers make
 /// it unsupported.
 fn parse_op(opcode: &str, mods: &[String]) -> (Op, Mods, Option<String>) {
@@ -1397,6 +1428,10 @@ fn parse_op(opcode: &str, mods: &[String]) -> (Op, Mods, Option<String>) {
         "mma" => Op::Mma,
         "shfl" => Op::Shfl,
         "tex" => Op::Tex,
+        "cp" => match cp_async_kind(mods) {
+            Ok(op) => op,
+            Err(why) => return (Op::Unsupported, Mods::default(), Some(why)),
+        },
         "tld4" | "txq" | "istypep" => {
             return (
                 Op::Unsupported,
@@ -1583,6 +1618,7 @@ fn parse_op(opcode: &str, mods: &[String]) -> (Op, Mods, Option<String>) {
             | ".unified" | ".mmio" => {}
             s if s.starts_with(".L1::") || s.starts_with(".L2::") => {}
             ".u16x2" | ".s16x2" => {}
+            ".async" if op == Op::CpAsync => {}
             other => {
                 return (
                     Op::Unsupported,

@@ -267,3 +267,46 @@ fn barrier_deadlock_is_reported() {
         Err(RunError::Deadlock { .. })
     ));
 }
+
+#[test]
+fn cp_async_copies_zero_fills_and_ignores_the_source() {
+    // The PTX ISA's `cp.async`: `cp-size` bytes to shared memory; with `src-size`, bytes
+    // past it are zeros; with a true `ignore-src` predicate, all are zeros. The output
+    // buffer's first 16 bytes are the source (written first), the shared copies go to bytes
+    // 16.. of it.
+    let text = format!(
+        "{HEAD}.visible .entry k(.param .u64 o)
+{{
+  .reg .b64 %rd<3>; .reg .b32 %r<12>; .reg .pred %p<2>;
+  .shared .align 16 .b8 sm[64];
+  ld.param.u64 %rd1, [o];
+  cvta.to.global.u64 %rd2, %rd1;
+  st.global.v4.u32 [%rd2], {{0x11223344, 0x55667788, 0x99aabbcc, 0xddeeff01}};
+  mov.u32 %r1, sm;
+  st.shared.u32 [%r1+32], 0xffffffff;
+  cp.async.cg.shared.global [%r1], [%rd2], 16;
+  mov.u32 %r2, 13;
+  cp.async.cg.shared.global.L2::128B [%r1+16], [%rd2], 16, %r2;
+  setp.eq.u32 %p1, %r2, 13;
+  cp.async.ca.shared.global [%r1+32], [%rd2], 4, %p1;
+  cp.async.ca.shared.global [%r1+36], [%rd2], 8, 3;
+  cp.async.commit_group;
+  cp.async.wait_group 0;
+  cp.async.wait_all;
+  ld.shared.v4.u32 {{%r4, %r5, %r6, %r7}}, [%r1];
+  st.global.v4.u32 [%rd2+16], {{%r4, %r5, %r6, %r7}};
+  ld.shared.v4.u32 {{%r4, %r5, %r6, %r7}}, [%r1+16];
+  st.global.v4.u32 [%rd2+32], {{%r4, %r5, %r6, %r7}};
+  ld.shared.v4.u32 {{%r4, %r5, %r6, %r7}}, [%r1+32];
+  st.global.v4.u32 [%rd2+48], {{%r4, %r5, %r6, %r7}};
+  ret;
+}}"
+    );
+    let out = words(&run(&text, "k", 1, 64).expect("runs"));
+    let src = [0x1122_3344, 0x5566_7788, 0x99aa_bbcc, 0xddee_ff01];
+    assert_eq!(out[4..8], src);
+    // 13 of 16 bytes: the last word keeps its low byte.
+    assert_eq!(out[8..12], [src[0], src[1], src[2], 0x0000_0001]);
+    // ignore-src: zeros; 3 of 8 bytes: the low three bytes of the first word.
+    assert_eq!(out[12..16], [0, 0x0022_3344, 0, 0]);
+}
