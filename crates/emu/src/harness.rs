@@ -451,10 +451,11 @@ pub fn compare_kernel(
         params: iparams.clone(),
         step_limit: cfg.step_limit,
     };
-    let mut outside_mask = 0;
+    let (mut outside_mask, mut outside_array) = (0, 0);
     let itrap = match prog.run(&mut imem, k, &launch) {
         Ok(st) => {
             outside_mask = st.outside_mask;
+            outside_array = st.outside_array;
             None
         }
         Err(interp::RunError::Trap { message, .. }) => Some(message),
@@ -554,6 +555,11 @@ pub fn compare_kernel(
         return Verdict::NotComparable(format!(
             "undefined behaviour: {} warp-synchronous instruction(s) executed by a thread outside their member mask (undefined in PTX)",
             undefined.1.max(outside_mask)
+        ));
+    }
+    if outside_array > 0 {
+        return Verdict::NotComparable(format!(
+            "undefined behaviour: {outside_array} shared access(es) outside the .shared array their address derives from (what they touch depends on the shared-memory layout, which ptxas and the interpreter choose differently)"
         ));
     }
     Verdict::Differ(difference)

@@ -53,6 +53,20 @@ pub fn alternatives(ptx: &str, kernel: &str, reason: &str, plain: &Config) -> Ve
         // Shared arrays indexed for a two-dimensional block (image tiles).
         return shapes(&[[8, 8, 1], [16, 16, 1], [32, 8, 1], [16, 8, 1], [32, 32, 1]]);
     }
+    if reason.starts_with("undefined behaviour:") && reason.contains("outside the .shared array") {
+        // Shared tiles indexed for the block the kernel was written for (rodinia's 16-thread
+        // `needle`, 16×16 `matrixMul`): with more threads, indices run past the tiles.
+        return shapes(&[
+            [16, 16, 1],
+            [16, 1, 1],
+            [8, 8, 1],
+            [32, 8, 1],
+            [32, 32, 1],
+            [32, 1, 1],
+            [128, 1, 1],
+            [256, 1, 1],
+        ]);
+    }
     if reason.starts_with("undefined behaviour:") {
         // Warp-level code for a block size given as a template argument (CUDA samples'
         // `reduce7<T, blockSize>`): with more threads than it was written for, shuffles read

@@ -87,6 +87,9 @@ pub struct RunStats {
     /// `bar.warp.sync`) executed by a thread whose own member mask leaves it out: undefined in
     /// PTX (the result computed here is one possibility).
     pub outside_mask: u64,
+    /// Shared-memory accesses outside the static `.shared` array their address derives from
+    /// ([`crate::provenance`]): undefined in PTX (what they read depends on the layout).
+    pub outside_array: u64,
 }
 
 /// A call's argument values: per parameter, bytes (`.param`) and element values (`.reg`).
@@ -213,6 +216,7 @@ pub fn run(
                 stats.warp_steps += s.warp_steps;
                 stats.thread_steps += s.thread_steps;
                 stats.outside_mask += s.outside_mask;
+                stats.outside_array += s.outside_array;
             }
         }
     }
@@ -432,6 +436,56 @@ impl Cta<'_> {
         Ok(true)
     }
 
+    /// Counts the lanes whose shared access by `inst` leaves the static shared array at
+    /// offset `array` that its address derives from ([`crate::provenance`]): undefined in PTX.
+    fn count_outside_array(
+        &mut self,
+        w: usize,
+        active: u32,
+        f: &Function,
+        inst: &Inst,
+        array: u64,
+    ) {
+        let Some(&(_, size)) = self
+            .module
+            .shared_vars
+            .iter()
+            .find(|v| v.0 == array && v.1 > 0)
+        else {
+            return;
+        };
+        let start = self.module.shared_layout.user_base() + array;
+        let a = &inst.args;
+        let (addr_op, bytes) = match inst.op {
+            Op::Ld => (
+                &a[1],
+                inst.mods.ty().size() as u64 * u64::from(inst.mods.vec),
+            ),
+            Op::St => {
+                let n = match &a[1] {
+                    Operand::Vec(v) => v.len() as u64,
+                    _ => 1,
+                };
+                (&a[0], inst.mods.ty().size() as u64 * n)
+            }
+            Op::Atom => (&a[1], inst.mods.ty().size() as u64),
+            Op::Red => (&a[0], inst.mods.ty().size() as u64),
+            Op::CpAsync => {
+                let n = Self::lanes(active)
+                    .next()
+                    .map_or(0, |l| self.get(f, &self.warps[w][l], &a[2], Ty::U32));
+                (&a[0], n)
+            }
+            _ => return,
+        };
+        for l in Self::lanes(active) {
+            let (_, addr) = self.address(&self.warps[w][l], addr_op, Space::Shared);
+            if addr < start || addr.saturating_add(bytes) > start + size {
+                self.stats.outside_array += 1;
+            }
+        }
+    }
+
     fn lanes(mask: u32) -> impl Iterator<Item = usize> {
         (0..32).filter(move |l| mask & (1 << l) != 0)
     }
@@ -494,6 +548,9 @@ impl Cta<'_> {
             }
             Op::Bar => return self.barrier(w, active, f, inst),
             _ => {}
+        }
+        if let Some(Some(array)) = f.shared_arrays.get(pc as usize) {
+            self.count_outside_array(w, active, f, inst, *array);
         }
         for l in Self::lanes(active) {
             self.lane(w, l, f, inst)?;

@@ -498,6 +498,9 @@ pub struct Function {
     pub param_size: u64,
     /// Bytes of the declared parameters alone (a kernel's parameter buffer).
     pub args_size: u64,
+    /// Per instruction: for a shared-memory access, the offset of the static shared array
+    /// its address derives from ([`crate::provenance`]).
+    pub shared_arrays: Vec<Option<u64>>,
 }
 
 /// A lowered module.
@@ -510,6 +513,8 @@ pub struct Module {
     pub consts: Vec<u8>,
     /// Bytes of static shared memory (module and function `.shared` variables).
     pub shared_static: u64,
+    /// The static `.shared` arrays: (offset, size in bytes).
+    pub shared_vars: Vec<(u64, u64)>,
     /// Bytes of module-scope `.local` variables (at the bottom of every thread's local area).
     pub local_static: u64,
     /// Alignment of the dynamic shared area (start of `extern .shared` arrays).

@@ -84,6 +84,7 @@ pub fn lower(text: &str, file: &ast::SourceFile) -> Result<Module, LowerError> {
         globals: Vec::new(),
         consts: Vec::new(),
         shared_static: 0,
+        shared_vars: Vec::new(),
         local_static: 0,
         dyn_shared_align: 16,
         shared_layout: target_layout(file),
@@ -115,6 +116,7 @@ pub fn lower(text: &str, file: &ast::SourceFile) -> Result<Module, LowerError> {
                 local_size: 0,
                 param_size: 0,
                 args_size: 0,
+                shared_arrays: Vec::new(),
             });
         }
     }
@@ -187,6 +189,7 @@ pub fn lower(text: &str, file: &ast::SourceFile) -> Result<Module, LowerError> {
                         }
                     } else {
                         let off = bump(&mut m.shared_static, align, size);
+                        m.shared_vars.push((off, size));
                         VarRef {
                             space: Space::Shared,
                             loc: Loc::Static(off),
@@ -209,6 +212,7 @@ pub fn lower(text: &str, file: &ast::SourceFile) -> Result<Module, LowerError> {
 
     // Pass 3: function bodies (function-scope .shared variables also extend shared memory).
     let mut shared_static = m.shared_static;
+    let mut shared_vars = std::mem::take(&mut m.shared_vars);
     let mut dyn_align = m.dyn_shared_align;
     for f in file.functions() {
         let Some(name) = f.name() else { continue };
@@ -224,6 +228,7 @@ pub fn lower(text: &str, file: &ast::SourceFile) -> Result<Module, LowerError> {
             local_size: 0,
             param_size: 0,
             shared_static: &mut shared_static,
+            shared_vars: &mut shared_vars,
             dyn_shared: &mut dyn_shared,
             dyn_align: &mut dyn_align,
             labels: HashMap::new(),
@@ -259,6 +264,7 @@ pub fn lower(text: &str, file: &ast::SourceFile) -> Result<Module, LowerError> {
         func.args_size = args_size;
     }
     m.shared_static = shared_static;
+    m.shared_vars = shared_vars;
     m.dyn_shared_align = dyn_align;
     // Place dynamic shared arrays after static shared memory.
     let dyn_base = align_up(m.shared_static, m.dyn_shared_align);
@@ -279,6 +285,9 @@ pub fn lower(text: &str, file: &ast::SourceFile) -> Result<Module, LowerError> {
         }
     }
     m.shared_static = dyn_base;
+    for f in &mut m.functions {
+        f.shared_arrays = crate::provenance::shared_arrays(f, &m.shared_vars);
+    }
     Ok(m)
 }
 
@@ -566,6 +575,7 @@ struct FnCx<'a> {
     local_size: u64,
     param_size: u64,
     shared_static: &'a mut u64,
+    shared_vars: &'a mut Vec<(u64, u64)>,
     dyn_shared: &'a mut Vec<String>,
     dyn_align: &'a mut u64,
     labels: HashMap<String, u32>,
@@ -762,6 +772,7 @@ impl FnCx<'_> {
                                 }
                             } else {
                                 let off = bump(self.shared_static, align, size);
+                                self.shared_vars.push((off, size));
                                 VarRef {
                                     space: Space::Shared,
                                     loc: Loc::Static(off),

@@ -310,3 +310,47 @@ fn cp_async_copies_zero_fills_and_ignores_the_source() {
     // ignore-src: zeros; 3 of 8 bytes: the low three bytes of the first word.
     assert_eq!(out[12..16], [0, 0x0022_3344, 0, 0]);
 }
+
+#[test]
+fn shared_accesses_outside_their_array_are_counted() {
+    // Two 16-byte shared arrays; thread t stores to `a + 4*t` (through a register derived
+    // from `a` by adds) and loads `b[t]` directly: with 8 threads, threads 4..7 store past
+    // `a`'s 16 bytes (undefined in PTX: what lies there is the layout's choice), and every
+    // load stays inside `b`. A pointer that may come from either array is not followed.
+    let text = format!(
+        "{HEAD}.visible .entry k(.param .u64 o)
+{{
+  .reg .b64 %rd<8>; .reg .b32 %r<8>; .reg .pred %p<2>;
+  .shared .align 4 .b8 a[16];
+  .shared .align 4 .b8 b[16];
+  mov.u32 %r1, %tid.x;
+  mul.wide.u32 %rd1, %r1, 4;
+  mov.u64 %rd2, a;
+  add.u64 %rd3, %rd2, %rd1;
+  st.shared.u32 [%rd3], %r1;
+  and.b32 %r2, %r1, 3;
+  mul.wide.u32 %rd4, %r2, 4;
+  mov.u64 %rd5, b;
+  add.u64 %rd6, %rd4, %rd5;
+  ld.shared.u32 %r3, [%rd6];
+  setp.eq.u32 %p1, %r1, 0;
+  selp.b64 %rd7, %rd2, %rd5, %p1;
+  st.shared.u32 [%rd7+64], %r3;
+  ret;
+}}"
+    );
+    let mut p = Program::from_text(&text).expect("lowers");
+    let k = p.kernel("k").expect("kernel");
+    let mut mem = Memory::new();
+    p.load(&mut mem);
+    let out = mem.alloc("out", vec![0; 8]);
+    let launch = Launch {
+        grid: [1, 1, 1],
+        block: [8, 1, 1],
+        dynamic_shared: 0,
+        params: out.to_le_bytes().to_vec(),
+        step_limit: 100_000,
+    };
+    let st = p.run(&mut mem, k, &launch).expect("runs");
+    assert_eq!(st.outside_array, 4);
+}
