@@ -37,6 +37,16 @@ struct FileResult {
     error: Option<String>,
 }
 
+/// The PTX's lines with leading blanks and a guard (`@%p `, `@!%p `) removed, so that an
+/// instruction line starts with its opcode.
+fn instruction_lines(ptx: &str) -> impl Iterator<Item = &str> {
+    ptx.lines().map(|l| {
+        let l = l.trim_start();
+        l.strip_prefix('@')
+            .map_or(l, |r| r.split_once(' ').map_or(r, |x| x.1))
+    })
+}
+
 /// Why a kernel's results may legitimately differ between two correct executions, from its
 /// PTX text (reported, not hidden, when the kernel differs).
 pub(super) fn nondeterminism(ptx: &str) -> Option<&'static str> {
@@ -44,11 +54,7 @@ pub(super) fn nondeterminism(ptx: &str) -> Option<&'static str> {
         Some("reads a clock")
     } else if ptx.contains("%smid") || ptx.contains("%nsmid") || ptx.contains("%warpid") {
         Some("reads hardware placement registers (%smid/%warpid)")
-    } else if ptx.lines().any(|l| {
-        let l = l.trim_start();
-        let l = l
-            .strip_prefix('@')
-            .map_or(l, |r| r.split_once(' ').map_or(r, |x| x.1));
+    } else if instruction_lines(ptx).any(|l| {
         (l.starts_with("atom") || l.starts_with("red"))
             && l.contains(".add")
             && [".f32", ".f64", ".f16", ".bf16"]
@@ -71,11 +77,7 @@ pub(super) fn nondeterminism(ptx: &str) -> Option<&'static str> {
 /// edge inputs (overflow under directed rounding, a NaN operand of `sqrt.rm`, one 1-ulp
 /// quotient near 2^-992; division by zero).
 pub(super) fn f64_routines(ptx: &str) -> bool {
-    ptx.lines().any(|l| {
-        let l = l.trim_start();
-        let l = l
-            .strip_prefix('@')
-            .map_or(l, |r| r.split_once(' ').map_or(r, |x| x.1));
+    instruction_lines(ptx).any(|l| {
         let float = ["div.", "rcp.", "sqrt."].iter().any(|p| l.starts_with(p))
             && l.contains(".f64")
             && !l.contains(".approx");
@@ -88,11 +90,7 @@ pub(super) fn f64_routines(ptx: &str) -> bool {
 /// Whether the PTX has a float `mul`, `add` or `sub` without a rounding modifier: PTX lets
 /// ptxas contract such a `mul` and `add` into one fused multiply-add.
 fn contractible(ptx: &str) -> bool {
-    ptx.lines().any(|l| {
-        let l = l.trim_start();
-        let l = l
-            .strip_prefix('@')
-            .map_or(l, |r| r.split_once(' ').map_or(r, |x| x.1));
+    instruction_lines(ptx).any(|l| {
         ["mul.", "add.", "sub."].iter().any(|p| l.starts_with(p))
             && (l.contains(".f32") || l.contains(".f64"))
             && ![".rn", ".rz", ".rm", ".rp"].iter().any(|r| l.contains(r))
