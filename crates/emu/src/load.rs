@@ -13,6 +13,10 @@ use cubin::model::{Cubin, SectionData};
 use interp::Memory;
 use sass::model::Inst;
 
+/// The per-thread stack the CUDA driver provides when a kernel's stack size is not stated
+/// (`cudaLimitStackSize`'s default, 1 KiB).
+pub const DRIVER_DEFAULT_STACK: u32 = 1024;
+
 /// ELF relocation type `R_CUDA_64`: a 64-bit absolute address (number confirmed against
 /// `cuobjdump -elf`, which names type 2 `R_CUDA_64`; the cubin builder writes it too).
 pub const R_CUDA_64: u32 = 2;
@@ -376,13 +380,15 @@ impl Image {
             let param_block = f
                 .param_block
                 .map_or((param_base, 0), |(o, s)| (u32::from(o), u32::from(s)));
-            let local = u64::from(f.frame_size.unwrap_or(0))
-                + u64::from(
-                    f.max_stack_size
-                        .unwrap_or(0)
-                        .max(f.min_stack_size.unwrap_or(0)),
-                )
-                + f.local_size;
+            // ptxas states the call stack's size (EIATTR_MAX_STACK_SIZE) when it can bound
+            // it; for recursion it cannot and writes none, and the driver then gives each
+            // thread its stack limit (`cudaLimitStackSize`, 1 KiB by default). Without the
+            // attribute the emulator reserves that default, as a launch would.
+            let stack = f
+                .max_stack_size
+                .unwrap_or(DRIVER_DEFAULT_STACK)
+                .max(f.min_stack_size.unwrap_or(0));
+            let local = u64::from(f.frame_size.unwrap_or(0)) + u64::from(stack) + f.local_size;
             let own_banks = kernel_banks
                 .iter()
                 .filter(|((k, b), _)| *k == f.name && *b != 0)
