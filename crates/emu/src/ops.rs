@@ -1168,20 +1168,7 @@ fn lane_op(ctx: &mut Ctx<'_>, w: &mut Warp, inst: &Inst, l: usize, active: u32) 
         "FSET" => {
             // `FSET[.BF].cmp.bop d, a, b, c`: d = (a cmp b) bop c as 1.0 (`.BF`) or all ones,
             // else 0.
-            let allowed: Vec<&str> = CMPS
-                .iter()
-                .chain(BOPS)
-                .chain(&["FTZ", "BF"])
-                .copied()
-                .collect();
-            check_mods(inst, &allowed)?;
-            let cmp = find_mod(inst, CMPS)
-                .ok_or_else(|| Fault::Unsupported("FSET without a comparison".into()))?;
-            let bop = find_mod(inst, BOPS).unwrap_or("AND");
-            let ftz = inst.has_mod("FTZ");
-            let a = f32src(ctx, w, l, o(1)?, ftz)?;
-            let b = f32src(ctx, w, l, o(2)?, ftz)?;
-            let v = bool_op(bop, fcmp(cmp, a, b)?, pred(w, l, o(3)?)?)?;
+            let (v, _) = float_compare(ctx, w, inst, l, 1, &["FTZ", "BF"])?;
             let t = if inst.has_mod("BF") {
                 1.0f32.to_bits()
             } else {
@@ -1747,28 +1734,43 @@ fn fsetp(ctx: &Ctx<'_>, w: &mut Warp, inst: &Inst, l: usize, dbl: bool) -> R<()>
     if dbl && (inst.has_mod("MAX") || inst.has_mod("MIN")) {
         return dsetp_minmax(ctx, w, inst, l);
     }
-    let allowed: Vec<&str> = CMPS.iter().chain(BOPS).chain(&["FTZ"]).copied().collect();
+    let (p, q) = float_compare(ctx, w, inst, l, 2, &["FTZ"])?;
+    wp(w, l, op_at(inst, 0)?, p)?;
+    wp(w, l, op_at(inst, 1)?, q)
+}
+
+/// The `FSETP`/`DSETP`/`FSET` comparison: `(a cmp b) bop c` and `!(a cmp b) bop c`, with `a`,
+/// `b`, `c` the operands from `first` on (f64 for `DSETP`); `extra` are the modifiers allowed
+/// besides comparisons and combinations.
+fn float_compare(
+    ctx: &Ctx<'_>,
+    w: &Warp,
+    inst: &Inst,
+    l: usize,
+    first: usize,
+    extra: &[&str],
+) -> R<(bool, bool)> {
+    let allowed: Vec<&str> = CMPS.iter().chain(BOPS).chain(extra).copied().collect();
     check_mods(inst, &allowed)?;
-    let cmp = find_mod(inst, CMPS)
-        .ok_or_else(|| Fault::Unsupported("FSETP without a comparison".into()))?;
+    let cmp = find_mod(inst, CMPS).ok_or_else(|| {
+        Fault::Unsupported(format!("{} without a comparison", base_name(&inst.opcode)))
+    })?;
     let bop = find_mod(inst, BOPS).unwrap_or("AND");
-    let (pd, pq) = (op_at(inst, 0)?, op_at(inst, 1)?);
     let ftz = inst.has_mod("FTZ");
-    let (a, b) = if dbl {
+    let (a, b) = if base_name(&inst.opcode) == "DSETP" {
         (
-            f64src(ctx, w, l, op_at(inst, 2)?)?,
-            f64src(ctx, w, l, op_at(inst, 3)?)?,
+            f64src(ctx, w, l, op_at(inst, first)?)?,
+            f64src(ctx, w, l, op_at(inst, first + 1)?)?,
         )
     } else {
         (
-            f32src(ctx, w, l, op_at(inst, 2)?, ftz)?,
-            f32src(ctx, w, l, op_at(inst, 3)?, ftz)?,
+            f32src(ctx, w, l, op_at(inst, first)?, ftz)?,
+            f32src(ctx, w, l, op_at(inst, first + 1)?, ftz)?,
         )
     };
-    let pc = pred(w, l, op_at(inst, 4)?)?;
+    let c = pred(w, l, op_at(inst, first + 2)?)?;
     let r = fcmp(cmp, a, b)?;
-    wp(w, l, pd, bool_op(bop, r, pc)?)?;
-    wp(w, l, pq, bool_op(bop, !r, pc)?)
+    Ok((bool_op(bop, r, c)?, bool_op(bop, !r, c)?))
 }
 
 /// `DSETP.MAX/MIN.AND p, q, a, b, c`: `p` = "the result is `a`", `q` = "both are NaN".

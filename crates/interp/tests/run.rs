@@ -6,6 +6,16 @@ use interp::{Launch, Memory, Program, RunError};
 /// Runs `kernel` of `text` with `block` threads and one u64 parameter pointing at an output
 /// buffer of `out_len` zeroed bytes; returns the buffer or the error.
 fn run(text: &str, kernel: &str, block: u32, out_len: usize) -> Result<Vec<u8>, RunError> {
+    run_stats(text, kernel, block, out_len).map(|(out, _)| out)
+}
+
+/// [`run`], also returning the run's statistics.
+fn run_stats(
+    text: &str,
+    kernel: &str,
+    block: u32,
+    out_len: usize,
+) -> Result<(Vec<u8>, interp::RunStats), RunError> {
     let mut p = Program::from_text(text).unwrap_or_else(|e| panic!("lowering: {e}"));
     let k = p.kernel(kernel).expect("kernel");
     let mut mem = Memory::new();
@@ -20,8 +30,8 @@ fn run(text: &str, kernel: &str, block: u32, out_len: usize) -> Result<Vec<u8>, 
         params,
         step_limit: 1_000_000,
     };
-    p.run(&mut mem, k, &launch)?;
-    Ok(mem.buffer(out).expect("buffer").data.clone())
+    let stats = p.run(&mut mem, k, &launch)?;
+    Ok((mem.buffer(out).expect("buffer").data.clone(), stats))
 }
 
 fn words(b: &[u8]) -> Vec<u32> {
@@ -339,18 +349,6 @@ fn shared_accesses_outside_their_array_are_counted() {
   ret;
 }}"
     );
-    let mut p = Program::from_text(&text).expect("lowers");
-    let k = p.kernel("k").expect("kernel");
-    let mut mem = Memory::new();
-    p.load(&mut mem);
-    let out = mem.alloc("out", vec![0; 8]);
-    let launch = Launch {
-        grid: [1, 1, 1],
-        block: [8, 1, 1],
-        dynamic_shared: 0,
-        params: out.to_le_bytes().to_vec(),
-        step_limit: 100_000,
-    };
-    let st = p.run(&mut mem, k, &launch).expect("runs");
+    let (_, st) = run_stats(&text, "k", 8, 8).expect("runs");
     assert_eq!(st.outside_array, 4);
 }
