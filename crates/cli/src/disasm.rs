@@ -42,8 +42,8 @@ pub fn run(a: &DisasmArgs) -> Result<(), String> {
     if a.json {
         let _ = write!(out, "{{\"arch\": \"{sm}\", \"functions\": [");
     }
-    for (fi, (name, bytes, syms)) in funcs.iter().enumerate() {
-        let lines = table.listing(&sass::words(bytes), syms, &mut labels);
+    for (fi, (name, bytes, syms, indirect)) in funcs.iter().enumerate() {
+        let lines = table.listing_with_indirect(&sass::words(bytes), syms, indirect, &mut labels);
         if a.json {
             let _ = write!(
                 out,
@@ -129,14 +129,21 @@ fn json_str(s: &str) -> String {
     o
 }
 
-/// A function's name, code and the (offset, name) of the code symbols in its section.
-type Function = (String, Vec<u8>, Vec<(u64, String)>);
+/// A function's name, code, the (offset, name) of the code symbols in its section and its
+/// indirect branches (EIATTR_INDIRECT_BRANCH_TARGETS).
+type Function = (
+    String,
+    Vec<u8>,
+    Vec<(u64, String)>,
+    Vec<sass::listing::IndirectBranch>,
+);
 
 /// The SM named by a cubin's ELF header and its `.text.<function>` sections in file order,
 /// read through `crates/cubin` (bounds-checked: a corrupt file is an error, never a panic).
 fn read_cubin(data: &[u8]) -> Result<(String, Vec<Function>), String> {
     let cubin = cubin::read(data).map_err(|e| format!("not a valid cubin: {e}"))?;
     let symbols = cubin.symbols();
+    let facts = cubin.functions();
     let mut funcs = Vec::new();
     for (index, s) in cubin.sections.iter().enumerate() {
         let Some(f) = s.name.strip_prefix(".text.") else {
@@ -152,7 +159,12 @@ fn read_cubin(data: &[u8]) -> Result<(String, Vec<Function>), String> {
             .map(|y| (y.value, y.name.clone()))
             .collect();
         syms.sort();
-        funcs.push((f.to_string(), bytes.clone(), syms));
+        let indirect = facts
+            .iter()
+            .find(|x| x.name == f)
+            .map(|x| x.indirect_branches.clone())
+            .unwrap_or_default();
+        funcs.push((f.to_string(), bytes.clone(), syms, indirect));
     }
     Ok((format!("sm_{}", cubin.header.sm()), funcs))
 }

@@ -37,6 +37,9 @@ pub struct FunctionFacts {
     pub ctaidz_used: bool,
     /// EIATTR_RESERVED_SMEM_USED: the kernel reads `%reserved_smem_offset_*`.
     pub reserved_smem_used: bool,
+    /// EIATTR_INDIRECT_BRANCH_TARGETS: per indirect branch (`BRX`), its code offset and the
+    /// offsets it may jump to, in record order (duplicates kept).
+    pub indirect_branches: Vec<(u32, Vec<u32>)>,
 }
 
 fn records<'a>(c: &'a Cubin, name: &str) -> impl Iterator<Item = &'a crate::eiattr::Record> {
@@ -92,6 +95,9 @@ impl Cubin {
                     (code::NUM_BARRIERS, AttrValue::Half(h)) => f.num_barriers = Some(h),
                     (code::CTAIDZ_USED, _) => f.ctaidz_used = true,
                     (code::RESERVED_SMEM_USED, _) => f.reserved_smem_used = true,
+                    (code::INDIRECT_BRANCH_TARGETS, AttrValue::Words(w)) => f
+                        .indirect_branches
+                        .extend(crate::listing::indirect_branch_groups(&w).unwrap_or_default()),
                     _ => {}
                 }
             }

@@ -204,7 +204,7 @@ pub fn listing(c: &Cubin) -> String {
 }
 
 /// EIATTR_INDIRECT_BRANCH_TARGETS groups: `(branch offset, 0, count, targets...)*`.
-fn indirect_branch_groups(w: &[u32]) -> Option<Vec<(u32, Vec<u32>)>> {
+pub(crate) fn indirect_branch_groups(w: &[u32]) -> Option<Vec<(u32, Vec<u32>)>> {
     let mut out = Vec::new();
     let mut i = 0usize;
     while i < w.len() {

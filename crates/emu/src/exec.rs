@@ -121,6 +121,9 @@ pub struct Warp {
     /// The warp's clock (`SR_CLOCKLO`): instructions it has issued. Monotonic like the
     /// hardware's cycle counter, not a cycle count.
     pub clock: u64,
+    /// Where each lane continues after `ENDCOLLECTIVE`: the target of its last
+    /// `WARPSYNC.COLLECTIVE`.
+    pub collective_end: [u64; 32],
 }
 
 impl Warp {
@@ -715,6 +718,7 @@ fn run_cta(
                 bar_red: [None; 32],
                 bar_result: [0; 32],
                 clock: 0,
+                collective_end: [0; 32],
             }
         })
         .collect();

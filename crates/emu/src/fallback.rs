@@ -35,7 +35,7 @@ fn borrow_field(members: &[&Encoding], donors: &[&Encoding], i: usize) -> Option
     };
     if !matches!(
         kind,
-        SlotKind::R | SlotKind::Ur | SlotKind::P | SlotKind::Up
+        SlotKind::R | SlotKind::Ur | SlotKind::Ur8 | SlotKind::P | SlotKind::Up
     ) || *value < 0
     {
         return None;
@@ -146,6 +146,7 @@ fn infer_field(members: &[&Encoding], i: usize) -> Option<SlotSpec> {
     let width = match kind {
         SlotKind::R => 8,
         SlotKind::Ur => 6,
+        SlotKind::Ur8 => 8,
         SlotKind::P | SlotKind::Up => 3,
         SlotKind::B => 4,
         _ => return None,

@@ -9,6 +9,8 @@ use crate::exec::{
     Ctx, Fault, LaneState, R, Space, Warp, address, const_addr, pair, trap, unsupported, upair,
 };
 
+mod packed;
+
 /// Lane indices of a mask.
 pub fn lanes(mask: u32) -> impl Iterator<Item = usize> {
     (0..32usize).filter(move |l| mask >> l & 1 == 1)
@@ -134,11 +136,15 @@ fn int32(ctx: &Ctx<'_>, w: &Warp, l: usize, op: &Operand) -> R<u32> {
     Ok(v)
 }
 
-/// A predicate source (`P`/`UP`, `!` applied).
+/// A predicate source (`P`/`UP`, `!` applied; `R.SIGN`, as `PLOP3` reads it, is the sign bit
+/// of a register).
 fn pred(w: &Warp, l: usize, op: &Operand) -> R<bool> {
     let v = match &op.kind {
         OperandKind::Reg(r) if r.file == RegFile::P => w.pred(l, r.index),
         OperandKind::Reg(r) if r.file == RegFile::Up => w.upred(r.index),
+        OperandKind::Reg(r) if r.file == RegFile::R && op.has_suffix("SIGN") => {
+            r.index != 255 && w.reg(l, r.index) >> 31 == 1
+        }
         k => return unsupported(format!("predicate operand {k:?}")),
     };
     Ok(v != op.not)
@@ -385,7 +391,7 @@ pub fn execute(ctx: &mut Ctx<'_>, w: &mut Warp, inst: &Inst, active: u32, exec: 
     match name {
         // ---- control flow and convergence
         "BRA" => {
-            check_mods(inst, &["U", "DIV", "CONV"])?;
+            check_mods(inst, &["U", "DIV", "CONV", "ANY"])?;
             let target = inst
                 .operands
                 .iter()
@@ -422,6 +428,12 @@ pub fn execute(ctx: &mut Ctx<'_>, w: &mut Warp, inst: &Inst, active: u32, exec: 
                 } else {
                     0
                 };
+            }
+            if inst.has_mod("ANY") {
+                // `@P BRA.ANY`: the warp branches together when the condition holds in any of
+                // its active lanes (ptxas's waterfall loops: `@P1 BRA.U.ANY` repeats until no
+                // lane is left).
+                take = if take != 0 { active } else { 0 };
             }
             for l in lanes(active) {
                 w.pc[l] = if take >> l & 1 == 1 { target } else { pc + 16 };
@@ -499,7 +511,27 @@ pub fn execute(ctx: &mut Ctx<'_>, w: &mut Warp, inst: &Inst, active: u32, exec: 
             Ok(())
         }
         "WARPSYNC" => {
-            check_mods(inst, &["ALL", "EXCLUSIVE"])?;
+            check_mods(inst, &["ALL", "EXCLUSIVE", "COLLECTIVE"])?;
+            // `WARPSYNC.COLLECTIVE Rm, `(end)`: ptxas's form around a collective whose member
+            // mask is not the active lanes (after `BRA.DIV`): the lanes of each mask run the
+            // instructions up to `ENDCOLLECTIVE` as a group of their own (like `.EXCLUSIVE`),
+            // then continue at `end`.
+            let collective = inst.has_mod("COLLECTIVE");
+            if collective {
+                let end = inst
+                    .operands
+                    .iter()
+                    .find_map(|o| match o.kind {
+                        OperandKind::Target(t) => Some(t),
+                        _ => None,
+                    })
+                    .ok_or_else(|| {
+                        Fault::Unsupported("WARPSYNC.COLLECTIVE without an end".into())
+                    })?;
+                for l in lanes(exec) {
+                    w.collective_end[l] = end;
+                }
+            }
             for l in lanes(active) {
                 if exec >> l & 1 == 1 {
                     // Each thread waits for the threads of its own mask.
@@ -514,7 +546,7 @@ pub fn execute(ctx: &mut Ctx<'_>, w: &mut Warp, inst: &Inst, active: u32, exec: 
                     // `.EXCLUSIVE` (ptxas's form before a collective whose member mask may
                     // differ between threads): the threads of one mask continue as a group of
                     // their own, apart from other groups (`exec::release_warp_waits`).
-                    w.state[l] = if inst.has_mod("EXCLUSIVE") {
+                    w.state[l] = if inst.has_mod("EXCLUSIVE") || collective {
                         LaneState::WarpsyncExclusive(mask)
                     } else {
                         LaneState::Warpsync(mask)
@@ -522,6 +554,17 @@ pub fn execute(ctx: &mut Ctx<'_>, w: &mut Warp, inst: &Inst, active: u32, exec: 
                 } else {
                     w.pc[l] = pc + 16;
                 }
+            }
+            Ok(())
+        }
+        "ENDCOLLECTIVE" => {
+            check_mods(inst, &[])?;
+            for l in lanes(active) {
+                w.pc[l] = if exec >> l & 1 == 1 && w.collective_end[l] != 0 {
+                    std::mem::take(&mut w.collective_end[l])
+                } else {
+                    pc + 16
+                };
             }
             Ok(())
         }
@@ -636,25 +679,25 @@ pub fn execute(ctx: &mut Ctx<'_>, w: &mut Warp, inst: &Inst, active: u32, exec: 
             Ok(())
         }
         "R2UR" if inst.operands.first().is_some_and(is_pred) => {
-            // `R2UR Pd, URd, Rs`: URd = Rs of the first executing lane; Pd (in every executing
-            // lane) = the executing lanes do not all hold the same Rs, i.e. the uniform copy
-            // lost information. ptxas tests a collective's member mask register so before
-            // choosing between two paths that compute the same (`WARPSYNC.EXCLUSIVE` then the
-            // collective, inline or in a subroutine); which way the hardware sets Pd is not
-            // established, and does not change the result of that code.
-            check_mods(inst, &[])?;
+            // `R2UR[.OR] Pd, URd, Rs`: URd = Rs of the first executing lane; in each executing
+            // lane Pd = its Rs differs from that value (`.OR`: Pd |= ...). ptxas's waterfall
+            // loops rely on it being per lane: for a texture handle that may differ between
+            // threads (`R2UR P0, UR4, R8; R2UR.OR P0, UR5, R9; @!P0 TEX ..., UR4`, then the
+            // lanes with P0 clear leave the loop), and before collectives whose member mask may
+            // differ between threads.
+            check_mods(inst, &["OR"])?;
             let (p, d, a) = (op_at(inst, 0)?, op_at(inst, 1)?, op_at(inst, 2)?);
-            let mut vals = Vec::new();
+            let Some(l0) = lanes(exec).next() else {
+                next(w);
+                return Ok(());
+            };
+            let v0 = raw32(ctx, w, l0, a)?;
             for l in lanes(exec) {
-                vals.push(raw32(ctx, w, l, a)?);
+                let differs = raw32(ctx, w, l, a)? != v0;
+                let old = inst.has_mod("OR") && pred(w, l, p)?;
+                wp(w, l, p, old || differs)?;
             }
-            let differ = vals.windows(2).any(|v| v[0] != v[1]);
-            if let (Some(&v), Some(l0)) = (vals.first(), lanes(exec).next()) {
-                wr(w, l0, d, v)?;
-            }
-            for l in lanes(exec) {
-                wp(w, l, p, differ)?;
-            }
+            wr(w, l0, d, v0)?;
             next(w);
             Ok(())
         }
@@ -900,8 +943,7 @@ fn base_name(name: &str) -> &str {
         "UIADD3" | "UIMAD" | "ULOP3" | "USHF" | "ULEA" | "UISETP" | "USEL" | "UMOV" | "UPRMT"
         | "UFLO" | "UPOPC" | "UBREV" | "USGXT" | "UBMSK" | "UPLOP3" | "UIMNMX" | "ULDC"
         | "US2R" => &name[1..],
-        "VIMNMX" => "IMNMX",
-        "UVIMNMX" => "IMNMX",
+        "UVIMNMX" => "VIMNMX",
         n => n,
     }
 }
@@ -1237,22 +1279,15 @@ fn lane_op(ctx: &mut Ctx<'_>, w: &mut Warp, inst: &Inst, l: usize, active: u32) 
         "F2I" => f2i(ctx, w, inst, l),
         "I2F" | "I2FP" => i2f(ctx, w, inst, l),
         "F2F" => f2f(ctx, w, inst, l),
-        "F2FP" => {
-            check_mods(inst, &["F16", "BF16", "F32", "PACK_AB", "RZ"])?;
-            // sm_90 spells the source `.F32` (`F2FP.F16.F32.PACK_AB`); sm_80 omits it
-            // (`F2FP.PACK_AB` is f32 → f16, `F2FP.BF16.PACK_AB` f32 → bf16).
-            if !inst.has_mod("PACK_AB") {
-                return unsupported(format!("F2FP.{}", inst.mods.join(".")));
-            }
-            let fmt = if inst.has_mod("BF16") { BF16 } else { F16 };
-            let mode = rnd(inst);
-            let a = f32src(ctx, w, l, o(1)?, false)?;
-            let b = f32src(ctx, w, l, o(2)?, false)?;
-            let hi = float::round(a, std::cmp::Ordering::Equal, mode, fmt, false) as u32;
-            let lo = float::round(b, std::cmp::Ordering::Equal, mode, fmt, false) as u32;
-            wr(w, l, o(0)?, (hi << 16) | (lo & 0xffff))
-        }
+        "F2FP" => packed::f2fp(ctx, w, inst, l),
         "HADD2" | "HMUL2" | "HFMA2" => half2(ctx, w, inst, l),
+        "HMNMX2" => packed::hmnmx2(ctx, w, inst, l),
+        "HSET2" => packed::hset2(ctx, w, inst, l),
+        "HSETP2" => packed::hsetp2(ctx, w, inst, l),
+        "VIMNMX" => packed::vimnmx(ctx, w, inst, l),
+        "VIMNMX3" => packed::vimnmx3(ctx, w, inst, l),
+        "I2IP" => packed::i2ip(ctx, w, inst, l),
+        "IDP" => packed::idp(ctx, w, inst, l),
         _ => unsupported(format!("instruction {}", inst.opcode)),
     }
 }

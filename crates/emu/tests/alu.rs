@@ -489,8 +489,8 @@ fn unknown_instruction_is_reported_by_name() {
 fn exclusive_warpsync_runs_each_member_mask_apart() {
     // A collective whose member mask differs between threads (`redux.sync` with lanes 0..15 on
     // mask 0xffff and lanes 16..31 on 0xffff0000), as ptxas compiles it: R2UR tests whether
-    // the mask register is uniform, then WARPSYNC.EXCLUSIVE splits the warp into its groups
-    // and REDUX reduces over each group alone.
+    // each lane's mask register equals the first lane's, then WARPSYNC.EXCLUSIVE splits the
+    // warp into its groups and REDUX reduces over each group alone.
     let body = [
         "ISETP.LT.U32.AND P0, PT, R10, 0x10, PT",
         "IMAD.MOV.U32 R12, RZ, RZ, 0xffff",
@@ -511,8 +511,10 @@ fn exclusive_warpsync_runs_each_member_mask_apart() {
     let high: u32 = (16..32).map(|t| t * t + 1).sum();
     for (t, v) in g.iter().enumerate() {
         let sum = if t < 16 { low } else { high };
-        // The mask register differs between lanes (P1), the constant does not (P2).
-        assert_eq!(v, &vec![sum, 1, 0, 7], "lane {t}");
+        // The mask register of lanes 16..31 differs from lane 0's (P1), the constant does not
+        // (P2).
+        let differs = u32::from(t >= 16);
+        assert_eq!(v, &vec![sum, differs, 0, 7], "lane {t}");
     }
 }
 
@@ -653,4 +655,76 @@ fn fset_and_scaled_fmul() {
         one(&b, &["R10", "R11", "R12", "R13"]),
         vec![1.0f32.to_bits(), 0, 0, 7.5f32.to_bits()]
     );
+}
+
+#[test]
+fn r2ur_waterfall_loop_serves_each_distinct_value_once() {
+    // ptxas's loop for a texture handle that may differ between threads: each round, the
+    // first remaining lane's value becomes uniform (R2UR), the lanes holding it (P0 clear)
+    // are served, and `BRA.U.ANY` repeats while any lane is left. R8 = tid & 3, so lane 0's
+    // value is served in round 1, lane 1's in round 2, ...
+    let body = [
+        "LOP3.LUT R8, R10, 0x3, RZ, 0xc0, !PT", // 0x40
+        "PLOP3.LUT P1, PT, PT, PT, PT, 0x80, 0x0",
+        "PLOP3.LUT P0, PT, PT, PT, PT, 0x80, 0x0",
+        "IMAD.MOV.U32 R6, RZ, RZ, RZ",
+        "PLOP3.LUT P0, PT, P0, P1, PT, 0xa2, 0x0", // 0x80
+        "@P1 R2UR P0, UR4, R8",
+        "@!P0 IMAD.U32 R5, RZ, RZ, UR4",
+        "@P1 IADD3 R6, R6, 0x1, RZ",
+        "@P1 PLOP3.LUT P1, PT, P0, PT, PT, 0x80, 0x0",
+        "PLOP3.LUT P0, PT, PT, PT, PT, 0x80, 0x0",
+        "@P1 BRA.U.ANY `(@0x80)",
+    ];
+    let g = run(&body, &["R5", "R6"], 32).expect("runs");
+    for (t, v) in g.iter().enumerate() {
+        let value = t as u32 & 3;
+        assert_eq!(v, &vec![value, value + 1], "lane {t}");
+    }
+}
+
+#[test]
+fn r2ur_or_accumulates_differences_of_both_words() {
+    // A 64-bit value in R8:R9 is uniform only where both words equal the first lane's.
+    let body = [
+        "LOP3.LUT R8, R10, 0x1, RZ, 0xc0, !PT", // low word differs on odd lanes
+        "LOP3.LUT R9, R10, 0x2, RZ, 0xc0, !PT", // high word differs on lanes 2, 3 mod 4
+        "PLOP3.LUT P0, PT, PT, PT, PT, 0x8, 0x0", // P0 = false
+        "R2UR P0, UR4, R8",
+        "R2UR.OR P0, UR5, R9",
+        "SEL R5, RZ, 0x1, !P0",
+        "IMAD.U32 R6, RZ, RZ, UR4",
+        "IMAD.U32 R7, RZ, RZ, UR5",
+    ];
+    let g = run(&body, &["R5", "R6", "R7"], 32).expect("runs");
+    for (t, v) in g.iter().enumerate() {
+        assert_eq!(v, &vec![u32::from(t % 4 != 0), 0, 0], "lane {t}");
+    }
+}
+
+#[test]
+fn collective_warpsync_runs_each_member_mask_apart_then_jumps_to_its_end() {
+    // ptxas's divergent path for a collective (after `BRA.DIV`): WARPSYNC.COLLECTIVE with the
+    // member mask (lanes 0..15: 0xffff, lanes 16..31: 0xffff0000), the collective, then
+    // ENDCOLLECTIVE, which continues at the WARPSYNC's target (skipping the MOV after it).
+    let body = [
+        "ISETP.LT.U32.AND P0, PT, R10, 0x10, PT", // 0x40
+        "IMAD.MOV.U32 R12, RZ, RZ, 0xffff",
+        "@!P0 IMAD.MOV.U32 R12, RZ, RZ, -0x10000",
+        "IADD3 R6, R10, 0x64, RZ",
+        "BSSY B0, `(@0xf0)", // 0x80
+        "WARPSYNC.COLLECTIVE R12, `(@0xf0)",
+        "REDUX.SUM.S32 UR4, R6",
+        "IMAD.U32 R8, RZ, RZ, UR4",
+        "ENDCOLLECTIVE", // 0xc0
+        "IMAD.MOV.U32 R8, RZ, RZ, RZ",
+        "IMAD.MOV.U32 R8, RZ, RZ, RZ",
+        "BSYNC B0", // 0xf0
+    ];
+    let g = run(&body, &["R8"], 32).expect("runs");
+    let low: u32 = (0..16).map(|t| t + 100).sum();
+    let high: u32 = (16..32).map(|t| t + 100).sum();
+    for (t, v) in g.iter().enumerate() {
+        assert_eq!(v[0], if t < 16 { low } else { high }, "lane {t}");
+    }
 }

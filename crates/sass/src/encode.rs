@@ -11,10 +11,12 @@
 use crate::control::Control;
 use crate::decode::{Guard, guard_bits};
 use crate::table::{Encoding, FloatFormat, SlotSpec, Table, strip_reuse_markers};
-use crate::text::{Slot, SlotKind, split};
+use crate::text::{Slot, SlotKind};
 
 /// Assembles one instruction line at code address `pc`. `label` resolves a `` `(.L_x_N) ``
-/// branch-target label to an address.
+/// branch-target label to an address. A trailing `(*"..."*)` annotation (nvdisasm's
+/// `BRANCH_TARGETS` list after an indirect branch) is a comment: it comes from the cubin's
+/// metadata, not from the word.
 pub fn assemble_line(
     table: &Table,
     line: &str,
@@ -27,6 +29,14 @@ pub fn assemble_line(
         let end = line.find(']').ok_or("unterminated control field")?;
         control = Control::parse(&line[..=end])?;
         line = line[end + 1..].trim_start();
+    }
+    let without_note;
+    if let Some(start) = line.find("(*\"") {
+        let end = line[start..]
+            .find("\"*)")
+            .ok_or("unterminated `(*\"...\"*)` annotation")?;
+        without_note = format!("{}{}", &line[..start], &line[start + end + 3..]);
+        line = without_note.trim_end();
     }
     // Resolve labels to addresses first so that the text splits into plain slots.
     let resolved;
@@ -41,7 +51,7 @@ pub fn assemble_line(
         let raw = raw.trim().trim_start_matches("0x");
         return u128::from_str_radix(raw, 16).map_err(|e| format!("bad .unknown word: {e}"));
     }
-    let sp = split(line);
+    let sp = crate::text::split_for(&table.sm, line);
     let key = strip_reuse_markers(&sp.template);
     let guard = parse_guard(&sp.guard)?;
     let want = normalized(line);

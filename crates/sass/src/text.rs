@@ -10,8 +10,11 @@
 pub enum SlotKind {
     /// General register `R<n>`, 255 prints as `RZ`.
     R,
-    /// Uniform register `UR<n>`, 63 prints as `URZ`.
+    /// Uniform register `UR<n>` of a 6-bit field (sm_75 to sm_90), 63 prints as `URZ`.
     Ur,
+    /// Uniform register `UR<n>` of an 8-bit field (sm_100 and later: UR0 to UR254), 255
+    /// prints as `URZ` and 63 as `UR63`.
+    Ur8,
     /// Predicate `P<n>`, 7 prints as `PT`.
     P,
     /// Uniform predicate `UP<n>`, 7 prints as `UPT`.
@@ -32,6 +35,7 @@ impl SlotKind {
         match self {
             SlotKind::R => "R",
             SlotKind::Ur => "UR",
+            SlotKind::Ur8 => "UR8",
             SlotKind::P => "P",
             SlotKind::Up => "UP",
             SlotKind::B => "B",
@@ -46,6 +50,7 @@ impl SlotKind {
         Some(match s {
             "R" => SlotKind::R,
             "UR" => SlotKind::Ur,
+            "UR8" => SlotKind::Ur8,
             "P" => SlotKind::P,
             "UP" => SlotKind::Up,
             "B" => SlotKind::B,
@@ -63,7 +68,8 @@ impl SlotKind {
             SlotKind::R if v == 255 => write!(out, "RZ"),
             SlotKind::R => write!(out, "R{v}"),
             SlotKind::Ur if v == 63 => write!(out, "URZ"),
-            SlotKind::Ur => write!(out, "UR{v}"),
+            SlotKind::Ur8 if v == 255 => write!(out, "URZ"),
+            SlotKind::Ur | SlotKind::Ur8 => write!(out, "UR{v}"),
             SlotKind::P if v == 7 => write!(out, "PT"),
             SlotKind::P => write!(out, "P{v}"),
             SlotKind::Up if v == 7 => write!(out, "UPT"),
@@ -105,9 +111,27 @@ fn is_ident(c: u8) -> bool {
     c.is_ascii_alphanumeric() || c == b'_'
 }
 
+/// Whether an SM's uniform registers have 8-bit fields (`URZ` = 255, slots of kind
+/// [`SlotKind::Ur8`]): sm_100 and later. Earlier SMs have 6-bit fields (`URZ` = 63).
+pub fn wide_uniform_registers(sm: &str) -> bool {
+    crate::normalize_sm(sm)
+        .and_then(|s| s[3..].parse::<u32>().ok())
+        .is_some_and(|n| n >= 100)
+}
+
+/// Splits one instruction's text as `sm`'s nvdisasm prints it: like [`split`], with uniform
+/// registers as [`SlotKind::Ur8`] (`URZ` = 255) where [`wide_uniform_registers`] says so.
+pub fn split_for(sm: &str, text: &str) -> Split {
+    split_with(text, wide_uniform_registers(sm))
+}
+
 /// Splits one instruction's text as nvdisasm prints it (without the address, with or without
-/// the trailing ` ;`).
+/// the trailing ` ;`); uniform registers are 6-bit (`URZ` = 63, sm_75 to sm_90).
 pub fn split(text: &str) -> Split {
+    split_with(text, false)
+}
+
+fn split_with(text: &str, wide_ur: bool) -> Split {
     let mut t = text.trim_start();
     t = t.strip_suffix(';').unwrap_or(t);
     t = t.strip_suffix(' ').unwrap_or(t);
@@ -135,7 +159,7 @@ pub fn split(text: &str) -> Split {
         let prev = if i > 0 { b[i - 1] } else { b' ' };
         let boundary = !is_ident(prev) && prev != b'.';
         if boundary {
-            if let Some((kind, value, len)) = register_at(&b[i..]) {
+            if let Some((kind, value, len)) = register_at(&b[i..], wide_ur) {
                 slots.push(Slot {
                     kind,
                     value,
@@ -191,18 +215,23 @@ pub fn split(text: &str) -> Split {
 }
 
 /// A register token at the start of `b`: (kind, number, length).
-fn register_at(b: &[u8]) -> Option<(SlotKind, i128, usize)> {
+fn register_at(b: &[u8], wide_ur: bool) -> Option<(SlotKind, i128, usize)> {
     /// (prefix, kind, special suffix letter and its value).
     type Prefix = (&'static [u8], SlotKind, Option<(u8, i128)>);
-    const PREFIXES: [Prefix; 6] = [
-        (b"UR", SlotKind::Ur, Some((b'Z', 63))),
+    let ur: Prefix = if wide_ur {
+        (b"UR", SlotKind::Ur8, Some((b'Z', 255)))
+    } else {
+        (b"UR", SlotKind::Ur, Some((b'Z', 63)))
+    };
+    let prefixes: [Prefix; 6] = [
+        ur,
         (b"UP", SlotKind::Up, Some((b'T', 7))),
         (b"SB", SlotKind::Sb, None),
         (b"R", SlotKind::R, Some((b'Z', 255))),
         (b"P", SlotKind::P, Some((b'T', 7))),
         (b"B", SlotKind::B, None),
     ];
-    for (pre, kind, special) in PREFIXES {
+    for (pre, kind, special) in prefixes {
         if !b.starts_with(pre) {
             continue;
         }
@@ -331,6 +360,23 @@ fn strip_zeros(s: &str) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn uniform_register_width_follows_the_sm() {
+        let s = split_for("sm_90", "LDCU URZ, c[0x0][0x370]");
+        assert_eq!((s.slots[0].kind, s.slots[0].value), (SlotKind::Ur, 63));
+        let s = split_for("sm_100", "LDCU URZ, c[0x0][0x370]");
+        assert_eq!((s.slots[0].kind, s.slots[0].value), (SlotKind::Ur8, 255));
+        let s = split_for("sm_120", "LDCU UR63, c[0x0][0x370]");
+        assert_eq!((s.slots[0].kind, s.slots[0].value), (SlotKind::Ur8, 63));
+        let mut out = String::new();
+        SlotKind::Ur8.render(63, &mut out);
+        out.push(' ');
+        SlotKind::Ur8.render(255, &mut out);
+        assert_eq!(out, "UR63 URZ");
+        assert!(!wide_uniform_registers("sm_90a"));
+        assert!(wide_uniform_registers("sm_100a"));
+    }
 
     #[test]
     fn splits_nvdisasm_text() {

@@ -57,6 +57,20 @@ pub fn text_sections(cubin: &Path) -> Result<Vec<(String, Vec<u8>)>, String> {
     Ok(out)
 }
 
+/// Per function name, its indirect branches (EIATTR_INDIRECT_BRANCH_TARGETS), read through
+/// `crates/cubin`.
+fn indirect_branches(
+    cubin: &Path,
+) -> Result<BTreeMap<String, Vec<sass::listing::IndirectBranch>>, String> {
+    let data = std::fs::read(cubin).map_err(|e| format!("{}: {e}", cubin.display()))?;
+    let c = cubin::read(&data).map_err(|e| format!("{}: {e}", cubin.display()))?;
+    Ok(c.functions()
+        .into_iter()
+        .filter(|f| !f.indirect_branches.is_empty())
+        .map(|f| (f.name, f.indirect_branches))
+        .collect())
+}
+
 /// `nvdisasm -c` of a cubin: per function, the instruction texts in address order.
 fn oracle_listing(cubin: &Path) -> Result<BTreeMap<String, Vec<String>>, String> {
     let out = Command::new(oracle::tool("nvdisasm")?)
@@ -141,9 +155,13 @@ pub fn run(args: &CorpusArgs) -> Result<(), String> {
                 return r;
             }
         };
-        match (code_sections(&cubin), oracle_listing(&cubin)) {
-            (Ok(secs), Ok(oracle)) => compare(table, &secs, &oracle, &mut r),
-            (Err(e), _) | (_, Err(e)) => r.error = Some(e),
+        match (
+            code_sections(&cubin),
+            indirect_branches(&cubin),
+            oracle_listing(&cubin),
+        ) {
+            (Ok(secs), Ok(ind), Ok(oracle)) => compare(table, &secs, &ind, &oracle, &mut r),
+            (Err(e), _, _) | (_, Err(e), _) | (_, _, Err(e)) => r.error = Some(e),
         }
         r
     });
@@ -204,6 +222,7 @@ fn print_top(title: &str, m: &BTreeMap<String, (usize, String)>) {
 fn compare(
     table: &sass::Table,
     secs: &CodeSections,
+    indirect: &BTreeMap<String, Vec<sass::listing::IndirectBranch>>,
     oracle: &BTreeMap<String, Vec<String>>,
     r: &mut FileResult,
 ) {
@@ -211,14 +230,16 @@ fn compare(
     for (name, bytes, syms) in secs {
         let words = sass::words(bytes);
         r.kernels += 1;
-        let ours = match super::catch(|| table.listing(&words, syms, &mut labels)) {
-            Ok(l) => l,
-            Err(_) => {
-                r.panics += 1;
-                r.instructions += words.len();
-                continue;
-            }
-        };
+        let ind = indirect.get(name).map_or(&[][..], Vec::as_slice);
+        let ours =
+            match super::catch(|| table.listing_with_indirect(&words, syms, ind, &mut labels)) {
+                Ok(l) => l,
+                Err(_) => {
+                    r.panics += 1;
+                    r.instructions += words.len();
+                    continue;
+                }
+            };
         let theirs = oracle.get(name);
         for (i, line) in ours.iter().enumerate() {
             r.instructions += 1;

@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 
 use sass::table::{Encoding, FloatFormat, OPCODE_MASK, SlotSpec, Table};
-use sass::text::{Slot, SlotKind, Split, split};
+use sass::text::{Slot, SlotKind, Split, split_for};
 
 use super::nvdisasm;
 
@@ -80,7 +80,7 @@ fn infer(sm: &str, seeds: &[u128]) -> Result<Inferred, String> {
             pendings.push(None);
             continue;
         };
-        let sp0 = split(t0);
+        let sp0 = split_for(sm, t0);
         if sass::text::has_marker_chars(t0) {
             pendings.push(None);
             continue;
@@ -90,7 +90,7 @@ fn infer(sm: &str, seeds: &[u128]) -> Result<Inferred, String> {
         let delta_addr = ((per - 1) * 16) as i128;
         let pcrel: Vec<bool> = match &t[copy_at] {
             Some(tc) => {
-                let spc = split(tc);
+                let spc = split_for(sm, tc);
                 sp0.slots
                     .iter()
                     .enumerate()
@@ -110,7 +110,7 @@ fn infer(sm: &str, seeds: &[u128]) -> Result<Inferred, String> {
             let e = match tb {
                 None => Effect::Fixed,
                 Some(tb) => {
-                    let sp = split(tb);
+                    let sp = split_for(sm, tb);
                     if k < 4 && sp.guard.starts_with("@U") {
                         guard_uniform = Some(true);
                     } else if k < 4 && sp.guard.starts_with('@') {
@@ -131,7 +131,7 @@ fn infer(sm: &str, seeds: &[u128]) -> Result<Inferred, String> {
         let mut reuse = [None; 4];
         for k in 0..4 {
             if let Some(tk) = &t[1 + nbits + k] {
-                let spk = split(tk);
+                let spk = split_for(sm, tk);
                 if let Some(p) = spk.template.find('^') {
                     let mut without = spk.template.clone();
                     without.remove(p);
@@ -190,7 +190,7 @@ fn infer(sm: &str, seeds: &[u128]) -> Result<Inferred, String> {
             continue;
         }
         // Texts of the double flip are at a different address: only compare non-pc-relative.
-        let sp = split(dt);
+        let sp = split_for(sm, dt);
         if let (Effect::Slot(j, dn), Effect::Slot(j2, d)) = (
             p.effects[usize::from(nb - FIRST_BIT)],
             effect(
@@ -545,6 +545,7 @@ fn special_values(kind: SlotKind, bits: &[(u8, i128)], c: i128, all_powers: bool
     match kind {
         SlotKind::R => vec![255],
         SlotKind::Ur => vec![63],
+        SlotKind::Ur8 => vec![255],
         SlotKind::P | SlotKind::Up => vec![7],
         SlotKind::Hex => {
             let max: i128 = c + bits.iter().map(|(_, w)| (*w).max(0)).sum::<i128>();
@@ -645,7 +646,7 @@ fn exceptions(
         if super::normalize(&ours) == super::normalize(t) || sass::text::has_marker_chars(t) {
             continue;
         }
-        let sp = split(t);
+        let sp = split_for(sm, t);
         let mut key = sp.template;
         for sl in sp.slots.iter().filter(|s| s.kind == SlotKind::Hex) {
             key.push_str(&format!(" {:x}", sl.value));
@@ -667,7 +668,7 @@ fn unexplained(sm: &str, encodings: &[Encoding], words: &[Evidence]) -> Vec<u128
         if super::normalize(&table.print(*w, *pc, &|_| None)) == super::normalize(t) {
             continue;
         }
-        new.entry(split(t).template).or_insert(*w);
+        new.entry(split_for(sm, t).template).or_insert(*w);
     }
     new.into_values().collect()
 }
@@ -916,6 +917,7 @@ fn pin_special(e: &Encoding, seed: u128) -> Option<Encoding> {
             let special = match kind {
                 SlotKind::R => 255,
                 SlotKind::Ur => 63,
+                SlotKind::Ur8 => 255,
                 SlotKind::P | SlotKind::Up => 7,
                 _ => continue,
             };

@@ -22,7 +22,7 @@ use std::path::PathBuf;
 
 use crate::corpus::{self, CorpusArgs};
 
-const USAGE: &str = "usage: cargo xtask sass-probe --arch sm_XX [--collect|--report] [--seeds-from sm_YY] [--dir DIR]";
+const USAGE: &str = "usage: cargo xtask sass-probe --arch sm_XX [--collect|--report] [--seeds-from sm_YY] [--dir DIR] [--also DIR]...";
 
 /// Version of the learning method; part of the staleness hash in the table header.
 pub const GENERATOR_VERSION: u32 = 5;
@@ -147,15 +147,36 @@ fn write_seeds(path: &std::path::Path, seeds: &[u128]) -> Result<(), String> {
     std::fs::write(path, s).map_err(|e| format!("{}: {e}", path.display()))
 }
 
-/// Every distinct instruction word ptxas emits for the corpus on this SM.
+/// The folders whose `ptx/` files the probe compiles: `--dir` (default: the corpus) and each
+/// `--also DIR` (e.g. `test-data/unseen`, `test-data/emu-forms`: forms the corpus never makes
+/// ptxas emit).
+fn probe_dirs(args: &CorpusArgs) -> Vec<PathBuf> {
+    let mut dirs = vec![args.dir.clone()];
+    let mut it = args.rest.iter();
+    while let Some(a) = it.next() {
+        if a == "--also" {
+            dirs.extend(it.next().map(PathBuf::from));
+        } else if let Some(v) = a.strip_prefix("--also=") {
+            dirs.push(PathBuf::from(v));
+        }
+    }
+    dirs
+}
+
+/// Every distinct instruction word ptxas emits for the corpus (and the `--also` folders) on
+/// this SM.
 pub fn corpus_words(args: &CorpusArgs, sm: &str) -> Result<Vec<u128>, String> {
-    let files = corpus::ptx_files(&args.dir);
-    let files: Vec<_> = files
-        .into_iter()
-        .filter(|f| corpus::is_accepted(f))
+    let files: Vec<PathBuf> = probe_dirs(args)
+        .iter()
+        .flat_map(|d| {
+            corpus::ptx_files(d)
+                .into_iter()
+                .filter(|f| corpus::is_accepted(f))
+                .map(|f| d.join(f))
+        })
         .collect();
-    let per_file = corpus::par_map("ptxas", &files, |rel| -> Vec<u128> {
-        let Ok(text) = corpus::read_text(&args.dir.join(rel)) else {
+    let per_file = corpus::par_map("ptxas", &files, |path| -> Vec<u128> {
+        let Ok(text) = corpus::read_text(path) else {
             return Vec::new();
         };
         let Some(arch) = corpus::arch_for_file(&corpus::scan_targets(&text), sm) else {
@@ -306,7 +327,7 @@ fn collect_seeds(args: &CorpusArgs, sm: &str, mut seeds: Vec<u128>) -> Result<Ve
                 n_wrong += 1;
                 // One seed per template and immediate values (encodings may be pinned to an
                 // immediate that decides an alias, e.g. IMAD.SHL.U32 for powers of two).
-                let sp = sass::text::split(t);
+                let sp = sass::text::split_for(sm, t);
                 let mut key = sp.template;
                 for sl in sp
                     .slots
