@@ -9,6 +9,7 @@ use crate::exec::{
     Ctx, Fault, LaneState, R, Space, Warp, address, const_addr, pair, trap, unsupported, upair,
 };
 
+mod mma;
 mod packed;
 
 /// Lane indices of a mask.
@@ -660,6 +661,26 @@ pub fn execute(ctx: &mut Ctx<'_>, w: &mut Warp, inst: &Inst, active: u32, exec: 
         // ---- warp-wide data ops
         "SHFL" => {
             shfl(ctx, w, inst, exec)?;
+            next(w);
+            Ok(())
+        }
+        "HMMA" | "IMMA" | "DMMA" => {
+            mma::mma(w, inst, exec)?;
+            next(w);
+            Ok(())
+        }
+        "LDSM" => {
+            mma::ldsm(ctx, w, inst, exec)?;
+            next(w);
+            Ok(())
+        }
+        "STSM" => {
+            mma::stsm(ctx, w, inst, exec)?;
+            next(w);
+            Ok(())
+        }
+        "MOVM" => {
+            mma::movm(w, inst, exec)?;
             next(w);
             Ok(())
         }

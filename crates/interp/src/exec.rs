@@ -543,7 +543,8 @@ impl Cta<'_> {
             | Op::BarWarp
             | Op::Activemask
             | Op::Ldmatrix
-            | Op::Mma => {
+            | Op::Mma
+            | Op::Wmma => {
                 return self.collective(w, active, f, inst, forced);
             }
             Op::Bar => return self.barrier(w, active, f, inst),
@@ -936,6 +937,10 @@ impl Cta<'_> {
                 whole_warp(active, n, "mma", inst.line)?;
                 self.mma(w, active, f, inst);
             }
+            Op::Wmma => {
+                whole_warp(active, n, "wmma", inst.line)?;
+                self.wmma(w, active, f, inst)?;
+            }
             _ => unreachable!("not a collective"),
         }
         for l in Self::lanes(active) {
@@ -944,107 +949,187 @@ impl Cta<'_> {
         Ok(())
     }
 
-    /// `mma.sync.aligned.{m16n8k16 f16/bf16, m16n8k32 s8/u8}.row.col`: gathers the fragments
-    /// of all 32 lanes (layouts of PTX ISA 9.0 §9.7.14.5.x "Matrix Fragments for mma.m16n8k*"),
-    /// multiplies, and scatters D. Float products are summed exactly and rounded once to f32.
+    /// The registers of a vector operand (`{a, b, ...}`) or a single register, in order.
+    fn vec_regs(o: &Operand) -> Vec<Operand> {
+        match o {
+            Operand::Vec(v) => v.clone(),
+            other => vec![other.clone()],
+        }
+    }
+
+    /// `mma.sync.aligned.mMnNkK.row.col.dtype.atype.btype.ctype d, a, b, c`: gathers the
+    /// fragments of all 32 lanes (layouts of `crate::mma::sync_shape`), multiplies, and
+    /// scatters D.
     fn mma(&mut self, w: usize, active: u32, f: &Function, inst: &Inst) {
+        use crate::mma::{Elem, multiply, sync_shape};
         let args = &inst.args;
-        let elems = |o: &Operand| -> Vec<Operand> {
-            match o {
-                Operand::Vec(v) => v.clone(),
-                other => vec![other.clone()],
-            }
-        };
         let (d, a, b, c) = (
-            elems(&args[0]),
-            elems(&args[1]),
-            elems(&args[2]),
-            elems(&args[3]),
+            Self::vec_regs(&args[0]),
+            Self::vec_regs(&args[1]),
+            Self::vec_regs(&args[2]),
+            Self::vec_regs(&args[3]),
         );
-        let types = &inst.mods.types;
-        let is_int = types[0] == Ty::S32;
-        let k = if is_int { 32 } else { 16 };
-        let mut am = vec![vec![0f64; k]; 16];
-        let mut bm = vec![vec![0f64; 8]; k];
-        let mut cm = vec![vec![0f64; 8]; 16];
-        let mut ci = vec![vec![0i64; 8]; 16];
-        let half = |bits: u64, ty: Ty| -> f64 {
-            if ty == Ty::Bf16 {
-                float::BF16.to_f64(bits & 0xffff)
-            } else {
-                float::F16.to_f64(bits & 0xffff)
-            }
-        };
-        let byte = |bits: u64, ty: Ty| -> f64 {
-            if ty == Ty::S8 {
-                bits as u8 as i8 as f64
-            } else {
-                (bits & 0xff) as f64
-            }
-        };
+        let e = |i: usize| Elem::of(inst.mods.types[i]).expect("lowering checked the types");
+        let (td, ta, tb, tc) = (e(0), e(1), e(2), e(3));
+        let s = sync_shape(inst.mods.shape.expect("checked"), ta).expect("checked");
+        let mut am = vec![vec![0f64; s.k]; s.m];
+        let mut bm = vec![vec![0f64; s.n]; s.k];
+        let mut cm = vec![vec![0f64; s.n]; s.m];
+        // A register of a fragment: 32 bits, 64 for f64 elements.
+        let rty = |t: Elem| if t == Elem::F64 { Ty::B64 } else { Ty::B32 };
         for l in Self::lanes(active) {
             let t = &self.warps[w][l];
             let (g, t4) = (l / 4, l % 4);
-            let av: Vec<u64> = a.iter().map(|o| self.get(f, t, o, Ty::B32)).collect();
-            let bv: Vec<u64> = b.iter().map(|o| self.get(f, t, o, Ty::B32)).collect();
-            let cv: Vec<u64> = c.iter().map(|o| self.get(f, t, o, Ty::B32)).collect();
-            if is_int {
-                for i in 0..16 {
-                    let row = if i < 4 || (8..12).contains(&i) {
-                        g
-                    } else {
-                        g + 8
-                    };
-                    let col = t4 * 4 + (i & 3) + if i >= 8 { 16 } else { 0 };
-                    am[row][col] = byte(av[i / 4] >> (8 * (i % 4)), types[1]);
-                }
-                for i in 0..8 {
-                    let row = t4 * 4 + (i & 3) + if i >= 4 { 16 } else { 0 };
-                    bm[row][g] = byte(bv[i / 4] >> (8 * (i % 4)), types[2]);
-                }
-            } else {
-                for i in 0..8 {
-                    let row = if matches!(i, 0 | 1 | 4 | 5) { g } else { g + 8 };
-                    let col = t4 * 2 + (i & 1) + if i >= 4 { 8 } else { 0 };
-                    am[row][col] = half(av[i / 2] >> (16 * (i % 2)), types[1]);
-                }
-                for i in 0..4 {
-                    let row = t4 * 2 + (i & 1) + if i >= 2 { 8 } else { 0 };
-                    bm[row][g] = half(bv[i / 2] >> (16 * (i % 2)), types[2]);
-                }
+            let read = |ops: &[Operand], ty: Elem| -> Vec<u64> {
+                ops.iter().map(|o| self.get(f, t, o, rty(ty))).collect()
+            };
+            let (av, bv, cv) = (read(&a, ta), read(&b, tb), read(&c, tc));
+            for i in 0..s.na {
+                let (r, k) = (s.a_at)(g, t4, i);
+                am[r][k] = ta.get(&av, i);
             }
-            for (i, &cvi) in cv.iter().enumerate().take(4) {
-                let row = if i < 2 { g } else { g + 8 };
-                let col = t4 * 2 + (i & 1);
-                if is_int {
-                    ci[row][col] = cvi as u32 as i32 as i64;
-                } else {
-                    cm[row][col] = f32::from_bits(cvi as u32) as f64;
-                }
+            for i in 0..s.nb {
+                let (k, n) = (s.b_at)(g, t4, i);
+                bm[k][n] = tb.get(&bv, i);
+            }
+            for i in 0..s.nc {
+                let (r, n) = (s.c_at)(g, t4, i);
+                cm[r][n] = tc.get(&cv, i);
             }
         }
+        let dm = multiply(&am, &bm, &cm, td, inst.mods.satfinite);
         for l in Self::lanes(active) {
             let (g, t4) = (l / 4, l % 4);
-            for (i, dst) in d.iter().enumerate().take(4) {
-                let row = if i < 2 { g } else { g + 8 };
-                let col = t4 * 2 + (i & 1);
-                let v = if is_int {
-                    let s: i64 = (0..k)
-                        .map(|kk| am[row][kk] as i64 * bm[kk][col] as i64)
-                        .sum::<i64>()
-                        + ci[row][col];
-                    s as i32 as u32 as u64
-                } else {
-                    // Products of f16/bf16 values are exact in f64; so is their sum for the
-                    // exponent ranges involved, then one rounding to f32.
-                    let s: f64 =
-                        (0..k).map(|kk| am[row][kk] * bm[kk][col]).sum::<f64>() + cm[row][col];
-                    float::round(s, Ordering::Equal, Rnd::Ne, float::F32, false)
-                };
-                let t = &mut self.warps[w][l];
-                set(f, t, dst, Ty::B32, v);
+            let mut regs = vec![0u64; td.regs(s.nc)];
+            for i in 0..s.nc {
+                let (r, n) = (s.c_at)(g, t4, i);
+                td.put(&mut regs, i, dm[r][n]);
+            }
+            let t = &mut self.warps[w][l];
+            for (dst, v) in d.iter().zip(regs) {
+                set(f, t, dst, rty(td), v);
             }
         }
+    }
+
+    /// `wmma.load.{a,b,c}` / `wmma.store.d` / `wmma.mma` (PTX ISA §9.7.14.4): fragments in the
+    /// layout of [`crate::mma::WmmaFrag::at`]. Loads and stores address element (i, j) of the
+    /// matrix at `p + (i·stride + j)·size` (`.row`) or `p + (i + j·stride)·size` (`.col`),
+    /// the stride defaulting to the matrix's width (`.row`) or height (`.col`).
+    fn wmma(&mut self, w: usize, active: u32, f: &Function, inst: &Inst) -> Result<(), RunError> {
+        use crate::ir::WmmaOp;
+        use crate::mma::{Elem, multiply};
+        let (op, frags) = crate::lower::wmma_form(&inst.mods).expect("lowering checked the form");
+        let args = &inst.args;
+        let rty = |t: Elem| if t == Elem::F64 { Ty::B64 } else { Ty::B32 };
+        let space = inst.mods.space.unwrap_or(Space::Generic);
+        match op {
+            WmmaOp::Load(_) | WmmaOp::Store => {
+                let fr = frags[0];
+                let row_major = inst.mods.layouts[0];
+                let (regs_op, addr_op) = if matches!(op, WmmaOp::Store) {
+                    (&args[1], &args[0])
+                } else {
+                    (&args[0], &args[1])
+                };
+                let regs = Self::vec_regs(regs_op);
+                let size = (fr.elem.bits() / 8) as u64;
+                for l in Self::lanes(active) {
+                    let t = &self.warps[w][l];
+                    let stride = match args.get(2) {
+                        Some(o) => self.get(f, t, o, Ty::U32),
+                        None if row_major => fr.cols as u64,
+                        None => fr.rows as u64,
+                    };
+                    let (sp, base) = self.address(t, addr_op, space);
+                    let at = |e: usize| -> u64 {
+                        let (i, j) = fr.at(l, e);
+                        let (i, j) = (i as u64, j as u64);
+                        let off = if row_major {
+                            i * stride + j
+                        } else {
+                            i + j * stride
+                        };
+                        base.wrapping_add(off * size)
+                    };
+                    if matches!(op, WmmaOp::Store) {
+                        let vals: Vec<u64> = regs
+                            .iter()
+                            .map(|o| self.get(f, t, o, rty(fr.elem)))
+                            .collect();
+                        for e in 0..fr.per_lane {
+                            let per = fr.elem.per_reg();
+                            let sh = (e % per) as u32 * fr.elem.bits();
+                            let v = vals.get(e / per).copied().unwrap_or(0) >> sh;
+                            let bytes = v.to_le_bytes();
+                            self.store(w, l, sp, at(e), &bytes[..size as usize], inst.line)?;
+                        }
+                    } else {
+                        let mut out = vec![0u64; fr.regs()];
+                        for e in 0..fr.per_lane {
+                            let mut b = vec![0u8; size as usize];
+                            self.load(w, l, sp, at(e), &mut b, inst.line)?;
+                            fr.elem.put(&mut out, e, fr.elem.from_memory(&b));
+                        }
+                        let t = &mut self.warps[w][l];
+                        for (dst, v) in regs.iter().zip(out) {
+                            set(f, t, dst, rty(fr.elem), v);
+                        }
+                    }
+                }
+            }
+            WmmaOp::Mma => {
+                let (fa, fb, fc, fd) = (frags[0], frags[1], frags[2], frags[3]);
+                let (d, a, b, c) = (
+                    Self::vec_regs(&args[0]),
+                    Self::vec_regs(&args[1]),
+                    Self::vec_regs(&args[2]),
+                    Self::vec_regs(&args[3]),
+                );
+                let mut am = vec![vec![0f64; fa.cols]; fa.rows];
+                let mut bm = vec![vec![0f64; fb.cols]; fb.rows];
+                let mut cm = vec![vec![0f64; fc.cols]; fc.rows];
+                // Lanes in order; an element a fragment holds twice is read from its first
+                // copy (lane order, then element order).
+                let mut seen = [
+                    vec![false; fa.rows * fa.cols],
+                    vec![false; fb.rows * fb.cols],
+                    vec![false; fc.rows * fc.cols],
+                ];
+                for l in Self::lanes(active) {
+                    let t = &self.warps[w][l];
+                    for (k, (fr, ops, m)) in
+                        [(fa, &a, &mut am), (fb, &b, &mut bm), (fc, &c, &mut cm)]
+                            .into_iter()
+                            .enumerate()
+                    {
+                        let vals: Vec<u64> = ops
+                            .iter()
+                            .map(|o| self.get(f, t, o, rty(fr.elem)))
+                            .collect();
+                        for e in 0..fr.per_lane {
+                            let (i, j) = fr.at(l, e);
+                            if !std::mem::replace(&mut seen[k][i * fr.cols + j], true) {
+                                m[i][j] = fr.elem.get(&vals, e);
+                            }
+                        }
+                    }
+                }
+                let dm = multiply(&am, &bm, &cm, fd.elem, inst.mods.satfinite);
+                for l in Self::lanes(active) {
+                    let mut out = vec![0u64; fd.regs()];
+                    for e in 0..fd.per_lane {
+                        let (i, j) = fd.at(l, e);
+                        fd.elem.put(&mut out, e, dm[i][j]);
+                    }
+                    let t = &mut self.warps[w][l];
+                    for (dst, v) in d.iter().zip(out) {
+                        set(f, t, dst, rty(fd.elem), v);
+                    }
+                }
+            }
+        }
+        Ok(())
     }
 
     // ---- operand access -------------------------------------------------------------------
@@ -2021,6 +2106,7 @@ impl Cta<'_> {
             | Op::Bar
             | Op::Ldmatrix
             | Op::Mma
+            | Op::Wmma
             | Op::Unsupported => {
                 unreachable!("handled per warp")
             }

@@ -353,8 +353,10 @@ pub enum Op {
     Shfl,
     /// `ldmatrix.sync.aligned.m8n8.{x1,x2,x4}[.trans].b16`
     Ldmatrix,
-    /// `mma.sync.aligned.m16n8k16` (f16/bf16 -> f32) and `m16n8k32` (s8/u8 -> s32), row.col
+    /// `mma.sync.aligned.mMnNkK.row.col` of the shapes `crate::mma::sync_shape` implements
     Mma,
+    /// `wmma.{load.a,load.b,load.c,store.d,mma}.sync.aligned` (see `Mods::wmma`)
+    Wmma,
     /// `tex[.level].{1d,2d,3d,a2d}.v4.{f32,u32,s32}.{s32,f32} {d0..d3}, [tex, {coords}][, lod]`:
     /// args are the destination vector, the texture (a [`Operand::Texref`] or a register
     /// holding a handle), the coordinate vector (for `a2d` the layer first) and the level of
@@ -421,11 +423,21 @@ pub struct Mods {
     pub trans: bool,
     /// mma operand layouts: `.row` (true) / `.col` (false), for A then B.
     pub layouts: Vec<bool>,
+    /// `wmma`: which operation (`.load.a/.b/.c`, `.store.d`, `.mma`).
+    pub wmma: Option<WmmaOp>,
     /// `tex` geometry (`.1d`, `.2d`, `.3d`, `.a2d`).
     pub tex: Option<TexShape>,
     /// `tex.level`: an explicit level-of-detail operand follows the coordinates.
     pub level: bool,
     pub types: Vec<Ty>,
+}
+
+/// The operation of a `wmma` instruction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WmmaOp {
+    Load(crate::mma::Frag),
+    Store,
+    Mma,
 }
 
 impl Mods {

@@ -19,6 +19,7 @@ pub mod float;
 pub mod ir;
 pub mod lower;
 pub mod mem;
+pub mod mma;
 pub mod provenance;
 pub mod texture;
 

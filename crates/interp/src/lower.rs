@@ -1325,6 +1325,60 @@ fn sreg(name: &str, comp: Option<&str>) -> Option<Sreg> {
     })
 }
 
+/// The fragments a `wmma` instruction reads or writes: (operation, fragment of its first
+/// matrix operand, and for `mma` those of a, b, c/d), or `None` for a form not implemented.
+pub fn wmma_form(m: &Mods) -> Option<(WmmaOp, Vec<crate::mma::WmmaFrag>)> {
+    use crate::mma::{Elem, Frag, WmmaFrag};
+    let op = m.wmma?;
+    let shape = m.shape?;
+    let elem = |i: usize| m.types.get(i).and_then(|&t| Elem::of(t));
+    let frags = match op {
+        WmmaOp::Load(which) => {
+            if m.layouts.len() != 1 {
+                return None;
+            }
+            vec![WmmaFrag::of(which, shape, elem(0)?)?]
+        }
+        WmmaOp::Store => {
+            if m.layouts.len() != 1 {
+                return None;
+            }
+            vec![WmmaFrag::of(Frag::C, shape, elem(0)?)?]
+        }
+        WmmaOp::Mma => {
+            if m.layouts.len() != 2 {
+                return None;
+            }
+            // `.dtype.ctype` for f16 inputs (`.f32.f32`), `.dtype.atype.btype.ctype` else.
+            let (d, a, b, c) = match m.types.len() {
+                2 => (elem(0)?, Elem::F16, Elem::F16, elem(1)?),
+                4 => (elem(0)?, elem(1)?, elem(2)?, elem(3)?),
+                _ => return None,
+            };
+            if a != b {
+                return None;
+            }
+            let acc_ok = match a {
+                Elem::F16 => matches!((d, c), (Elem::F16 | Elem::F32, Elem::F16 | Elem::F32)),
+                Elem::Bf16 | Elem::Tf32 => d == Elem::F32 && c == Elem::F32,
+                Elem::S8 | Elem::U8 => d == Elem::S32 && c == Elem::S32,
+                Elem::F64 => d == Elem::F64 && c == Elem::F64,
+                _ => false,
+            };
+            if !acc_ok {
+                return None;
+            }
+            vec![
+                WmmaFrag::of(Frag::A, shape, a)?,
+                WmmaFrag::of(Frag::B, shape, b)?,
+                WmmaFrag::of(Frag::C, shape, c)?,
+                WmmaFrag::of(Frag::C, shape, d)?,
+            ]
+        }
+    };
+    Some((op, frags))
+}
+
 /// `.m16n8k16` -> (16, 8, 16).
 fn parse_shape(s: &str) -> Option<(u8, u8, u8)> {
     let r = s.strip_prefix(".m")?;
@@ -1437,6 +1491,7 @@ fn parse_op(opcode: &str, mods: &[String]) -> (Op, Mods, Option<String>) {
         "redux" => Op::Redux,
         "ldmatrix" => Op::Ldmatrix,
         "mma" => Op::Mma,
+        "wmma" => Op::Wmma,
         "shfl" => Op::Shfl,
         "tex" => Op::Tex,
         "cp" => match cp_async_kind(mods) {
@@ -1605,11 +1660,30 @@ fn parse_op(opcode: &str, mods: &[String]) -> (Op, Mods, Option<String>) {
             ".notanumber" => m.testp = 3,
             ".normal" => m.testp = 4,
             ".subnormal" => m.testp = 5,
-            ".row" | ".col" if matches!(op, Op::Mma) => m.layouts.push(s == ".row"),
+            ".row" | ".col" if matches!(op, Op::Mma | Op::Wmma) => m.layouts.push(s == ".row"),
+            ".load" | ".store" | ".mma" if op == Op::Wmma => {
+                if s == ".mma" {
+                    m.wmma = Some(WmmaOp::Mma);
+                }
+                if s == ".store" {
+                    m.wmma = Some(WmmaOp::Store);
+                }
+            }
+            ".a" | ".b" | ".c" if op == Op::Wmma => {
+                m.wmma = Some(WmmaOp::Load(match s {
+                    ".a" => crate::mma::Frag::A,
+                    ".b" => crate::mma::Frag::B,
+                    _ => crate::mma::Frag::C,
+                }))
+            }
+            ".d" if op == Op::Wmma => {}
             ".x1" | ".x2" | ".x4" if op == Op::Ldmatrix => m.xn = s[2..].parse().unwrap_or(1),
             ".trans" if op == Op::Ldmatrix => m.trans = true,
             ".m8n8" if op == Op::Ldmatrix => m.shape = Some((8, 8, 0)),
-            s if op == Op::Mma && s.starts_with(".m") && parse_shape(s).is_some() => {
+            s if matches!(op, Op::Mma | Op::Wmma)
+                && s.starts_with(".m")
+                && parse_shape(s).is_some() =>
+            {
                 m.shape = parse_shape(s)
             }
             ".v2" => m.vec = 2,
@@ -1654,22 +1728,42 @@ fn parse_op(opcode: &str, mods: &[String]) -> (Op, Mods, Option<String>) {
         m.space = Some(Space::Generic);
     }
     if op == Op::Mma {
-        let ok_types = matches!(
-            m.types.as_slice(),
-            [Ty::F32, Ty::F16 | Ty::Bf16, Ty::F16 | Ty::Bf16, Ty::F32]
-                | [Ty::S32, Ty::S8 | Ty::U8, Ty::S8 | Ty::U8, Ty::S32]
-        );
-        let ok_shape = match m.types.first() {
-            Some(Ty::F32) => m.shape == Some((16, 8, 16)),
-            _ => m.shape == Some((16, 8, 32)),
+        let elems: Vec<Option<crate::mma::Elem>> =
+            m.types.iter().map(|&t| crate::mma::Elem::of(t)).collect();
+        let ok = match (elems.as_slice(), m.shape) {
+            ([Some(d), Some(a), Some(b), Some(c)], Some(shape)) => {
+                d == c
+                    && crate::mma::sync_shape(shape, *a).is_some()
+                    && crate::mma::sync_shape(shape, *b).is_some()
+                    && matches!(
+                        (a, d),
+                        (
+                            crate::mma::Elem::F16 | crate::mma::Elem::Bf16 | crate::mma::Elem::Tf32,
+                            crate::mma::Elem::F32
+                        ) | (crate::mma::Elem::F16, crate::mma::Elem::F16)
+                            | (
+                                crate::mma::Elem::S8 | crate::mma::Elem::U8,
+                                crate::mma::Elem::S32
+                            )
+                            | (crate::mma::Elem::F64, crate::mma::Elem::F64)
+                    )
+            }
+            _ => false,
         };
-        if !(ok_types && ok_shape && m.layouts == [true, false] && !m.satfinite) {
+        if !(ok && m.layouts == [true, false]) {
             return (
                 Op::Unsupported,
                 m,
-                Some("this mma form is not implemented (only m16n8k16 f16/bf16->f32 and m16n8k32 s8/u8->s32, row.col)".into()),
+                Some("this mma form is not implemented (row.col m16n8k16/m16n8k8 f16/bf16, m16n8k8/m16n8k4 tf32, m16n8k16/m16n8k32 s8/u8, m8n8k4 f64)".into()),
             );
         }
+    }
+    if op == Op::Wmma && wmma_form(&m).is_none() {
+        return (
+            Op::Unsupported,
+            m,
+            Some("this wmma form is not implemented (f16/bf16/s8/u8 m16n16k16, m32n8k16, m8n32k16; tf32 m16n16k8; f64 m8n8k4)".into()),
+        );
     }
     if op == Op::Ldmatrix && (m.shape != Some((8, 8, 0)) || m.ty() != Ty::B16) {
         return (
