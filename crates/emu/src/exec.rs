@@ -256,6 +256,13 @@ pub mod driver {
     pub fn descriptor(sm: u32) -> u32 {
         if sm >= 90 { 0x208 } else { 0x118 }
     }
+    /// `%envregN` (driver environment words) sit at `c[0x0][0x88 + 4N]` before sm_90 and at
+    /// `c[0x0][0x40 + 4N]` on sm_90 (read from ptxas's code for `mov.u32 r, %envregN`, N =
+    /// 0..31). Only `%envreg1`/`%envreg2` are modeled: in a cooperative launch they hold the
+    /// grid-synchronization workspace address (high, low word).
+    pub fn envreg(sm: u32, n: u32) -> u32 {
+        if sm >= 90 { 0x40 + 4 * n } else { 0x88 + 4 * n }
+    }
     /// The generic address of constant bank 3 (the module's `.const` variables), 64 bits:
     /// `c[0x0][0x50]` before sm_90, `c[0x0][0xd0]` on sm_90 (ptxas 13.0.88's `cvta.const`).
     pub fn const_window(sm: u32) -> u32 {
@@ -276,13 +283,21 @@ pub fn shared_map(prog: &Program, k: &Kernel, launch: &Launch) -> SharedMap {
 }
 
 /// Builds the constant bank 0 image of a launch.
-pub fn build_cbank0(prog: &Program, k: &Kernel, launch: &Launch) -> Result<Vec<u8>, EmuError> {
+/// `cooperative` is the launch's grid-synchronization workspace (`%envreg1:%envreg2`), if it
+/// is a cooperative launch.
+pub fn build_cbank0(
+    prog: &Program,
+    k: &Kernel,
+    launch: &Launch,
+    cooperative: Option<u64>,
+) -> Result<Vec<u8>, EmuError> {
     let (pbase, psize) = k.param_block;
     let mut c = k.cbank0.clone();
     let (end_off, offset1_off) = driver::reserved_end_offset1(prog.sm);
     let need = (pbase as usize + launch.params.len())
         .max(driver::RESERVED_SMEM_SIZE as usize + 4)
-        .max(offset1_off as usize + 4);
+        .max(offset1_off as usize + 4)
+        .max(driver::envreg(prog.sm, 2) as usize + 4);
     if c.len() < need {
         c.resize(need, 0);
     }
@@ -341,14 +356,28 @@ pub fn build_cbank0(prog: &Program, k: &Kernel, launch: &Launch) -> Result<Vec<u
         offset1_off,
         &(smap.reserved(ReservedSmem::Offset1) as u32).to_le_bytes(),
     );
+    if let Some(ws) = cooperative {
+        put(
+            &mut c,
+            driver::envreg(prog.sm, 1),
+            &((ws >> 32) as u32).to_le_bytes(),
+        );
+        put(
+            &mut c,
+            driver::envreg(prog.sm, 2),
+            &(ws as u32).to_le_bytes(),
+        );
+    }
     put(&mut c, pbase, &launch.params);
     Ok(c)
 }
 
 /// Which driver words of bank 0 (below the parameter base) the emulator models.
-pub fn driver_word_known(sm: u32, off: u32) -> bool {
+/// `cooperative`: whether the launch is cooperative (then `%envreg1`/`%envreg2` are known).
+pub fn driver_word_known(sm: u32, off: u32, cooperative: bool) -> bool {
     let (end, offset1) = driver::reserved_end_offset1(sm);
-    off < driver::DYNAMIC_SMEM + 4
+    (cooperative && (driver::envreg(sm, 1)..driver::envreg(sm, 3)).contains(&off))
+        || off < driver::DYNAMIC_SMEM + 4
         || (driver::descriptor(sm)..driver::descriptor(sm) + 8).contains(&off)
         || (driver::const_window(sm)..driver::const_window(sm) + 8).contains(&off)
         || (driver::RESERVED_SMEM_SIZE..driver::RESERVED_SMEM_SIZE + 4).contains(&off)
@@ -362,7 +391,11 @@ impl Ctx<'_> {
         let data: &[u8] = if bank == 0 {
             if off >= 0
                 && (off as u32) < self.kernel.param_block.0
-                && !driver_word_known(self.prog.sm, off as u32)
+                && !driver_word_known(
+                    self.prog.sm,
+                    off as u32,
+                    self.mem.cooperative_workspace().is_some(),
+                )
             {
                 return unsupported(format!("driver constant c[0x0][{off:#x}] is not modeled"));
             }
@@ -657,7 +690,7 @@ pub fn run(
             launch.block, launch.grid
         )));
     }
-    let cbank0 = build_cbank0(prog, k, launch)?;
+    let cbank0 = build_cbank0(prog, k, launch, mem.cooperative_workspace())?;
     let mut stats = Stats::default();
     for z in 0..launch.grid[2] {
         for y in 0..launch.grid[1] {

@@ -1042,6 +1042,19 @@ impl Cta<'_> {
                         None => fr.rows as u64,
                     };
                     let (sp, base) = self.address(t, addr_op, space);
+                    // The matrix pointer must be 256-bit aligned and the stride a multiple of
+                    // 16 bytes (CUDA's `load_matrix_sync`/`store_matrix_sync`, on which ptxas's
+                    // vector loads rely): otherwise the access is misaligned.
+                    if !base.is_multiple_of(32) || !(stride * size).is_multiple_of(16) {
+                        return Err(trap_of(
+                            self,
+                            inst.line,
+                            t,
+                            format!(
+                                "misaligned wmma matrix: address {base:#x} (needs 32-byte alignment), stride {stride} elements of {size} bytes (needs a multiple of 16 bytes)"
+                            ),
+                        ));
+                    }
                     let at = |e: usize| -> u64 {
                         let (i, j) = fr.at(l, e);
                         let (i, j) = (i as u64, j as u64);
@@ -1147,6 +1160,10 @@ impl Cta<'_> {
             Sreg::Warpid => warp as u64,
             Sreg::Nwarpid => self.warps.len() as u64,
             Sreg::Smid | Sreg::Gridid | Sreg::Zero => 0,
+            Sreg::CooperativeWorkspace(high) => {
+                let a = self.mem.cooperative_workspace().unwrap_or(0);
+                if high { a >> 32 } else { a & 0xffff_ffff }
+            }
             Sreg::Nsmid => 1,
             Sreg::LanemaskEq => 1u64 << lane,
             Sreg::LanemaskLe => ((1u64 << (lane + 1)) - 1) & 0xffff_ffff,
@@ -1365,6 +1382,14 @@ impl Cta<'_> {
         match inst.op {
             Op::Nop | Op::Membar => {}
             Op::Mov => {
+                if let Some(Operand::Sreg(Sreg::CooperativeWorkspace(_))) = a.get(1)
+                    && self.mem.cooperative_workspace().is_none()
+                {
+                    return Err(RunError::Unsupported {
+                        reason: "%envreg1/%envreg2 (the grid-synchronization workspace of a cooperative launch) read in a launch that is not cooperative".into(),
+                        line: inst.line,
+                    });
+                }
                 if let (Operand::Vec(dst), Operand::Vec(src)) = (&a[0], &a[1])
                     && dst.len() == src.len()
                 {
@@ -1832,11 +1857,13 @@ impl Cta<'_> {
                     let hi = compare(cmp, hty, x >> 16, y >> 16, m.ftz);
                     let (lo, hi) = (combine(lo, self), combine(hi, self));
                     if inst.op == Op::Setp {
+                        // PTX ISA §9.7.7.2: p = BoolOp(t[0], c) for the low halves (a[0:15]),
+                        // q = BoolOp(t[1], c) for the high halves.
                         if let Operand::Vec(parts) = &a[0] {
                             let t = &mut self.warps[w][l];
-                            set(f, t, &parts[0], Ty::Pred, hi as u64);
-                            if let Some(p) = parts.get(1) {
-                                set(f, t, p, Ty::Pred, lo as u64);
+                            set(f, t, &parts[0], Ty::Pred, lo as u64);
+                            if let Some(q) = parts.get(1) {
+                                set(f, t, q, Ty::Pred, hi as u64);
                             }
                         } else {
                             put!(0, Ty::Pred, lo as u64);

@@ -179,8 +179,11 @@ pub enum Sreg {
     TotalSmemSize,
     /// `%reserved_smem_offset_{0,1,begin,end,cap}` (see [`crate::mem::SharedMap`]).
     ReservedSmem(ReservedSmem),
-    /// `%envregN`, `%pmN`: read as zero here (documented).
+    /// `%pmN`: read as zero here (documented).
     Zero,
+    /// `%envreg1` / `%envreg2`: the high / low word of the cooperative-launch workspace
+    /// address (`crate::Memory::cooperative_workspace`); a launch without one cannot run it.
+    CooperativeWorkspace(bool),
 }
 
 /// An operand after name resolution.

@@ -104,6 +104,34 @@ impl Program {
         self.module.functions[k as usize].args_size
     }
 
+    /// Whether kernel `k` (or a function it calls) reads `%envreg1`/`%envreg2`, the
+    /// grid-synchronization workspace of a cooperative launch (cooperative groups'
+    /// `this_grid()`): such a kernel needs [`Memory::alloc_cooperative_workspace`].
+    pub fn reads_cooperative_workspace(&self, k: u32) -> bool {
+        use ir::{Operand, Sreg};
+        let fns = &self.module.functions;
+        let mut seen = vec![false; fns.len()];
+        let mut stack = vec![k as usize];
+        while let Some(fi) = stack.pop() {
+            if fi >= fns.len() || std::mem::replace(&mut seen[fi], true) {
+                continue;
+            }
+            for inst in &fns[fi].body {
+                if let Some(c) = inst.call.as_ref().and_then(|c| c.func) {
+                    stack.push(c as usize);
+                }
+                if inst
+                    .args
+                    .iter()
+                    .any(|a| matches!(a, Operand::Sreg(Sreg::CooperativeWorkspace(_))))
+                {
+                    return true;
+                }
+            }
+        }
+        false
+    }
+
     /// The textures kernel `k` fetches from (with `tex`, in its body or in the functions it
     /// calls), one entry per source: first the kernel's own, in program order, then those of
     /// the functions it calls (depth first, in call order). A handle register is traced

@@ -1321,6 +1321,8 @@ fn sreg(name: &str, comp: Option<&str>) -> Option<Sreg> {
         }
         // Performance counters start at zero in a fresh machine; nothing else counts them.
         n if n.starts_with("%pm") => Sreg::Zero,
+        "%envreg1" => Sreg::CooperativeWorkspace(true),
+        "%envreg2" => Sreg::CooperativeWorkspace(false),
         _ => return None,
     })
 }

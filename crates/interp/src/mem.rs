@@ -187,6 +187,9 @@ struct Unowned {
     first: Option<String>,
 }
 
+/// Bytes of the cooperative-launch workspace ([`Memory::alloc_cooperative_workspace`]).
+pub const COOPERATIVE_WORKSPACE: usize = 4096;
+
 /// Global memory.
 #[derive(Debug, Clone, Default)]
 pub struct Memory {
@@ -196,11 +199,32 @@ pub struct Memory {
     log: DeviceLog,
     /// The textures kernels on this memory can fetch from ([`crate::texture`]).
     textures: Textures,
+    /// The grid-synchronization workspace of cooperative launches, if one was allocated
+    /// ([`Memory::alloc_cooperative_workspace`]).
+    cooperative: Option<u64>,
 }
 
 impl Memory {
     pub fn new() -> Memory {
         Memory::default()
+    }
+
+    /// Allocates the zeroed workspace a cooperative launch gets from the driver for grid-wide
+    /// synchronization (cooperative groups' `grid.sync()` counts arrivals in it) and returns
+    /// its address. Kernels read it as `%envreg1:%envreg2` (high, low word); launches on a
+    /// memory without one are not cooperative and those registers are not modeled.
+    pub fn alloc_cooperative_workspace(&mut self) -> u64 {
+        let a = self.alloc(
+            "cooperative launch workspace",
+            vec![0; COOPERATIVE_WORKSPACE],
+        );
+        self.cooperative = Some(a);
+        a
+    }
+
+    /// The cooperative-launch workspace, if allocated.
+    pub fn cooperative_workspace(&self) -> Option<u64> {
+        self.cooperative
     }
 
     /// Allocates `data` and returns its address (256-byte aligned, with a guard gap).
