@@ -42,8 +42,20 @@ pub fn run(a: &DisasmArgs) -> Result<(), String> {
     if a.json {
         let _ = write!(out, "{{\"arch\": \"{sm}\", \"functions\": [");
     }
-    for (fi, (name, bytes, syms, indirect)) in funcs.iter().enumerate() {
-        let lines = table.listing_with_indirect(&sass::words(bytes), syms, indirect, &mut labels);
+    let words: Vec<Vec<u128>> = funcs.iter().map(|f| sass::words(&f.1)).collect();
+    let codes: Vec<sass::listing::FunctionCode<'_>> = funcs
+        .iter()
+        .zip(&words)
+        .map(
+            |((_, _, symbols, indirect), words)| sass::listing::FunctionCode {
+                words,
+                symbols,
+                indirect,
+            },
+        )
+        .collect();
+    let listings = table.listings(&codes, &mut labels);
+    for (fi, ((name, _, _, _), lines)) in funcs.iter().zip(listings).enumerate() {
         if a.json {
             let _ = write!(
                 out,

@@ -218,7 +218,8 @@ pub fn merged(t: &Table) -> Table {
 
 /// The merged table for an SM (built once).
 pub fn table(sm: &str) -> Option<&'static Table> {
-    static CACHE: [OnceLock<Table>; 2] = [OnceLock::new(), OnceLock::new()];
+    static CACHE: [OnceLock<Table>; sass::TABLES.len()] =
+        [const { OnceLock::new() }; sass::TABLES.len()];
     let key = sass::normalize_sm(sm)?;
     let i = sass::TABLES.iter().position(|(n, _)| *n == key)?;
     let base = sass::table(&key)?;

@@ -33,7 +33,8 @@ pub const TABLES: &[(&str, &str)] = &[
 /// The latency table of an SM (`sm_90a` and `SM90` mean sm_90), or `None` when none is
 /// committed.
 pub fn latency_table(sm: &str) -> Option<&'static LatencyTable> {
-    static CACHE: [OnceLock<Option<LatencyTable>>; 2] = [OnceLock::new(), OnceLock::new()];
+    static CACHE: [OnceLock<Option<LatencyTable>>; TABLES.len()] =
+        [const { OnceLock::new() }; TABLES.len()];
     let key = sass::normalize_sm(sm)?;
     let i = TABLES.iter().position(|(n, _)| *n == key)?;
     CACHE[i]

@@ -104,6 +104,34 @@ impl Program {
         self.module.functions[k as usize].args_size
     }
 
+    /// Whether kernel `k` (not its callees) loads or stores a floating-point type through a
+    /// wider (bit-size) register, e.g. `ld.global.f32 %rd1, [a]` with `%rd1` a `.b64`: PTX
+    /// zero-extends the loaded bits and stores the low bits (ISA §9.4.1, Tables 27 and 28),
+    /// while ptxas 13.0.88 converts the register's integer value (`I2FP.F32.U32` before the
+    /// store), so its code does not compute what the PTX says.
+    pub fn float_memory_through_wider_registers(&self, k: u32) -> bool {
+        use ir::{Op, Operand, Ty};
+        let Some(f) = self.module.functions.get(k as usize) else {
+            return false;
+        };
+        f.body.iter().any(|inst| {
+            let ty = inst.mods.ty();
+            let data = match inst.op {
+                Op::Ld => inst.args.first(),
+                Op::St => inst.args.get(1),
+                _ => None,
+            };
+            matches!(ty, Ty::F16 | Ty::F32 | Ty::F64)
+                && match data {
+                    Some(Operand::Reg(r)) => f.reg_bits[*r as usize] > ty.bits(),
+                    Some(Operand::Vec(v)) => v.iter().any(
+                        |o| matches!(o, Operand::Reg(r) if f.reg_bits[*r as usize] > ty.bits()),
+                    ),
+                    _ => false,
+                }
+        })
+    }
+
     /// Whether kernel `k` (or a function it calls) reads `%envreg1`/`%envreg2`, the
     /// grid-synchronization workspace of a cooperative launch (cooperative groups'
     /// `this_grid()`): such a kernel needs [`Memory::alloc_cooperative_workspace`].

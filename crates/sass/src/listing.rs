@@ -29,6 +29,15 @@ pub struct Line {
 /// in the order the cubin lists them (EIATTR_INDIRECT_BRANCH_TARGETS; duplicates kept).
 pub type IndirectBranch = (u32, Vec<u32>);
 
+/// One function of a file to list: its code words (at addresses 0, 16, ...), the (address,
+/// name) of the symbols its code section defines, and its indirect branches.
+#[derive(Debug, Clone, Copy)]
+pub struct FunctionCode<'a> {
+    pub words: &'a [u128],
+    pub symbols: &'a [(u64, String)],
+    pub indirect: &'a [IndirectBranch],
+}
+
 impl Table {
     /// Disassembles one function's code (`words` at addresses 0, 16, ...), naming branch
     /// targets with labels from `labels`. `symbols` are (address, name) of the symbols that
@@ -40,33 +49,43 @@ impl Table {
         symbols: &[(u64, String)],
         labels: &mut Labels,
     ) -> Vec<Line> {
-        self.listing_with_indirect(words, symbols, &[], labels)
+        let f = FunctionCode {
+            words,
+            symbols,
+            indirect: &[],
+        };
+        self.listings(&[f], labels).pop().unwrap_or_default()
     }
 
-    /// [`Table::listing`] for a function with indirect branches (from its cubin): as nvdisasm
-    /// does, the branch instruction is followed by `(*"BRANCH_TARGETS .L_x_a,.L_x_b"*)`
-    /// naming its distinct targets in the cubin's order, and labels are numbered after the
-    /// direct branch targets: per indirect branch, one number for the branch itself, then one
-    /// per listed target (duplicates included); an address that already has a label keeps it
-    /// and its number goes unused (read from nvdisasm 13.2's listings of ptxas cubins).
-    pub fn listing_with_indirect(
-        &self,
-        words: &[u128],
-        symbols: &[(u64, String)],
-        indirect: &[IndirectBranch],
-        labels: &mut Labels,
-    ) -> Vec<Line> {
-        let decoded: Vec<_> = words
+    /// Disassembles the functions of one file, in file order, as `nvdisasm -c` does. Labels
+    /// are numbered in two passes over all functions (read from nvdisasm 13.2's listings of
+    /// ptxas cubins): first the targets of direct branches, in order of first reference;
+    /// then, per indirect branch (EIATTR_INDIRECT_BRANCH_TARGETS, in the cubin's order), one
+    /// number for the branch itself and one per listed target, duplicates included, where an
+    /// address that already has a label keeps it and its number goes unused. The indirect
+    /// branch prints its distinct targets after it: `(*"BRANCH_TARGETS .L_x_a,.L_x_b"*)`.
+    pub fn listings(&self, funcs: &[FunctionCode<'_>], labels: &mut Labels) -> Vec<Vec<Line>> {
+        let decoded: Vec<Vec<_>> = funcs
             .iter()
-            .enumerate()
-            .map(|(i, &w)| self.decode(w, (i * 16) as u64))
+            .map(|f| {
+                f.words
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &w)| self.decode(w, (i * 16) as u64))
+                    .collect()
+            })
             .collect();
-        let mut names: HashMap<i128, String> = symbols
+        let mut names: Vec<HashMap<i128, String>> = funcs
             .iter()
-            .map(|(a, n)| (i128::from(*a), format!("`({n})")))
+            .map(|f| {
+                f.symbols
+                    .iter()
+                    .map(|(a, n)| (i128::from(*a), format!("`({n})")))
+                    .collect()
+            })
             .collect();
-        for d in decoded.iter().flatten() {
-            for v in &d.values {
+        for (d, names) in decoded.iter().zip(&mut names) {
+            for v in d.iter().flatten().flat_map(|d| d.values.iter()) {
                 if let Value::Target(t) = v {
                     names.entry(*t).or_insert_with(|| {
                         labels.next += 1;
@@ -75,57 +94,66 @@ impl Table {
                 }
             }
         }
-        for (at, targets) in indirect {
-            for a in std::iter::once(at).chain(targets) {
-                let n = labels.next;
-                labels.next += 1;
-                names
-                    .entry(i128::from(*a))
-                    .or_insert_with(|| format!("`(.L_x_{n})"));
-            }
-        }
-        let mut notes: HashMap<u64, String> = HashMap::new();
-        for (at, targets) in indirect {
-            let mut seen = Vec::new();
-            for t in targets {
-                if !seen.contains(t) {
-                    seen.push(*t);
+        for (f, names) in funcs.iter().zip(&mut names) {
+            for (at, targets) in f.indirect {
+                for a in std::iter::once(at).chain(targets) {
+                    let n = labels.next;
+                    labels.next += 1;
+                    names
+                        .entry(i128::from(*a))
+                        .or_insert_with(|| format!("`(.L_x_{n})"));
                 }
             }
-            let list: Vec<&str> = seen
-                .iter()
-                .filter_map(|t| names.get(&i128::from(*t)))
-                .map(|n| &n[2..n.len() - 1])
-                .collect();
-            notes.insert(
-                u64::from(*at),
-                format!(" (*\"BRANCH_TARGETS {}\"*)", list.join(",")),
-            );
         }
-        let label = |t: i128| names.get(&t).cloned();
-        decoded
+        funcs
             .iter()
-            .zip(words)
-            .enumerate()
-            .map(|(i, (d, &word))| {
-                let pc = (i * 16) as u64;
-                let mut text = match d {
-                    Some(d) => d.text(&label),
-                    None => crate::unknown_text(word),
-                };
-                if let Some(n) = notes.get(&pc) {
-                    text.push_str(n);
+            .zip(&decoded)
+            .zip(&names)
+            .map(|((f, decoded), names)| {
+                let mut notes: HashMap<u64, String> = HashMap::new();
+                for (at, targets) in f.indirect {
+                    let mut seen = Vec::new();
+                    for t in targets {
+                        if !seen.contains(t) {
+                            seen.push(*t);
+                        }
+                    }
+                    let list: Vec<&str> = seen
+                        .iter()
+                        .filter_map(|t| names.get(&i128::from(*t)))
+                        .map(|n| &n[2..n.len() - 1])
+                        .collect();
+                    notes.insert(
+                        u64::from(*at),
+                        format!(" (*\"BRANCH_TARGETS {}\"*)", list.join(",")),
+                    );
                 }
-                Line {
-                    pc,
-                    word,
-                    text,
-                    known: d.is_some(),
-                    label: names
-                        .get(&(pc as i128))
-                        .filter(|n| n.starts_with("`(.L_x_"))
-                        .map(|n| n[2..n.len() - 1].to_string()),
-                }
+                let label = |t: i128| names.get(&t).cloned();
+                decoded
+                    .iter()
+                    .zip(f.words)
+                    .enumerate()
+                    .map(|(i, (d, &word))| {
+                        let pc = (i * 16) as u64;
+                        let mut text = match d {
+                            Some(d) => d.text(&label),
+                            None => crate::unknown_text(word),
+                        };
+                        if let Some(n) = notes.get(&pc) {
+                            text.push_str(n);
+                        }
+                        Line {
+                            pc,
+                            word,
+                            text,
+                            known: d.is_some(),
+                            label: names
+                                .get(&(pc as i128))
+                                .filter(|n| n.starts_with("`(.L_x_"))
+                                .map(|n| n[2..n.len() - 1].to_string()),
+                        }
+                    })
+                    .collect()
             })
             .collect()
     }

@@ -227,19 +227,28 @@ fn compare(
     r: &mut FileResult,
 ) {
     let mut labels = sass::listing::Labels::default();
-    for (name, bytes, syms) in secs {
-        let words = sass::words(bytes);
+    let words: Vec<Vec<u128>> = secs.iter().map(|(_, b, _)| sass::words(b)).collect();
+    let codes: Vec<sass::listing::FunctionCode<'_>> = secs
+        .iter()
+        .zip(&words)
+        .map(|((name, _, symbols), words)| sass::listing::FunctionCode {
+            words,
+            symbols,
+            indirect: indirect.get(name).map_or(&[][..], Vec::as_slice),
+        })
+        .collect();
+    // Labels are numbered over the whole file, so one panic loses the file.
+    let listings = match super::catch(|| table.listings(&codes, &mut labels)) {
+        Ok(l) => l,
+        Err(_) => {
+            r.kernels += secs.len();
+            r.panics += 1;
+            r.instructions += words.iter().map(Vec::len).sum::<usize>();
+            return;
+        }
+    };
+    for ((name, _, _), ours) in secs.iter().zip(listings) {
         r.kernels += 1;
-        let ind = indirect.get(name).map_or(&[][..], Vec::as_slice);
-        let ours =
-            match super::catch(|| table.listing_with_indirect(&words, syms, ind, &mut labels)) {
-                Ok(l) => l,
-                Err(_) => {
-                    r.panics += 1;
-                    r.instructions += words.len();
-                    continue;
-                }
-            };
         let theirs = oracle.get(name);
         for (i, line) in ours.iter().enumerate() {
             r.instructions += 1;

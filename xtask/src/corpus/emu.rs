@@ -6,10 +6,17 @@
 //!
 //! Output: differing kernels (always), unsupported kernels grouped by reason, kernels that are
 //! not comparable (the interpreter does not support them, step limit) grouped by reason,
-//! nondeterministic kernels with their reason, then
-//! `RESULT emu <arch> kernels=<n> equal=<n> differ=<n> unsupported=<n> hazards=<n> panics=<n>`.
-//! `unsupported` counts every kernel that was not compared (emulator-unsupported and
-//! not-comparable alike; both are listed with reasons above the line).
+//! kernels whose result PTX does not define (undefined behaviour the harness recognises) and
+//! legitimately nondeterministic kernels that differ, each with its reason, then
+//! `RESULT emu <arch> kernels=<n> equal=<n> differ=<n> unsupported=<n> hazards=<n> panics=<n>
+//! nondeterministic=<n> undefined=<n> ptxas_deviations=<n>`. `unsupported` counts every kernel that was not
+//! compared for a reason of ours (the emulator, the interpreter or the harness cannot run or
+//! compare it); `nondeterministic` the kernels that differ in a way two correct runs may
+//! (clocks, float atomics, approximate math); `undefined` the kernels that, with every launch
+//! the harness tries, do something PTX leaves undefined (read lanes outside a shuffle's member
+//! mask, index a shared array out of its bounds); `ptxas_deviations` the kernels that differ
+//! because ptxas's code does not compute what the PTX ISA defines (detected from the PTX, each
+//! listed with the construct). `kernels` is the sum of the six classes.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -26,6 +33,10 @@ enum KernelOutcome {
     /// equal: ptxas contracted an `add`/`sub` of a `mul` into one FFMA/DFMA, which PTX
     /// allows for those without a rounding modifier, and the interpreter rounds twice.
     EqualWithoutContraction(String),
+    /// Differed (the difference), and the kernel uses a PTX construct that ptxas 13.0.88
+    /// compiles against the PTX ISA (`interp::Program::float_memory_through_wider_registers`):
+    /// the emulator ran ptxas's code as written; the interpreter follows the ISA.
+    PtxasDeviation(String, &'static str),
     Panic(String),
 }
 
@@ -195,6 +206,18 @@ fn run_file(dir: &Path, rel: &Path, arch: &str, cfg: &Config) -> Option<FileResu
                 o = KernelOutcome::EqualWithoutContraction(d.clone());
             }
         }
+        if let KernelOutcome::Verdict(Verdict::Differ(d)) = &o
+            && prog
+                .kernel(&n)
+                .is_some_and(|k| prog.float_memory_through_wider_registers(k))
+        {
+            o = KernelOutcome::PtxasDeviation(
+                d.clone(),
+                "a floating-point ld/st through a wider bit-size register: the PTX ISA (9.4.1, \
+                 Tables 27/28) zero-extends loads and stores the low bits, ptxas 13.0.88 \
+                 converts the register's integer value (I2FP.F32.U32) before the store",
+            );
+        }
         r.kernels.push((n, o, nd));
     }
     Some(r)
@@ -296,6 +319,9 @@ pub fn run(args: &CorpusArgs) -> Result<(), String> {
     });
 
     let (mut kernels, mut equal, mut differ, mut unsupported, mut panics) = (0, 0, 0, 0, 0);
+    let (mut nondeterministic, mut undefined, mut deviations) = (0, 0, 0);
+    let mut deviation_list: Vec<String> = Vec::new();
+    let mut undef: BTreeMap<String, Vec<String>> = BTreeMap::new();
     let mut hazards = 0;
     let mut unchecked: BTreeMap<String, usize> = BTreeMap::new();
     let mut unsup: BTreeMap<String, Vec<String>> = BTreeMap::new();
@@ -328,7 +354,7 @@ pub fn run(args: &CorpusArgs) -> Result<(), String> {
                 }
                 KernelOutcome::Verdict(Verdict::Differ(m)) => match nd {
                     Some(why) => {
-                        unsupported += 1;
+                        nondeterministic += 1;
                         nondet.push(format!("{who}: {why} ({m})"));
                     }
                     None => {
@@ -340,9 +366,19 @@ pub fn run(args: &CorpusArgs) -> Result<(), String> {
                     unsupported += 1;
                     unsup.entry(reason_key(m)).or_default().push(who);
                 }
+                KernelOutcome::Verdict(Verdict::NotComparable(m))
+                    if m.starts_with("undefined behaviour") =>
+                {
+                    undefined += 1;
+                    undef.entry(reason_key(m)).or_default().push(who);
+                }
                 KernelOutcome::Verdict(Verdict::NotComparable(m)) => {
                     unsupported += 1;
                     notcmp.entry(reason_key(m)).or_default().push(who);
+                }
+                KernelOutcome::PtxasDeviation(m, why) => {
+                    deviations += 1;
+                    deviation_list.push(format!("{who}: {why} ({m})"));
                 }
                 KernelOutcome::EqualWithoutContraction(m) => {
                     equal += 1;
@@ -373,6 +409,10 @@ pub fn run(args: &CorpusArgs) -> Result<(), String> {
     };
     show("unsupported by the emulator, by reason", &unsup);
     show("not comparable, by reason", &notcmp);
+    show(
+        "undefined behaviour with every launch tried (no defined result to compare), by reason",
+        &undef,
+    );
     if !contracted.is_empty() {
         println!(
             "equal with ptxas --fmad=false (ptxas contracts mul/add without a rounding modifier into FFMA, \
@@ -380,6 +420,14 @@ pub fn run(args: &CorpusArgs) -> Result<(), String> {
         );
         for c in &contracted {
             println!("  {c}");
+        }
+    }
+    if !deviation_list.is_empty() {
+        println!(
+            "kernels where ptxas's code does not compute what the PTX ISA says (the emulator ran ptxas's code as written):"
+        );
+        for d in &deviation_list {
+            println!("  {d}");
         }
     }
     if !nondet.is_empty() {
@@ -390,9 +438,9 @@ pub fn run(args: &CorpusArgs) -> Result<(), String> {
     }
 
     // ZLUDA run tests through the emulator.
-    let (zt, zp, zf, zu) = zluda(&args.dir, &arch, verbose)?;
+    let (zt, zp, zf, zu, zd) = zluda(&args.dir, &arch, verbose)?;
     println!(
-        "ZLUDA run tests through the emulator: tests={zt} pass={zp} fail={zf} unsupported={zu}"
+        "ZLUDA run tests through the emulator: tests={zt} pass={zp} fail={zf} unsupported={zu} ptxas_deviations={zd}"
     );
 
     for (why, n) in &unchecked {
@@ -402,7 +450,7 @@ pub fn run(args: &CorpusArgs) -> Result<(), String> {
         "hazard checker (crates/hazard) on ptxas's code of every compiled file: {hazards} hazard(s) reported"
     );
     println!(
-        "RESULT emu {arch} kernels={kernels} equal={equal} differ={differ} unsupported={unsupported} hazards={hazards} panics={panics}"
+        "RESULT emu {arch} kernels={kernels} equal={equal} differ={differ} unsupported={unsupported} hazards={hazards} panics={panics} nondeterministic={nondeterministic} undefined={undefined} ptxas_deviations={deviations}"
     );
     Ok(())
 }
@@ -423,6 +471,9 @@ enum ZOutcome {
     /// the interpreter's ZLUDA stage does; the first is described).
     PassOob(u64, String),
     Fail(String),
+    /// Differs where ptxas's code does not compute what the PTX ISA says (as in the corpus
+    /// part: `interp::Program::float_memory_through_wider_registers`).
+    PtxasDeviation(String),
     Unsupported(String),
 }
 
@@ -510,11 +561,23 @@ fn zluda_one(dir: &Path, arch: &str, t: &Json) -> ZOutcome {
             .zip(&expected)
             .position(|(a, b)| a != b)
             .unwrap_or(0);
+        let deviation = interp::Program::from_text(&text).is_ok_and(|p| {
+            p.kernel(name)
+                .is_some_and(|k| p.float_memory_through_wider_registers(k))
+        });
+        if deviation {
+            return ZOutcome::PtxasDeviation(format!(
+                "output differs from byte {first}; a floating-point ld/st through a wider register, which ptxas compiles against the PTX ISA"
+            ));
+        }
         ZOutcome::Fail(format!("output differs from byte {first}"))
     }
 }
 
-fn zluda(dir: &Path, arch: &str, verbose: bool) -> Result<(usize, usize, usize, usize), String> {
+/// (tests, pass, fail, unsupported, ptxas deviations).
+type ZludaCounts = (usize, usize, usize, usize, usize);
+
+fn zluda(dir: &Path, arch: &str, verbose: bool) -> Result<ZludaCounts, String> {
     let path = dir.join("zluda_run_tests.json");
     let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
     let doc = json::parse(&text)?;
@@ -525,7 +588,7 @@ fn zluda(dir: &Path, arch: &str, verbose: bool) -> Result<(usize, usize, usize, 
     let results = par_map("emu-zluda", &runnable, |t| {
         catch(|| zluda_one(dir, arch, t)).unwrap_or_else(|p| ZOutcome::Fail(format!("panic: {p}")))
     });
-    let (mut pass, mut fail, mut unsup) = (0, 0, 0);
+    let (mut pass, mut fail, mut unsup, mut deviations) = (0, 0, 0, 0);
     let mut reasons: BTreeMap<String, usize> = BTreeMap::new();
     for (t, r) in runnable.iter().zip(&results) {
         let name = t.get("name").and_then(Json::as_str).unwrap_or("?");
@@ -546,6 +609,10 @@ fn zluda(dir: &Path, arch: &str, verbose: bool) -> Result<(usize, usize, usize, 
                 fail += 1;
                 println!("zluda FAIL  {name}: {m}");
             }
+            ZOutcome::PtxasDeviation(m) => {
+                deviations += 1;
+                println!("zluda ptxas-deviation {name}: {m}");
+            }
             ZOutcome::Unsupported(m) => {
                 unsup += 1;
                 *reasons.entry(reason_key(m)).or_default() += 1;
@@ -558,5 +625,5 @@ fn zluda(dir: &Path, arch: &str, verbose: bool) -> Result<(usize, usize, usize, 
     for (r, n) in reasons {
         println!("  zluda unsupported {n:4}  {r}");
     }
-    Ok((runnable.len(), pass, fail, unsup))
+    Ok((runnable.len(), pass, fail, unsup, deviations))
 }
