@@ -593,6 +593,10 @@ pub fn address(w: &Warp, lane: usize, a: &Address, wide: bool) -> R<u64> {
     // `[UR4]` and `[RZ.U32+UR4]` (sm_90's `QSPC.E.S P5, RZ, [RZ.U32+UR4]` after
     // `UMOV UR5, SR_SWINHI`).
     let no_base = a.base().is_none_or(|(r, _)| r.index == 255);
+    let r64 = a.terms.iter().any(|t| {
+        matches!(t, AddrTerm::Reg { reg, suffixes }
+            if reg.file == RegFile::R && suffixes.iter().any(|s| s == "64"))
+    });
     let mut v: u64 = 0;
     for t in &a.terms {
         match t {
@@ -616,7 +620,10 @@ pub fn address(w: &Warp, lane: usize, a: &Address, wide: bool) -> R<u64> {
                             | u64::from(w.reg(lane, pair(reg.index))) << 32
                     }
                     RegFile::R => u64::from(w.reg(lane, reg.index)),
-                    RegFile::Ur if is64 || (wide && reg.index != 63 && no_base) => {
+                    // In a 64-bit space a uniform register is 64 bits wide alone (`[UR4]`)
+                    // and beside a 64-bit general register too (sm_75's
+                    // `LDG.E.SYS R0, [R2.64+UR4+-0x4]` with UR4:UR5 from `ULDC.64`).
+                    RegFile::Ur if is64 || (wide && reg.index != 63 && (no_base || r64)) => {
                         u64::from(w.ureg(reg.index)) | u64::from(w.ureg(upair(reg.index))) << 32
                     }
                     RegFile::Ur => u64::from(w.ureg(reg.index)),

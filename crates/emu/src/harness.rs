@@ -168,9 +168,65 @@ pub struct Inputs {
     pub buffers: Vec<(usize, usize, Vec<u8>)>,
     /// Textures, added to a memory after the buffers, in this order.
     pub textures: Vec<TextureInput>,
+    /// Surface objects, added to a memory after the textures, in this order.
+    pub surfaces: Vec<SurfaceInput>,
     /// A cooperative launch: the memory gets the grid-synchronization workspace
-    /// (`interp::Memory::alloc_cooperative_workspace`, after the textures).
+    /// (`interp::Memory::alloc_cooperative_workspace`, after the surfaces).
     pub cooperative: bool,
+}
+
+/// A surface-object parameter and the surface the harness gives it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SurfaceInput {
+    pub param: usize,
+    /// Where the handle goes in [`Inputs::params`].
+    pub offset: usize,
+    pub surface: interp::surface::Surface,
+}
+
+/// A surface of `shape` for the harness, 16 KiB of random bytes from `rng`: 1D 16384 bytes,
+/// 2D 256 bytes × 64 rows, 3D 64 bytes × 16 × 16, layered 1D 2048 bytes × 8 layers, layered 2D
+/// 128 bytes × 32 rows × 4 layers.
+pub fn surface(rng: &mut Rng, shape: interp::surface::SurfShape) -> interp::surface::Surface {
+    use interp::surface::{SurfShape, Surface};
+    let (w, h, d) = match shape {
+        SurfShape::D1 => (16384, 1, 1),
+        SurfShape::D2 => (256, 64, 1),
+        SurfShape::D3 => (64, 16, 16),
+        SurfShape::Array1D => (2048, 1, 8),
+        SurfShape::Array2D => (128, 32, 4),
+    };
+    let mut s = Surface::new(shape, w, h, d);
+    for b in &mut s.data {
+        *b = rng.below(256) as u8;
+    }
+    s
+}
+
+/// Gives the surface-object parameters of `uses` ([`interp::Program::surface_uses`]) a
+/// surface each instead of the buffer [`inputs`] gave them (from their own generator, seeded
+/// from `cfg.seed`, so that the other inputs keep their values).
+pub fn add_surfaces(
+    inp: &mut Inputs,
+    slots: &[interp::ParamSlot],
+    uses: &[interp::SurfaceUse],
+    cfg: &Config,
+) {
+    let mut rng = Rng::new(cfg.seed ^ 0x5f_u64.rotate_left(44));
+    for u in uses {
+        let Some(s) = slots.get(u.param) else {
+            continue;
+        };
+        if s.size != 8 || s.offset as usize + 8 > inp.params.len() {
+            continue;
+        }
+        inp.buffers.retain(|(i, _, _)| *i != u.param);
+        inp.surfaces.push(SurfaceInput {
+            param: u.param,
+            offset: s.offset as usize,
+            surface: surface(&mut rng, u.shape),
+        });
+    }
 }
 
 /// One texture input of a launch.
@@ -250,6 +306,7 @@ pub fn inputs(
         params,
         buffers,
         textures: texs,
+        surfaces: Vec::new(),
         cooperative: false,
     }
 }
@@ -276,6 +333,10 @@ pub fn place(inp: &Inputs, mem: &mut Memory) -> (Vec<u8>, Vec<u64>) {
             (TextureSource::Texref(name), _) => mem.textures_mut().bind(name, h),
             (TextureSource::Param(_), None) => {}
         }
+    }
+    for s in &inp.surfaces {
+        let h = mem.surfaces_mut().add(s.surface.clone());
+        params[s.offset..s.offset + 8].copy_from_slice(&u64::from(h).to_le_bytes());
     }
     if inp.cooperative {
         mem.alloc_cooperative_workspace();
@@ -440,6 +501,7 @@ pub fn compare_kernel(
         &prog.texture_uses(k),
         cfg,
     );
+    add_surfaces(&mut inp, &slots, &prog.surface_uses(k), cfg);
     // A kernel that synchronizes its grid (cooperative groups' `this_grid().sync()`) is
     // launched cooperatively, with one CTA: both machines run CTAs one after another, so a
     // grid-wide barrier can only complete when the grid is a single CTA.
@@ -562,6 +624,17 @@ pub fn compare_kernel(
             break;
         }
     }
+    let difference = difference.or_else(|| {
+        let (is, es) = (imem.surfaces().all(), emem.surfaces().all());
+        is.iter().zip(es).enumerate().find_map(|(k, (i, e))| {
+            let first = i.data.iter().zip(&e.data).position(|(x, y)| x != y)?;
+            let n = i.data.iter().zip(&e.data).filter(|(x, y)| x != y).count();
+            Some(format!(
+                "surface {k} differs in {n} bytes, first at byte {first}: interp {:#04x} emu {:#04x}",
+                i.data[first], e.data[first]
+            ))
+        })
+    });
     let difference = difference.or_else(|| {
         devrt::first_difference(
             imem.device_log(),

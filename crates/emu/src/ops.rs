@@ -11,6 +11,7 @@ use crate::exec::{
 
 mod mma;
 mod packed;
+mod surface;
 
 /// Lane indices of a mask.
 pub fn lanes(mask: u32) -> impl Iterator<Item = usize> {
@@ -421,6 +422,8 @@ pub fn execute(ctx: &mut Ctx<'_>, w: &mut Warp, inst: &Inst, active: u32, exec: 
                         let l0 = lanes(active).next().unwrap_or(0);
                         int32(ctx, w, l0, o)?
                     }
+                    // sm_75's `BRA.DIV `(target)`: no mask operand, the whole warp.
+                    Some(o) if matches!(o.kind, OperandKind::Target(_)) => u32::MAX,
                     _ => return unsupported("BRA.DIV/.CONV without a uniform mask"),
                 };
                 let converged = active == m & w.present_mask();
@@ -1197,6 +1200,7 @@ fn lane_op(ctx: &mut Ctx<'_>, w: &mut Warp, inst: &Inst, l: usize, active: u32) 
         "LDGSTS" => ldgsts(ctx, w, inst, l),
         "ATOMG" | "ATOM" | "ATOMS" | "RED" | "REDG" => atom(ctx, w, inst, l),
         "TEX" | "TLD" => texture(ctx, w, inst, l),
+        "SUST" | "SULD" => surface::access(ctx, w, inst, l),
         "QSPC" => {
             check_mods(inst, &["E", "S", "L", "G"])?;
             let a = match &o(2)?.kind {
@@ -2261,14 +2265,21 @@ fn load(ctx: &mut Ctx<'_>, w: &mut Warp, inst: &Inst, l: usize) -> R<()> {
     check_mods(inst, &allowed)?;
     let (space, wide) = space_of(&inst.opcode);
     let (mi, addr) = mem_operand(inst)?;
-    if mi != 1 {
-        return unsupported(format!("{} operand layout", inst.opcode));
-    }
+    // `LDG.E.CONSTANT.SYS PT, R2, [UR4]` (sm_75): a predicate destination before the data,
+    // always `PT` (discarded) in ptxas's code.
+    let d = match mi {
+        1 => op_at(inst, 0)?,
+        2 if matches!(&op_at(inst, 0)?.kind,
+            OperandKind::Reg(r) if r.file == RegFile::P && r.index == 7) =>
+        {
+            op_at(inst, 1)?
+        }
+        _ => return unsupported(format!("{} operand layout", inst.opcode)),
+    };
     let a = address(w, l, addr, wide)?;
     let (n, signed) = mem_size(inst);
     let mut buf = [0u8; 16];
     ctx.load(w, l, space, a, &mut buf[..n])?;
-    let d = op_at(inst, 0)?;
     let words: Vec<u32> = match n {
         1 => vec![if signed {
             buf[0] as i8 as u32

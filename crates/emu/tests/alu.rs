@@ -479,8 +479,8 @@ fn out_of_bounds_store_traps_with_the_thread() {
 
 #[test]
 fn unknown_instruction_is_reported_by_name() {
-    match run(&["SUST.D.BA.2D.STRONG.SM.TRAP [R4], R2, UR4, 0x0"], &[], 1) {
-        Err(EmuError::Unsupported { reason, .. }) => assert!(reason.contains("SUST"), "{reason}"),
+    match run(&["BMMA.88128.AND.POPC R4, R8, R12, R4"], &[], 1) {
+        Err(EmuError::Unsupported { reason, .. }) => assert!(reason.contains("BMMA"), "{reason}"),
         other => panic!("expected unsupported, got {other:?}"),
     }
 }

@@ -34,6 +34,7 @@ const FILES: &[(&str, &[&str], &[&str])] = &[
         &["sm_80", "sm_90"],
         &["HMMA", "IMMA", "DMMA", "LDSM"],
     ),
+    ("surface.ptx", &["sm_80", "sm_90"], &["SUST", "SULD"]),
 ];
 
 #[test]

@@ -28,6 +28,9 @@ pub use table::LatencyTable;
 pub const TABLES: &[(&str, &str)] = &[
     ("sm_90", include_str!("../tables/sm_90.txt")),
     ("sm_80", include_str!("../tables/sm_80.txt")),
+    ("sm_86", include_str!("../tables/sm_86.txt")),
+    ("sm_89", include_str!("../tables/sm_89.txt")),
+    ("sm_75", include_str!("../tables/sm_75.txt")),
 ];
 
 /// The latency table of an SM (`sm_90a` and `SM90` mean sm_90), or `None` when none is

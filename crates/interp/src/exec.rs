@@ -2101,6 +2101,7 @@ impl Cta<'_> {
                     }
                 }
             }
+            Op::Suld | Op::Sust => self.surface_access(w, l, f, inst)?,
             Op::Atom | Op::Red => {
                 let space = m.space.unwrap_or(Space::Generic);
                 let (sp, addr) =
@@ -2146,6 +2147,98 @@ impl Cta<'_> {
     /// textures ([`crate::texture`]). The texture's own geometry decides which coordinates
     /// count (the instruction's geometry only says how many the kernel passes); an unbound
     /// texture reference or a handle naming no texture traps.
+    /// `suld.b` / `sust.b` on the memory's surfaces (`crate::surface`): x in bytes, then the
+    /// row and the slice or layer (PTX writes a layered shape's layer first).
+    fn surface_access(
+        &mut self,
+        w: usize,
+        l: usize,
+        f: &Function,
+        inst: &Inst,
+    ) -> Result<(), RunError> {
+        use crate::surface::{Place, SurfShape};
+        let a = &inst.args;
+        let (data_at, handle_at, coords_at) = if inst.op == Op::Suld {
+            (0, 1, 2)
+        } else {
+            (2, 0, 1)
+        };
+        let (shape, mode) = inst.mods.surf.expect("lowering checked the geometry");
+        let ty = inst.mods.ty();
+        let esize = (ty.bits() / 8) as usize;
+        let t = &self.warps[w][l];
+        let handle = self.get(f, t, &a[handle_at], Ty::U64);
+        let Operand::Vec(cs) = &a[coords_at] else {
+            unreachable!("lowering makes surface coordinates a vector")
+        };
+        let c: Vec<i32> = cs
+            .iter()
+            .map(|o| self.get(f, t, o, Ty::S32) as u32 as i32)
+            .collect();
+        // PTX: {layer, x[, y]} for layered shapes; the model takes (x, y, z/layer).
+        let (x, y, z) = match shape {
+            SurfShape::D1 => (c[0], 0, 0),
+            SurfShape::D2 => (c[0], c[1], 0),
+            SurfShape::D3 => (c[0], c[1], c[2]),
+            SurfShape::Array1D => (c[1], c[0], 0),
+            SurfShape::Array2D => (c[1], c[2], c[0]),
+        };
+        let Operand::Vec(data) = &a[data_at] else {
+            unreachable!("lowering makes surface data a vector")
+        };
+        let n = esize * data.len();
+        let Some(surf) = self.mem.surfaces().get(handle) else {
+            return Err(trap_of(
+                self,
+                inst.line,
+                t,
+                format!(
+                    "{}: surface handle {handle:#x} names no surface",
+                    if inst.op == Op::Suld { "suld" } else { "sust" }
+                ),
+            ));
+        };
+        let place = surf.place(x, y, z, n, mode);
+        if place == Place::OutOfBounds {
+            return Err(trap_of(
+                self,
+                inst.line,
+                t,
+                format!(
+                    "surface access out of bounds: {n} bytes at x = {x} bytes, y = {y}, z = {z} of a {}x{}x{} surface",
+                    surf.width, surf.height, surf.depth
+                ),
+            ));
+        }
+        if inst.op == Op::Sust {
+            let mut bytes = Vec::with_capacity(n);
+            for o in data {
+                let v = self.get(f, t, o, ty);
+                bytes.extend_from_slice(&v.to_le_bytes()[..esize]);
+            }
+            if let Place::At(at) = place {
+                let s = self
+                    .mem
+                    .surfaces_mut()
+                    .get_mut(handle)
+                    .expect("checked above");
+                s.data[at..at + n].copy_from_slice(&bytes);
+            }
+        } else {
+            let bytes = match place {
+                Place::At(at) => surf.data[at..at + n].to_vec(),
+                _ => vec![0; n],
+            };
+            for (k, d) in data.iter().enumerate() {
+                let mut b = [0u8; 8];
+                b[..esize].copy_from_slice(&bytes[k * esize..(k + 1) * esize]);
+                let t = &mut self.warps[w][l];
+                set(f, t, d, ty, u64::from_le_bytes(b));
+            }
+        }
+        Ok(())
+    }
+
     fn tex(&self, f: &Function, t: &Thread, inst: &Inst) -> Result<[u32; 4], RunError> {
         use crate::texture::{Coords, TexShape};
         let a = &inst.args;

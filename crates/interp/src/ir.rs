@@ -365,6 +365,13 @@ pub enum Op {
     /// holding a handle), the coordinate vector (for `a2d` the layer first) and the level of
     /// detail (evaluated and ignored: every modelled texture has one level).
     Tex,
+    /// `suld.b.{1d,2d,3d,a1d,a2d}[.v2|.v4].{b8,b16,b32,b64}.{trap,clamp,zero} d, [surf,
+    /// {coords}]`: args are the destination vector, the surface handle register and the
+    /// coordinate vector (x in bytes; for layered shapes the layer first, as in PTX).
+    Suld,
+    /// `sust.b...  [surf, {coords}], values`: args are the handle register, the coordinate
+    /// vector and the value vector.
+    Sust,
     /// `cp.async.{ca,cg}.shared{::cta}.global [dst], [src], size{, src-size | ignore-src}`:
     /// args are the destination and source addresses, the copy size and the optional source
     /// size (a value) or `ignore-src` predicate (a cache-policy operand is dropped at
@@ -430,6 +437,8 @@ pub struct Mods {
     pub wmma: Option<WmmaOp>,
     /// `tex` geometry (`.1d`, `.2d`, `.3d`, `.a2d`).
     pub tex: Option<TexShape>,
+    /// `suld`/`sust`: the surface shape and the out-of-bounds mode.
+    pub surf: Option<(crate::surface::SurfShape, crate::surface::OutOfBounds)>,
     /// `tex.level`: an explicit level-of-detail operand follows the coordinates.
     pub level: bool,
     pub types: Vec<Ty>,

@@ -21,6 +21,7 @@ pub mod lower;
 pub mod mem;
 pub mod mma;
 pub mod provenance;
+pub mod surface;
 pub mod texture;
 
 pub use devrt::{AssertRecord, DeviceLog, PrintfArg, PrintfRecord, SysCall};
@@ -47,6 +48,50 @@ pub struct TextureUse {
     pub shape: texture::TexShape,
     /// `F32` when some fetch from this source has `.f32` destinations, else `U32`.
     pub format: texture::TexFormat,
+}
+
+/// The kernel parameter (index in `f.params`) a 64-bit handle register of `f` was loaded from
+/// with `ld.param`, traced back through `mov`s; `None` when it was computed or loaded from
+/// elsewhere.
+fn param_of_handle(f: &ir::Function, reg: u32) -> Option<usize> {
+    use ir::{AddrBase, Loc, Op, Operand, Space};
+    let mut reg = reg;
+    for _ in 0..16 {
+        let def = f.body.iter().find_map(|d| match (d.op, d.args.first()) {
+            (Op::Ld | Op::Mov, Some(Operand::Reg(x))) if *x == reg => Some((d, d.args.get(1)?)),
+            _ => None,
+        });
+        match def {
+            Some((
+                d,
+                Operand::Addr {
+                    base:
+                        AddrBase::Var(ir::VarRef {
+                            space: Space::Param,
+                            loc: Loc::Static(off),
+                        }),
+                    offset,
+                },
+            )) if d.op == Op::Ld && d.mods.ty().size() == 8 => {
+                let at = (*off as i64 + offset) as u64;
+                return f
+                    .params
+                    .iter()
+                    .position(|p| p.reg.is_none() && p.offset == at && p.size == 8);
+            }
+            Some((d, Operand::Reg(src))) if d.op == Op::Mov => reg = *src,
+            _ => return None,
+        }
+    }
+    None
+}
+
+/// A surface kernel parameter: which parameter carries the handle, and the geometry of the
+/// first access through it ([`Program::surface_uses`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SurfaceUse {
+    pub param: usize,
+    pub shape: surface::SurfShape,
 }
 
 /// A lowered module ready to run.
@@ -160,6 +205,32 @@ impl Program {
         false
     }
 
+    /// The surface objects kernel `k` reads or writes (`suld`/`sust` in its own body through a
+    /// handle loaded from a kernel parameter), one entry per parameter, in program order.
+    pub fn surface_uses(&self, k: u32) -> Vec<SurfaceUse> {
+        use ir::{Op, Operand};
+        let Some(f) = self.module.functions.get(k as usize) else {
+            return Vec::new();
+        };
+        let mut out: Vec<SurfaceUse> = Vec::new();
+        for inst in &f.body {
+            let handle = match inst.op {
+                Op::Suld => inst.args.get(1),
+                Op::Sust => inst.args.first(),
+                _ => continue,
+            };
+            let (Some(Operand::Reg(r)), Some((shape, _))) = (handle, inst.mods.surf) else {
+                continue;
+            };
+            if let Some(param) = param_of_handle(f, *r)
+                && !out.iter().any(|u| u.param == param)
+            {
+                out.push(SurfaceUse { param, shape });
+            }
+        }
+        out
+    }
+
     /// The textures kernel `k` fetches from (with `tex`, in its body or in the functions it
     /// calls), one entry per source: first the kernel's own, in program order, then those of
     /// the functions it calls (depth first, in call order). A handle register is traced
@@ -167,7 +238,7 @@ impl Program {
     /// handle that cannot be traced (computed, loaded from memory, a device function's
     /// parameter) gives no entry.
     pub fn texture_uses(&self, k: u32) -> Vec<TextureUse> {
-        use ir::{AddrBase, Loc, Op, Operand, Space};
+        use ir::{Op, Operand};
         let fns = &self.module.functions;
         let mut out: Vec<TextureUse> = Vec::new();
         let mut seen = vec![false; fns.len()];
@@ -191,38 +262,7 @@ impl Program {
                 let source = match handle {
                     Operand::Texref(name) => TextureSource::Texref(name.clone()),
                     Operand::Reg(r) if fi == k as usize => {
-                        // The kernel parameter a handle register was loaded from.
-                        let mut reg = *r;
-                        let mut found = None;
-                        for _ in 0..16 {
-                            let def = f.body.iter().find_map(|d| match (d.op, d.args.first()) {
-                                (Op::Ld | Op::Mov, Some(Operand::Reg(x))) if *x == reg => {
-                                    Some((d, d.args.get(1)?))
-                                }
-                                _ => None,
-                            });
-                            match def {
-                                Some((
-                                    d,
-                                    Operand::Addr {
-                                        base:
-                                            AddrBase::Var(ir::VarRef {
-                                                space: Space::Param,
-                                                loc: Loc::Static(off),
-                                            }),
-                                        offset,
-                                    },
-                                )) if d.op == Op::Ld && d.mods.ty().size() == 8 => {
-                                    let at = (*off as i64 + offset) as u64;
-                                    found = f.params.iter().position(|p| {
-                                        p.reg.is_none() && p.offset == at && p.size == 8
-                                    });
-                                    break;
-                                }
-                                Some((d, Operand::Reg(src))) if d.op == Op::Mov => reg = *src,
-                                _ => break,
-                            }
-                        }
+                        let found = param_of_handle(f, *r);
                         match found {
                             Some(i) => TextureSource::Param(i),
                             None => continue,

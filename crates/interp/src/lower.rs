@@ -862,6 +862,9 @@ impl FnCx<'_> {
         if inst.op == Op::Tex {
             return self.tex(inst, &operands, line);
         }
+        if matches!(inst.op, Op::Suld | Op::Sust) {
+            return self.surface(inst, &operands, line);
+        }
         let generic_vars = inst.mods.space == Some(Space::Generic)
             && matches!(inst.op, Op::Ld | Op::St | Op::Atom | Op::Red);
         for (k, o) in operands.iter().enumerate() {
@@ -881,6 +884,115 @@ impl FnCx<'_> {
             // The trailing cache-policy operand: a hint.
             inst.args.pop();
         }
+        Ok(inst)
+    }
+
+    /// `suld.b... d, [surf, {coords}]` / `sust.b... [surf, {coords}], v`. The surface must be
+    /// a register holding a handle (surface objects); `.surfref` variables are unsupported.
+    fn surface(
+        &mut self,
+        mut inst: Inst,
+        ops: &[ast::Operand],
+        line: u32,
+    ) -> Result<Inst, LowerError> {
+        let what = if inst.op == Op::Suld { "suld" } else { "sust" };
+        let unsupported = |mut inst: Inst, why: String| -> Result<Inst, LowerError> {
+            inst.op = Op::Unsupported;
+            inst.unsupported = Some(why);
+            inst.args.clear();
+            Ok(inst)
+        };
+        let Some((shape, _)) = inst.mods.surf else {
+            return unsupported(inst, format!("`{what}` without a geometry"));
+        };
+        if !matches!(inst.mods.ty(), Ty::B8 | Ty::B16 | Ty::B32 | Ty::B64)
+            || inst.mods.types.len() != 1
+        {
+            return unsupported(
+                inst,
+                format!("`{what}` of a type other than .b8/.b16/.b32/.b64"),
+            );
+        }
+        let (addr_at, data_at) = if inst.op == Op::Suld { (1, 0) } else { (0, 1) };
+        if ops.len() != 2 {
+            return unsupported(inst, format!("`{what}` with {} operands", ops.len()));
+        }
+        let ast::Operand::Address(addr) = &ops[addr_at] else {
+            return unsupported(
+                inst,
+                format!("`{what}` without a `[surface, {{coordinates}}]` operand"),
+            );
+        };
+        let inner: Vec<ast::Operand> = addr.operands().collect();
+        if inner.len() != 2 {
+            return unsupported(
+                inst,
+                format!("`{what}` address with {} operands", inner.len()),
+            );
+        }
+        let lower = |me: &mut Self, o: &ast::Operand| -> Result<Operand, LowerError> {
+            me.operand(o, line, &mut vec![0], usize::MAX, false)
+        };
+        let handle = match lower(self, &inner[0]) {
+            Ok(h @ Operand::Reg(_)) => h,
+            Ok(_) => {
+                return unsupported(
+                    inst,
+                    format!(
+                        "`{what}` surface that is not a register holding a surface object (`.surfref` variables are not modelled)"
+                    ),
+                );
+            }
+            Err(e) if e.message.starts_with("unsupported: ") => {
+                return unsupported(inst, e.message["unsupported: ".len()..].to_string());
+            }
+            Err(e) => return Err(e),
+        };
+        let coords = match lower(self, &inner[1]) {
+            Ok(Operand::Vec(v)) => v,
+            Ok(c @ (Operand::Reg(_) | Operand::Imm(_))) => vec![c],
+            Ok(_) => {
+                return unsupported(inst, format!("`{what}` coordinates that are not a vector"));
+            }
+            Err(e) if e.message.starts_with("unsupported: ") => {
+                return unsupported(inst, e.message["unsupported: ".len()..].to_string());
+            }
+            Err(e) => return Err(e),
+        };
+        let need = 1 + shape.extra_coords();
+        if coords.len() < need {
+            return unsupported(
+                inst,
+                format!(
+                    "`{what}` needs {need} coordinates for its geometry, got {}",
+                    coords.len()
+                ),
+            );
+        }
+        let data = match lower(self, &ops[data_at]) {
+            Ok(Operand::Vec(v)) => v,
+            Ok(d @ (Operand::Reg(_) | Operand::Imm(_) | Operand::Sink)) => vec![d],
+            Ok(_) => {
+                return unsupported(inst, format!("`{what}` data that is not a register vector"));
+            }
+            Err(e) if e.message.starts_with("unsupported: ") => {
+                return unsupported(inst, e.message["unsupported: ".len()..].to_string());
+            }
+            Err(e) => return Err(e),
+        };
+        if data.len() != usize::from(inst.mods.vec) {
+            let vec = inst.mods.vec;
+            return unsupported(
+                inst,
+                format!("`{what}` with {} values for a .v{vec} access", data.len()),
+            );
+        }
+        let coords = Operand::Vec(coords[..need].to_vec());
+        inst.args = if inst.op == Op::Suld {
+            vec![Operand::Vec(data), handle, coords]
+        } else {
+            vec![handle, coords, Operand::Vec(data)]
+        };
         Ok(inst)
     }
 
@@ -1509,12 +1621,14 @@ fn parse_op(opcode: &str, mods: &[String]) -> (Op, Mods, Option<String>) {
                 )),
             );
         }
-        "suld" | "sust" | "sured" | "suq" => {
+        "suld" => Op::Suld,
+        "sust" => Op::Sust,
+        "sured" | "suq" => {
             return (
                 Op::Unsupported,
                 Mods::default(),
                 Some(format!(
-                    "surface instruction `{opcode}` is not implemented by the interpreter (surfaces are not modelled)"
+                    "surface instruction `{opcode}` is not implemented by the interpreter (only unformatted `suld.b`/`sust.b` are modelled)"
                 )),
             );
         }
@@ -1545,6 +1659,36 @@ fn parse_op(opcode: &str, mods: &[String]) -> (Op, Mods, Option<String>) {
         let s = s.as_str();
         if let Some(t) = Ty::parse(s) {
             m.types.push(t);
+            continue;
+        }
+        if matches!(op, Op::Suld | Op::Sust) {
+            use crate::surface::{OutOfBounds, SurfShape};
+            let (shape, mode) = m.surf.unwrap_or((SurfShape::D1, OutOfBounds::Trap));
+            let set = |shape, mode| Some((shape, mode));
+            match s {
+                ".b" => {}
+                ".1d" => m.surf = set(SurfShape::D1, mode),
+                ".2d" => m.surf = set(SurfShape::D2, mode),
+                ".3d" => m.surf = set(SurfShape::D3, mode),
+                ".a1d" => m.surf = set(SurfShape::Array1D, mode),
+                ".a2d" => m.surf = set(SurfShape::Array2D, mode),
+                ".trap" => m.surf = set(shape, OutOfBounds::Trap),
+                ".clamp" => m.surf = set(shape, OutOfBounds::Clamp),
+                ".zero" => m.surf = set(shape, OutOfBounds::Zero),
+                ".v2" => m.vec = 2,
+                ".v4" => m.vec = 4,
+                // Cache operators: hints.
+                ".ca" | ".cg" | ".cs" | ".cv" | ".wb" | ".wt" => {}
+                _ => {
+                    return (
+                        Op::Unsupported,
+                        m,
+                        Some(format!(
+                            "`{opcode}` with `{s}` is not implemented by the interpreter (implemented: unformatted `.b` accesses of 1d/2d/3d/a1d/a2d surfaces)"
+                        )),
+                    );
+                }
+            }
             continue;
         }
         if op == Op::Tex {

@@ -199,6 +199,8 @@ pub struct Memory {
     log: DeviceLog,
     /// The textures kernels on this memory can fetch from ([`crate::texture`]).
     textures: Textures,
+    /// The surfaces kernels on this memory can read and write ([`crate::surface`]).
+    surfaces: crate::surface::Surfaces,
     /// The grid-synchronization workspace of cooperative launches, if one was allocated
     /// ([`Memory::alloc_cooperative_workspace`]).
     cooperative: Option<u64>,
@@ -220,6 +222,14 @@ impl Memory {
         );
         self.cooperative = Some(a);
         a
+    }
+
+    pub fn surfaces(&self) -> &crate::surface::Surfaces {
+        &self.surfaces
+    }
+
+    pub fn surfaces_mut(&mut self) -> &mut crate::surface::Surfaces {
+        &mut self.surfaces
     }
 
     /// The cooperative-launch workspace, if allocated.
