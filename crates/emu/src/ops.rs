@@ -2458,6 +2458,24 @@ fn atom(ctx: &mut Ctx<'_>, w: &mut Warp, inst: &Inst, l: usize) -> R<()> {
     };
     let b = src(mi + 1)?;
     let c = if op == "CAS" { src(mi + 2)? } else { 0 };
+    // `ATOM P, d, [a], b` (generic space) with a predicate destination other than `PT`:
+    // ptxas's generic 64-bit atomics (`ATOM P0, ...; @P0 BRA done; QSPC.E.S P0, RZ, [a];`
+    // then a shared or a local path) — the atomic is performed, and P set, only when `a`
+    // is a global address; otherwise nothing happens and P is clear.
+    let pred_dst = (mi >= 2)
+        .then(|| op_at(inst, mi - 2))
+        .transpose()?
+        .filter(|p| !matches!(&p.kind, OperandKind::Reg(r) if r.file == RegFile::P && r.is_zero() && !p.not));
+    if let Some(p) = pred_dst {
+        if space != Space::Generic || !is_pred(p) || p.not {
+            return unsupported(format!("{} with a predicate result", inst.opcode));
+        }
+        let global = crate::exec::classify(a).0 == Space::Global;
+        wp(w, l, p, global)?;
+        if !global {
+            return Ok(());
+        }
+    }
     let mut buf = [0u8; 8];
     ctx.load(w, l, space, a, &mut buf[..n])?;
     let old = u64::from_le_bytes(buf);
@@ -2516,13 +2534,6 @@ fn atom(ctx: &mut Ctx<'_>, w: &mut Warp, inst: &Inst, l: usize) -> R<()> {
     ctx.store(w, l, space, a, &new.to_le_bytes()[..n])?;
     // ATOM/ATOMG/ATOMS return the old value in the register before the address (RZ = none;
     // ATOM/ATOMG first name a predicate, PT when discarded); RED returns nothing.
-    if mi >= 2 {
-        let p = op_at(inst, mi - 2)?;
-        if !matches!(&p.kind, OperandKind::Reg(r) if r.file == RegFile::P && r.is_zero() && !p.not)
-        {
-            return unsupported(format!("{} with a predicate result", inst.opcode));
-        }
-    }
     if mi >= 1 {
         let d = op_at(inst, mi - 1)?;
         if is64 {

@@ -728,3 +728,28 @@ fn collective_warpsync_runs_each_member_mask_apart_then_jumps_to_its_end() {
         assert_eq!(v[0], if t < 16 { low } else { high }, "lane {t}");
     }
 }
+
+#[test]
+fn generic_atom_with_a_predicate_result_acts_only_on_global_addresses() {
+    // ptxas's generic 64-bit atomics: `ATOM P0, d, [a], b; @P0 BRA done; QSPC.E.S ...`: the
+    // atomic happens (and P0 is set) only for a global address. Word 12 of the thread's slot
+    // (global) gets 5 added and returns its old value 0; a generic shared address leaves P1
+    // clear and the destination alone.
+    let shared = interp::mem::SHARED_WINDOW;
+    let body = [
+        "IMAD.MOV.U32 R6, RZ, RZ, 0x5".to_string(),
+        "IMAD.MOV.U32 R7, RZ, RZ, RZ".to_string(),
+        "IMAD.MOV.U32 R4, RZ, RZ, 0x77".to_string(),
+        "ATOM.E.ADD.64.STRONG.GPU P0, R4, [R2.64+0x30], R6".to_string(),
+        "LDG.E R13, [R2.64+0x30]".to_string(),
+        mov("R8", shared as u32),
+        mov("R9", (shared >> 32) as u32),
+        "IMAD.MOV.U32 R12, RZ, RZ, 0x99".to_string(),
+        "ATOM.E.ADD.64.STRONG.GPU P1, R12, [R8.64], R6".to_string(),
+        "SEL R10, RZ, 0x1, !P0".to_string(),
+        "SEL R11, RZ, 0x1, !P1".to_string(),
+    ];
+    let refs: Vec<&str> = body.iter().map(String::as_str).collect();
+    let g = run(&refs, &["R4", "R10", "R11", "R12", "R13"], 1).expect("runs");
+    assert_eq!(g[0], vec![0, 1, 0, 0x99, 5]);
+}
