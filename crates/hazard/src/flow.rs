@@ -513,9 +513,19 @@ fn step(nodes: &[Node], i: usize, st: &mut State, rules: &dyn Rules, obs: &mut d
             }
         }
         for f in &st.floating {
-            let touched =
-                read_keys.binary_search(&f.key).is_ok() || write_keys.binary_search(&f.key).is_ok();
-            if touched && !exclusive(f.guard, g) && f.inst as usize != i {
+            let read = read_keys.binary_search(&f.key).is_ok();
+            let written = write_keys.binary_search(&f.key).is_ok();
+            // Overwriting it with a result that completes after it (same in-order queue) is no
+            // hazard: the later result lands last.
+            let ordered_overwrite = !read
+                && written
+                && rules.is_variable(&e.class)
+                && rules.completes_after(class(nodes, f.inst as usize), &e.class);
+            if (read || written)
+                && !ordered_overwrite
+                && !exclusive(f.guard, g)
+                && f.inst as usize != i
+            {
                 obs.floating(f.inst as usize, i, f.key, f.done.map(|v| v as usize));
             }
         }

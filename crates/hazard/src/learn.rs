@@ -226,7 +226,7 @@ impl Learner {
                 c.unguarded_reads = n;
             }
         }
-        LatencyTable {
+        let mut t = LatencyTable {
             sm: sm.to_string(),
             header,
             classes,
@@ -234,7 +234,10 @@ impl Learner {
             war,
             sbwait: self.sbwait.take(),
             ordered,
-        }
+            ..LatencyTable::default()
+        };
+        t.reindex();
+        t
     }
 }
 

@@ -198,9 +198,7 @@ impl flow::Rules for TableRules<'_> {
         self.0.is_variable(class)
     }
     fn completes_after(&self, first: &str, later: &str) -> bool {
-        self.0
-            .ordered
-            .contains_key(&("raw".to_string(), first.to_string(), later.to_string()))
+        self.0.completes_after(first, later)
     }
 }
 

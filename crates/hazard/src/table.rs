@@ -17,7 +17,9 @@
 //! `ordered raw FIRST LATER`: a FIRST result without a write scoreboard is complete once a
 //! later scoreboarded LATER instruction has been waited on.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::flow;
 
 /// Facts about one latency class.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -64,9 +66,92 @@ pub struct LatencyTable {
     /// (`war`|`waw`, first class, variable writer class) triples that ptxas keeps in order
     /// without a wait.
     pub ordered: BTreeMap<(String, String, String), u64>,
+    /// Derived from `raw` ([`LatencyTable::reindex`]): per consumer class, the smallest RAW
+    /// distance any producer was consumed after.
+    pub raw_by_consumer: BTreeMap<String, u16>,
+    /// Derived from `war`: per writer class, the smallest WAR distance after any reader.
+    pub war_by_writer: BTreeMap<String, u16>,
+    /// Derived from `ordered raw` ([`LatencyTable::completes_after`]): the transitive closure
+    /// of the learned completion orders, plus each non-memory variable class after itself.
+    pub completion_order: BTreeSet<(String, String)>,
+}
+
+/// Whether a class is a memory or texture access (whose completion order among themselves is
+/// left to what ptxas shows: loads may complete out of order).
+fn is_memory_class(class: &str) -> bool {
+    [
+        "LD", "ST", "ATOM", "RED", "SU", "TEX", "TLD", "TXD", "TXQ", "TMML", "CCTL", "UBLKCP",
+        "UTMA",
+    ]
+    .iter()
+    .any(|p| class.starts_with(p))
 }
 
 impl LatencyTable {
+    /// Rebuilds the derived per-consumer and per-writer minima from `raw` and `war`.
+    pub fn reindex(&mut self) {
+        self.raw_by_consumer.clear();
+        for ((_, c), o) in &self.raw {
+            let e = self.raw_by_consumer.entry(c.clone()).or_insert(o.min);
+            *e = (*e).min(o.min);
+        }
+        self.war_by_writer.clear();
+        for ((_, w), o) in &self.war {
+            let e = self.war_by_writer.entry(w.clone()).or_insert(o.min);
+            *e = (*e).min(o.min);
+        }
+        // Completion order: if every earlier A is complete once a later B is, and every
+        // earlier B once a later C is, A and B share B's in-order queue with C (or finish
+        // sooner), so an earlier A is complete once a later C is. `@read` (the producer's own
+        // read scoreboard) is not a class and takes no part in chains.
+        let mut order: BTreeSet<(String, String)> = self
+            .ordered
+            .keys()
+            .filter(|(k, a, b)| k == "raw" && a != flow::SELF_READ && b != flow::SELF_READ)
+            .map(|(_, a, b)| (a.clone(), b.clone()))
+            .collect();
+        // Results of one non-memory variable class complete in issue order (one queue): ptxas
+        // relies on it for every such class whose unscoreboarded results it ever leaves to a
+        // later one (docs/arch/hazard.md).
+        for (name, c) in &self.classes {
+            if c.variable && !is_memory_class(name) {
+                order.insert((name.clone(), name.clone()));
+            }
+        }
+        loop {
+            let mut added = Vec::new();
+            for (a, b) in &order {
+                for (_, c) in order
+                    .range((b.clone(), String::new())..)
+                    .take_while(|(x, _)| x == b)
+                {
+                    if !order.contains(&(a.clone(), c.clone())) {
+                        added.push((a.clone(), c.clone()));
+                    }
+                }
+            }
+            if added.is_empty() {
+                break;
+            }
+            order.extend(added);
+        }
+        self.completion_order = order;
+    }
+
+    /// Whether an unscoreboarded variable-latency result of `first` is complete once a later
+    /// scoreboarded instruction of class `later` is (`later` may be [`flow::SELF_READ`]).
+    pub fn completes_after(&self, first: &str, later: &str) -> bool {
+        if later == flow::SELF_READ {
+            return self.ordered.contains_key(&(
+                "raw".to_string(),
+                first.to_string(),
+                later.to_string(),
+            ));
+        }
+        self.completion_order
+            .contains(&(first.to_string(), later.to_string()))
+    }
+
     /// Parses the text format; errors name the line.
     pub fn parse(sm: &str, text: &str) -> Result<LatencyTable, String> {
         let mut t = LatencyTable {
@@ -130,6 +215,7 @@ impl LatencyTable {
                 _ => return Err(bad()),
             }
         }
+        t.reindex();
         Ok(t)
     }
 
@@ -173,19 +259,31 @@ impl LatencyTable {
 
     /// The distance the checker requires between a fixed-latency producer and a consumer of
     /// its result: the smallest distance ptxas leaves after the producer before *any*
-    /// consumer (0 for an unknown producer). Not the pair's own minimum: a pair's minimum is
-    /// only what ptxas's schedules happened to leave (`FMNMX` → `IADD3` 22 cycles on the
-    /// sm_90 corpus, against 4 before another `FMNMX`), and checking a pair minimum flagged
-    /// ptxas's own code on PTX outside the corpus (test-data/unseen: `F2FP` → `PRMT` with
-    /// fewer than the corpus's 10). The result latency is the producer's; reading it earlier
-    /// than the fastest consumer ptxas ever schedules is what the check catches.
-    pub fn raw_required(&self, producer: &str, _consumer: &str) -> u16 {
-        self.raw
+    /// consumer, or the smallest distance any producer leaves before this consumer class,
+    /// whichever is smaller (0 for an unknown producer). Not the pair's own minimum: a pair's
+    /// minimum is only what ptxas's schedules happened to leave (`FMNMX` → `IADD3` 22 cycles on
+    /// the sm_90 corpus, against 4 before another `FMNMX`). The consumer side: some consumers
+    /// read their operands a cycle later than others, or sit in the producer's own pipe, and
+    /// ptxas schedules them sooner — on PTX outside the corpus, `F2FP` → `PRMT` and `HADD2` →
+    /// `HFMA2` at 4 cycles where the corpus's fastest consumers of `F2FP`/`HADD2` took 5 and
+    /// `PRMT`/`HFMA2` were fed after 4 by other producers; `R2P` → `FSEL` after 6 where every
+    /// corpus consumer of `R2P` waited 13 or more. Taking the smaller bound costs the
+    /// perturbation test a few stall cuts on sm_80 (`SEL` → `SEL` at 3, 4 cycles in the corpus;
+    /// docs/arch/hazard.md).
+    pub fn raw_required(&self, producer: &str, consumer: &str) -> u16 {
+        let by_producer = self
+            .raw
             .range((producer.to_string(), String::new())..)
             .take_while(|((p, _), _)| p == producer)
             .map(|(_, o)| o.min)
             .min()
-            .unwrap_or(0)
+            .unwrap_or(0);
+        let by_consumer = self
+            .raw_by_consumer
+            .get(consumer)
+            .copied()
+            .unwrap_or(u16::MAX);
+        by_producer.min(by_consumer)
     }
 
     /// The distance a scheduler should leave (conservative): the learned minimum for the pair;
@@ -205,14 +303,21 @@ impl LatencyTable {
 
     /// WAR distance required after a variable-latency reader without a read scoreboard: the
     /// smallest ptxas leaves before any writer (per reader, like
-    /// [`LatencyTable::raw_required`]).
-    pub fn war_required(&self, reader: &str, _writer: &str) -> u16 {
-        self.war
+    /// [`LatencyTable::raw_required`]) or the smallest after any such reader before this
+    /// writer class, whichever is smaller. Without a read scoreboard the reader takes its operands within a
+    /// few cycles of issue; the corpus's minimum for a rarely seen reader is a sample, not
+    /// that latency (`ATOMG` → `IMAD` at 32 cycles in the sm_90 corpus, 3 in ptxas's code for
+    /// PTX outside it, where other readers were overwritten by `IMAD` after 3).
+    pub fn war_required(&self, reader: &str, writer: &str) -> u16 {
+        let by_reader = self
+            .war
             .range((reader.to_string(), String::new())..)
             .take_while(|((p, _), _)| p == reader)
             .map(|(_, o)| o.min)
             .min()
-            .unwrap_or(0)
+            .unwrap_or(0);
+        let by_writer = self.war_by_writer.get(writer).copied().unwrap_or(u16::MAX);
+        by_reader.min(by_writer)
     }
 
     /// Whether variable-latency `writer` may overwrite a register still pending for `first`
