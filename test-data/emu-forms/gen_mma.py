@@ -198,15 +198,16 @@ WMMA = [
 for name, shape, at, na, nb, ct, nc, mt in WMMA:
     areg = "da" if at == "f64" else None
     body = ""
-    # The input buffer is 16 KiB: A at +0, B at +4096, C at +8192 (strides in elements).
+    # The input buffer is 16 KiB: A at +0, B at +4096, C at +8192 (strides in elements; PTX
+    # requires each stride to be a multiple of 16 bytes, so 48 and 64 elements for all types).
     if at == "f64":
         avec, bvec, cvec, dvec = "{da}", "{db}", "{dc0, dc1}", "{dd0, dd1}"
     else:
         avec, bvec = vec("ra", na), vec("rb", nb)
         cvec = vec("fc", nc) if ct == "f32" else vec("rc", nc)
         dvec = vec("fd", nc) if ct == "f32" else vec("rd", nc)
-    body += f"""  wmma.load.a.sync.aligned.row.{shape}.global.{at} {avec}, [rin], 40;
-  wmma.load.b.sync.aligned.col.{shape}.global.{at} {bvec}, [rin+4096], 36;
+    body += f"""  wmma.load.a.sync.aligned.row.{shape}.global.{at} {avec}, [rin], 48;
+  wmma.load.b.sync.aligned.col.{shape}.global.{at} {bvec}, [rin+4096], 64;
   wmma.load.c.sync.aligned.row.{shape}.global.{ct} {cvec}, [rin+8192];
   wmma.mma.sync.aligned.row.col.{shape}{mt} {dvec}, {avec}, {bvec}, {cvec};
 """

@@ -179,16 +179,45 @@ impl Instruction<'_> {
 impl Table {
     /// Decodes one word at code address `pc`; `None` when no encoding matches (print it with
     /// [`unknown_text`]).
+    ///
+    /// A word no encoding matches may still decode through an encoding and modifier flags
+    /// ([`Table::compose_lookup`]).
     pub fn decode(&self, word: u128, pc: u64) -> Option<Instruction<'_>> {
-        let ei = self.lookup_index(word)?;
-        Some(self.decode_as(ei, word, pc))
+        match self.lookup_index(word) {
+            Some(ei) => Some(self.decode_as(ei, word, pc)),
+            None => {
+                let (base, e) = self.compose_lookup(word)?;
+                Some(self.decode_with(e, &self.fields[base], word, pc))
+            }
+        }
     }
 
     /// Decodes `word` at `pc` with encoding `ei` (an index into `encodings`), whether or not
     /// it is the one [`Table::lookup`] would choose (the probe compares candidates).
+    /// Decodes `word` at `pc` as encoding `base` with the flag bits `set` applied
+    /// ([`Table::compose_with`]); `None` when those flags do not compose.
+    pub fn decode_composed(
+        &self,
+        base: usize,
+        set: u128,
+        word: u128,
+        pc: u64,
+    ) -> Option<Instruction<'_>> {
+        let e = self.compose_with(base, set)?;
+        Some(self.decode_with(e, &self.fields[base], word, pc))
+    }
+
     pub fn decode_as(&self, ei: usize, word: u128, pc: u64) -> Instruction<'_> {
-        let e = &self.encodings[ei];
-        let fast = &self.fields[ei];
+        self.decode_with(&self.encodings[ei], &self.fields[ei], word, pc)
+    }
+
+    fn decode_with<'t>(
+        &'t self,
+        e: &'t Encoding,
+        fast: &[Option<(u8, u8, bool)>],
+        word: u128,
+        pc: u64,
+    ) -> Instruction<'t> {
         let guard = e.guard.map(|uniform| Guard {
             uniform,
             pred: ((word >> 12) & 7) as u8,

@@ -56,7 +56,23 @@ pub fn assemble_line(
     let guard = parse_guard(&sp.guard)?;
     let want = normalized(line);
     let mut last_err = format!("no encoding of `{key}` is known for {}", table.sm);
-    for e in table.by_template(&key) {
+    // When no encoding with this template prints the text, one made of an encoding and
+    // modifier flags may (`crate::compose`; built only then).
+    let exact: Vec<&Encoding> = table.by_template(&key).collect();
+    let mut composed = None;
+    let mut k = 0;
+    loop {
+        let e = match exact.get(k) {
+            Some(e) => *e,
+            None => {
+                let list = composed.get_or_insert_with(|| table.composed_by_template(&key));
+                match list.get(k - exact.len()) {
+                    Some(e) => *e,
+                    None => break,
+                }
+            }
+        };
+        k += 1;
         match try_encoding(e, &sp.slots, &sp.template, guard, pc) {
             Ok(w) => {
                 // Reuse flags printed as `.reuse` OR those of an explicit control field.

@@ -7,6 +7,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod compose;
 pub mod control;
 pub mod decode;
 pub mod encode;

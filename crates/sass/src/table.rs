@@ -9,6 +9,10 @@
 //! that aliases (`IMAD.MOV` when an operand is `RZ`, `IMAD.SHL` for a power-of-two immediate)
 //! come before the general forms they override.
 
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Mutex;
+
+use crate::compose::Edit;
 use crate::text::{SlotKind, format_float};
 
 /// How a slot's value is obtained from the word.
@@ -141,10 +145,19 @@ pub struct Table {
     /// order) — the decoder's index.
     dispatch: Vec<Dispatch>,
     /// Template without reuse markers -> indices of encodings, in table order.
-    by_template: std::collections::HashMap<String, Vec<u32>>,
+    by_template: HashMap<String, Vec<u32>>,
     /// Per encoding and slot: `(lo, width, signed)` when a linear slot is a plain contiguous
     /// bit field (weights 1, 2, 4, ..., the top one negative when signed), for fast decoding.
     pub(crate) fields: Vec<Vec<Option<(u8, u8, bool)>>>,
+    /// Modifier flags ([`crate::compose`]): (12-bit opcode, bit) -> the edit setting the bit
+    /// makes (`F` lines).
+    pub flags: BTreeMap<(u16, u8), Edit>,
+    /// Per encoding: the flag bits (clear in its `value`) whose combinations it decodes too
+    /// (`X` lines; 0 for most).
+    pub composable: Vec<u128>,
+    /// Encodings built from a base encoding and a set of flags, made on first use and kept
+    /// for the life of the process (a handful per table: words no encoding matches).
+    composed: Mutex<HashMap<(u32, u128), &'static Encoding>>,
 }
 
 /// The decoder's index for one opcode (see [`Table::lookup_index`]).
@@ -200,9 +213,122 @@ impl Table {
             dispatch: Vec::new(),
             by_template: Default::default(),
             fields: Vec::new(),
+            flags: BTreeMap::new(),
+            composable: Vec::new(),
+            composed: Mutex::new(HashMap::new()),
         };
         t.index();
         t
+    }
+
+    /// Sets the modifier flags and each encoding's composable flag bits (`composable` in
+    /// table order; bits set in an encoding's `value` are ignored).
+    pub fn set_flags(&mut self, flags: BTreeMap<(u16, u8), Edit>, composable: Vec<u128>) {
+        assert_eq!(composable.len(), self.encodings.len());
+        self.composable = composable
+            .iter()
+            .zip(&self.encodings)
+            .map(|(&c, e)| c & e.mask)
+            .collect();
+        self.flags = flags;
+        self.composed.lock().expect("not poisoned").clear();
+    }
+
+    /// Encoding `ei`'s template with its flag bits `toggled`: the edits of bits clear in its
+    /// value made, those of bits set in it undone.
+    fn toggled_template(&self, ei: usize, toggled: u128) -> Option<String> {
+        let e = &self.encodings[ei];
+        let opcode = (e.value & OPCODE_MASK) as u16;
+        let mut t = e.template.clone();
+        let mut forward = Vec::new();
+        for b in (0..128u8).filter(|b| toggled >> b & 1 == 1) {
+            let edit = self.flags.get(&(opcode, b))?;
+            if e.value >> b & 1 == 1 {
+                t = crate::compose::unapply(&t, edit)?;
+            } else {
+                forward.push(edit);
+            }
+        }
+        crate::compose::apply(&t, &forward)
+    }
+
+    /// For a word no encoding matches: the first encoding (in table order) that matches it
+    /// except for some of its composable flag bits, and the encoding those flags make of it.
+    pub fn compose_lookup(&self, word: u128) -> Option<(usize, &Encoding)> {
+        let list = self.by_opcode.get((word & OPCODE_MASK) as usize)?;
+        for &i in list {
+            let i = i as usize;
+            let f = self.composable.get(i).copied().unwrap_or(0);
+            let e = &self.encodings[i];
+            if f == 0 || (word ^ e.value) & e.mask & !f != 0 {
+                continue;
+            }
+            return Some((i, self.compose_with(i, (word ^ e.value) & f)?));
+        }
+        None
+    }
+
+    /// Encodings made of an encoding and some of its flags whose template (without reuse
+    /// markers) is `key`: what the assembler tries when no encoding has that template.
+    pub fn composed_by_template(&self, key: &str) -> Vec<&Encoding> {
+        let shape = crate::compose::shape(key);
+        let mut out = Vec::new();
+        for (i, e) in self.encodings.iter().enumerate() {
+            let f = self.composable.get(i).copied().unwrap_or(0);
+            if f == 0 {
+                continue;
+            }
+            let base = strip_reuse_markers(&e.template);
+            if crate::compose::shape(&base) != shape {
+                continue;
+            }
+            let opcode = (e.value & OPCODE_MASK) as u16;
+            // A flag toggles when the text shows its edit and the encoding has not made it,
+            // or the encoding has made it and the text does not show it.
+            let set = (0..128u8)
+                .filter(|b| f >> b & 1 == 1)
+                .filter(|b| {
+                    let Some(ed) = self.flags.get(&(opcode, *b)) else {
+                        return false;
+                    };
+                    if e.value >> b & 1 == 0 {
+                        crate::compose::shows(&base, key, ed)
+                    } else {
+                        crate::compose::unapply(&base, ed)
+                            .is_some_and(|u| !crate::compose::shows(&u, key, ed))
+                    }
+                })
+                .fold(0u128, |m, b| m | 1u128 << b);
+            if set == 0 {
+                continue;
+            }
+            if let Some(c) = self.compose_with(i, set)
+                && strip_reuse_markers(&c.template) == key
+            {
+                out.push(c);
+            }
+        }
+        out
+    }
+
+    /// Encoding `i` with its flag bits `set` toggled (an edit made where the encoding has the
+    /// bit clear, undone where it has it set).
+    pub fn compose_with(&self, i: usize, set: u128) -> Option<&Encoding> {
+        let mut cache = self.composed.lock().expect("not poisoned");
+        if let Some(c) = cache.get(&(i as u32, set)) {
+            return Some(*c);
+        }
+        let e = self.encodings.get(i)?;
+        let template = self.toggled_template(i, set)?;
+        let c: &'static Encoding = Box::leak(Box::new(Encoding {
+            mask: e.mask | set,
+            value: e.value ^ set,
+            defaults: e.defaults & !set,
+            template,
+            ..e.clone()
+        }));
+        cache.insert((i as u32, set), c);
+        Some(c)
     }
 
     fn index(&mut self) {
@@ -242,7 +368,7 @@ impl Table {
             })
             .collect();
         self.by_opcode = by;
-        let mut bt: std::collections::HashMap<String, Vec<u32>> = Default::default();
+        let mut bt: HashMap<String, Vec<u32>> = Default::default();
         for (i, e) in self.encodings.iter().enumerate() {
             bt.entry(strip_reuse_markers(&e.template))
                 .or_default()
@@ -308,7 +434,7 @@ impl Table {
         for h in &self.header {
             let _ = writeln!(s, "# {h}");
         }
-        for e in &self.encodings {
+        for (i, e) in self.encodings.iter().enumerate() {
             let g = match e.guard {
                 None => "-",
                 Some(false) => "P",
@@ -347,6 +473,14 @@ impl Table {
                     }
                 }
             }
+            if let Some(&x) = self.composable.get(i)
+                && x != 0
+            {
+                let _ = writeln!(s, "X {x:032x}");
+            }
+        }
+        for ((opcode, bit), edit) in &self.flags {
+            let _ = writeln!(s, "F {opcode:03x} {bit} {}", edit.to_text());
         }
         s
     }
@@ -355,6 +489,8 @@ impl Table {
     pub fn parse(sm: &str, text: &str) -> Result<Table, String> {
         let mut header = Vec::new();
         let mut encs: Vec<Encoding> = Vec::new();
+        let mut flags = BTreeMap::new();
+        let mut composable: Vec<u128> = Vec::new();
         for (n, line) in text.lines().enumerate() {
             let err = |m: &str| format!("{sm} table line {}: {m}: `{line}`", n + 1);
             if let Some(h) = line.strip_prefix("# ") {
@@ -379,6 +515,22 @@ impl Table {
                     template: String::new(),
                     slots: Vec::new(),
                 });
+            } else if let Some(x) = line.strip_prefix("X ") {
+                if encs.is_empty() {
+                    return Err(err("X before E"));
+                }
+                composable.resize(encs.len(), 0);
+                composable[encs.len() - 1] =
+                    u128::from_str_radix(x, 16).map_err(|_| err("bad hex"))?;
+            } else if let Some(f) = line.strip_prefix("F ") {
+                let mut it = f.splitn(3, ' ');
+                let (Some(op), Some(bit), Some(edit)) = (it.next(), it.next(), it.next()) else {
+                    return Err(err("bad flag"));
+                };
+                let op = u16::from_str_radix(op, 16).map_err(|_| err("bad opcode"))?;
+                let bit: u8 = bit.parse().map_err(|_| err("bad bit"))?;
+                let edit = Edit::parse(edit).ok_or_else(|| err("bad edit"))?;
+                flags.insert((op, bit), edit);
             } else if let Some(t) = line.strip_prefix("T ") {
                 encs.last_mut().ok_or_else(|| err("T before E"))?.template = t.to_string();
             } else if let Some(r) = line.strip_prefix("S ") {
@@ -428,7 +580,12 @@ impl Table {
                 return Err(err("unknown line"));
             }
         }
-        Ok(Table::new(sm, header, encs))
+        composable.resize(encs.len(), 0);
+        let mut t = Table::new(sm, header, encs);
+        if !flags.is_empty() || composable.iter().any(|&c| c != 0) {
+            t.set_flags(flags, composable);
+        }
+        Ok(t)
     }
 }
 

@@ -14,6 +14,7 @@
 //! table gets wrong as seeds, round after round, until the table explains the corpus or stops
 //! improving.
 
+mod compose;
 mod learn;
 pub mod nvdisasm;
 
@@ -22,17 +23,18 @@ use std::path::PathBuf;
 
 use crate::corpus::{self, CorpusArgs};
 
-const USAGE: &str = "usage: cargo xtask sass-probe --arch sm_XX [--collect|--report] [--seeds-from sm_YY] [--dir DIR] [--also DIR]...";
+const USAGE: &str = "usage: cargo xtask sass-probe --arch sm_XX [--collect|--report|--compose] [--seeds-from sm_YY] [--dir DIR] [--also DIR]...";
 
 /// Version of the learning method; part of the staleness hash in the table header.
-pub const GENERATOR_VERSION: u32 = 5;
+pub const GENERATOR_VERSION: u32 = 6;
 
 pub fn run(args: &[String]) -> Result<(), String> {
     let collect = args.iter().any(|a| a == "--collect");
     let report = args.iter().any(|a| a == "--report");
+    let compose_only = args.iter().any(|a| a == "--compose");
     let rest: Vec<String> = args
         .iter()
-        .filter(|a| *a != "--collect" && *a != "--report")
+        .filter(|a| *a != "--collect" && *a != "--report" && *a != "--compose")
         .cloned()
         .collect();
     let arch = {
@@ -63,6 +65,19 @@ pub fn run(args: &[String]) -> Result<(), String> {
         seeds = s.into_iter().collect();
         write_seeds(&seeds_path, &seeds)?;
     }
+    if compose_only {
+        // Modifier flags for the committed table (the learned encodings stay as they are).
+        let out = tables_dir().join(format!("{sm}.txt"));
+        let text = std::fs::read_to_string(&out).map_err(|e| format!("{}: {e}", out.display()))?;
+        let mut table = sass::Table::parse(&sm, &text)?;
+        let (flags, encs) = compose::compose(&sm, &mut table)?;
+        std::fs::write(&out, table.to_text()).map_err(|e| format!("{}: {e}", out.display()))?;
+        println!(
+            "wrote {} ({flags} modifier flags on {encs} encodings)",
+            out.display()
+        );
+        return Ok(());
+    }
     if report {
         let cargs = CorpusArgs::parse(&rest)?;
         return report_table(&cargs, &sm);
@@ -78,7 +93,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
             seeds_path.display()
         ));
     }
-    let table = learn::learn(&sm, &seeds)?;
+    let mut table = learn::learn(&sm, &seeds)?;
     let out = tables_dir().join(format!("{sm}.txt"));
     std::fs::write(&out, table.to_text()).map_err(|e| format!("{}: {e}", out.display()))?;
     println!(
@@ -86,6 +101,14 @@ pub fn run(args: &[String]) -> Result<(), String> {
         out.display(),
         table.encodings.len(),
         seeds.len()
+    );
+    // Then the modifier flags (written again with them; the learned table stays written if
+    // this fails, and `--compose` redoes only this step).
+    let (flags, encs) = compose::compose(&sm, &mut table)?;
+    std::fs::write(&out, table.to_text()).map_err(|e| format!("{}: {e}", out.display()))?;
+    println!(
+        "wrote {} ({flags} modifier flags on {encs} encodings)",
+        out.display()
     );
     Ok(())
 }

@@ -1,0 +1,477 @@
+//! Modifier flags: single bits whose effect on an instruction's text is a fixed edit, so that
+//! encodings learned for some modifier combinations decode the others.
+//!
+//! The probe learns one [`crate::Encoding`] per combination of modifier bits that the seeds
+//! reach (`DFMA R, -R, R, R` and `DFMA R, R, R, |R|` are two encodings). A word that sets both
+//! bits matches neither, although its text is predictable: each bit is a *flag* of the opcode
+//! (`F` lines of the table: bit 72 of opcode 0x22b puts `-` before operand 1, bit 73 wraps
+//! operand 3 in `|..|`). `cargo xtask sass-probe` finds flags from pairs of encodings that
+//! differ in one bit and whose texts differ by one [`Edit`], and keeps for each encoding the
+//! flags whose combinations nvdisasm confirms (its `X` line). The decoder falls back to them
+//! only for words no encoding matches ([`crate::Table::decode`]).
+
+use std::collections::BTreeMap;
+
+/// What setting a flag bit does to an encoding's template.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Edit {
+    /// Operand `index` (0-based in the comma-separated operand list) becomes
+    /// `pre` + operand + `post` (a reuse marker `^k` stays last).
+    Operand {
+        index: u8,
+        pre: String,
+        post: String,
+    },
+    /// The mnemonic's dot-separated token `old` becomes `new` (`AND` -> `XOR`).
+    Replace { old: String, new: String },
+    /// `token` is inserted into the mnemonic after its first `after` tokens.
+    Insert { after: u8, token: String },
+}
+
+/// A template split into mnemonic tokens and operands (each operand without and with its
+/// reuse marker).
+struct Parts<'a> {
+    tokens: Vec<&'a str>,
+    operands: Vec<(&'a str, &'a str)>,
+}
+
+fn split_marker(op: &str) -> (&str, &str) {
+    let b = op.as_bytes();
+    if b.len() >= 2 && b[b.len() - 2] == b'^' && b[b.len() - 1].is_ascii_digit() {
+        op.split_at(op.len() - 2)
+    } else {
+        (op, "")
+    }
+}
+
+fn parts(template: &str) -> Parts<'_> {
+    let (mnemonic, rest) = template.split_once(' ').unwrap_or((template, ""));
+    let operands = if rest.is_empty() {
+        Vec::new()
+    } else {
+        rest.split(", ").map(split_marker).collect()
+    };
+    Parts {
+        tokens: mnemonic.split('.').collect(),
+        operands,
+    }
+}
+
+/// Characters nvdisasm puts before an operand to negate or complement it.
+const SIGNS: [char; 3] = ['-', '!', '~'];
+
+fn is_signs(s: &str) -> bool {
+    s.chars().all(|c| SIGNS.contains(&c))
+}
+
+/// An operand's leading signs and the rest.
+fn split_signs(op: &str) -> (&str, &str) {
+    let n = op.len() - op.trim_start_matches(SIGNS).len();
+    op.split_at(n)
+}
+
+/// A mnemonic token an edit may carry: no separators of the template or the table format.
+fn plain(s: &str) -> bool {
+    !s.is_empty() && !s.contains([' ', ',', '%', '^', '.'])
+}
+
+/// Text an operand edit may put around an operand (`_` stands for "nothing" in the table).
+fn affix(s: &str) -> bool {
+    !s.contains([' ', ',', '%', '^', '_'])
+}
+
+impl Edit {
+    /// The edit that turns template `base` into `variant`, when they differ by exactly one.
+    pub fn between(base: &str, variant: &str) -> Option<Edit> {
+        let (a, b) = (parts(base), parts(variant));
+        if a.tokens == b.tokens {
+            if a.operands.len() != b.operands.len() {
+                return None;
+            }
+            let mut diff = a
+                .operands
+                .iter()
+                .zip(&b.operands)
+                .enumerate()
+                .filter(|(_, (x, y))| x != y);
+            let (index, ((core, marker), (vcore, vmarker))) = diff.next()?;
+            if diff.next().is_some() || marker != vmarker {
+                return None;
+            }
+            let index = u8::try_from(index).ok()?;
+            let (signs, body) = split_signs(core);
+            let (vsigns, vbody) = split_signs(vcore);
+            let (pre, post) = if body == vbody {
+                // More signs in front: `-R`, `!P`, `-|R|`.
+                (vsigns.strip_suffix(signs)?, "")
+            } else if signs == vsigns {
+                // Text around the operand after its signs: `|R|`, `R.H1`.
+                let at = vbody.find(body)?;
+                if vbody[at + 1..].contains(body) {
+                    return None;
+                }
+                (&vbody[..at], &vbody[at + body.len()..])
+            } else {
+                return None;
+            };
+            if (pre.is_empty() && post.is_empty()) || !affix(pre) || !affix(post) {
+                return None;
+            }
+            return Some(Edit::Operand {
+                index,
+                pre: pre.to_string(),
+                post: post.to_string(),
+            });
+        }
+        if a.operands != b.operands || a.tokens[0] != b.tokens[0] {
+            return None;
+        }
+        if a.tokens.len() == b.tokens.len() {
+            let mut diff = a.tokens.iter().zip(&b.tokens).filter(|(x, y)| x != y);
+            let (old, new) = diff.next()?;
+            if diff.next().is_some() || !plain(old) || !plain(new) || a.tokens.contains(new) {
+                return None;
+            }
+            // The old token must be unambiguous.
+            if a.tokens.iter().filter(|t| *t == old).count() != 1 {
+                return None;
+            }
+            return Some(Edit::Replace {
+                old: old.to_string(),
+                new: new.to_string(),
+            });
+        }
+        if a.tokens.len() + 1 == b.tokens.len() {
+            let at = a
+                .tokens
+                .iter()
+                .zip(&b.tokens)
+                .position(|(x, y)| x != y)
+                .unwrap_or(a.tokens.len());
+            if a.tokens[at..] != b.tokens[at + 1..] || !plain(b.tokens[at]) {
+                return None;
+            }
+            return Some(Edit::Insert {
+                after: u8::try_from(at).ok()?,
+                token: b.tokens[at].to_string(),
+            });
+        }
+        None
+    }
+
+    /// Whether the edit can apply to `template`.
+    pub fn applies_to(&self, template: &str) -> bool {
+        let p = parts(template);
+        match self {
+            Edit::Operand { index, .. } => usize::from(*index) < p.operands.len(),
+            Edit::Replace { old, new } => {
+                p.tokens.iter().filter(|t| *t == old).count() == 1 && !p.tokens.contains(&&**new)
+            }
+            Edit::Insert { after, token } => {
+                usize::from(*after) >= 1
+                    && usize::from(*after) <= p.tokens.len()
+                    && !p.tokens.contains(&&**token)
+            }
+        }
+    }
+
+    /// The table-format text (`O index pre post`, `R old new`, `I after token`; `_` for an
+    /// empty string).
+    pub fn to_text(&self) -> String {
+        let s = |x: &str| {
+            if x.is_empty() {
+                "_".to_string()
+            } else {
+                x.to_string()
+            }
+        };
+        match self {
+            Edit::Operand { index, pre, post } => format!("O {index} {} {}", s(pre), s(post)),
+            Edit::Replace { old, new } => format!("R {old} {new}"),
+            Edit::Insert { after, token } => format!("I {after} {token}"),
+        }
+    }
+
+    /// Parses [`Edit::to_text`].
+    pub fn parse(text: &str) -> Option<Edit> {
+        let f: Vec<&str> = text.split(' ').collect();
+        let s = |x: &str| {
+            if x == "_" {
+                String::new()
+            } else {
+                x.to_string()
+            }
+        };
+        match f.as_slice() {
+            ["O", i, pre, post] => Some(Edit::Operand {
+                index: i.parse().ok()?,
+                pre: s(pre),
+                post: s(post),
+            }),
+            ["R", old, new] => Some(Edit::Replace {
+                old: old.to_string(),
+                new: new.to_string(),
+            }),
+            ["I", after, token] => Some(Edit::Insert {
+                after: after.parse().ok()?,
+                token: token.to_string(),
+            }),
+            _ => None,
+        }
+    }
+}
+
+/// Applies edits to a template: token replacements, then insertions (at the same place in
+/// the order given), then operand edits — per operand, wraps (`|..|`) before prefixes and
+/// suffixes, so that a negated absolute value prints `-|R|` as nvdisasm does. `None` when an
+/// edit does not apply.
+pub fn apply(template: &str, edits: &[&Edit]) -> Option<String> {
+    let p = parts(template);
+    let mut tokens: Vec<String> = p.tokens.iter().map(|t| t.to_string()).collect();
+    for e in edits {
+        if let Edit::Replace { old, new } = e {
+            let i = p.tokens.iter().position(|t| t == old)?;
+            tokens[i] = new.clone();
+        }
+    }
+    // Insertions refer to positions in the base mnemonic.
+    let mut inserted: BTreeMap<usize, Vec<&str>> = BTreeMap::new();
+    for e in edits {
+        if let Edit::Insert { after, token } = e {
+            let at = usize::from(*after);
+            if at == 0 || at > p.tokens.len() {
+                return None;
+            }
+            inserted.entry(at).or_default().push(token);
+        }
+    }
+    let mut mnemonic = String::new();
+    for (i, t) in tokens.iter().enumerate() {
+        if i > 0 {
+            mnemonic.push('.');
+        }
+        mnemonic.push_str(t);
+        if let Some(ins) = inserted.get(&(i + 1)) {
+            for t in ins {
+                mnemonic.push('.');
+                mnemonic.push_str(t);
+            }
+        }
+    }
+    // Per operand: its signs and its body; sign edits go in front of the signs, the others
+    // around the body (wraps first), so that `-` and `|..|` make `-|R|` in either order.
+    let mut operands: Vec<(String, String)> = p
+        .operands
+        .iter()
+        .map(|(c, _)| {
+            let (s, b) = split_signs(c);
+            (s.to_string(), b.to_string())
+        })
+        .collect();
+    for pass in 0..4 {
+        for e in edits {
+            if let Edit::Operand { index, pre, post } = e {
+                let kind = match (pre.is_empty(), post.is_empty()) {
+                    (false, true) if is_signs(pre) => 3,
+                    (false, false) => 0,
+                    (false, true) => 1,
+                    _ => 2,
+                };
+                if kind != pass {
+                    continue;
+                }
+                let (signs, body) = operands.get_mut(usize::from(*index))?;
+                if kind == 3 {
+                    *signs = format!("{pre}{signs}");
+                } else {
+                    *body = format!("{pre}{body}{post}");
+                }
+            }
+        }
+    }
+    let operands: Vec<String> = operands.into_iter().map(|(s, b)| s + &b).collect();
+    let mut out = mnemonic;
+    for (i, (op, (_, marker))) in operands.iter().zip(&p.operands).enumerate() {
+        out.push_str(if i == 0 { " " } else { ", " });
+        out.push_str(op);
+        out.push_str(marker);
+    }
+    Some(out)
+}
+
+/// Undoes `edit` in `template` (the template of an encoding whose flag bit is set, for a
+/// word with it clear); `None` when the template does not show the edit.
+pub fn unapply(template: &str, edit: &Edit) -> Option<String> {
+    let p = parts(template);
+    let mut tokens: Vec<&str> = p.tokens.clone();
+    let mut operands: Vec<String> = p.operands.iter().map(|(c, _)| c.to_string()).collect();
+    match edit {
+        Edit::Operand { index, pre, post } => {
+            let op = operands.get_mut(usize::from(*index))?;
+            let (signs, body) = split_signs(op);
+            let new = if post.is_empty() && is_signs(pre) {
+                format!("{}{body}", signs.strip_prefix(pre.as_str())?)
+            } else {
+                let inner = body
+                    .strip_prefix(pre.as_str())?
+                    .strip_suffix(post.as_str())?;
+                if inner.is_empty() {
+                    return None;
+                }
+                format!("{signs}{inner}")
+            };
+            *op = new;
+        }
+        Edit::Replace { old, new } => {
+            if tokens.iter().filter(|t| *t == new).count() != 1 || tokens.contains(&old.as_str()) {
+                return None;
+            }
+            let i = tokens.iter().position(|t| t == new)?;
+            tokens[i] = old;
+        }
+        Edit::Insert { after, token } => {
+            let at = usize::from(*after);
+            if tokens.get(at) != Some(&token.as_str()) {
+                return None;
+            }
+            tokens.remove(at);
+        }
+    }
+    let mut out = tokens.join(".");
+    for (i, (op, (_, marker))) in operands.iter().zip(&p.operands).enumerate() {
+        out.push_str(if i == 0 { " " } else { ", " });
+        out.push_str(op);
+        out.push_str(marker);
+    }
+    Some(out)
+}
+
+/// Whether `target` shows `edit` made to `base` (a necessary condition for
+/// `apply(base, [.., edit, ..]) == target`; used to find the flags that explain a text).
+pub fn shows(base: &str, target: &str, edit: &Edit) -> bool {
+    let (b, t) = (parts(base), parts(target));
+    match edit {
+        Edit::Operand { index, pre, post } => {
+            let i = usize::from(*index);
+            let (Some((bc, _)), Some((tc, _))) = (b.operands.get(i), t.operands.get(i)) else {
+                return false;
+            };
+            let ((bs, bb), (ts, tb)) = (split_signs(bc), split_signs(tc));
+            if post.is_empty() && is_signs(pre) {
+                ts.len() > bs.len() && ts.starts_with(pre.as_str())
+            } else {
+                tb.len() > bb.len() && tb.starts_with(pre.as_str()) && tb.ends_with(post.as_str())
+            }
+        }
+        Edit::Replace { new, .. } => t.tokens.contains(&new.as_str()),
+        Edit::Insert { token, .. } => t.tokens.contains(&token.as_str()),
+    }
+}
+
+/// The first mnemonic token and the number of operands of a template.
+pub fn shape(template: &str) -> (&str, usize) {
+    let p = parts(template);
+    (p.tokens[0], p.operands.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn not_last() -> Edit {
+        Edit::Operand {
+            index: 4,
+            pre: "!".into(),
+            post: String::new(),
+        }
+    }
+
+    fn abs_first_operand() -> Edit {
+        Edit::Operand {
+            index: 2,
+            pre: "|".into(),
+            post: "|".into(),
+        }
+    }
+
+    #[test]
+    fn edits_between_templates() {
+        let base = "DFMA %, %^0, %^1, %^2";
+        let neg = Edit::between(base, "DFMA %, -%^0, %^1, %^2").unwrap();
+        assert_eq!(neg.to_text(), "O 1 - _");
+        let abs = Edit::between(base, "DFMA %, %^0, %^1, |%|^2").unwrap();
+        assert_eq!(abs.to_text(), "O 3 | |");
+        assert_eq!(
+            apply(base, &[&neg, &abs]).unwrap(),
+            "DFMA %, -%^0, %^1, |%|^2"
+        );
+        // A negated absolute value: the wrap goes on first whatever the order.
+        let neg3 = Edit::between(base, "DFMA %, %^0, %^1, -%^2").unwrap();
+        assert_eq!(
+            apply(base, &[&neg3, &abs]).unwrap(),
+            "DFMA %, %^0, %^1, -|%|^2"
+        );
+        let xor = Edit::between(
+            "ISETP.NE.U32.AND %, %, %^0, %, %",
+            "ISETP.NE.U32.XOR %, %, %^0, %, %",
+        )
+        .unwrap();
+        assert_eq!(xor.to_text(), "R AND XOR");
+        let not = Edit::between(
+            "ISETP.NE.U32.AND %, %, %^0, %, %",
+            "ISETP.NE.U32.AND %, %, %^0, %, !%",
+        )
+        .unwrap();
+        assert_eq!(
+            apply("ISETP.NE.U32.AND %, %, %^0, %, %", &[&xor, &not]).unwrap(),
+            "ISETP.NE.U32.XOR %, %, %^0, %, !%"
+        );
+        let ftz = Edit::between("FADD %, %, %", "FADD.FTZ %, %, %").unwrap();
+        assert_eq!(
+            ftz,
+            Edit::Insert {
+                after: 1,
+                token: "FTZ".into()
+            }
+        );
+        assert_eq!(
+            apply("FADD.RZ %, %, %", &[&ftz]).unwrap(),
+            "FADD.FTZ.RZ %, %, %"
+        );
+        for e in [&neg, &abs, &xor, &not, &ftz] {
+            assert_eq!(Edit::parse(&e.to_text()).as_ref(), Some(e));
+        }
+        // An absolute value around an already negated operand, and the other way round.
+        let abs_of_neg = Edit::between(
+            "DSETP.LT.AND %, %, -%^0, %, %",
+            "DSETP.LT.AND %, %, -|%|^0, %, %",
+        )
+        .unwrap();
+        assert_eq!(abs_of_neg, abs_first_operand());
+        let neg_of_abs =
+            Edit::between("DFMA %, |%|^0, %^1, %^2", "DFMA %, -|%|^0, %^1, %^2").unwrap();
+        assert_eq!(neg_of_abs, neg);
+        // Undoing an edit (a word with the flag bit clear, the encoding with it set).
+        assert_eq!(
+            unapply("ISETP.NE.XOR %, %, %^0, %^1, !%", &not_last()).unwrap(),
+            "ISETP.NE.XOR %, %, %^0, %^1, %"
+        );
+        assert_eq!(
+            unapply("DFMA %, %^0, %^1, -|%|^2", &abs).unwrap(),
+            "DFMA %, %^0, %^1, -%^2"
+        );
+        assert_eq!(
+            unapply("FADD.FTZ.RZ %, %, %", &ftz).unwrap(),
+            "FADD.RZ %, %, %"
+        );
+        assert_eq!(unapply("FADD.RZ %, %, %", &ftz), None);
+        assert_eq!(
+            unapply("ISETP.NE.U32.XOR %, %, %^0, %, %", &xor).unwrap(),
+            "ISETP.NE.U32.AND %, %, %^0, %, %"
+        );
+        // Two differences, or a change that is not an insertion, is no edit.
+        assert_eq!(Edit::between(base, "DFMA %, -%^0, -%^1, %^2"), None);
+        assert_eq!(Edit::between("IADD3 %, %, %", "IADD3.X %, %, %, %"), None);
+        assert_eq!(Edit::between("MOV %, %", "MOV %, 0x1"), None);
+    }
+}

@@ -1,0 +1,310 @@
+//! Modifier flags of a learned table (`sass::compose`): single bits whose effect on the text is
+//! one fixed edit, found from pairs of encodings and kept per encoding only in the
+//! combinations nvdisasm confirms.
+//!
+//! 1. Flags: for every pair of encodings of one opcode whose values differ in exactly one bit
+//!    `b` (clear in the first) and whose slots and guard agree, the edit between their
+//!    templates (`sass::compose::Edit::between`). A bit whose pairs all show the same edit is
+//!    a flag of the opcode; a bit with conflicting edits is none. A bit without pairs in one
+//!    operand form (opcode bits 9..11) takes the edit the other forms agree on.
+//! 2. Candidates: for each encoding, the flags of its opcode that its mask fixes: to 0 when
+//!    the edit applies to its template, to 1 when the template shows the edit (a word with the
+//!    bit clear undoes it).
+//! 3. Validation against nvdisasm, decoding with the whole table (exact encodings first, as
+//!    the decoder does): each flag alone (2 words with random operand fields), every pair of
+//!    flags (all pairs up to 12 flags, else a sample), and random sets of 3 to 5. A flag that
+//!    prints wrong alone or is never confirmed is dropped; then, while a combination fails,
+//!    the flag in most failing combinations is dropped. Words nvdisasm calls illegal or prints
+//!    with `???` prove nothing.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use sass::compose::Edit;
+use sass::table::{OPCODE_MASK, SlotSpec, Table};
+
+use super::nvdisasm;
+
+/// Version of this method (recorded in the table header).
+pub const COMPOSE_VERSION: u32 = 1;
+
+/// Flag bits are operand-area bits: past the opcode and guard, before the control field.
+const FIRST_FLAG_BIT: u8 = 16;
+const LAST_FLAG_BIT: u8 = 104;
+
+/// Control field of the validation words (that of a plain `NOP`: stall 0, no scoreboards).
+const CONTROL: u128 = 0x000f_c000_0000_0000 << 64;
+
+/// Finds the flags of `table`, validates them and stores them in it; returns (flags kept,
+/// encodings with flags).
+pub fn compose(sm: &str, table: &mut Table) -> Result<(usize, usize), String> {
+    table.set_flags(BTreeMap::new(), vec![0; table.encodings.len()]);
+    let flags = find_flags(table);
+    eprintln!("compose: {} flag bits", flags.len());
+    let mut cand: Vec<Vec<u8>> = table
+        .encodings
+        .iter()
+        .map(|e| {
+            let op = (e.value & OPCODE_MASK) as u16;
+            let template = sass::table::strip_reuse_markers(&e.template);
+            // Clear bits whose edit applies, set bits whose edit the template shows (a word
+            // with the bit clear undoes it).
+            (FIRST_FLAG_BIT..=LAST_FLAG_BIT)
+                .filter(|&b| e.mask >> b & 1 == 1)
+                .filter(|&b| {
+                    flags.get(&(op, b)).is_some_and(|ed| {
+                        if e.value >> b & 1 == 0 {
+                            ed.applies_to(&template)
+                        } else {
+                            sass::compose::unapply(&template, ed).is_some()
+                        }
+                    })
+                })
+                .collect()
+        })
+        .collect();
+    let mut rnd = xorshift(0x9e37_79b9_7f4a_7c15);
+    // Round 1: single flags and combinations, judged together.
+    for round in 0..3 {
+        let mut tests: Vec<(usize, u128)> = Vec::new();
+        for (i, c) in cand.iter().enumerate() {
+            if c.is_empty() {
+                continue;
+            }
+            let bit = |b: u8| 1u128 << b;
+            for &b in c {
+                tests.push((i, bit(b)));
+                tests.push((i, bit(b)));
+            }
+            let n = c.len();
+            let mut pairs: Vec<(usize, usize)> = Vec::new();
+            for x in 0..n {
+                for y in x + 1..n {
+                    pairs.push((x, y));
+                }
+            }
+            if pairs.len() > 66 {
+                for k in 0..66 {
+                    let j = k + (rnd() as usize) % (pairs.len() - k);
+                    pairs.swap(k, j);
+                }
+                pairs.truncate(66);
+            }
+            for (x, y) in pairs {
+                tests.push((i, bit(c[x]) | bit(c[y])));
+            }
+            if n >= 3 {
+                for _ in 0..4 {
+                    let k = 3 + (rnd() as usize) % 3;
+                    let mut set = 0u128;
+                    for _ in 0..k.min(n) {
+                        set |= bit(c[(rnd() as usize) % n]);
+                    }
+                    tests.push((i, set));
+                }
+            }
+        }
+        let composable: Vec<u128> = cand
+            .iter()
+            .map(|c| c.iter().fold(0u128, |m, &b| m | 1u128 << b))
+            .collect();
+        let used: BTreeMap<(u16, u8), Edit> = flags.clone();
+        table.set_flags(used, composable);
+        let words: Vec<u128> = tests
+            .iter()
+            .map(|&(i, set)| random_word(table, i, &mut rnd) ^ set)
+            .collect();
+        eprintln!(
+            "compose round {round}: {} encodings with flags, {} test words",
+            cand.iter().filter(|c| !c.is_empty()).count(),
+            words.len()
+        );
+        let texts = nvdisasm::texts(sm, &words)?;
+        // Verdicts per (base encoding, flag set) the decoder actually used.
+        let mut good: BTreeSet<(usize, u128)> = BTreeSet::new();
+        let mut bad: BTreeSet<(usize, u128)> = BTreeSet::new();
+        for (idx, ((w, t), &(i, set))) in words.iter().zip(&texts).zip(&tests).enumerate() {
+            let Some(t) = t else { continue };
+            if t.contains("???") {
+                continue;
+            }
+            let pc = (idx * 16) as u64;
+            let t = super::normalize(t);
+            // The composition itself, whatever the decoder would pick for this word.
+            let mut judge = |base: usize, set: u128| {
+                let ok = table
+                    .decode_composed(base, set, *w, pc)
+                    .is_some_and(|d| super::normalize(&d.text(&|_| None)) == t);
+                if ok {
+                    good.insert((base, set));
+                } else {
+                    bad.insert((base, set));
+                }
+            };
+            judge(i, set);
+            // And the composition the decoder picks, when no encoding matches the word.
+            if table.lookup_index(*w).is_none()
+                && let Some((base, e)) = table.compose_lookup(*w)
+            {
+                let s2 = e.value ^ table.encodings[base].value;
+                if (base, s2) != (i, set) {
+                    judge(base, s2);
+                }
+            }
+        }
+        let mut changed = false;
+        for (i, c) in cand.iter_mut().enumerate() {
+            if c.is_empty() {
+                continue;
+            }
+            let before = c.len();
+            // Singles: confirmed and never wrong.
+            c.retain(|&b| {
+                let s = 1u128 << b;
+                good.contains(&(i, s)) && !bad.contains(&(i, s))
+            });
+            // Combinations: drop the flag in most failing ones until none fails.
+            loop {
+                let mask = c.iter().fold(0u128, |m, &b| m | 1u128 << b);
+                let failing: Vec<u128> = bad
+                    .range((i, 0)..=(i, u128::MAX))
+                    .map(|&(_, s)| s)
+                    .filter(|s| s.count_ones() > 1 && s & !mask == 0)
+                    .collect();
+                if failing.is_empty() {
+                    break;
+                }
+                let worst = *c
+                    .iter()
+                    .max_by_key(|&&b| (failing.iter().filter(|s| *s >> b & 1 == 1).count(), b))
+                    .expect("a failing set has flags");
+                c.retain(|&b| b != worst);
+            }
+            // A single flag left proves nothing about combinations; it still decodes words
+            // that differ from the encoding in that bit only.
+            changed |= c.len() != before;
+        }
+        if !changed {
+            break;
+        }
+    }
+    let composable: Vec<u128> = cand
+        .iter()
+        .map(|c| c.iter().fold(0u128, |m, &b| m | 1u128 << b))
+        .collect();
+    let mut used: BTreeMap<(u16, u8), Edit> = BTreeMap::new();
+    for (e, c) in table.encodings.iter().zip(&cand) {
+        let op = (e.value & OPCODE_MASK) as u16;
+        for &b in c {
+            used.insert((op, b), flags[&(op, b)].clone());
+        }
+    }
+    let n_flags = used.len();
+    let n_enc = composable.iter().filter(|&&c| c != 0).count();
+    table.set_flags(used, composable);
+    table.header.retain(|h| !h.starts_with("composition "));
+    table.header.push(format!(
+        "composition {COMPOSE_VERSION}; flags {n_flags}; encodings with flags {n_enc}"
+    ));
+    Ok((n_flags, n_enc))
+}
+
+/// Flags per (opcode, bit): bits whose encoding pairs all show one edit.
+fn find_flags(table: &Table) -> BTreeMap<(u16, u8), Edit> {
+    let mut by_value: HashMap<u128, Vec<usize>> = HashMap::new();
+    for (i, e) in table.encodings.iter().enumerate() {
+        by_value.entry(e.value).or_default().push(i);
+    }
+    let mut seen: BTreeMap<(u16, u8), BTreeSet<Edit>> = BTreeMap::new();
+    for e in &table.encodings {
+        let op = (e.value & OPCODE_MASK) as u16;
+        let base = sass::table::strip_reuse_markers(&e.template);
+        for b in FIRST_FLAG_BIT..=LAST_FLAG_BIT {
+            let bit = 1u128 << b;
+            if e.mask & bit == 0 || e.value & bit != 0 {
+                continue;
+            }
+            let Some(list) = by_value.get(&(e.value | bit)) else {
+                continue;
+            };
+            for &j in list {
+                let v = &table.encodings[j];
+                if v.mask & bit == 0 || v.guard != e.guard || !same_slots(&v.slots, &e.slots) {
+                    continue;
+                }
+                let variant = sass::table::strip_reuse_markers(&v.template);
+                let set = seen.entry((op, b)).or_default();
+                match Edit::between(&base, &variant) {
+                    Some(ed) => {
+                        set.insert(ed);
+                    }
+                    // Another kind of change (a different alias): not a flag.
+                    None if base != variant => {
+                        set.insert(Edit::Replace {
+                            old: String::new(),
+                            new: String::new(),
+                        });
+                    }
+                    None => {}
+                }
+            }
+        }
+    }
+    // Other operand forms of the same instruction (opcode bits 9..11: register, immediate,
+    // constant, uniform register) usually keep their modifier bits: a bit with no pair in
+    // one form borrows the edit its other forms agree on (validation has the last word).
+    let mut family: BTreeMap<(u16, u8), BTreeSet<Edit>> = BTreeMap::new();
+    for ((op, b), set) in &seen {
+        family
+            .entry((op & 0x1ff, *b))
+            .or_default()
+            .extend(set.iter().cloned());
+    }
+    let opcodes: BTreeSet<u16> = table
+        .encodings
+        .iter()
+        .map(|e| (e.value & OPCODE_MASK) as u16)
+        .collect();
+    for &op in &opcodes {
+        for ((fop, b), set) in family.range((op & 0x1ff, 0)..=(op & 0x1ff, u8::MAX)) {
+            debug_assert_eq!(*fop, op & 0x1ff);
+            seen.entry((op, *b)).or_insert_with(|| set.clone());
+        }
+    }
+    seen.into_iter()
+        .filter(|(_, s)| s.len() == 1)
+        .map(|(k, s)| (k, s.into_iter().next().expect("one edit")))
+        .filter(|(_, ed)| !matches!(ed, Edit::Replace { old, .. } if old.is_empty()))
+        .collect()
+}
+
+/// Slots that decode the same fields the same way.
+fn same_slots(a: &[SlotSpec], b: &[SlotSpec]) -> bool {
+    a == b
+}
+
+/// A word of encoding `i` with random operand fields and guard.
+fn random_word(table: &Table, i: usize, rnd: &mut dyn FnMut() -> u64) -> u128 {
+    let e = &table.encodings[i];
+    let mut free: u128 = 0;
+    for sl in &e.slots {
+        match sl {
+            SlotSpec::Linear { bits, .. } => bits.iter().for_each(|(b, _)| free |= 1u128 << b),
+            SlotSpec::Float { bits, .. } => bits.iter().for_each(|b| free |= 1u128 << b),
+            SlotSpec::Const { .. } => {}
+        }
+    }
+    if e.guard.is_some() {
+        free |= sass::table::GUARD_MASK;
+    }
+    let r = u128::from(rnd()) | u128::from(rnd()) << 64;
+    (e.value | e.defaults | (r & free & !e.mask)) & !sass::control::CONTROL_MASK | CONTROL
+}
+
+fn xorshift(mut state: u64) -> impl FnMut() -> u64 {
+    move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    }
+}
