@@ -200,8 +200,10 @@ pub fn run(args: &CorpusArgs) -> Result<(), String> {
     if errors > 0 {
         println!("{errors} files could not be compared (errors above)");
     }
+    // Decoded words whose text is not nvdisasm's (unknown words are counted apart).
+    let mismatched = tot.instructions.saturating_sub(tot.text_equal + tot.unknown);
     println!(
-        "RESULT disasm {arch} kernels={} instructions={} text_equal={} reencode_equal={} unknown={} panics={}",
+        "RESULT disasm {arch} kernels={} instructions={} text_equal={} reencode_equal={} unknown={} mismatched={mismatched} panics={}",
         tot.kernels, tot.instructions, tot.text_equal, tot.reencode_equal, tot.unknown, tot.panics
     );
     Ok(())

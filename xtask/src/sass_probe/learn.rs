@@ -15,6 +15,11 @@ const REUSE_SHIFT: u32 = 122;
 const REUSE_PROBE_CONTROL: u128 = 0x7f1;
 /// Distance between a seed and its copy (pc-relative operands move by this much).
 const COPY_WORDS: usize = 1;
+/// The other operand forms of a seed's instruction: its word with opcode bits 9..=11 (register
+/// / immediate / constant / uniform-register operand) set to each other value. nvdisasm's
+/// texts for them are neighbours (see [`Inferred`]); single flips of bits 12..=104 never reach
+/// another form.
+const FORM_WORDS: usize = 7;
 
 /// What flipping one bit did to the text.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -51,7 +56,7 @@ fn infer(sm: &str, seeds: &[u128]) -> Result<Inferred, String> {
     let reuse_clear = !(0xfu128 << REUSE_SHIFT);
     // Batch 1: per seed: base, flips, reuse probes, copy.
     let nbits = usize::from(LAST_BIT - FIRST_BIT + 1);
-    let per = 1 + nbits + 4 + COPY_WORDS;
+    let per = 1 + nbits + 4 + COPY_WORDS + FORM_WORDS;
     let mut words = Vec::with_capacity(seeds.len() * per);
     for &s in seeds {
         let base = s & reuse_clear;
@@ -66,6 +71,9 @@ fn infer(sm: &str, seeds: &[u128]) -> Result<Inferred, String> {
             words.push(ctl | 1u128 << (REUSE_SHIFT + k));
         }
         words.push(base);
+        for f in (0..8u128).filter(|&f| f != (base >> 9) & 7) {
+            words.push(base & !(7 << 9) | f << 9);
+        }
     }
     let texts = nvdisasm::texts(sm, &words)?;
     // Analyse single flips; gather double-flip requests.
@@ -86,8 +94,21 @@ fn infer(sm: &str, seeds: &[u128]) -> Result<Inferred, String> {
             continue;
         }
         // pc-relative slots: the copy's value moved by the copy distance.
-        let copy_at = per - 1;
-        let delta_addr = ((per - 1) * 16) as i128;
+        let copy_at = 1 + nbits + 4;
+        let delta_addr = (copy_at * 16) as i128;
+        // Other operand forms: neighbours, like the modifier flips below.
+        for (k, tf) in t[copy_at + 1..].iter().enumerate() {
+            if let Some(tf) = tf
+                && !sass::text::has_marker_chars(tf)
+            {
+                let f = (0..8u128).filter(|&f| f != (base >> 9) & 7).nth(k).expect("7 forms");
+                neighbours.push((
+                    base & !(7 << 9) | f << 9,
+                    ((si * per + copy_at + 1 + k) * 16) as u64,
+                    tf.clone(),
+                ));
+            }
+        }
         let pcrel: Vec<bool> = match &t[copy_at] {
             Some(tc) => {
                 let spc = split_for(sm, tc);
@@ -1041,4 +1062,26 @@ fn pin_fields(
             e
         })
         .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    /// One register-form seed (`DFMA R18, -R8, R10, |R6|`, sm_90, from ptxas's code for
+    /// test-data/holdout) also teaches the other operand forms of DFMA: immediate (opcode
+    /// 0x42b) and others (constant, uniform register), through the form neighbours.
+    /// Runs nvdisasm (the oracle).
+    #[test]
+    fn one_seed_reaches_the_other_operand_forms() {
+        let seed = 0x000f_d000_0000_0506_0000_000a_0812_722bu128;
+        let t = super::learn("sm_90", &[seed]).expect("learning runs");
+        let forms: std::collections::BTreeSet<u128> = t
+            .encodings
+            .iter()
+            .filter(|e| e.template.starts_with("DFMA"))
+            .map(|e| (e.value >> 9) & 7)
+            .collect();
+        assert!(forms.contains(&1), "register form: {forms:?}");
+        assert!(forms.contains(&2), "immediate form: {forms:?}");
+        assert!(forms.len() >= 3, "more operand forms: {forms:?}");
+    }
 }
