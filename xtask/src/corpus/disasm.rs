@@ -201,7 +201,9 @@ pub fn run(args: &CorpusArgs) -> Result<(), String> {
         println!("{errors} files could not be compared (errors above)");
     }
     // Decoded words whose text is not nvdisasm's (unknown words are counted apart).
-    let mismatched = tot.instructions.saturating_sub(tot.text_equal + tot.unknown);
+    let mismatched = tot
+        .instructions
+        .saturating_sub(tot.text_equal + tot.unknown);
     println!(
         "RESULT disasm {arch} kernels={} instructions={} text_equal={} reencode_equal={} unknown={} mismatched={mismatched} panics={}",
         tot.kernels, tot.instructions, tot.text_equal, tot.reencode_equal, tot.unknown, tot.panics

@@ -101,7 +101,10 @@ fn infer(sm: &str, seeds: &[u128]) -> Result<Inferred, String> {
             if let Some(tf) = tf
                 && !sass::text::has_marker_chars(tf)
             {
-                let f = (0..8u128).filter(|&f| f != (base >> 9) & 7).nth(k).expect("7 forms");
+                let f = (0..8u128)
+                    .filter(|&f| f != (base >> 9) & 7)
+                    .nth(k)
+                    .expect("7 forms");
                 neighbours.push((
                     base & !(7 << 9) | f << 9,
                     ((si * per + copy_at + 1 + k) * 16) as u64,
