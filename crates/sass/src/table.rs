@@ -10,7 +10,7 @@
 //! come before the general forms they override.
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 
 use crate::compose::Edit;
 use crate::text::{SlotKind, format_float};
@@ -158,6 +158,8 @@ pub struct Table {
     /// Encodings built from a base encoding and a set of flags, made on first use and kept
     /// for the life of the process (a handful per table: words no encoding matches).
     composed: Mutex<HashMap<(u32, u128), &'static Encoding>>,
+    /// Encodings with flags by (first mnemonic token, operand count), for the assembler.
+    by_shape: OnceLock<HashMap<(String, usize), Vec<u32>>>,
 }
 
 /// The decoder's index for one opcode (see [`Table::lookup_index`]).
@@ -216,6 +218,7 @@ impl Table {
             flags: BTreeMap::new(),
             composable: Vec::new(),
             composed: Mutex::new(HashMap::new()),
+            by_shape: OnceLock::new(),
         };
         t.index();
         t
@@ -232,6 +235,7 @@ impl Table {
             .collect();
         self.flags = flags;
         self.composed.lock().expect("not poisoned").clear();
+        self.by_shape = OnceLock::new();
     }
 
     /// Encoding `ei`'s template with its flag bits `toggled`: the edits of bits clear in its
@@ -271,17 +275,25 @@ impl Table {
     /// Encodings made of an encoding and some of its flags whose template (without reuse
     /// markers) is `key`: what the assembler tries when no encoding has that template.
     pub fn composed_by_template(&self, key: &str) -> Vec<&Encoding> {
-        let shape = crate::compose::shape(key);
+        let (first, operands) = crate::compose::shape(key);
+        // Encodings with flags by (first mnemonic token, operand count), built on first use.
+        let by_shape = self.by_shape.get_or_init(|| {
+            let mut m: HashMap<(String, usize), Vec<u32>> = HashMap::new();
+            for (i, e) in self.encodings.iter().enumerate() {
+                if self.composable.get(i).copied().unwrap_or(0) != 0 {
+                    let (f, n) = crate::compose::shape(&e.template);
+                    m.entry((f.to_string(), n)).or_default().push(i as u32);
+                }
+            }
+            m
+        });
         let mut out = Vec::new();
-        for (i, e) in self.encodings.iter().enumerate() {
-            let f = self.composable.get(i).copied().unwrap_or(0);
-            if f == 0 {
-                continue;
-            }
+        let list = by_shape.get(&(first.to_string(), operands));
+        for &i in list.into_iter().flatten() {
+            let i = i as usize;
+            let e = &self.encodings[i];
+            let f = self.composable[i];
             let base = strip_reuse_markers(&e.template);
-            if crate::compose::shape(&base) != shape {
-                continue;
-            }
             let opcode = (e.value & OPCODE_MASK) as u16;
             // A flag toggles when the text shows its edit and the encoding has not made it,
             // or the encoding has made it and the text does not show it.
