@@ -31,6 +31,7 @@ pub const TABLES: &[(&str, &str)] = &[
     ("sm_89", include_str!("../tables/sm_89.txt")),
     ("sm_75", include_str!("../tables/sm_75.txt")),
     ("sm_100", include_str!("../tables/sm_100.txt")),
+    ("sm_120", include_str!("../tables/sm_120.txt")),
 ];
 
 /// The table for an SM name (`sm_90`, `sm_90a` and `SM90` all mean sm_90), or `None` when

@@ -84,10 +84,12 @@ pub(super) fn access(ctx: &mut Ctx<'_>, w: &mut Warp, inst: &Inst, l: usize) -> 
         SurfShape::D2 | SurfShape::Array1D => (reg(0), reg(1), 0),
         SurfShape::D3 | SurfShape::Array2D => (reg(0), reg(1), reg(2)),
     };
-    let handle = match &op_at(inst, mem_i + 2)?.kind {
+    // After the data and coordinate operands: the handle in a uniform register (sm_90:
+    // `UR5, 0x0`), or a placeholder and the bank-0 word holding it (sm_80: `0x0, 0x58`).
+    let handle = match &op_at(inst, 2)?.kind {
         OperandKind::Reg(r) if r.file == RegFile::Ur && r.index != 63 => w.ureg(r.index),
         _ => {
-            let idx = match &op_at(inst, mem_i + 3)?.kind {
+            let idx = match &op_at(inst, 3)?.kind {
                 OperandKind::Int(i) => *i as usize,
                 k => return unsupported(format!("{} handle operand {k:?}", inst.opcode)),
             };
