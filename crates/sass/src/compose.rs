@@ -15,10 +15,13 @@ use std::collections::BTreeMap;
 /// What setting a flag bit does to an encoding's template.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Edit {
-    /// Operand `index` (0-based in the comma-separated operand list) becomes
-    /// `pre` + operand + `post` (a reuse marker `^k` stays last).
+    /// Operand `index` (0-based in the comma-separated operand list; negative counts from
+    /// the end, -1 being the last, for a bit that edits the same source operand of forms
+    /// with different numbers of destinations: `IADD3 R, R, R, -R` and
+    /// `IADD3 R, P, P, R, R, -R`) becomes `pre` + operand + `post` (a reuse marker `^k`
+    /// stays last).
     Operand {
-        index: u8,
+        index: i8,
         pre: String,
         post: String,
     },
@@ -98,7 +101,7 @@ impl Edit {
             if diff.next().is_some() || marker != vmarker {
                 return None;
             }
-            let index = u8::try_from(index).ok()?;
+            let index = i8::try_from(index).ok()?;
             let (signs, body) = split_signs(core);
             let (vsigns, vbody) = split_signs(vcore);
             let (pre, post) = if body == vbody {
@@ -163,7 +166,7 @@ impl Edit {
     pub fn applies_to(&self, template: &str) -> bool {
         let p = parts(template);
         match self {
-            Edit::Operand { index, .. } => usize::from(*index) < p.operands.len(),
+            Edit::Operand { index, .. } => operand_at(*index, p.operands.len()).is_some(),
             Edit::Replace { old, new } => {
                 p.tokens.iter().filter(|t| *t == old).count() == 1 && !p.tokens.contains(&&**new)
             }
@@ -280,7 +283,8 @@ pub fn apply(template: &str, edits: &[&Edit]) -> Option<String> {
                 if kind != pass {
                     continue;
                 }
-                let (signs, body) = operands.get_mut(usize::from(*index))?;
+                let at = operand_at(*index, operands.len())?;
+                let (signs, body) = &mut operands[at];
                 if kind == 3 {
                     *signs = format!("{pre}{signs}");
                 } else {
@@ -307,7 +311,8 @@ pub fn unapply(template: &str, edit: &Edit) -> Option<String> {
     let mut operands: Vec<String> = p.operands.iter().map(|(c, _)| c.to_string()).collect();
     match edit {
         Edit::Operand { index, pre, post } => {
-            let op = operands.get_mut(usize::from(*index))?;
+            let at = operand_at(*index, operands.len())?;
+            let op = &mut operands[at];
             let (signs, body) = split_signs(op);
             let new = if post.is_empty() && is_signs(pre) {
                 format!("{}{body}", signs.strip_prefix(pre.as_str())?)
@@ -352,10 +357,13 @@ pub fn shows(base: &str, target: &str, edit: &Edit) -> bool {
     let (b, t) = (parts(base), parts(target));
     match edit {
         Edit::Operand { index, pre, post } => {
-            let i = usize::from(*index);
-            let (Some((bc, _)), Some((tc, _))) = (b.operands.get(i), t.operands.get(i)) else {
+            if b.operands.len() != t.operands.len() {
+                return false;
+            }
+            let Some(i) = operand_at(*index, b.operands.len()) else {
                 return false;
             };
+            let ((bc, _), (tc, _)) = (b.operands[i], t.operands[i]);
             let ((bs, bb), (ts, tb)) = (split_signs(bc), split_signs(tc));
             if post.is_empty() && is_signs(pre) {
                 ts.len() > bs.len() && ts.starts_with(pre.as_str())
@@ -366,6 +374,67 @@ pub fn shows(base: &str, target: &str, edit: &Edit) -> bool {
         Edit::Replace { new, .. } => t.tokens.contains(&new.as_str()),
         Edit::Insert { token, .. } => t.tokens.contains(&token.as_str()),
     }
+}
+
+/// The position of operand `index` (negative: from the end) among `n` operands.
+fn operand_at(index: i8, n: usize) -> Option<usize> {
+    let at = if index < 0 {
+        n.checked_sub(usize::from(index.unsigned_abs()))?
+    } else {
+        usize::from(index.unsigned_abs())
+    };
+    (at < n).then_some(at)
+}
+
+impl Edit {
+    /// The same edit with its operand counted from the end of `template`'s operands (other
+    /// edits unchanged).
+    pub fn from_end(&self, template: &str) -> Edit {
+        match self {
+            Edit::Operand { index, pre, post } if *index >= 0 => {
+                let n = parts(template).operands.len() as i64;
+                match i8::try_from(i64::from(*index) - n) {
+                    Ok(back) => Edit::Operand {
+                        index: back,
+                        pre: pre.clone(),
+                        post: post.clone(),
+                    },
+                    Err(_) => self.clone(),
+                }
+            }
+            _ => self.clone(),
+        }
+    }
+}
+
+/// What setting a flag bit does: one edit, or for some bits another edit when the mnemonic
+/// has a given token (bit 75 of `IADD3` negates its last source, `-R`, but complements it
+/// in `IADD3.X`, `~R`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FlagEdit {
+    pub edit: Edit,
+    /// `(token, edit)`: the edit for templates whose mnemonic has `token`.
+    pub when: Option<(String, Edit)>,
+}
+
+impl FlagEdit {
+    pub fn plain(edit: Edit) -> FlagEdit {
+        FlagEdit { edit, when: None }
+    }
+
+    /// The edit the bit makes to `template` (the mnemonic decides).
+    pub fn edit_for(&self, template: &str) -> &Edit {
+        match &self.when {
+            Some((token, alt)) if has_token(template, token) => alt,
+            _ => &self.edit,
+        }
+    }
+}
+
+/// Whether `template`'s mnemonic has the dot-separated token `token`.
+pub fn has_token(template: &str, token: &str) -> bool {
+    let mnemonic = template.split(' ').next().unwrap_or("");
+    mnemonic.split('.').any(|t| t == token)
 }
 
 /// The first mnemonic token and the number of operands of a template.
@@ -392,6 +461,48 @@ mod tests {
             pre: "|".into(),
             post: "|".into(),
         }
+    }
+
+    #[test]
+    fn operands_counted_from_the_end() {
+        let base = "IADD3 %, %^0, %^1, %^2";
+        let neg = Edit::between(base, "IADD3 %, %^0, %^1, -%^2").unwrap();
+        let back = neg.from_end(base);
+        assert_eq!(back.to_text(), "O -1 - _");
+        assert_eq!(Edit::parse("O -1 - _"), Some(back.clone()));
+        // The same edit on the form with two carry-out predicates.
+        assert_eq!(
+            apply("IADD3 %, %, %, %^0, %^1, %^2", &[&back]).unwrap(),
+            "IADD3 %, %, %, %^0, %^1, -%^2"
+        );
+        assert_eq!(
+            unapply("IADD3 %, %, %, %^0, %^1, -%^2", &back).unwrap(),
+            "IADD3 %, %, %, %^0, %^1, %^2"
+        );
+        assert!(shows(
+            "IADD3 %, %, %^0, %^1, %^2",
+            "IADD3 %, %, %^0, %^1, -%^2",
+            &back
+        ));
+        assert!(!back.applies_to("NOP"));
+    }
+
+    #[test]
+    fn a_flag_may_depend_on_a_mnemonic_token() {
+        let flag = FlagEdit {
+            edit: Edit::parse("O -1 - _").unwrap(),
+            when: Some(("X".into(), Edit::parse("O -3 ~ _").unwrap())),
+        };
+        assert_eq!(
+            flag.edit_for("IADD3 %, %^0, %^1, %^2").to_text(),
+            "O -1 - _"
+        );
+        assert_eq!(
+            flag.edit_for("IADD3.X %, %^0, %^1, %^2, %, %").to_text(),
+            "O -3 ~ _"
+        );
+        // A token of an operand is not one of the mnemonic.
+        assert!(!has_token("IADD3 X, %", "X"));
     }
 
     #[test]

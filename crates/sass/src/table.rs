@@ -12,7 +12,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Mutex, OnceLock};
 
-use crate::compose::Edit;
+use crate::compose::{Edit, FlagEdit};
 use crate::text::{SlotKind, format_float};
 
 /// How a slot's value is obtained from the word.
@@ -151,7 +151,7 @@ pub struct Table {
     pub(crate) fields: Vec<Vec<Option<(u8, u8, bool)>>>,
     /// Modifier flags ([`crate::compose`]): (12-bit opcode, bit) -> the edit setting the bit
     /// makes (`F` lines).
-    pub flags: BTreeMap<(u16, u8), Edit>,
+    pub flags: BTreeMap<(u16, u8), FlagEdit>,
     /// Per encoding: the flag bits (clear in its `value`) whose combinations it decodes too
     /// (`X` lines; 0 for most).
     pub composable: Vec<u128>,
@@ -226,7 +226,7 @@ impl Table {
 
     /// Sets the modifier flags and each encoding's composable flag bits (`composable` in
     /// table order; bits set in an encoding's `value` are ignored).
-    pub fn set_flags(&mut self, flags: BTreeMap<(u16, u8), Edit>, composable: Vec<u128>) {
+    pub fn set_flags(&mut self, flags: BTreeMap<(u16, u8), FlagEdit>, composable: Vec<u128>) {
         assert_eq!(composable.len(), self.encodings.len());
         self.composable = composable
             .iter()
@@ -246,18 +246,27 @@ impl Table {
         let mut t = e.template.clone();
         let mut forward = Vec::new();
         for b in (0..128u8).filter(|b| toggled >> b & 1 == 1) {
-            let edit = self.flags.get(&(opcode, b))?;
+            let flag = self.flags.get(&(opcode, b))?;
             if e.value >> b & 1 == 1 {
-                t = crate::compose::unapply(&t, edit)?;
+                // Undone as the encoding's mnemonic made it.
+                t = crate::compose::unapply(&t, flag.edit_for(&e.template))?;
             } else {
-                forward.push(edit);
+                forward.push(flag);
             }
         }
-        crate::compose::apply(&t, &forward)
+        // Made as the resulting mnemonic asks: its token edits do not depend on it.
+        let first: Vec<&Edit> = forward.iter().map(|f| f.edit_for(&t)).collect();
+        let out = crate::compose::apply(&t, &first)?;
+        if forward.iter().all(|f| f.when.is_none()) {
+            return Some(out);
+        }
+        let again: Vec<&Edit> = forward.iter().map(|f| f.edit_for(&out)).collect();
+        crate::compose::apply(&t, &again)
     }
 
     /// For a word no encoding matches: the first encoding (in table order) that matches it
-    /// except for some of its composable flag bits, and the encoding those flags make of it.
+    /// except for some of its composable flag bits and that decodes the word with those bits
+    /// as in its value, and the encoding those flags make of it.
     pub fn compose_lookup(&self, word: u128) -> Option<(usize, &Encoding)> {
         let list = self.by_opcode.get((word & OPCODE_MASK) as usize)?;
         for &i in list {
@@ -267,7 +276,13 @@ impl Table {
             if f == 0 || (word ^ e.value) & e.mask & !f != 0 {
                 continue;
             }
-            return Some((i, self.compose_with(i, (word ^ e.value) & f)?));
+            // Only from the encoding that decodes the word without the flags: operand values
+            // another encoding prints differently (an alias: `PT` omitted) stay with it.
+            let set = (word ^ e.value) & f;
+            if self.lookup_index(word ^ set) != Some(i) {
+                continue;
+            }
+            return Some((i, self.compose_with(i, set)?));
         }
         None
     }
@@ -300,12 +315,13 @@ impl Table {
             let set = (0..128u8)
                 .filter(|b| f >> b & 1 == 1)
                 .filter(|b| {
-                    let Some(ed) = self.flags.get(&(opcode, *b)) else {
+                    let Some(flag) = self.flags.get(&(opcode, *b)) else {
                         return false;
                     };
                     if e.value >> b & 1 == 0 {
-                        crate::compose::shows(&base, key, ed)
+                        crate::compose::shows(&base, key, flag.edit_for(key))
                     } else {
+                        let ed = flag.edit_for(&base);
                         crate::compose::unapply(&base, ed)
                             .is_some_and(|u| !crate::compose::shows(&u, key, ed))
                     }
@@ -491,8 +507,11 @@ impl Table {
                 let _ = writeln!(s, "X {x:032x}");
             }
         }
-        for ((opcode, bit), edit) in &self.flags {
-            let _ = writeln!(s, "F {opcode:03x} {bit} {}", edit.to_text());
+        for ((opcode, bit), flag) in &self.flags {
+            let _ = writeln!(s, "F {opcode:03x} {bit} {}", flag.edit.to_text());
+            if let Some((token, alt)) = &flag.when {
+                let _ = writeln!(s, "F {opcode:03x} {bit} when {token} {}", alt.to_text());
+            }
         }
         s
     }
@@ -541,8 +560,18 @@ impl Table {
                 };
                 let op = u16::from_str_radix(op, 16).map_err(|_| err("bad opcode"))?;
                 let bit: u8 = bit.parse().map_err(|_| err("bad bit"))?;
-                let edit = Edit::parse(edit).ok_or_else(|| err("bad edit"))?;
-                flags.insert((op, bit), edit);
+                if let Some(rest) = edit.strip_prefix("when ") {
+                    // The alternative edit, after the bit's plain one.
+                    let (token, edit) = rest.split_once(' ').ok_or_else(|| err("bad flag"))?;
+                    let alt = Edit::parse(edit).ok_or_else(|| err("bad edit"))?;
+                    let flag: &mut FlagEdit = flags
+                        .get_mut(&(op, bit))
+                        .ok_or_else(|| err("when before its flag"))?;
+                    flag.when = Some((token.to_string(), alt));
+                } else {
+                    let edit = Edit::parse(edit).ok_or_else(|| err("bad edit"))?;
+                    flags.insert((op, bit), FlagEdit::plain(edit));
+                }
             } else if let Some(t) = line.strip_prefix("T ") {
                 encs.last_mut().ok_or_else(|| err("T before E"))?.template = t.to_string();
             } else if let Some(r) = line.strip_prefix("S ") {

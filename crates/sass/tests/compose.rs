@@ -28,6 +28,16 @@ const SM90: &[(u128, &str)] = &[
         0x000fe20004701000000000ff0400722a,
         "DSETP.LT.AND P0, PT, R4, RZ, !P0",
     ),
+    // A flag counted from the end of the operands: the bit that negates IADD3's last source
+    // whatever the number of carry-out predicates (this word is from the corpus).
+    (
+        0x000fe20007c7e8120000000304217210,
+        "IADD3 R33, P3, P4, R4, R3, -R18",
+    ),
+    (
+        0x000fc4000fb5e0ff800000040a007c10,
+        "IADD3 R0, P2, P3, R10, -UR4, RZ",
+    ),
 ];
 
 #[test]

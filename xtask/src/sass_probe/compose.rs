@@ -19,13 +19,13 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use sass::compose::Edit;
+use sass::compose::{Edit, FlagEdit};
 use sass::table::{OPCODE_MASK, SlotSpec, Table};
 
 use super::nvdisasm;
 
 /// Version of this method (recorded in the table header).
-pub const COMPOSE_VERSION: u32 = 1;
+pub const COMPOSE_VERSION: u32 = 2;
 
 /// Flag bits are operand-area bits: past the opcode and guard, before the control field.
 const FIRST_FLAG_BIT: u8 = 16;
@@ -51,7 +51,8 @@ pub fn compose(sm: &str, table: &mut Table) -> Result<(usize, usize), String> {
             (FIRST_FLAG_BIT..=LAST_FLAG_BIT)
                 .filter(|&b| e.mask >> b & 1 == 1)
                 .filter(|&b| {
-                    flags.get(&(op, b)).is_some_and(|ed| {
+                    flags.get(&(op, b)).is_some_and(|flag| {
+                        let ed = flag.edit_for(&template);
                         if e.value >> b & 1 == 0 {
                             ed.applies_to(&template)
                         } else {
@@ -107,7 +108,7 @@ pub fn compose(sm: &str, table: &mut Table) -> Result<(usize, usize), String> {
             .iter()
             .map(|c| c.iter().fold(0u128, |m, &b| m | 1u128 << b))
             .collect();
-        let used: BTreeMap<(u16, u8), Edit> = flags.clone();
+        let used: BTreeMap<(u16, u8), FlagEdit> = flags.clone();
         table.set_flags(used, composable);
         let words: Vec<u128> = tests
             .iter()
@@ -129,7 +130,7 @@ pub fn compose(sm: &str, table: &mut Table) -> Result<(usize, usize), String> {
             }
             let pc = (idx * 16) as u64;
             let t = super::normalize(t);
-            // The composition itself, whatever the decoder would pick for this word.
+            // A verdict on a composition from a decoded word.
             let mut judge = |base: usize, set: u128| {
                 let ok = table
                     .decode_composed(base, set, *w, pc)
@@ -140,7 +141,11 @@ pub fn compose(sm: &str, table: &mut Table) -> Result<(usize, usize), String> {
                     bad.insert((base, set));
                 }
             };
-            judge(i, set);
+            // The composition itself, for words that are the base encoding's own without the
+            // flags (random operands may make another encoding's alias: `PT` left out).
+            if table.lookup_index(*w ^ set) == Some(i) {
+                judge(i, set);
+            }
             // And the composition the decoder picks, when no encoding matches the word.
             if table.lookup_index(*w).is_none()
                 && let Some((base, e)) = table.compose_lookup(*w)
@@ -191,7 +196,7 @@ pub fn compose(sm: &str, table: &mut Table) -> Result<(usize, usize), String> {
         .iter()
         .map(|c| c.iter().fold(0u128, |m, &b| m | 1u128 << b))
         .collect();
-    let mut used: BTreeMap<(u16, u8), Edit> = BTreeMap::new();
+    let mut used: BTreeMap<(u16, u8), FlagEdit> = BTreeMap::new();
     for (e, c) in table.encodings.iter().zip(&cand) {
         let op = (e.value & OPCODE_MASK) as u16;
         for &b in c {
@@ -208,13 +213,20 @@ pub fn compose(sm: &str, table: &mut Table) -> Result<(usize, usize), String> {
     Ok((n_flags, n_enc))
 }
 
-/// Flags per (opcode, bit): bits whose encoding pairs all show one edit.
-fn find_flags(table: &Table) -> BTreeMap<(u16, u8), Edit> {
+/// Flags per (opcode, bit): bits whose encoding pairs all show one edit. An operand edit
+/// whose pairs disagree on the operand's index but agree counted from the end (the same source
+/// operand of forms with one, two or no carry-out predicates) is kept in that form. A bit
+/// whose pairs show two edits, split by a mnemonic token that every base of one has and no
+/// base of the other (`-R` in `IADD3`, `~R` in `IADD3.X`), is kept with that condition.
+fn find_flags(table: &Table) -> BTreeMap<(u16, u8), FlagEdit> {
     let mut by_value: HashMap<u128, Vec<usize>> = HashMap::new();
     for (i, e) in table.encodings.iter().enumerate() {
         by_value.entry(e.value).or_default().push(i);
     }
-    let mut seen: BTreeMap<(u16, u8), BTreeSet<Edit>> = BTreeMap::new();
+    // Per (opcode, bit): the edits seen, as found and counted from the end.
+    let mut seen: BTreeMap<(u16, u8), [BTreeSet<Edit>; 2]> = BTreeMap::new();
+    // Per (opcode, bit) and edit (counted from the end): the mnemonics of its bases.
+    let mut bases: BTreeMap<(u16, u8), BTreeMap<Edit, BTreeSet<String>>> = BTreeMap::new();
     for e in &table.encodings {
         let op = (e.value & OPCODE_MASK) as u16;
         let base = sass::table::strip_reuse_markers(&e.template);
@@ -232,17 +244,27 @@ fn find_flags(table: &Table) -> BTreeMap<(u16, u8), Edit> {
                     continue;
                 }
                 let variant = sass::table::strip_reuse_markers(&v.template);
-                let set = seen.entry((op, b)).or_default();
+                let [fwd, back] = seen.entry((op, b)).or_default();
                 match Edit::between(&base, &variant) {
                     Some(ed) => {
-                        set.insert(ed);
+                        let mnemonic = base.split(' ').next().unwrap_or("").to_string();
+                        bases
+                            .entry((op, b))
+                            .or_default()
+                            .entry(ed.from_end(&base))
+                            .or_default()
+                            .insert(mnemonic);
+                        back.insert(ed.from_end(&base));
+                        fwd.insert(ed);
                     }
                     // Another kind of change (a different alias): not a flag.
                     None if base != variant => {
-                        set.insert(Edit::Replace {
+                        let other = Edit::Replace {
                             old: String::new(),
                             new: String::new(),
-                        });
+                        };
+                        fwd.insert(other.clone());
+                        back.insert(other);
                     }
                     None => {}
                 }
@@ -252,12 +274,11 @@ fn find_flags(table: &Table) -> BTreeMap<(u16, u8), Edit> {
     // Other operand forms of the same instruction (opcode bits 9..11: register, immediate,
     // constant, uniform register) usually keep their modifier bits: a bit with no pair in
     // one form borrows the edit its other forms agree on (validation has the last word).
-    let mut family: BTreeMap<(u16, u8), BTreeSet<Edit>> = BTreeMap::new();
-    for ((op, b), set) in &seen {
-        family
-            .entry((op & 0x1ff, *b))
-            .or_default()
-            .extend(set.iter().cloned());
+    let mut family: BTreeMap<(u16, u8), [BTreeSet<Edit>; 2]> = BTreeMap::new();
+    for ((op, b), [fwd, back]) in &seen {
+        let f = family.entry((op & 0x1ff, *b)).or_default();
+        f[0].extend(fwd.iter().cloned());
+        f[1].extend(back.iter().cloned());
     }
     let opcodes: BTreeSet<u16> = table
         .encodings
@@ -265,16 +286,82 @@ fn find_flags(table: &Table) -> BTreeMap<(u16, u8), Edit> {
         .map(|e| (e.value & OPCODE_MASK) as u16)
         .collect();
     for &op in &opcodes {
-        for ((fop, b), set) in family.range((op & 0x1ff, 0)..=(op & 0x1ff, u8::MAX)) {
+        for ((fop, b), sets) in family.range((op & 0x1ff, 0)..=(op & 0x1ff, u8::MAX)) {
             debug_assert_eq!(*fop, op & 0x1ff);
-            seen.entry((op, *b)).or_insert_with(|| set.clone());
+            seen.entry((op, *b)).or_insert_with(|| borrowed(sets));
         }
     }
+    let not_alias = |ed: &Edit| !matches!(ed, Edit::Replace { old, .. } if old.is_empty());
     seen.into_iter()
-        .filter(|(_, s)| s.len() == 1)
-        .map(|(k, s)| (k, s.into_iter().next().expect("one edit")))
-        .filter(|(_, ed)| !matches!(ed, Edit::Replace { old, .. } if old.is_empty()))
+        .filter_map(|(k, [fwd, back])| {
+            if fwd.len() == 1 {
+                return Some((k, FlagEdit::plain(fwd.into_iter().next()?)));
+            }
+            if back.len() == 1 {
+                return Some((k, FlagEdit::plain(back.into_iter().next()?)));
+            }
+            if back.len() == 2 && back.iter().all(not_alias) {
+                let by_edit = bases.get(&k)?;
+                return split_by_token(by_edit).map(|f| (k, f));
+            }
+            None
+        })
+        .filter(|(_, f)| not_alias(&f.edit))
         .collect()
+}
+
+/// The edits a form borrows from the other forms of its instruction, which may have other
+/// numbers of operands (`HFMA2.MMA R, R, R, R` and `HFMA2.MMA R, R, 0.5, 0.5, R`): an operand
+/// edit the other forms agree on keeps its place from the nearer end of their operands (the
+/// destination and first sources from the start, the last sources from the end).
+fn borrowed(sets: &[BTreeSet<Edit>; 2]) -> [BTreeSet<Edit>; 2] {
+    let [fwd, back] = sets;
+    if let ([f @ Edit::Operand { index: i, .. }], [b @ Edit::Operand { index: k, .. }]) = (
+        fwd.iter().collect::<Vec<_>>().as_slice(),
+        back.iter().collect::<Vec<_>>().as_slice(),
+    ) && *i >= 0
+        && *k < 0
+    {
+        let nearer = if i.unsigned_abs() < k.unsigned_abs() {
+            f
+        } else {
+            b
+        };
+        let one: BTreeSet<Edit> = [(*nearer).clone()].into();
+        return [one.clone(), one];
+    }
+    sets.clone()
+}
+
+/// Two edits of one bit told apart by a mnemonic token: every base of one has it, no base of
+/// the other does. Only operand edits (a token edit would change the condition).
+fn split_by_token(by_edit: &BTreeMap<Edit, BTreeSet<String>>) -> Option<FlagEdit> {
+    let v: Vec<(&Edit, &BTreeSet<String>)> = by_edit.iter().collect();
+    let [(e0, m0), (e1, m1)] = v.as_slice() else {
+        return None;
+    };
+    if !matches!(e0, Edit::Operand { .. }) || !matches!(e1, Edit::Operand { .. }) {
+        return None;
+    }
+    let tokens =
+        |m: &String| -> BTreeSet<String> { m.split('.').skip(1).map(str::to_string).collect() };
+    let all = |set: &BTreeSet<String>| -> BTreeSet<String> {
+        let mut it = set.iter().map(tokens);
+        let first = it.next().unwrap_or_default();
+        it.fold(first, |a, t| a.intersection(&t).cloned().collect())
+    };
+    for (with, with_m, without, without_m) in [(e0, m0, e1, m1), (e1, m1, e0, m0)] {
+        let token = all(with_m)
+            .into_iter()
+            .find(|t| without_m.iter().all(|m| !tokens(m).contains(t)));
+        if let Some(token) = token {
+            return Some(FlagEdit {
+                edit: (*without).clone(),
+                when: Some((token, (*with).clone())),
+            });
+        }
+    }
+    None
 }
 
 /// Slots that decode the same fields the same way.
