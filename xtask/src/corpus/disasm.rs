@@ -204,8 +204,14 @@ pub fn run(args: &CorpusArgs) -> Result<(), String> {
     let mismatched = tot
         .instructions
         .saturating_sub(tot.text_equal + tot.unknown);
+    // The RESULT line is exact; the decoded words' figures go on the line before it.
     println!(
-        "RESULT disasm {arch} kernels={} instructions={} text_equal={} reencode_equal={} unknown={} mismatched={mismatched} panics={}",
+        "RESULT disasm-decoded {arch} decoded={} text_equal={} mismatched={mismatched}",
+        tot.instructions.saturating_sub(tot.unknown),
+        tot.text_equal
+    );
+    println!(
+        "RESULT disasm {arch} kernels={} instructions={} text_equal={} reencode_equal={} unknown={} panics={}",
         tot.kernels, tot.instructions, tot.text_equal, tot.reencode_equal, tot.unknown, tot.panics
     );
     Ok(())

@@ -273,12 +273,13 @@ fn find_flags(table: &Table) -> BTreeMap<(u16, u8), FlagEdit> {
     }
     // Other operand forms of the same instruction (opcode bits 9..11: register, immediate,
     // constant, uniform register) usually keep their modifier bits: a bit with no pair in
-    // one form borrows the edit its other forms agree on (validation has the last word).
-    let mut family: BTreeMap<(u16, u8), [BTreeSet<Edit>; 2]> = BTreeMap::new();
-    for ((op, b), [fwd, back]) in &seen {
-        let f = family.entry((op & 0x1ff, *b)).or_default();
-        f[0].extend(fwd.iter().cloned());
-        f[1].extend(back.iter().cloned());
+    // one form borrows the edit most of its other forms show (validation has the last word).
+    let mut family: BTreeMap<(u16, u8), Vec<[BTreeSet<Edit>; 2]>> = BTreeMap::new();
+    for ((op, b), sets) in &seen {
+        family
+            .entry((op & 0x1ff, *b))
+            .or_default()
+            .push(sets.clone());
     }
     let opcodes: BTreeSet<u16> = table
         .encodings
@@ -286,9 +287,11 @@ fn find_flags(table: &Table) -> BTreeMap<(u16, u8), FlagEdit> {
         .map(|e| (e.value & OPCODE_MASK) as u16)
         .collect();
     for &op in &opcodes {
-        for ((fop, b), sets) in family.range((op & 0x1ff, 0)..=(op & 0x1ff, u8::MAX)) {
+        for ((fop, b), forms) in family.range((op & 0x1ff, 0)..=(op & 0x1ff, u8::MAX)) {
             debug_assert_eq!(*fop, op & 0x1ff);
-            seen.entry((op, *b)).or_insert_with(|| borrowed(sets));
+            if let Some(sets) = borrowed(forms) {
+                seen.entry((op, *b)).or_insert(sets);
+            }
         }
     }
     let not_alias = |ed: &Edit| !matches!(ed, Edit::Replace { old, .. } if old.is_empty());
@@ -310,27 +313,33 @@ fn find_flags(table: &Table) -> BTreeMap<(u16, u8), FlagEdit> {
         .collect()
 }
 
-/// The edits a form borrows from the other forms of its instruction, which may have other
-/// numbers of operands (`HFMA2.MMA R, R, R, R` and `HFMA2.MMA R, R, 0.5, 0.5, R`): an operand
-/// edit the other forms agree on keeps its place from the nearer end of their operands (the
-/// destination and first sources from the start, the last sources from the end).
-fn borrowed(sets: &[BTreeSet<Edit>; 2]) -> [BTreeSet<Edit>; 2] {
-    let [fwd, back] = sets;
-    if let ([f @ Edit::Operand { index: i, .. }], [b @ Edit::Operand { index: k, .. }]) = (
-        fwd.iter().collect::<Vec<_>>().as_slice(),
-        back.iter().collect::<Vec<_>>().as_slice(),
-    ) && *i >= 0
-        && *k < 0
-    {
-        let nearer = if i.unsigned_abs() < k.unsigned_abs() {
-            f
-        } else {
-            b
-        };
-        let one: BTreeSet<Edit> = [(*nearer).clone()].into();
-        return [one.clone(), one];
+/// The edit a form borrows from the other forms of its instruction, which may have other
+/// numbers of operands (`HFMA2.MMA R, R, R, R` and `HFMA2.MMA R, R, 0.5, 0.5, R`): each form
+/// whose pairs agree votes for its edit counted from the start and from the end; the edit with
+/// most votes wins, on a tie the one nearer its end (the destination and first sources from
+/// the start, the last sources from the end).
+fn borrowed(forms: &[[BTreeSet<Edit>; 2]]) -> Option<[BTreeSet<Edit>; 2]> {
+    let mut votes: BTreeMap<&Edit, usize> = BTreeMap::new();
+    for [fwd, back] in forms {
+        let mut mine: BTreeSet<&Edit> = BTreeSet::new();
+        for set in [fwd, back] {
+            if set.len() == 1 {
+                mine.extend(set.iter());
+            }
+        }
+        for e in mine {
+            *votes.entry(e).or_default() += 1;
+        }
     }
-    sets.clone()
+    let reach = |e: &Edit| match e {
+        Edit::Operand { index, .. } => index.unsigned_abs(),
+        _ => 0,
+    };
+    let (best, _) = votes
+        .into_iter()
+        .max_by_key(|&(e, n)| (n, std::cmp::Reverse(reach(e))))?;
+    let one: BTreeSet<Edit> = [best.clone()].into();
+    Some([one.clone(), one])
 }
 
 /// Two edits of one bit told apart by a mnemonic token: every base of one has it, no base of

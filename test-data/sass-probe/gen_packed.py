@@ -1,0 +1,173 @@
+#!/usr/bin/env python3
+"""Writes ptx/probe_packed*.ptx: seeds for the SASS tables (`cargo xtask sass-probe --collect
+--also test-data/sass-probe`) of packed half-precision arithmetic and rounding modes with
+per-thread operands, so that ptxas emits the register, immediate-pair and constant forms of
+HADD2/HMUL2/HFMA2(.MMA)/HMNMX2/HSETP2 in f16x2 and bf16x2, and F2F/FADD/FMUL/FFMA/DADD in
+every rounding mode (the corpus's packed code mostly has register operands, and its
+conversions mostly round to nearest; test-data/holdout showed the other forms missing,
+2026-11-26).
+
+Each operation reads values loaded per thread and is stored, so nothing folds away.
+Deterministic: rerunning rewrites the same files.
+
+Run: python3 test-data/sass-probe/gen_packed.py
+"""
+import os
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+IMMS_F16 = ["0x38003800", "0x3C003C00", "0x3E003E00", "0xBC00BC00", "0x40004000", "0x3800BC00"]
+IMMS_BF16 = ["0x3F003F00", "0x3F803F80", "0x3FA03FA0", "0xBF80BF80", "0x40004000"]
+
+
+def kernel(target, version, name, body_fn):
+    out = []
+    out.append("// Written by test-data/sass-probe/gen_packed.py (edit that, not this).")
+    out.append(f".version {version}")
+    out.append(f".target {target}")
+    out.append(".address_size 64")
+    out.append(f".visible .entry {name}(.param .u64 out, .param .u64 in)")
+    out.append("{")
+    out.append("  .reg .b32 %r<64>; .reg .b64 %rd<16>; .reg .f32 %f<64>; .reg .f64 %fd<32>;")
+    out.append("  .reg .b16 %h<32>; .reg .pred %p<16>;")
+    out.append("  ld.param.u64 %rd1, [out]; ld.param.u64 %rd2, [in];")
+    out.append("  cvta.to.global.u64 %rd3, %rd1; cvta.to.global.u64 %rd4, %rd2;")
+    out.append("  mov.u32 %r1, %tid.x;")
+    out.append("  mul.wide.u32 %rd5, %r1, 64;")
+    out.append("  add.s64 %rd6, %rd4, %rd5; add.s64 %rd7, %rd3, %rd5;")
+    out.append("  ld.global.b32 %r2, [%rd6]; ld.global.b32 %r3, [%rd6+4]; ld.global.b32 %r4, [%rd6+8];")
+    out.append("  ld.global.f32 %f1, [%rd6+12]; ld.global.f32 %f2, [%rd6+16]; ld.global.f32 %f3, [%rd6+20];")
+    out.append("  ld.global.f64 %fd1, [%rd6+24]; ld.global.f64 %fd2, [%rd6+32];")
+    out.append("  mov.b32 {%h1, %h2}, %r2; mov.b32 {%h3, %h4}, %r3;")
+    n = [0]
+
+    def st32(reg):
+        out.append(f"  st.global.b32 [%rd7+{4 * (n[0] % 16)}], {reg};")
+        n[0] += 1
+
+    body_fn(out, st32)
+    out.append("  ret;")
+    out.append("}")
+    return "\n".join(out) + "\n"
+
+
+def packed_body(bf16, sm90):
+    def body(out, st32):
+        t = "bf16x2" if bf16 else "f16x2"
+        imms = IMMS_BF16 if bf16 else IMMS_F16
+        r = 10
+        for imm in imms:
+            for op in ["add", "sub", "mul"]:
+                if bf16 and not sm90:
+                    continue
+                rnd = ".rn" if bf16 else ""
+                out.append(f"  mov.b32 %r60, {imm}; {op}{rnd}.{t} %r{r}, %r2, %r60;")
+                st32(f"%r{r}")
+                r = r % 50 + 10
+                if not bf16:
+                    out.append(f"  mov.b32 %r60, {imm}; {op}.ftz.{t} %r{r}, %r3, %r60;")
+                    st32(f"%r{r}")
+                    r = r % 50 + 10
+                    out.append(f"  mov.b32 %r60, {imm}; {op}.sat.{t} %r{r}, %r3, %r60;")
+                    st32(f"%r{r}")
+                    r = r % 50 + 10
+            out.append(f"  mov.b32 %r60, {imm}; fma.rn.{t} %r{r}, %r2, %r3, %r60;")
+            st32(f"%r{r}")
+            r = r % 50 + 10
+            out.append(f"  mov.b32 %r60, {imm}; fma.rn.{t} %r{r}, %r2, %r60, %r4;")
+            st32(f"%r{r}")
+            r = r % 50 + 10
+            out.append(f"  mov.b32 %r60, {imm}; fma.rn.relu.{t} %r{r}, %r2, %r60, %r3;")
+            st32(f"%r{r}")
+            r = r % 50 + 10
+            if not bf16:
+                out.append(f"  mov.b32 %r60, {imm}; fma.rn.sat.{t} %r{r}, %r3, %r60, %r2;")
+                st32(f"%r{r}")
+                r = r % 50 + 10
+            out.append(f"  mov.b32 %r60, {imm}; neg.{t} %r{r}, %r2; fma.rn.{t} %r{r}, %r{r}, %r60, %r4;")
+            st32(f"%r{r}")
+            r = r % 50 + 10
+        for op in ["min", "max"]:
+            for mod in ["", ".NaN"]:
+                out.append(f"  {op}{mod}.{t} %r{r}, %r2, %r3;")
+                st32(f"%r{r}")
+                r = r % 50 + 10
+                out.append(f"  mov.b32 %r60, {imms[1]}; {op}{mod}.{t} %r{r}, %r2, %r60;")
+                st32(f"%r{r}")
+                r = r % 50 + 10
+        if not bf16 or sm90:
+            for cmp in ["eq", "ne", "lt", "le", "gt", "ge", "equ", "neu", "ltu", "gtu", "num", "nan"]:
+                out.append(f"  setp.{cmp}.{t} %p1|%p2, %r2, %r3;")
+                out.append(f"  selp.b32 %r{r}, %r2, %r4, %p1; selp.b32 %r{r}, %r{r}, %r3, %p2;")
+                st32(f"%r{r}")
+                r = r % 50 + 10
+                out.append(f"  mov.b32 %r60, {imms[2]}; setp.{cmp}.{t} %p3|%p4, %r2, %r60;")
+                out.append(f"  selp.b32 %r{r}, %r2, %r4, %p3; selp.b32 %r{r}, %r{r}, %r3, %p4;")
+                st32(f"%r{r}")
+                r = r % 50 + 10
+    return body
+
+
+def cvt_body(sm90):
+    def body(out, st32):
+        r = 10
+        for rnd in ["rn", "rz", "rm", "rp"]:
+            out.append(f"  cvt.{rnd}.f16.f32 %h10, %f1; mov.b32 %r{r}, {{%h10, %h10}};")
+            st32(f"%r{r}")
+            r = r % 50 + 10
+            out.append(f"  cvt.{rnd}.bf16.f32 %h11, %f2; mov.b32 %r{r}, {{%h11, %h11}};")
+            st32(f"%r{r}")
+            r = r % 50 + 10
+            out.append(f"  cvt.{rnd}.f16.f64 %h12, %fd1; mov.b32 %r{r}, {{%h12, %h12}};")
+            st32(f"%r{r}")
+            r = r % 50 + 10
+            if sm90:
+                out.append(f"  cvt.{rnd}.bf16.f64 %h13, %fd2; mov.b32 %r{r}, {{%h13, %h13}};")
+                st32(f"%r{r}")
+                r = r % 50 + 10
+            out.append(f"  cvt.{rnd}.f32.f64 %f10, %fd1; mov.b32 %r{r}, %f10;")
+            st32(f"%r{r}")
+            r = r % 50 + 10
+            for op in ["add", "sub", "mul"]:
+                out.append(f"  {op}.{rnd}.f32 %f11, %f1, %f2; mov.b32 %r{r}, %f11;")
+                st32(f"%r{r}")
+                r = r % 50 + 10
+                out.append(f"  {op}.{rnd}.f32 %f12, %f1, 0f3FC00000; mov.b32 %r{r}, %f12;")
+                st32(f"%r{r}")
+                r = r % 50 + 10
+                out.append(f"  {op}.{rnd}.f64 %fd10, %fd1, %fd2; cvt.rn.f32.f64 %f13, %fd10; mov.b32 %r{r}, %f13;")
+                st32(f"%r{r}")
+                r = r % 50 + 10
+            out.append(f"  fma.{rnd}.f32 %f14, %f1, %f2, %f3; mov.b32 %r{r}, %f14;")
+            st32(f"%r{r}")
+            r = r % 50 + 10
+            out.append(f"  fma.{rnd}.f32 %f15, %f1, 0f3FC00000, %f3; mov.b32 %r{r}, %f15;")
+            st32(f"%r{r}")
+            r = r % 50 + 10
+            if rnd in ("rn", "rz"):
+                out.append(f"  cvt.{rnd}.f16x2.f32 %r{r}, %f1, %f2;")
+                st32(f"%r{r}")
+                r = r % 50 + 10
+            if rnd == "rn":
+                out.append(f"  cvt.rn.bf16x2.f32 %r{r}, %f1, %f2;")
+                st32(f"%r{r}")
+                r = r % 50 + 10
+                out.append(f"  cvt.rn.relu.f16x2.f32 %r{r}, %f1, %f3;")
+                st32(f"%r{r}")
+                r = r % 50 + 10
+    return body
+
+
+FILES = [
+    ("probe_packed_f16.ptx", "sm_80", "7.8", "probe_packed_f16", packed_body(False, False)),
+    ("probe_packed_bf16.ptx", "sm_80", "7.8", "probe_packed_bf16", packed_body(True, False)),
+    ("probe_packed_bf16_sm90.ptx", "sm_90", "7.8", "probe_packed_bf16_sm90", packed_body(True, True)),
+    ("probe_round.ptx", "sm_80", "7.8", "probe_round", cvt_body(False)),
+    ("probe_round_sm90.ptx", "sm_90", "7.8", "probe_round_sm90", cvt_body(True)),
+]
+
+if __name__ == "__main__":
+    os.makedirs(os.path.join(HERE, "ptx"), exist_ok=True)
+    for fname, target, version, name, body in FILES:
+        with open(os.path.join(HERE, "ptx", fname), "w") as f:
+            f.write(kernel(target, version, name, body))
