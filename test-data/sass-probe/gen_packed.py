@@ -158,16 +158,80 @@ def cvt_body(sm90):
     return body
 
 
+def small_body(sm90):
+    """A few packed operations with immediates and nothing else to schedule: ptxas then
+    issues them on the FMA pipe (`HFMA2.BF16_V2 R, R, R, 1.25, 1.25`), where longer code
+    goes to the MMA pipe (`HFMA2.MMA...`)."""
+
+    def body(out, st32):
+        r = 10
+        ops = [
+            ("fma.rn.bf16x2", "%r2, %r3, %r60", "0x3FA03FA0"),
+            ("fma.rn.bf16x2", "%r2, %r60, %r3", "0x3F803F80"),
+            ("fma.rn.relu.bf16x2", "%r2, %r3, %r60", "0x3FA03FA0"),
+            ("fma.rn.f16x2", "%r2, %r3, %r60", "0x3D003D00"),
+            ("fma.rn.f16x2", "%r2, %r60, %r3", "0x38003800"),
+            ("fma.rn.relu.f16x2", "%r2, %r60, %r3", "0x3C00BC00"),
+            ("mul.rn.f16x2", "%r2, %r60", "0x38003800"),
+            ("add.rn.f16x2", "%r2, %r60", "0xBC00BC00"),
+        ]
+        if sm90:
+            ops += [
+                ("mul.rn.bf16x2", "%r2, %r60", "0x3F003F00"),
+                ("add.rn.bf16x2", "%r2, %r60", "0xBF80BF80"),
+                ("sub.rn.bf16x2", "%r2, %r60", "0x40004000"),
+            ]
+        for op, args, imm in ops:
+            out.append(f"  mov.b32 %r60, {imm}; {op} %r{r}, {args};")
+            st32(f"%r{r}")
+            r += 1
+
+    return body
+
+
 FILES = [
     ("probe_packed_f16.ptx", "sm_80", "7.8", "probe_packed_f16", packed_body(False, False)),
     ("probe_packed_bf16.ptx", "sm_80", "7.8", "probe_packed_bf16", packed_body(True, False)),
     ("probe_packed_bf16_sm90.ptx", "sm_90", "7.8", "probe_packed_bf16_sm90", packed_body(True, True)),
+    ("probe_packed_small.ptx", "sm_80", "7.8", "probe_packed_small", small_body(False)),
+    ("probe_packed_small_sm90.ptx", "sm_90", "7.8", "probe_packed_small_sm90", small_body(True)),
     ("probe_round.ptx", "sm_80", "7.8", "probe_round", cvt_body(False)),
     ("probe_round_sm90.ptx", "sm_90", "7.8", "probe_round_sm90", cvt_body(True)),
 ]
+
+def single_ops(sm90):
+    """One packed operation with an immediate per kernel (pipe choice differs again)."""
+    ops = ["fma.rn.bf16x2 %r10, %r2, %r3, %r60;", "fma.rn.bf16x2 %r10, %r2, %r60, %r3;",
+           "fma.rn.f16x2 %r10, %r2, %r3, %r60;", "fma.rn.f16x2 %r10, %r2, %r60, %r3;",
+           "mul.rn.f16x2 %r10, %r2, %r60;", "add.rn.f16x2 %r10, %r2, %r60;"]
+    if sm90:
+        ops += ["mul.rn.bf16x2 %r10, %r2, %r60;", "add.rn.bf16x2 %r10, %r2, %r60;"]
+    bodies = []
+    for k, op in enumerate(ops):
+        imm = "0x3FA03FA0" if "bf16" in op else "0x3D003D00"
+
+        def body(out, st32, op=op, imm=imm):
+            out.append(f"  mov.b32 %r60, {imm}; {op}")
+            st32("%r10")
+
+        bodies.append((f"single{k}", body))
+    return bodies
+
 
 if __name__ == "__main__":
     os.makedirs(os.path.join(HERE, "ptx"), exist_ok=True)
     for fname, target, version, name, body in FILES:
         with open(os.path.join(HERE, "ptx", fname), "w") as f:
             f.write(kernel(target, version, name, body))
+    for fname, target, sm90 in [
+        ("probe_packed_single.ptx", "sm_80", False),
+        ("probe_packed_single_sm90.ptx", "sm_90", True),
+    ]:
+        text = ""
+        for name, body in single_ops(sm90):
+            k = kernel(target, "7.8", f"probe_{name}", body)
+            if text:
+                k = k[k.index(".visible"):]
+            text += k
+        with open(os.path.join(HERE, "ptx", fname), "w") as f:
+            f.write(text)
