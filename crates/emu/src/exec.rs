@@ -589,14 +589,6 @@ impl Ctx<'_> {
 /// In a wide space a register base without `.U32` is a 64-bit pair even when nvdisasm does
 /// not print `.64` (`ATOM.E.CAS PT, R7, [R6], ...`, `QSPC.E.S P0, RZ, [R8]`).
 pub fn address(w: &Warp, lane: usize, a: &Address, wide: bool) -> R<u64> {
-    // A uniform register is the whole 64-bit address when no general register adds to it:
-    // `[UR4]` and `[RZ.U32+UR4]` (sm_90's `QSPC.E.S P5, RZ, [RZ.U32+UR4]` after
-    // `UMOV UR5, SR_SWINHI`).
-    let no_base = a.base().is_none_or(|(r, _)| r.index == 255);
-    let r64 = a.terms.iter().any(|t| {
-        matches!(t, AddrTerm::Reg { reg, suffixes }
-            if reg.file == RegFile::R && suffixes.iter().any(|s| s == "64"))
-    });
     let mut v: u64 = 0;
     for t in &a.terms {
         match t {
@@ -620,10 +612,12 @@ pub fn address(w: &Warp, lane: usize, a: &Address, wide: bool) -> R<u64> {
                             | u64::from(w.reg(lane, pair(reg.index))) << 32
                     }
                     RegFile::R => u64::from(w.reg(lane, reg.index)),
-                    // In a 64-bit space a uniform register is 64 bits wide alone (`[UR4]`)
-                    // and beside a 64-bit general register too (sm_75's
-                    // `LDG.E.SYS R0, [R2.64+UR4+-0x4]` with UR4:UR5 from `ULDC.64`).
-                    RegFile::Ur if is64 || (wide && reg.index != 63 && (no_base || r64)) => {
+                    // In a 64-bit space a uniform register is 64 bits wide: alone (`[UR4]`),
+                    // beside a 64-bit general register (sm_75's `LDG.E.SYS R0,
+                    // [R2.64+UR4+-0x4]` with UR4:UR5 from `ULDC.64`) and beside a 32-bit
+                    // offset (sm_75's `LDG.E.SYS R4, [R10.U32+UR4+0x100]`: the uniform
+                    // register is the base, the `.U32` register an unsigned offset).
+                    RegFile::Ur if is64 || (wide && reg.index != 63) => {
                         u64::from(w.ureg(reg.index)) | u64::from(w.ureg(upair(reg.index))) << 32
                     }
                     RegFile::Ur => u64::from(w.ureg(reg.index)),

@@ -753,3 +753,19 @@ fn generic_atom_with_a_predicate_result_acts_only_on_global_addresses() {
     let g = run(&refs, &["R4", "R10", "R11", "R12", "R13"], 1).expect("runs");
     assert_eq!(g[0], vec![0, 1, 0, 0x99, 5]);
 }
+
+#[test]
+fn a_uniform_base_with_a_32_bit_offset_register_is_a_64_bit_address() {
+    // sm_75's `LDG.E.SYS R4, [R10.U32+UR4+0x100]`: UR4:UR5 is the 64-bit base, R10 an unsigned
+    // 32-bit offset. Thread 0 stores 0x1234 at word 3 of its slot (the buffer's start) and
+    // loads it back through the uniform base plus an offset register of 8 and 0x4.
+    let body = [
+        "ULDC.64 UR4, c[0x0][0x160]".to_string(),
+        mov("R6", 0x1234),
+        "STG.E [R2.64+0xc], R6".to_string(),
+        mov("R11", 0x8),
+        "LDG.E R12, [R11.U32+UR4+0x4]".to_string(),
+    ];
+    let refs: Vec<&str> = body.iter().map(String::as_str).collect();
+    assert_eq!(one(&refs, &["R12"]), vec![0x1234]);
+}
