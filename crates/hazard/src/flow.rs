@@ -447,6 +447,10 @@ fn step(nodes: &[Node], i: usize, st: &mut State, rules: &dyn Rules, obs: &mut d
         for list in &mut st.sb {
             list.retain(|p| p.write || !released.contains(&p.inst));
         }
+        // Its unscoreboarded reads too (sm_75 holdout h_half: `F2F.F16.F32 R8, R8` with a
+        // write scoreboard, then `PRMT R8, ...` 2 cycles later waiting on it).
+        st.pend
+            .retain(|p| p.kind != PendKind::Read || !released.contains(&p.inst));
     }
     if !released.is_empty() || !read_released.is_empty() {
         for f in &mut st.floating {

@@ -22,6 +22,10 @@ class IADD3 fixed writes=10 sb=0 unguarded-reads=0
 class LOP3 fixed writes=10 sb=0 unguarded-reads=0
 class HADD2 fixed writes=10 sb=0 unguarded-reads=0
 class HFMA2 fixed writes=10 sb=0 unguarded-reads=0
+class F2F variable writes=10 sb=10 unguarded-reads=0
+class PRMT fixed writes=10 sb=0 unguarded-reads=0
+war F2F IMAD 4 n=100
+war F2F PRMT 4 n=100
 raw HADD2 FFMA 5 n=100
 raw IADD3 HFMA2 4 n=100
 raw IADD3 LOP3 4 n=100
@@ -144,4 +148,21 @@ fn raw_distance_is_bounded_by_producer_and_consumer() {
     let mut bad = seq;
     bad[0].1 = "[B------:R-:W-:Y:S03]";
     assert_eq!(kinds(&check(&bad)), vec![HazardKind::RawStall]);
+}
+
+/// holdout h_fp (sm_75): `F2F.F16.F32 R8, R8` sets a write scoreboard but no read scoreboard;
+/// `PRMT` overwrites R8 2 cycles later, after waiting on that write scoreboard: the F2F has
+/// completed, so it has read its source. Without the wait it is a WAR hazard.
+#[test]
+fn waiting_on_a_write_scoreboard_covers_the_instructions_reads() {
+    let waited = [
+        ("F2F.F16.F32 R8, R8", "[B------:R-:W0:-:S02]"),
+        ("PRMT R8, R8, 0x5410, R9", "[B0-----:R-:W-:-:S06]"),
+    ];
+    assert_eq!(kinds(&check(&waited)), vec![]);
+    let not_waited = [
+        ("F2F.F16.F32 R8, R7", "[B------:R-:W0:-:S02]"),
+        ("PRMT R7, R9, 0x5410, R9", "[B------:R-:W-:-:S06]"),
+    ];
+    assert_eq!(kinds(&check(&not_waited)), vec![HazardKind::WarStall]);
 }
