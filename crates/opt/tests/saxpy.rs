@@ -66,20 +66,19 @@ fn saxpy_sm90() {
             ULDC.64 UR4, c[0x0][0x208]
             S2R %r3, SR_CTAID.X
             S2R %r5, SR_TID.X
-            ULDC v26, c[0x0][0x0]
-            IMAD %r1, %r3, v26, %r5
-            ULDC v27, c[0x0][0x210]
-            ISETP.GE.AND %p1, PT, %r1, v27, PT
+            IMAD %r1, %r3, c[0x0][0x0], %r5
+            ISETP.GE.AND %p1, PT, %r1, c[0x0][0x210], PT
             @%p1 BRA bb2
         bb1:
-            LDC.64 v28.0, c[0x0][0x218]
-            IMAD.WIDE %rd6.0, %r1, 0x4, v28.0
+            MOV %rd3.0, c[0x0][0x220]
+            MOV %rd3.1, c[0x0][0x224]
+            MOV %rd4.0, c[0x0][0x218]
+            MOV %rd4.1, c[0x0][0x21c]
+            IMAD.WIDE %rd6.0, %r1, 0x4, %rd4.0
             LDG.E.CONSTANT %f2, desc[UR4][%rd6.0.64]
-            LDC.64 v29.0, c[0x0][0x220]
-            IMAD.WIDE %rd7.0, %r1, 0x4, v29.0
+            IMAD.WIDE %rd7.0, %r1, 0x4, %rd3.0
             LDG.E %f3, desc[UR4][%rd7.0.64]
-            ULDC v30, c[0x0][0x214]
-            FFMA %f4, %f2, v30, %f3
+            FFMA %f4, %f2, c[0x0][0x214], %f3
             STG.E desc[UR4][%rd7.0.64], %f4
         bb2:
             EXIT
