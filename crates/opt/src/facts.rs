@@ -560,7 +560,9 @@ impl Rewriter<'_> {
         cache: &mut BlockCache,
         may_reload: bool,
     ) {
-        if width == 2 && offset % 8 != 0 {
+        // Uniform registers come one or two at a time (`ULDC`, `ULDC.64`): wider operands
+        // (a 3D texture's coordinate triple) keep their registers.
+        if width > 2 || (width == 2 && offset % 8 != 0) {
             return;
         }
         let with = |reg: Option<Reg>| match reg {
