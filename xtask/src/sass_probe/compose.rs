@@ -20,7 +20,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use sass::compose::{Edit, FlagEdit};
-use sass::table::{OPCODE_MASK, SlotSpec, Table};
+use sass::table::{OPCODE_MASK, Table};
 
 use super::nvdisasm;
 
@@ -63,7 +63,7 @@ pub fn compose(sm: &str, table: &mut Table) -> Result<(usize, usize), String> {
                 .collect()
         })
         .collect();
-    let mut rnd = xorshift(0x9e37_79b9_7f4a_7c15);
+    let mut rnd = super::learn::xorshift(0x9e37_79b9_7f4a_7c15);
     // Round 1: single flags and combinations, judged together.
     for round in 0..3 {
         let mut tests: Vec<(usize, u128)> = Vec::new();
@@ -240,7 +240,7 @@ fn find_flags(table: &Table) -> BTreeMap<(u16, u8), FlagEdit> {
             };
             for &j in list {
                 let v = &table.encodings[j];
-                if v.mask & bit == 0 || v.guard != e.guard || !same_slots(&v.slots, &e.slots) {
+                if v.mask & bit == 0 || v.guard != e.guard || v.slots != e.slots {
                     continue;
                 }
                 let variant = sass::table::strip_reuse_markers(&v.template);
@@ -373,34 +373,10 @@ fn split_by_token(by_edit: &BTreeMap<Edit, BTreeSet<String>>) -> Option<FlagEdit
     None
 }
 
-/// Slots that decode the same fields the same way.
-fn same_slots(a: &[SlotSpec], b: &[SlotSpec]) -> bool {
-    a == b
-}
-
 /// A word of encoding `i` with random operand fields and guard.
 fn random_word(table: &Table, i: usize, rnd: &mut dyn FnMut() -> u64) -> u128 {
     let e = &table.encodings[i];
-    let mut free: u128 = 0;
-    for sl in &e.slots {
-        match sl {
-            SlotSpec::Linear { bits, .. } => bits.iter().for_each(|(b, _)| free |= 1u128 << b),
-            SlotSpec::Float { bits, .. } => bits.iter().for_each(|b| free |= 1u128 << b),
-            SlotSpec::Const { .. } => {}
-        }
-    }
-    if e.guard.is_some() {
-        free |= sass::table::GUARD_MASK;
-    }
+    let free = super::learn::operand_bits(e);
     let r = u128::from(rnd()) | u128::from(rnd()) << 64;
     (e.value | e.defaults | (r & free & !e.mask)) & !sass::control::CONTROL_MASK | CONTROL
-}
-
-fn xorshift(mut state: u64) -> impl FnMut() -> u64 {
-    move || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        state
-    }
 }

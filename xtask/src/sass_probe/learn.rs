@@ -803,18 +803,38 @@ fn prioritize(sm: &str, encodings: &[Encoding], evidence: &[Evidence]) -> Vec<us
 /// single-bit flips: its operands holding a special value in the seed (RZ, URZ, PT, UPT) are
 /// pinned and it is checked again; then each operand that changes the text on its own is
 /// pinned; if it still fails it is dropped (`None`: its words then decode as `.unknown`).
+/// A xorshift64 generator from `state` (deterministic: learning and validation repeat).
+pub(super) fn xorshift(mut state: u64) -> impl FnMut() -> u64 {
+    move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    }
+}
+
+/// The bits of an encoding's operand fields and guard: what a test word may set at random.
+pub(super) fn operand_bits(e: &Encoding) -> u128 {
+    let mut free: u128 = 0;
+    for sl in &e.slots {
+        match sl {
+            SlotSpec::Linear { bits, .. } => bits.iter().for_each(|(b, _)| free |= 1u128 << b),
+            SlotSpec::Float { bits, .. } => bits.iter().for_each(|b| free |= 1u128 << b),
+            SlotSpec::Const { .. } => {}
+        }
+    }
+    if e.guard.is_some() {
+        free |= sass::table::GUARD_MASK;
+    }
+    free
+}
+
 fn validate(
     sm: &str,
     encodings: Vec<Encoding>,
     seeds: &[u128],
 ) -> Result<Vec<Option<Encoding>>, String> {
-    let mut state: u64 = 0x2545_f491_4f6c_dd1d;
-    let mut rnd = move || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        state
-    };
+    let mut rnd = xorshift(0x2545_f491_4f6c_dd1d);
     let mut encs = encodings;
     let n = encs.len();
     let all: Vec<usize> = (0..n).collect();
@@ -888,17 +908,7 @@ fn validate_round(
     for &i in which {
         let e = &encs[i];
         let seed = seeds[i];
-        let mut free: u128 = 0;
-        for sl in &e.slots {
-            match sl {
-                SlotSpec::Linear { bits, .. } => bits.iter().for_each(|(b, _)| free |= 1u128 << b),
-                SlotSpec::Float { bits, .. } => bits.iter().for_each(|b| free |= 1u128 << b),
-                SlotSpec::Const { .. } => {}
-            }
-        }
-        if e.guard.is_some() {
-            free |= sass::table::GUARD_MASK;
-        }
+        let free = operand_bits(e);
         let ctl = seed & sass::control::CONTROL_MASK & !(0xfu128 << REUSE_SHIFT);
         for k in 0..TRIES {
             // All fields at their maximum (RZ, URZ, PT, UPT), then random values.
