@@ -51,110 +51,74 @@ def kernel(target, version, name, body_fn):
     return "\n".join(out) + "\n"
 
 
+def emitter(out, st32):
+    """`emit(line)`: appends `line` with `%D` naming the next result register (%r10..%r59,
+    round robin) and stores that register."""
+    r = [10]
+
+    def emit(line):
+        d = f"%r{r[0]}"
+        out.append(line.replace("%D", d))
+        st32(d)
+        r[0] = r[0] % 50 + 10
+
+    return emit
+
+
 def packed_body(bf16, sm90):
     def body(out, st32):
         t = "bf16x2" if bf16 else "f16x2"
         imms = IMMS_BF16 if bf16 else IMMS_F16
-        r = 10
+        emit = emitter(out, st32)
         for imm in imms:
             for op in ["add", "sub", "mul"]:
                 if bf16 and not sm90:
                     continue
                 rnd = ".rn" if bf16 else ""
-                out.append(f"  mov.b32 %r60, {imm}; {op}{rnd}.{t} %r{r}, %r2, %r60;")
-                st32(f"%r{r}")
-                r = r % 50 + 10
+                emit(f"  mov.b32 %r60, {imm}; {op}{rnd}.{t} %D, %r2, %r60;")
                 if not bf16:
-                    out.append(f"  mov.b32 %r60, {imm}; {op}.ftz.{t} %r{r}, %r3, %r60;")
-                    st32(f"%r{r}")
-                    r = r % 50 + 10
-                    out.append(f"  mov.b32 %r60, {imm}; {op}.sat.{t} %r{r}, %r3, %r60;")
-                    st32(f"%r{r}")
-                    r = r % 50 + 10
-            out.append(f"  mov.b32 %r60, {imm}; fma.rn.{t} %r{r}, %r2, %r3, %r60;")
-            st32(f"%r{r}")
-            r = r % 50 + 10
-            out.append(f"  mov.b32 %r60, {imm}; fma.rn.{t} %r{r}, %r2, %r60, %r4;")
-            st32(f"%r{r}")
-            r = r % 50 + 10
-            out.append(f"  mov.b32 %r60, {imm}; fma.rn.relu.{t} %r{r}, %r2, %r60, %r3;")
-            st32(f"%r{r}")
-            r = r % 50 + 10
+                    emit(f"  mov.b32 %r60, {imm}; {op}.ftz.{t} %D, %r3, %r60;")
+                    emit(f"  mov.b32 %r60, {imm}; {op}.sat.{t} %D, %r3, %r60;")
+            emit(f"  mov.b32 %r60, {imm}; fma.rn.{t} %D, %r2, %r3, %r60;")
+            emit(f"  mov.b32 %r60, {imm}; fma.rn.{t} %D, %r2, %r60, %r4;")
+            emit(f"  mov.b32 %r60, {imm}; fma.rn.relu.{t} %D, %r2, %r60, %r3;")
             if not bf16:
-                out.append(f"  mov.b32 %r60, {imm}; fma.rn.sat.{t} %r{r}, %r3, %r60, %r2;")
-                st32(f"%r{r}")
-                r = r % 50 + 10
-            out.append(f"  mov.b32 %r60, {imm}; neg.{t} %r{r}, %r2; fma.rn.{t} %r{r}, %r{r}, %r60, %r4;")
-            st32(f"%r{r}")
-            r = r % 50 + 10
+                emit(f"  mov.b32 %r60, {imm}; fma.rn.sat.{t} %D, %r3, %r60, %r2;")
+            emit(f"  mov.b32 %r60, {imm}; neg.{t} %D, %r2; fma.rn.{t} %D, %D, %r60, %r4;")
         for op in ["min", "max"]:
             for mod in ["", ".NaN"]:
-                out.append(f"  {op}{mod}.{t} %r{r}, %r2, %r3;")
-                st32(f"%r{r}")
-                r = r % 50 + 10
-                out.append(f"  mov.b32 %r60, {imms[1]}; {op}{mod}.{t} %r{r}, %r2, %r60;")
-                st32(f"%r{r}")
-                r = r % 50 + 10
+                emit(f"  {op}{mod}.{t} %D, %r2, %r3;")
+                emit(f"  mov.b32 %r60, {imms[1]}; {op}{mod}.{t} %D, %r2, %r60;")
         if not bf16 or sm90:
             for cmp in ["eq", "ne", "lt", "le", "gt", "ge", "equ", "neu", "ltu", "gtu", "num", "nan"]:
                 out.append(f"  setp.{cmp}.{t} %p1|%p2, %r2, %r3;")
-                out.append(f"  selp.b32 %r{r}, %r2, %r4, %p1; selp.b32 %r{r}, %r{r}, %r3, %p2;")
-                st32(f"%r{r}")
-                r = r % 50 + 10
+                emit(f"  selp.b32 %D, %r2, %r4, %p1; selp.b32 %D, %D, %r3, %p2;")
                 out.append(f"  mov.b32 %r60, {imms[2]}; setp.{cmp}.{t} %p3|%p4, %r2, %r60;")
-                out.append(f"  selp.b32 %r{r}, %r2, %r4, %p3; selp.b32 %r{r}, %r{r}, %r3, %p4;")
-                st32(f"%r{r}")
-                r = r % 50 + 10
+                emit(f"  selp.b32 %D, %r2, %r4, %p3; selp.b32 %D, %D, %r3, %p4;")
     return body
 
 
 def cvt_body(sm90):
     def body(out, st32):
-        r = 10
+        emit = emitter(out, st32)
         for rnd in ["rn", "rz", "rm", "rp"]:
-            out.append(f"  cvt.{rnd}.f16.f32 %h10, %f1; mov.b32 %r{r}, {{%h10, %h10}};")
-            st32(f"%r{r}")
-            r = r % 50 + 10
-            out.append(f"  cvt.{rnd}.bf16.f32 %h11, %f2; mov.b32 %r{r}, {{%h11, %h11}};")
-            st32(f"%r{r}")
-            r = r % 50 + 10
-            out.append(f"  cvt.{rnd}.f16.f64 %h12, %fd1; mov.b32 %r{r}, {{%h12, %h12}};")
-            st32(f"%r{r}")
-            r = r % 50 + 10
+            emit(f"  cvt.{rnd}.f16.f32 %h10, %f1; mov.b32 %D, {{%h10, %h10}};")
+            emit(f"  cvt.{rnd}.bf16.f32 %h11, %f2; mov.b32 %D, {{%h11, %h11}};")
+            emit(f"  cvt.{rnd}.f16.f64 %h12, %fd1; mov.b32 %D, {{%h12, %h12}};")
             if sm90:
-                out.append(f"  cvt.{rnd}.bf16.f64 %h13, %fd2; mov.b32 %r{r}, {{%h13, %h13}};")
-                st32(f"%r{r}")
-                r = r % 50 + 10
-            out.append(f"  cvt.{rnd}.f32.f64 %f10, %fd1; mov.b32 %r{r}, %f10;")
-            st32(f"%r{r}")
-            r = r % 50 + 10
+                emit(f"  cvt.{rnd}.bf16.f64 %h13, %fd2; mov.b32 %D, {{%h13, %h13}};")
+            emit(f"  cvt.{rnd}.f32.f64 %f10, %fd1; mov.b32 %D, %f10;")
             for op in ["add", "sub", "mul"]:
-                out.append(f"  {op}.{rnd}.f32 %f11, %f1, %f2; mov.b32 %r{r}, %f11;")
-                st32(f"%r{r}")
-                r = r % 50 + 10
-                out.append(f"  {op}.{rnd}.f32 %f12, %f1, 0f3FC00000; mov.b32 %r{r}, %f12;")
-                st32(f"%r{r}")
-                r = r % 50 + 10
-                out.append(f"  {op}.{rnd}.f64 %fd10, %fd1, %fd2; cvt.rn.f32.f64 %f13, %fd10; mov.b32 %r{r}, %f13;")
-                st32(f"%r{r}")
-                r = r % 50 + 10
-            out.append(f"  fma.{rnd}.f32 %f14, %f1, %f2, %f3; mov.b32 %r{r}, %f14;")
-            st32(f"%r{r}")
-            r = r % 50 + 10
-            out.append(f"  fma.{rnd}.f32 %f15, %f1, 0f3FC00000, %f3; mov.b32 %r{r}, %f15;")
-            st32(f"%r{r}")
-            r = r % 50 + 10
+                emit(f"  {op}.{rnd}.f32 %f11, %f1, %f2; mov.b32 %D, %f11;")
+                emit(f"  {op}.{rnd}.f32 %f12, %f1, 0f3FC00000; mov.b32 %D, %f12;")
+                emit(f"  {op}.{rnd}.f64 %fd10, %fd1, %fd2; cvt.rn.f32.f64 %f13, %fd10; mov.b32 %D, %f13;")
+            emit(f"  fma.{rnd}.f32 %f14, %f1, %f2, %f3; mov.b32 %D, %f14;")
+            emit(f"  fma.{rnd}.f32 %f15, %f1, 0f3FC00000, %f3; mov.b32 %D, %f15;")
             if rnd in ("rn", "rz"):
-                out.append(f"  cvt.{rnd}.f16x2.f32 %r{r}, %f1, %f2;")
-                st32(f"%r{r}")
-                r = r % 50 + 10
+                emit(f"  cvt.{rnd}.f16x2.f32 %D, %f1, %f2;")
             if rnd == "rn":
-                out.append(f"  cvt.rn.bf16x2.f32 %r{r}, %f1, %f2;")
-                st32(f"%r{r}")
-                r = r % 50 + 10
-                out.append(f"  cvt.rn.relu.f16x2.f32 %r{r}, %f1, %f3;")
-                st32(f"%r{r}")
-                r = r % 50 + 10
+                emit(f"  cvt.rn.bf16x2.f32 %D, %f1, %f2;")
+                emit(f"  cvt.rn.relu.f16x2.f32 %D, %f1, %f3;")
     return body
 
 
