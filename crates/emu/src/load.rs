@@ -126,6 +126,8 @@ pub struct Image {
     sections: Vec<CodeSection>,
     /// Code address of each `.text.*` section, by section index.
     text_addr: HashMap<usize, u64>,
+    /// Code relocations applied while decoding (text section, offset).
+    code_relocs: Vec<(usize, u64)>,
 }
 
 /// Loads `bytes` (a cubin ptxas wrote): decodes the code, allocates the module's
@@ -199,13 +201,113 @@ pub fn decode(bytes: &[u8]) -> Result<Image, LoadError> {
         };
         code.push(slot);
     }
+    let code_relocs = apply_code_relocs(&c, &text_addr, &mut code);
     Ok(Image {
         cubin: c,
         sm,
         code: Arc::new(code),
         sections,
         text_addr,
+        code_relocs,
     })
+}
+
+/// `R_CUDA_ABS32_LO_32` (56): the low 32 bits of an absolute address, in a 32-bit immediate
+/// (`MOV R20, 32@lo((kernel + .L_x_0@srel))`). Numbers and names as `cuobjdump -elf` prints
+/// them for ptxas 13.0.88's `-G` cubins.
+pub const R_CUDA_ABS32_LO_32: u32 = 56;
+/// `R_CUDA_ABS32_HI_32` (57): the high 32 bits of an absolute address, in a 32-bit immediate.
+pub const R_CUDA_ABS32_HI_32: u32 = 57;
+/// `R_CUDA_ABS55_16_34` (75): the absolute target of `CALL.ABS.NOINC `(function)`` (sm_90
+/// and later).
+pub const R_CUDA_ABS55_16_34: u32 = 75;
+/// `R_CUDA_ABS47_34` (58): the same for sm_75..sm_89 (in a `.rel` section, no addend).
+pub const R_CUDA_ABS47_34: u32 = 58;
+
+/// Applies the code relocations of device-debug (`-G`) code, which calls functions by
+/// absolute address: the caller builds its return address with a `MOV` pair relocated by
+/// `R_CUDA_ABS32_LO_32`/`HI_32` against `kernel + label offset`, `CALL.ABS.NOINC` is relocated
+/// by `R_CUDA_ABS55_16_34` (sm_90 on; `R_CUDA_ABS47_34` before) against the callee, and the callee returns with `RET.ABS.NODEC R20`
+/// to the 64-bit address in R20:R21. Addresses are program-visible code addresses
+/// (`CODE_WINDOW + pc`, as `LEPC` writes them), so a return address lands on the instruction
+/// the label names whatever base the driver would choose. Instead of patching bit fields the
+/// decoded operand is replaced (the immediate of the `MOV`, the target of the `CALL`), and
+/// only where the instruction has exactly the operand the relocation type fills; anything
+/// else stays unapplied and is reported when the kernel runs. Returns the (text section,
+/// offset) of every relocation applied.
+fn apply_code_relocs(
+    c: &Cubin,
+    text_addr: &HashMap<usize, u64>,
+    code: &mut [Slot],
+) -> Vec<(usize, u64)> {
+    use sass::model::OperandKind;
+    let syms = c.symbols();
+    let mut applied = Vec::new();
+    for s in &c.sections {
+        let SectionData::Relocs { relocs, .. } = &s.data else {
+            continue;
+        };
+        let target = s.info as usize;
+        let Some(&base) = text_addr.get(&target) else {
+            continue;
+        };
+        for r in relocs {
+            if !matches!(
+                r.rtype,
+                R_CUDA_ABS32_LO_32 | R_CUDA_ABS32_HI_32 | R_CUDA_ABS55_16_34 | R_CUDA_ABS47_34
+            ) {
+                continue;
+            }
+            // The symbol's code address (defined in a code section; an undefined callee is
+            // the driver's to link and stays unapplied).
+            let Some(sym) = syms.get(r.sym as usize) else {
+                continue;
+            };
+            let Some(&sym_base) = text_addr.get(&(sym.shndx as usize)) else {
+                continue;
+            };
+            let pc = (sym_base + sym.value).wrapping_add_signed(r.addend);
+            let Some(Slot::Inst { inst, text }) = code.get_mut(((base + r.offset) / 16) as usize)
+            else {
+                continue;
+            };
+            if !(base + r.offset).is_multiple_of(16) {
+                continue;
+            }
+            let ok = match r.rtype {
+                R_CUDA_ABS55_16_34 | R_CUDA_ABS47_34 => {
+                    let abs = inst.has_mod("ABS");
+                    match (inst.opcode.as_str(), inst.operands.as_mut_slice()) {
+                        ("CALL", [op]) if abs && op.kind == OperandKind::Int(0) => {
+                            op.kind = OperandKind::Target(pc);
+                            true
+                        }
+                        _ => false,
+                    }
+                }
+                _ => {
+                    let addr = CODE_WINDOW + pc;
+                    let half = if r.rtype == R_CUDA_ABS32_LO_32 {
+                        addr & 0xffff_ffff
+                    } else {
+                        addr >> 32
+                    };
+                    match (inst.opcode.as_str(), inst.operands.as_mut_slice()) {
+                        ("MOV", [_, op]) if op.kind == OperandKind::Int(0) => {
+                            op.kind = OperandKind::Int(half as i64);
+                            true
+                        }
+                        _ => false,
+                    }
+                }
+            };
+            if ok {
+                text.push_str(&format!(" (relocated: type {} -> {pc:#x})", r.rtype));
+                applied.push((target, r.offset));
+            }
+        }
+    }
+    applied
 }
 
 impl Image {
@@ -344,11 +446,15 @@ impl Image {
                 }
             }
         }
-        // Code relocations are not applied (they patch instruction fields whose bit positions
-        // per relocation type are not established here): reported when the code runs.
+        // Code relocations other than those `apply_code_relocs` applied while decoding are
+        // not applied (they patch instruction fields whose bit positions per relocation type
+        // are not established here): reported when the code runs.
         for (i, s) in c.sections.iter().enumerate() {
             if s.name.starts_with(".text.") {
                 for r in reloc_targets.get(&i).map(Vec::as_slice).unwrap_or(&[]) {
+                    if self.code_relocs.contains(&(i, r.offset)) {
+                        continue;
+                    }
                     let name = syms.get(r.sym as usize).map_or("?", |s| s.name.as_str());
                     unapplied.push(format!(
                         "code relocation type {} against `{name}` in {}",

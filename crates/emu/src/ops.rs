@@ -621,6 +621,31 @@ pub fn execute(ctx: &mut Ctx<'_>, w: &mut Warp, inst: &Inst, active: u32, exec: 
         "RET" => {
             check_mods(inst, &["REL", "NODEC", "ABS"])?;
             let r = op_at(inst, 0)?;
+            if inst.has_mod("ABS") {
+                // `RET.ABS.NODEC R20`: to the 64-bit code address in R20:R21 (built by the
+                // caller's relocated `MOV` pair, `load::apply_code_relocs`).
+                let OperandKind::Reg(reg) = &r.kind else {
+                    return unsupported("RET.ABS without a register");
+                };
+                if reg.file != RegFile::R || reg.index >= 254 {
+                    return unsupported("RET.ABS without an R register pair");
+                }
+                for l in lanes(active) {
+                    if exec >> l & 1 == 0 {
+                        w.pc[l] = pc + 16;
+                        continue;
+                    }
+                    let addr =
+                        u64::from(w.reg(l, reg.index)) | u64::from(w.reg(l, reg.index + 1)) << 32;
+                    match ctx.prog.code_pc(addr) {
+                        Some(t) => w.pc[l] = t,
+                        None => {
+                            return trap(l, format!("RET.ABS to {addr:#x}, not a code address"));
+                        }
+                    }
+                }
+                return Ok(());
+            }
             let base = if inst.has_mod("REL") {
                 ctx.prog.section_of(pc).map_or(0, |s| s.base)
             } else {
@@ -1451,6 +1476,12 @@ fn s2r(ctx: &Ctx<'_>, w: &mut Warp, inst: &Inst, l: usize, active: u32) -> R<()>
         // it is nondeterministic on the hardware and is compared as such).
         "SR_GLOBALTIMERLO" => w.clock,
         "SR_GLOBALTIMERHI" => w.clock >> 32,
+        // The bottom of the stack in the thread's local window: device-debug (`-G`) code
+        // checks each lowered stack pointer with `ISETP.GE.U32 P0, PT, R1, <this>` and traps
+        // (`BPT.TRAP`) below it. The emulator's local window starts at 0 and the stack pointer
+        // at its top (`c[0x0][0x28]`), so the bottom is 0; a frame reaching below it is also
+        // an out-of-bounds local access, which traps.
+        "SR_LMEMHIOFF" => 0,
         n => return unsupported(format!("special register {n}")),
     };
     let _ = active;
