@@ -42,20 +42,19 @@ pub fn run(a: &DisasmArgs) -> Result<(), String> {
     if a.json {
         let _ = write!(out, "{{\"arch\": \"{sm}\", \"functions\": [");
     }
-    let words: Vec<Vec<u128>> = funcs.iter().map(|f| sass::words(&f.1)).collect();
+    let words: Vec<Vec<u128>> = funcs.iter().map(|f| sass::words(&f.code)).collect();
     let codes: Vec<sass::listing::FunctionCode<'_>> = funcs
         .iter()
         .zip(&words)
-        .map(
-            |((_, _, symbols, indirect), words)| sass::listing::FunctionCode {
-                words,
-                symbols,
-                indirect,
-            },
-        )
+        .map(|(f, words)| sass::listing::FunctionCode {
+            words,
+            symbols: &f.symbols,
+            indirect: &f.indirect,
+            relocs: &f.relocs,
+        })
         .collect();
     let listings = table.listings(&codes, &mut labels);
-    for (fi, ((name, _, _, _), lines)) in funcs.iter().zip(listings).enumerate() {
+    for (fi, (Function { name, .. }, lines)) in funcs.iter().zip(listings).enumerate() {
         if a.json {
             let _ = write!(
                 out,
@@ -143,12 +142,15 @@ fn json_str(s: &str) -> String {
 
 /// A function's name, code, the (offset, name) of the code symbols in its section and its
 /// indirect branches (EIATTR_INDIRECT_BRANCH_TARGETS).
-type Function = (
-    String,
-    Vec<u8>,
-    Vec<(u64, String)>,
-    Vec<sass::listing::IndirectBranch>,
-);
+/// One `.text.<function>` section: the function's name, code bytes, the (address, name) of
+/// the functions its section defines, its indirect branches and its code relocations.
+struct Function {
+    name: String,
+    code: Vec<u8>,
+    symbols: Vec<(u64, String)>,
+    indirect: Vec<sass::listing::IndirectBranch>,
+    relocs: Vec<sass::listing::CodeReloc>,
+}
 
 /// The SM named by a cubin's ELF header and its `.text.<function>` sections in file order,
 /// read through `crates/cubin` (bounds-checked: a corrupt file is an error, never a panic).
@@ -176,7 +178,23 @@ fn read_cubin(data: &[u8]) -> Result<(String, Vec<Function>), String> {
             .find(|x| x.name == f)
             .map(|x| x.indirect_branches.clone())
             .unwrap_or_default();
-        funcs.push((f.to_string(), bytes.clone(), syms, indirect));
+        let relocs = cubin
+            .code_relocs(index)
+            .into_iter()
+            .map(|r| sass::listing::CodeReloc {
+                offset: r.offset,
+                rtype: r.rtype,
+                symbol: r.symbol,
+                target_here: r.target_here,
+            })
+            .collect();
+        funcs.push(Function {
+            name: f.to_string(),
+            code: bytes.clone(),
+            symbols: syms,
+            indirect,
+            relocs,
+        });
     }
     Ok((format!("sm_{}", cubin.header.sm()), funcs))
 }

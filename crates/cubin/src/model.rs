@@ -172,6 +172,20 @@ pub struct Reloc {
     pub addend: i64,
 }
 
+/// A relocation of a code section with its symbol resolved ([`Cubin::code_relocs`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CodeReloc {
+    /// Offset of the patched instruction in the section.
+    pub offset: u64,
+    /// The `R_CUDA_*` type number.
+    pub rtype: u32,
+    /// The symbol's name.
+    pub symbol: String,
+    /// Symbol value + addend, when the symbol is defined in the patched section itself (a
+    /// return address inside the same function).
+    pub target_here: Option<u64>,
+}
+
 /// An ELF note.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Note {
@@ -284,6 +298,43 @@ impl Cubin {
     /// The section named `name`, if any.
     pub fn section(&self, name: &str) -> Option<&Section> {
         self.sections.iter().find(|s| s.name == name)
+    }
+
+    /// The relocations that patch section `target` (from every `.rel`/`.rela` section whose
+    /// `sh_info` names it), sorted by offset.
+    pub fn relocs_of(&self, target: usize) -> Vec<Reloc> {
+        let mut v: Vec<Reloc> = self
+            .sections
+            .iter()
+            .filter(|s| s.info as usize == target)
+            .filter_map(|s| match &s.data {
+                SectionData::Relocs { relocs, .. } => Some(relocs.iter().cloned()),
+                _ => None,
+            })
+            .flatten()
+            .collect();
+        v.sort_by_key(|r| r.offset);
+        v
+    }
+
+    /// The relocations of code section `section` with their symbols resolved, sorted by
+    /// offset (what a disassembler prints at the patched instructions).
+    pub fn code_relocs(&self, section: usize) -> Vec<CodeReloc> {
+        let syms = self.symbols();
+        self.relocs_of(section)
+            .into_iter()
+            .map(|r| {
+                let sym = syms.get(r.sym as usize);
+                CodeReloc {
+                    offset: r.offset,
+                    rtype: r.rtype,
+                    symbol: sym.map(|s| s.name.clone()).unwrap_or_default(),
+                    target_here: sym
+                        .filter(|s| usize::from(s.shndx) == section)
+                        .map(|s| s.value.wrapping_add_signed(r.addend)),
+                }
+            })
+            .collect()
     }
 
     /// The `.symtab` entries (empty if there is none).

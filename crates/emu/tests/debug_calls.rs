@@ -11,46 +11,13 @@ use emu::load::program_from_text;
 use emu::{EmuError, Launch};
 use interp::Memory;
 
-/// Two functions, one calling the other twice, called from the kernel (once under a guard).
-const CALLS: &str = r#".version 7.8
-.target sm_80
-.address_size 64
-
-.func (.reg .b32 r) twice_plus(.reg .b32 a, .reg .b32 b)
-{
-  .reg .b32 %t;
-  shl.b32 %t, a, 1;
-  add.s32 r, %t, b;
-  ret;
+/// The test PTX: two functions, one calling the other twice, called from the kernel.
+fn calls_ptx() -> String {
+    let p = test_support::workspace_root().join("test-data/debug/calls.ptx");
+    std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{p:?}: {e}"))
 }
 
-.func (.reg .b32 r) combine(.reg .b32 a)
-{
-  .reg .b32 %x, %y;
-  call (%x), twice_plus, (a, 7);
-  call (%y), twice_plus, (%x, a);
-  mul.lo.s32 r, %y, 3;
-  ret;
-}
-
-.visible .entry debug_calls(.param .u64 out, .param .u64 in)
-{
-  .reg .b32 %r<8>; .reg .b64 %rd<8>; .reg .pred %p;
-  ld.param.u64 %rd1, [out]; ld.param.u64 %rd2, [in];
-  cvta.to.global.u64 %rd1, %rd1; cvta.to.global.u64 %rd2, %rd2;
-  mov.u32 %r1, %tid.x;
-  mul.wide.u32 %rd3, %r1, 4;
-  add.s64 %rd4, %rd2, %rd3; add.s64 %rd5, %rd1, %rd3;
-  ld.global.u32 %r2, [%rd4];
-  call (%r3), combine, (%r2);
-  setp.lt.u32 %p, %r1, 5;
-  @%p call (%r3), twice_plus, (%r3, %r1);
-  st.global.u32 [%rd5], %r3;
-  ret;
-}
-"#;
-
-/// ptxas's `-g` cubin of `CALLS` for `arch`, or `None` (after printing why) without ptxas.
+/// ptxas's `-g` cubin of the test PTX for `arch`, or `None` (after printing why) without ptxas.
 fn debug_cubin(arch: &str) -> Option<Vec<u8>> {
     let ptxas = test_support::oracle_tool_or_skip("ptxas")?;
     let dir = std::env::temp_dir().join(format!(
@@ -59,7 +26,7 @@ fn debug_cubin(arch: &str) -> Option<Vec<u8>> {
     ));
     std::fs::create_dir_all(&dir).unwrap();
     let src = dir.join("calls.ptx");
-    std::fs::write(&src, CALLS).unwrap();
+    std::fs::write(&src, calls_ptx()).unwrap();
     let out = dir.join("calls.cubin");
     let st = std::process::Command::new(ptxas)
         .args([format!("-arch={arch}"), "-g".into()])
@@ -113,7 +80,7 @@ fn device_debug_calls_run_like_the_interpreter() {
         require_no_trap: true,
         ..Config::default()
     };
-    let v = harness::compare(CALLS, &cubin, "debug_calls", &cfg);
+    let v = harness::compare(&calls_ptx(), &cubin, "debug_calls", &cfg);
     assert_eq!(v, Verdict::Equal);
 }
 

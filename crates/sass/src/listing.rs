@@ -1,5 +1,6 @@
 //! Printing whole functions as `nvdisasm -c` does: branch targets become `` `(.L_x_N) ``
-//! labels, numbered in order of first reference over all functions of a file.
+//! labels, numbered in order of first reference over all functions of a file, and relocated
+//! operands print as the relocation (`32@lo((f + .L_x_0@srel))`, `` `(callee) ``).
 
 use std::collections::HashMap;
 
@@ -30,12 +31,59 @@ pub struct Line {
 pub type IndirectBranch = (u32, Vec<u32>);
 
 /// One function of a file to list: its code words (at addresses 0, 16, ...), the (address,
-/// name) of the symbols its code section defines, and its indirect branches.
+/// name) of the symbols its code section defines, its indirect branches, and the relocations
+/// of its code.
 #[derive(Debug, Clone, Copy)]
 pub struct FunctionCode<'a> {
     pub words: &'a [u128],
     pub symbols: &'a [(u64, String)],
     pub indirect: &'a [IndirectBranch],
+    pub relocs: &'a [CodeReloc],
+}
+
+/// A relocation of a function's code (the cubin's `.rel(a).text.<function>`), which nvdisasm
+/// prints in place of the operand it patches.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CodeReloc {
+    /// Address of the patched instruction.
+    pub offset: u64,
+    /// The `R_CUDA_*` type number.
+    pub rtype: u32,
+    /// The symbol's name.
+    pub symbol: String,
+    /// Symbol value + addend when the symbol lies in this function's own section.
+    pub target_here: Option<u64>,
+}
+
+/// `R_CUDA_ABS32_LO_32` / `R_CUDA_ABS32_HI_32` (56, 57): the low / high half of an absolute
+/// address in a 32-bit immediate; nvdisasm prints `32@lo((sym + .L_x_N@srel))` for an address
+/// inside the function (device-debug code builds return addresses this way).
+const R_CUDA_ABS32_LO_32: u32 = 56;
+const R_CUDA_ABS32_HI_32: u32 = 57;
+/// `R_CUDA_ABS47_34` (58, sm_75..sm_89) / `R_CUDA_ABS55_16_34` (75, sm_90 on): the absolute
+/// target of `CALL.ABS.NOINC`, printed `` `(callee) ``. Numbers and names as
+/// `cuobjdump -elf` prints them for ptxas 13.0.88's `-g` cubins.
+const R_CUDA_ABS47_34: u32 = 58;
+const R_CUDA_ABS55_16_34: u32 = 75;
+
+/// The text of `text` (an instruction whose relocated operand decodes as `0x0`, the last
+/// operand) with that operand as nvdisasm prints the relocation; `None` for a form not known
+/// (the text then stays as decoded).
+fn relocated_text(text: &str, r: &CodeReloc, label: Option<&str>) -> Option<String> {
+    let head = text.strip_suffix(" 0x0")?;
+    let op = match r.rtype {
+        R_CUDA_ABS32_LO_32 | R_CUDA_ABS32_HI_32 => {
+            let half = if r.rtype == R_CUDA_ABS32_LO_32 {
+                "lo"
+            } else {
+                "hi"
+            };
+            format!("32@{half}(({} + {}@srel))", r.symbol, label?)
+        }
+        R_CUDA_ABS47_34 | R_CUDA_ABS55_16_34 => format!("`({})", r.symbol),
+        _ => return None,
+    };
+    Some(format!("{head} {op}"))
 }
 
 impl Table {
@@ -53,6 +101,7 @@ impl Table {
             words,
             symbols,
             indirect: &[],
+            relocs: &[],
         };
         self.listings(&[f], labels).pop().unwrap_or_default()
     }
@@ -84,6 +133,20 @@ impl Table {
                     .collect()
             })
             .collect();
+        // Addresses that relocated return-address immediates name take the first numbers,
+        // over all functions, in address order (read from nvdisasm 13.2's listings of
+        // ptxas -g cubins); then the targets of direct branches.
+        for (f, names) in funcs.iter().zip(&mut names) {
+            for r in f.relocs {
+                if let (R_CUDA_ABS32_LO_32 | R_CUDA_ABS32_HI_32, Some(t)) = (r.rtype, r.target_here)
+                {
+                    names.entry(i128::from(t)).or_insert_with(|| {
+                        labels.next += 1;
+                        format!("`(.L_x_{})", labels.next - 1)
+                    });
+                }
+            }
+        }
         for (d, names) in decoded.iter().zip(&mut names) {
             for v in d.iter().flatten().flat_map(|d| d.values.iter()) {
                 if let Value::Target(t) = v {
@@ -139,6 +202,15 @@ impl Table {
                             Some(d) => d.text(&label),
                             None => crate::unknown_text(word),
                         };
+                        if let Some(r) = f.relocs.iter().find(|r| r.offset == pc) {
+                            let l = r
+                                .target_here
+                                .and_then(|t| names.get(&i128::from(t)))
+                                .map(|n| &n[2..n.len() - 1]);
+                            if let Some(t) = relocated_text(&text, r, l) {
+                                text = t;
+                            }
+                        }
                         if let Some(n) = notes.get(&pc) {
                             text.push_str(n);
                         }

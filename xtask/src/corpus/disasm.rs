@@ -71,6 +71,31 @@ fn indirect_branches(
         .collect())
 }
 
+/// Per function name, the relocations of its code (printed in place of the operands they
+/// patch), read through `crates/cubin`.
+fn code_relocs(cubin: &Path) -> Result<BTreeMap<String, Vec<sass::listing::CodeReloc>>, String> {
+    let data = std::fs::read(cubin).map_err(|e| format!("{}: {e}", cubin.display()))?;
+    let c = cubin::read(&data).map_err(|e| format!("{}: {e}", cubin.display()))?;
+    Ok(c.sections
+        .iter()
+        .enumerate()
+        .filter_map(|(i, s)| {
+            let f = s.name.strip_prefix(".text.")?;
+            let relocs: Vec<sass::listing::CodeReloc> = c
+                .code_relocs(i)
+                .into_iter()
+                .map(|r| sass::listing::CodeReloc {
+                    offset: r.offset,
+                    rtype: r.rtype,
+                    symbol: r.symbol,
+                    target_here: r.target_here,
+                })
+                .collect();
+            (!relocs.is_empty()).then(|| (f.to_string(), relocs))
+        })
+        .collect())
+}
+
 /// `nvdisasm -c` of a cubin: per function, the instruction texts in address order.
 fn oracle_listing(cubin: &Path) -> Result<BTreeMap<String, Vec<String>>, String> {
     let out = Command::new(oracle::tool("nvdisasm")?)
@@ -158,10 +183,15 @@ pub fn run(args: &CorpusArgs) -> Result<(), String> {
         match (
             code_sections(&cubin),
             indirect_branches(&cubin),
+            code_relocs(&cubin),
             oracle_listing(&cubin),
         ) {
-            (Ok(secs), Ok(ind), Ok(oracle)) => compare(table, &secs, &ind, &oracle, &mut r),
-            (Err(e), _, _) | (_, Err(e), _) | (_, _, Err(e)) => r.error = Some(e),
+            (Ok(secs), Ok(ind), Ok(rel), Ok(oracle)) => {
+                compare(table, &secs, &ind, &rel, &oracle, &mut r)
+            }
+            (Err(e), _, _, _) | (_, Err(e), _, _) | (_, _, Err(e), _) | (_, _, _, Err(e)) => {
+                r.error = Some(e)
+            }
         }
         r
     });
@@ -233,6 +263,7 @@ fn compare(
     table: &sass::Table,
     secs: &CodeSections,
     indirect: &BTreeMap<String, Vec<sass::listing::IndirectBranch>>,
+    relocs: &BTreeMap<String, Vec<sass::listing::CodeReloc>>,
     oracle: &BTreeMap<String, Vec<String>>,
     r: &mut FileResult,
 ) {
@@ -245,6 +276,7 @@ fn compare(
             words,
             symbols,
             indirect: indirect.get(name).map_or(&[][..], Vec::as_slice),
+            relocs: relocs.get(name).map_or(&[][..], Vec::as_slice),
         })
         .collect();
     // Labels are numbered over the whole file, so one panic loses the file.
