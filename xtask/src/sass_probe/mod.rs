@@ -205,7 +205,7 @@ pub fn corpus_words(args: &CorpusArgs, sm: &str) -> Result<Vec<u128>, String> {
         let Some(arch) = corpus::arch_for_file(&corpus::scan_targets(&text), sm) else {
             return Vec::new();
         };
-        match corpus::ptxas_cubin(&text, &arch, &[]) {
+        match corpus::ptxas_cubin(&text, &arch, &probe_flags(&text)) {
             Ok(corpus::PtxasOutcome::Ok { cubin, .. }) => corpus::disasm::text_sections(&cubin)
                 .map(|secs| {
                     secs.into_iter()
@@ -218,6 +218,16 @@ pub fn corpus_words(args: &CorpusArgs, sm: &str) -> Result<Vec<u128>, String> {
     });
     let set: BTreeSet<u128> = per_file.into_iter().flatten().collect();
     Ok(set.into_iter().collect())
+}
+
+/// Extra ptxas flags a probe file asks for in a `// ptxas-flags: ...` line among its first
+/// lines (`-g` for device-debug code, whose calls use absolute-address forms), else none.
+fn probe_flags(text: &str) -> Vec<&str> {
+    text.lines()
+        .take(8)
+        .find_map(|l| l.trim().strip_prefix("// ptxas-flags:"))
+        .map(|f| f.split_whitespace().collect())
+        .unwrap_or_default()
 }
 
 /// Every distinct word of the corpus for `sm` with its nvdisasm text, cached in
