@@ -73,7 +73,7 @@ fn raw32_whole(ctx: &Ctx<'_>, w: &Warp, l: usize, op: &Operand) -> R<u32> {
         OperandKind::Int(i) => *i as u32,
         OperandKind::Float { bits, value, .. } => match bits {
             Some((FloatFormat::F32, raw)) | Some((FloatFormat::F64Hi, raw)) => *raw as u32,
-            Some((FloatFormat::F16, raw)) => *raw as u32,
+            Some((FloatFormat::F16, raw)) | Some((FloatFormat::Bf16, raw)) => *raw as u32,
             None => (*value as f32).to_bits(),
         },
         OperandKind::Const {
@@ -105,7 +105,9 @@ fn raw64(ctx: &Ctx<'_>, w: &Warp, l: usize, op: &Operand) -> R<u64> {
         OperandKind::Float { bits, value, .. } => match bits {
             Some((FloatFormat::F64Hi, raw)) => raw << 32,
             Some((FloatFormat::F32, raw)) => f64::from(f32::from_bits(*raw as u32)).to_bits(),
-            Some((FloatFormat::F16, _)) => return unsupported("f16 immediate as a 64-bit operand"),
+            Some((FloatFormat::F16 | FloatFormat::Bf16, _)) => {
+                return unsupported("16-bit float immediate as a 64-bit operand");
+            }
             None => value.to_bits(),
         },
         OperandKind::Const {

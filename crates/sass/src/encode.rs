@@ -258,6 +258,13 @@ pub(crate) fn float_bits(format: FloatFormat, text: &str) -> Option<u64> {
             b >> 32
         }
         FloatFormat::F16 => u64::from(f64_to_f16(v)?),
+        FloatFormat::Bf16 => {
+            let b = (v as f32).to_bits();
+            if b & 0xffff != 0 {
+                return None;
+            }
+            u64::from(b >> 16)
+        }
     };
     (format.render(raw) == text).then_some(raw)
 }

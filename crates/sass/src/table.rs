@@ -39,6 +39,8 @@ pub enum SlotSpec {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FloatFormat {
     F16,
+    /// bfloat16: the high 16 bits of an IEEE single (`HFMA2.BF16_V2 R5, R8, R11, 1.25, 1.25`).
+    Bf16,
     F32,
     /// The high 32 bits of an IEEE double (the low 32 are zero).
     F64Hi,
@@ -48,6 +50,7 @@ impl FloatFormat {
     pub fn name(self) -> &'static str {
         match self {
             FloatFormat::F16 => "f16",
+            FloatFormat::Bf16 => "bf16",
             FloatFormat::F32 => "f32",
             FloatFormat::F64Hi => "f64hi",
         }
@@ -56,6 +59,7 @@ impl FloatFormat {
     fn from_name(s: &str) -> Option<FloatFormat> {
         Some(match s {
             "f16" => FloatFormat::F16,
+            "bf16" => FloatFormat::Bf16,
             "f32" => FloatFormat::F32,
             "f64hi" => FloatFormat::F64Hi,
             _ => return None,
@@ -77,6 +81,7 @@ impl FloatFormat {
                 let (f, quiet) = f16_to_f64(raw as u16);
                 format_float(f, quiet)
             }
+            FloatFormat::Bf16 => FloatFormat::F32.render((raw & 0xffff) << 16),
         }
     }
 }

@@ -473,22 +473,33 @@ fn build(p: &Pending, base_pc: i128) -> Option<Encoding> {
             // NaN payload bits print nothing, so the width comes from the format. The format
             // must print the base and every single-bit variant exactly as nvdisasm did.
             let top = f.iter().map(|(b, _)| *b).max()?;
-            let (format, bits) = [FloatFormat::F32, FloatFormat::F64Hi, FloatFormat::F16]
-                .into_iter()
-                .filter_map(|fm| {
-                    let width = if fm == FloatFormat::F16 { 16 } else { 32 };
-                    let lo = top.checked_sub(width - 1)?;
-                    let bits: Vec<u8> = (lo..=top).collect();
-                    let raw = sass::table::gather(base, &bits);
-                    let ok = fm.render(raw) == s.text
-                        && f.iter().all(|(b, _)| {
-                            p.float_texts
-                                .get(b)
-                                .is_some_and(|t| *t == fm.render(raw ^ 1 << (b - lo)))
-                        });
-                    ok.then_some((fm, bits))
-                })
-                .next()?;
+            // bf16 last: a 16-bit field whose single-bit variants print as f16 values is f16
+            // (`HFMA2`), one whose variants print as bfloat16 is bf16 (`HFMA2.BF16_V2`).
+            let (format, bits) = [
+                FloatFormat::F32,
+                FloatFormat::F64Hi,
+                FloatFormat::F16,
+                FloatFormat::Bf16,
+            ]
+            .into_iter()
+            .filter_map(|fm| {
+                let width = if matches!(fm, FloatFormat::F16 | FloatFormat::Bf16) {
+                    16
+                } else {
+                    32
+                };
+                let lo = top.checked_sub(width - 1)?;
+                let bits: Vec<u8> = (lo..=top).collect();
+                let raw = sass::table::gather(base, &bits);
+                let ok = fm.render(raw) == s.text
+                    && f.iter().all(|(b, _)| {
+                        p.float_texts
+                            .get(b)
+                            .is_some_and(|t| *t == fm.render(raw ^ 1 << (b - lo)))
+                    });
+                ok.then_some((fm, bits))
+            })
+            .next()?;
             for b in &bits {
                 defaults &= !(1u128 << b);
                 mask &= !(1u128 << b);
