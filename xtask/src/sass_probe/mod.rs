@@ -340,14 +340,25 @@ fn collect_seeds(args: &CorpusArgs, sm: &str, mut seeds: Vec<u128>) -> Result<Ve
     eprintln!("{} distinct words in the corpus for {sm}", words.len());
     for round in 0..rounds() {
         // The committed table is learn(seeds) when its input hash matches: reuse it for the
-        // first round instead of learning again.
+        // first round instead of learning again. A stale one (older generator or seeds) is
+        // reused too: the first round only looks for the words a table gets wrong, and the
+        // seeds it adds are learned from scratch with the others at the end.
         let committed = (round == 0).then(|| committed_table(sm, &seeds)).flatten();
-        let table = match committed {
-            Some(t) => {
+        let stale = if round == 0 && committed.is_none() {
+            any_committed_table(sm)
+        } else {
+            None
+        };
+        let table = match (committed, stale) {
+            (Some(t), _) => {
                 eprintln!("round 0: using the committed {sm} table (fresh for these seeds)");
                 t
             }
-            None => learn::learn(sm, &seeds)?,
+            (None, Some(t)) => {
+                eprintln!("round 0: using the committed {sm} table (stale) to find wrong words");
+                t
+            }
+            (None, None) => learn::learn(sm, &seeds)?,
         };
         // One new seed per (distinct nvdisasm template) the table gets wrong.
         let mut wrong: BTreeMap<String, u128> = BTreeMap::new();
@@ -391,6 +402,12 @@ fn collect_seeds(args: &CorpusArgs, sm: &str, mut seeds: Vec<u128>) -> Result<Ve
     seeds.sort_unstable();
     seeds.dedup();
     Ok(seeds)
+}
+
+/// The table file of `sm` as committed, whatever its inputs.
+fn any_committed_table(sm: &str) -> Option<sass::Table> {
+    let text = std::fs::read_to_string(tables_dir().join(format!("{sm}.txt"))).ok()?;
+    sass::Table::parse(sm, &text).ok()
 }
 
 /// The table file of `sm` if its header's inputs-hash is that of `seeds` with this generator.
