@@ -65,23 +65,25 @@ fn code_reloc_types(bytes: &[u8]) -> Vec<u32> {
 
 #[test]
 fn device_debug_calls_run_like_the_interpreter() {
-    // sm_90 only: the sm_75..sm_89 tables have not learned `CALL.ABS.NOINC` with an immediate
-    // target yet (the corpus they were collected from has no -G code), so there the call is
-    // an unknown word and the kernel unsupported.
-    let Some(cubin) = debug_cubin("sm_90") else {
-        return;
-    };
-    assert_eq!(
-        code_reloc_types(&cubin),
-        vec![56, 57, 75],
-        "ptxas -g code relocations"
-    );
-    let cfg = Config {
-        require_no_trap: true,
-        ..Config::default()
-    };
-    let v = harness::compare(&calls_ptx(), &cubin, "debug_calls", &cfg);
-    assert_eq!(v, Verdict::Equal);
+    // sm_80/sm_86 call through `R_CUDA_ABS47_34`, sm_90 through `R_CUDA_ABS55_16_34`. (The
+    // sm_75 and sm_89 tables have not learned `CALL.ABS.NOINC` with an immediate target yet:
+    // their corpus has no -g code and no collect round with the -g probe.)
+    for (arch, call_type) in [("sm_80", 58), ("sm_86", 58), ("sm_90", 75)] {
+        let Some(cubin) = debug_cubin(arch) else {
+            return;
+        };
+        assert_eq!(
+            code_reloc_types(&cubin),
+            vec![56, 57, call_type],
+            "{arch}: ptxas -g code relocations"
+        );
+        let cfg = Config {
+            require_no_trap: true,
+            ..Config::default()
+        };
+        let v = harness::compare(&calls_ptx(), &cubin, "debug_calls", &cfg);
+        assert_eq!(v, Verdict::Equal, "{arch}");
+    }
 }
 
 #[test]
