@@ -12,34 +12,8 @@ use emu::{EmuError, Launch};
 use interp::Memory;
 
 /// The test PTX: two functions, one calling the other twice, called from the kernel.
-fn calls_ptx() -> String {
-    let p = test_support::workspace_root().join("test-data/debug/calls.ptx");
-    std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{p:?}: {e}"))
-}
-
-/// ptxas's `-g` cubin of the test PTX for `arch`, or `None` (after printing why) without ptxas.
-fn debug_cubin(arch: &str) -> Option<Vec<u8>> {
-    let ptxas = test_support::oracle_tool_or_skip("ptxas")?;
-    let dir = std::env::temp_dir().join(format!(
-        "kiln-emu-debug-calls-{}-{arch}",
-        std::process::id()
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
-    let src = dir.join("calls.ptx");
-    std::fs::write(&src, calls_ptx()).unwrap();
-    let out = dir.join("calls.cubin");
-    let st = std::process::Command::new(ptxas)
-        .args([format!("-arch={arch}"), "-g".into()])
-        .arg(&src)
-        .arg("-o")
-        .arg(&out)
-        .stderr(std::process::Stdio::null())
-        .status()
-        .expect("ptxas runs");
-    assert!(st.success(), "ptxas -g failed for {arch}");
-    let bytes = std::fs::read(&out).unwrap();
-    let _ = std::fs::remove_dir_all(&dir);
-    Some(bytes)
+fn calls_ptx() -> std::path::PathBuf {
+    test_support::workspace_root().join("test-data/debug/calls.ptx")
 }
 
 /// The code relocation types of a cubin (so that the test is known to exercise them).
@@ -69,7 +43,7 @@ fn device_debug_calls_run_like_the_interpreter() {
     // sm_75 and sm_89 tables have not learned `CALL.ABS.NOINC` with an immediate target yet:
     // their corpus has no -g code and no collect round with the -g probe.)
     for (arch, call_type) in [("sm_80", 58), ("sm_86", 58), ("sm_90", 75)] {
-        let Some(cubin) = debug_cubin(arch) else {
+        let Some(cubin) = test_support::ptxas_cubin(&calls_ptx(), arch, &["-g"]) else {
             return;
         };
         assert_eq!(
@@ -81,7 +55,12 @@ fn device_debug_calls_run_like_the_interpreter() {
             require_no_trap: true,
             ..Config::default()
         };
-        let v = harness::compare(&calls_ptx(), &cubin, "debug_calls", &cfg);
+        let v = harness::compare(
+            &std::fs::read_to_string(calls_ptx()).unwrap(),
+            &cubin,
+            "debug_calls",
+            &cfg,
+        );
         assert_eq!(v, Verdict::Equal, "{arch}");
     }
 }

@@ -287,25 +287,8 @@ fn ptx() -> String {
 
 /// ptxas's cubin of the test PTX for `arch`, or `None` (after printing why) without ptxas.
 fn ptxas_cubin(arch: &str) -> Option<Vec<u8>> {
-    let ptxas = test_support::oracle_tool_or_skip("ptxas")?;
-    // One folder per call: tests run in parallel.
-    static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-    let n = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let dir = std::env::temp_dir().join(format!("kiln-emu-syscall-{}-{n}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let out = dir.join(format!("printf.{arch}.cubin"));
     let src = test_support::workspace_root().join("test-data/devrt/printf.ptx");
-    let st = std::process::Command::new(ptxas)
-        .arg(format!("-arch={arch}"))
-        .arg(&src)
-        .arg("-o")
-        .arg(&out)
-        .status()
-        .expect("ptxas runs");
-    assert!(st.success(), "ptxas failed for {arch}");
-    let bytes = std::fs::read(&out).unwrap();
-    let _ = std::fs::remove_dir_all(&dir);
-    Some(bytes)
+    test_support::ptxas_cubin(&src, arch, &[])
 }
 
 /// The logs of one harness-shaped launch of `kernel`: (interpreter, emulator).

@@ -117,6 +117,35 @@ pub fn oracle_tool_or_skip(name: &str) -> Option<PathBuf> {
     p
 }
 
+/// ptxas's cubin of `src` for `arch` with `flags` (e.g. `-g`), compiled in a fresh temporary
+/// folder (tests run in parallel); `None` after printing why the caller skips when ptxas is
+/// not installed. Panics when ptxas rejects the file (the test's input is wrong).
+pub fn ptxas_cubin(src: &Path, arch: &str, flags: &[&str]) -> Option<Vec<u8>> {
+    let ptxas = oracle_tool_or_skip("ptxas")?;
+    static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("kiln-ptxas-{}-{n}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temporary folder");
+    let out = dir.join("out.cubin");
+    let st = std::process::Command::new(ptxas)
+        .arg(format!("-arch={arch}"))
+        .args(flags)
+        .arg(src)
+        .arg("-o")
+        .arg(&out)
+        .stderr(std::process::Stdio::null())
+        .status()
+        .expect("ptxas runs");
+    assert!(
+        st.success(),
+        "ptxas {flags:?} failed on {} for {arch}",
+        src.display()
+    );
+    let bytes = std::fs::read(&out).expect("ptxas wrote the cubin");
+    let _ = std::fs::remove_dir_all(&dir);
+    Some(bytes)
+}
+
 /// `<workspace>/test-data/<rel>`, or `None` after printing why the caller skips.
 pub fn test_data_or_skip(rel: &str) -> Option<PathBuf> {
     let d = workspace_root().join("test-data").join(rel);
