@@ -39,10 +39,15 @@ fn code_reloc_types(bytes: &[u8]) -> Vec<u32> {
 
 #[test]
 fn device_debug_calls_run_like_the_interpreter() {
-    // sm_80/sm_86 call through `R_CUDA_ABS47_34`, sm_90 through `R_CUDA_ABS55_16_34`. (The
-    // sm_75 and sm_89 tables have not learned `CALL.ABS.NOINC` with an immediate target yet:
-    // their corpus has no -g code and no collect round with the -g probe.)
-    for (arch, call_type) in [("sm_80", 58), ("sm_86", 58), ("sm_90", 75)] {
+    // sm_75/sm_80/sm_86/sm_89 call through `R_CUDA_ABS47_34`, sm_90 through
+    // `R_CUDA_ABS55_16_34`.
+    for (arch, call_type) in [
+        ("sm_75", 58),
+        ("sm_80", 58),
+        ("sm_86", 58),
+        ("sm_89", 58),
+        ("sm_90", 75),
+    ] {
         let Some(cubin) = test_support::ptxas_cubin(&calls_ptx(), arch, &["-g"]) else {
             return;
         };
