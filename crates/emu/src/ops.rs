@@ -1031,10 +1031,33 @@ fn lane_op(ctx: &mut Ctx<'_>, w: &mut Warp, inst: &Inst, l: usize, active: u32) 
             wr64(w, l, o(0)?, a.wrapping_add(b))
         }
         "VIADD" => {
-            check_mods(inst, &[])?;
-            let a = int32(ctx, w, l, o(1)?)?;
-            let b = int32(ctx, w, l, o(2)?)?;
-            wr(w, l, o(0)?, a.wrapping_add(b))
+            // `.16x2` / `.U8x4`: lane-wise wrapping addition of packed halfwords / bytes (PTX
+            // `vadd2`/`vadd4`, `vsub*` with the second operand negated lane by lane).
+            check_mods(inst, &["16x2", "U8x4"])?;
+            let lane_bits = if inst.has_mod("16x2") {
+                16
+            } else if inst.has_mod("U8x4") {
+                8
+            } else {
+                let a = int32(ctx, w, l, o(1)?)?;
+                let b = int32(ctx, w, l, o(2)?)?;
+                return wr(w, l, o(0)?, a.wrapping_add(b));
+            };
+            let (oa, ob) = (o(1)?, o(2)?);
+            if [oa, ob].iter().any(|op| op.invert || op.abs) {
+                return unsupported("VIADD packed with `~` or `|..|` operands");
+            }
+            let packed = |op: &Operand| -> R<u32> {
+                let v = raw32(ctx, w, l, op)?;
+                Ok(if op.neg {
+                    lanewise(v, 0, lane_bits, |x, _| x.wrapping_neg())
+                } else {
+                    v
+                })
+            };
+            let a = packed(oa)?;
+            let b = packed(ob)?;
+            wr(w, l, o(0)?, lanewise(a, b, lane_bits, u32::wrapping_add))
         }
         "LOP3" => lop3(ctx, w, inst, l),
         "PLOP3" => {
@@ -1927,6 +1950,15 @@ fn fchk(a: f32, b: f32) -> bool {
     let eb = ((b.to_bits() >> 23) & 0xff) as i32 - 127;
     let q = ea - eb;
     !(-100..=100).contains(&q) || !(-120..=120).contains(&eb) || ea <= -100
+}
+
+/// Applies `f` to each `lane_bits`-wide lane of `a` and `b` (the result truncated to the lane).
+fn lanewise(a: u32, b: u32, lane_bits: u32, f: impl Fn(u32, u32) -> u32) -> u32 {
+    let mask = (1u32 << lane_bits) - 1;
+    (0..32 / lane_bits).fold(0, |r, i| {
+        let sh = i * lane_bits;
+        r | (f(a >> sh & mask, b >> sh & mask) & mask) << sh
+    })
 }
 
 /// `IMNMX`/`VIADDMNMX`'s choice: the minimum when `p` (`PT`), else the maximum; signed

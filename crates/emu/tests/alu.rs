@@ -769,3 +769,36 @@ fn a_uniform_base_with_a_32_bit_offset_register_is_a_64_bit_address() {
     let refs: Vec<&str> = body.iter().map(String::as_str).collect();
     assert_eq!(one(&refs, &["R12"]), vec![0x1234]);
 }
+
+#[test]
+fn viadd_packed_lanes_add_without_carries_between_lanes() {
+    // PTX `vadd2` / `vsub4` (no saturation): each halfword / byte lane wraps on its own.
+    let lanes = |a: u32, b: u32, bits: u32, sub: bool| -> u32 {
+        let mask = (1u64 << bits) - 1;
+        (0..32 / bits).fold(0u32, |r, i| {
+            let (x, y) = (
+                u64::from(a >> (i * bits)) & mask,
+                u64::from(b >> (i * bits)) & mask,
+            );
+            let v = if sub { x + (mask + 1) - y } else { x + y } & mask;
+            r | (v as u32) << (i * bits)
+        })
+    };
+    for &(a, b, _) in SAMPLES {
+        let body = [
+            mov("R4", a),
+            mov("R5", b),
+            "VIADD.16x2 R7, R4, R5".into(),
+            "VIADD.U8x4 R8, R4, -R5".into(),
+        ];
+        let b2: Vec<&str> = body.iter().map(String::as_str).collect();
+        let got = run_on(90, &b2, &["R7", "R8"], 1, 0)
+            .expect("runs")
+            .remove(0);
+        assert_eq!(
+            got,
+            vec![lanes(a, b, 16, false), lanes(a, b, 8, true)],
+            "{a:#x} {b:#x}"
+        );
+    }
+}
