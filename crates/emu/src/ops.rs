@@ -1134,6 +1134,34 @@ fn lane_op(ctx: &mut Ctx<'_>, w: &mut Warp, inst: &Inst, l: usize, active: u32) 
             };
             wr(w, l, o(0)?, diff.wrapping_add(c))
         }
+        "VABSDIFF4" => {
+            // PTX `vabsdiff4` (CUDA `__vabsdiffu4`, `__vsadu4`): per-byte |a - b| of unsigned
+            // (`.U8`) or signed (`.S8`) bytes, packed; with `.ACC` (PTX's `.add` mode) their
+            // sum plus c. Without `.ACC`, c would be PTX's merge source for unselected bytes,
+            // which ptxas's forms here never use (`RZ`): another value is reported.
+            check_mods(inst, &["U8", "S8", "ACC"])?;
+            let a = raw32(ctx, w, l, o(1)?)?;
+            let b = raw32(ctx, w, l, o(2)?)?;
+            let c = raw32(ctx, w, l, o(3)?)?;
+            let signed = inst.has_mod("S8");
+            let diff = |x: u32, y: u32| {
+                if signed {
+                    u32::from((x as u8 as i8).abs_diff(y as u8 as i8))
+                } else {
+                    u32::from((x as u8).abs_diff(y as u8))
+                }
+            };
+            let d = if inst.has_mod("ACC") {
+                (0..4).fold(c, |acc, i| {
+                    acc.wrapping_add(diff(a >> (8 * i), b >> (8 * i)))
+                })
+            } else if c == 0 {
+                lanewise(a, b, 8, diff)
+            } else {
+                return unsupported("VABSDIFF4 without .ACC and a non-zero third operand");
+            };
+            wr(w, l, o(0)?, d)
+        }
         "IABS" => {
             check_mods(inst, &[])?;
             let a = raw32(ctx, w, l, o(1)?)?;

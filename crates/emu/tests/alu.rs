@@ -802,3 +802,29 @@ fn viadd_packed_lanes_add_without_carries_between_lanes() {
         );
     }
 }
+
+#[test]
+fn vabsdiff4_packs_or_sums_byte_differences() {
+    // PTX `vabsdiff4.u32.u32.u32` (packed |a - b| per unsigned byte) and its `.add` form
+    // (`__vsadu4`: the four differences summed, plus c).
+    for &(a, b, _) in SAMPLES {
+        let diffs: Vec<u32> = (0..4)
+            .map(|i| ((a >> (8 * i)) & 0xff).abs_diff((b >> (8 * i)) & 0xff))
+            .collect();
+        let packed = diffs
+            .iter()
+            .enumerate()
+            .fold(0, |r, (i, d)| r | d << (8 * i));
+        let body = [
+            mov("R4", a),
+            mov("R5", b),
+            "VABSDIFF4.U8 R7, R4, R5, RZ".into(),
+            "VABSDIFF4.U8.ACC R8, R4, R5, RZ".into(),
+        ];
+        let b2: Vec<&str> = body.iter().map(String::as_str).collect();
+        let got = run_on(80, &b2, &["R7", "R8"], 1, 0)
+            .expect("runs")
+            .remove(0);
+        assert_eq!(got, vec![packed, diffs.iter().sum()], "{a:#x} {b:#x}");
+    }
+}

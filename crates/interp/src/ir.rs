@@ -306,6 +306,8 @@ pub enum Op {
     Szext,
     Bmsk,
     Dp4a,
+    /// `vabsdiff4`: per-byte absolute differences, packed or (`.add`) summed plus c.
+    Vabsdiff4,
     Dp2a,
     Addc,
     Subc,

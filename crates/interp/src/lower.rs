@@ -1558,6 +1558,7 @@ fn parse_op(opcode: &str, mods: &[String]) -> (Op, Mods, Option<String>) {
         "szext" => Op::Szext,
         "bmsk" => Op::Bmsk,
         "dp4a" => Op::Dp4a,
+        "vabsdiff4" => Op::Vabsdiff4,
         "dp2a" => Op::Dp2a,
         "addc" => Op::Addc,
         "subc" => Op::Subc,
@@ -1860,6 +1861,21 @@ fn parse_op(opcode: &str, mods: &[String]) -> (Op, Mods, Option<String>) {
                 );
             }
         }
+    }
+    // `vabsdiff4.dtype.atype.btype`: the SIMD form (all four bytes selected) and the `.add`
+    // reduction (parsed into `atom`); saturation and `.min`/`.max` secondary operations are
+    // not implemented.
+    if op == Op::Vabsdiff4
+        && (m.sat
+            || !matches!(m.atom, None | Some(AtomOp::Add))
+            || m.types.len() != 3
+            || m.types.iter().any(|t| !matches!(t, Ty::U32 | Ty::S32)))
+    {
+        return (
+            Op::Unsupported,
+            m,
+            Some("`vabsdiff4` with `.sat`, a `.min`/`.max` secondary operation or types other than u32/s32 is not implemented by the interpreter".into()),
+        );
     }
     // `.lo`/`.hi` double as comparison operators for setp/set.
     if matches!(op, Op::Setp | Op::Set) {

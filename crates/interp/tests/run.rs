@@ -352,3 +352,45 @@ fn shared_accesses_outside_their_array_are_counted() {
     let (_, st) = run_stats(&text, "k", 8, 8).expect("runs");
     assert_eq!(st.outside_array, 4);
 }
+
+#[test]
+fn vabsdiff4_packs_or_sums_byte_differences() {
+    // PTX ISA: per byte |a_i - b_i| (bytes sign-extended for .s32 sources); the SIMD form packs
+    // them, `.add` sums them and adds c.
+    let (a, b, c) = (0x10_80_ff_05u32, 0x20_7f_01_09u32, 1000u32);
+    let text = format!(
+        "{HEAD}.visible .entry k(.param .u64 o)
+{{
+  .reg .u32 a, b, c, d<4>;
+  .reg .u64 p;
+  ld.param.u64 p, [o];
+  mov.u32 a, {a};
+  mov.u32 b, {b};
+  mov.u32 c, {c};
+  vabsdiff4.u32.u32.u32 d0, a, b, c;
+  vabsdiff4.u32.u32.u32.add d1, a, b, c;
+  vabsdiff4.s32.s32.s32 d2, a, b, c;
+  vabsdiff4.s32.s32.s32.add d3, a, b, c;
+  st.global.v4.u32 [p], {{d0, d1, d2, d3}};
+  ret;
+}}"
+    );
+    let bytes = |v: u32| v.to_le_bytes();
+    let unsigned: Vec<u32> = (0..4)
+        .map(|i| u32::from(bytes(a)[i].abs_diff(bytes(b)[i])))
+        .collect();
+    let signed: Vec<u32> = (0..4)
+        .map(|i| u32::from((bytes(a)[i] as i8).abs_diff(bytes(b)[i] as i8)))
+        .collect();
+    let pack = |d: &[u32]| d.iter().enumerate().fold(0, |r, (i, x)| r | x << (8 * i));
+    let out = words(&run(&text, "k", 1, 16).expect("runs"));
+    assert_eq!(
+        out,
+        vec![
+            pack(&unsigned),
+            c + unsigned.iter().sum::<u32>(),
+            pack(&signed),
+            c + signed.iter().sum::<u32>()
+        ]
+    );
+}
