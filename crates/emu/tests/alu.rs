@@ -770,6 +770,16 @@ fn a_uniform_base_with_a_32_bit_offset_register_is_a_64_bit_address() {
     assert_eq!(one(&refs, &["R12"]), vec![0x1234]);
 }
 
+/// Runs `lines` on `sm` (one thread) with R4 = `a`, R5 = `b`; they write R7 and R8, which are
+/// returned.
+fn two_results(sm: u32, a: u32, b: u32, lines: [&str; 2]) -> Vec<u32> {
+    let body = [mov("R4", a), mov("R5", b), lines[0].into(), lines[1].into()];
+    let body: Vec<&str> = body.iter().map(String::as_str).collect();
+    run_on(sm, &body, &["R7", "R8"], 1, 0)
+        .expect("runs")
+        .remove(0)
+}
+
 #[test]
 fn viadd_packed_lanes_add_without_carries_between_lanes() {
     // PTX `vadd2` / `vsub4` (no saturation): each halfword / byte lane wraps on its own.
@@ -785,16 +795,12 @@ fn viadd_packed_lanes_add_without_carries_between_lanes() {
         })
     };
     for &(a, b, _) in SAMPLES {
-        let body = [
-            mov("R4", a),
-            mov("R5", b),
-            "VIADD.16x2 R7, R4, R5".into(),
-            "VIADD.U8x4 R8, R4, -R5".into(),
-        ];
-        let b2: Vec<&str> = body.iter().map(String::as_str).collect();
-        let got = run_on(90, &b2, &["R7", "R8"], 1, 0)
-            .expect("runs")
-            .remove(0);
+        let got = two_results(
+            90,
+            a,
+            b,
+            ["VIADD.16x2 R7, R4, R5", "VIADD.U8x4 R8, R4, -R5"],
+        );
         assert_eq!(
             got,
             vec![lanes(a, b, 16, false), lanes(a, b, 8, true)],
@@ -815,16 +821,15 @@ fn vabsdiff4_packs_or_sums_byte_differences() {
             .iter()
             .enumerate()
             .fold(0, |r, (i, d)| r | d << (8 * i));
-        let body = [
-            mov("R4", a),
-            mov("R5", b),
-            "VABSDIFF4.U8 R7, R4, R5, RZ".into(),
-            "VABSDIFF4.U8.ACC R8, R4, R5, RZ".into(),
-        ];
-        let b2: Vec<&str> = body.iter().map(String::as_str).collect();
-        let got = run_on(80, &b2, &["R7", "R8"], 1, 0)
-            .expect("runs")
-            .remove(0);
+        let got = two_results(
+            80,
+            a,
+            b,
+            [
+                "VABSDIFF4.U8 R7, R4, R5, RZ",
+                "VABSDIFF4.U8.ACC R8, R4, R5, RZ",
+            ],
+        );
         assert_eq!(got, vec![packed, diffs.iter().sum()], "{a:#x} {b:#x}");
     }
 }

@@ -1037,45 +1037,30 @@ fn validate_round(
 /// The encoding with every register/predicate operand that is RZ/URZ/PT/UPT in its seed
 /// turned into fixed bits; `None` when there is none.
 fn pin_special(e: &Encoding, seed: u128) -> Option<Encoding> {
-    let mut e = e.clone();
-    let mut pinned = false;
-    for sl in &mut e.slots {
-        if let SlotSpec::Linear {
-            kind,
-            c,
-            bits,
-            pcrel: false,
-        } = sl
-        {
-            let special = match kind {
-                SlotKind::R => 255,
-                SlotKind::Ur => 63,
-                SlotKind::Ur8 => 255,
-                SlotKind::P | SlotKind::Up => 7,
-                _ => continue,
-            };
-            let v = *c
-                + bits
-                    .iter()
-                    .filter(|(b, _)| seed >> b & 1 == 1)
-                    .map(|(_, w)| w)
-                    .sum::<i128>();
-            if v != special {
-                continue;
+    let special: Vec<usize> = e
+        .slots
+        .iter()
+        .enumerate()
+        .filter(|(_, sl)| match sl {
+            SlotSpec::Linear {
+                kind,
+                c,
+                bits,
+                pcrel: false,
+            } => {
+                let special = match kind {
+                    SlotKind::R | SlotKind::Ur8 => 255,
+                    SlotKind::Ur => 63,
+                    SlotKind::P | SlotKind::Up => 7,
+                    _ => return false,
+                };
+                linear_value(*c, bits, seed) == special
             }
-            for (b, _) in bits.iter() {
-                e.mask |= 1u128 << b;
-            }
-            e.value = (e.value & !e.mask) | (seed & e.mask) | e.value;
-            *sl = SlotSpec::Const {
-                kind: *kind,
-                value: special,
-                text: String::new(),
-            };
-            pinned = true;
-        }
-    }
-    pinned.then_some(e)
+            _ => false,
+        })
+        .map(|(j, _)| j)
+        .collect();
+    (!special.is_empty()).then(|| pin_slots(e, seed, special.into_iter()))
 }
 
 /// The bits of a non-pc-relative operand field (0 for constants and pc-relative slots).
