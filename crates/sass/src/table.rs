@@ -165,6 +165,8 @@ pub struct Table {
     composed: Mutex<HashMap<(u32, u128), &'static Encoding>>,
     /// Encodings with flags by (first mnemonic token, operand count), for the assembler.
     by_shape: OnceLock<HashMap<(String, usize), Vec<u32>>>,
+    /// [`Table::composed_by_template`]'s answers: template -> (encoding, flag set).
+    composed_keys: Mutex<HashMap<String, Vec<(u32, u128)>>>,
 }
 
 /// The decoder's index for one opcode (see [`Table::lookup_index`]).
@@ -224,6 +226,7 @@ impl Table {
             composable: Vec::new(),
             composed: Mutex::new(HashMap::new()),
             by_shape: OnceLock::new(),
+            composed_keys: Mutex::new(HashMap::new()),
         };
         t.index();
         t
@@ -295,6 +298,31 @@ impl Table {
     /// Encodings made of an encoding and some of its flags whose template (without reuse
     /// markers) is `key`: what the assembler tries when no encoding has that template.
     pub fn composed_by_template(&self, key: &str) -> Vec<&Encoding> {
+        let cached = self
+            .composed_keys
+            .lock()
+            .expect("not poisoned")
+            .get(key)
+            .cloned();
+        let found = match cached {
+            Some(f) => f,
+            None => {
+                let f = self.find_composed(key);
+                self.composed_keys
+                    .lock()
+                    .expect("not poisoned")
+                    .insert(key.to_string(), f.clone());
+                f
+            }
+        };
+        found
+            .into_iter()
+            .filter_map(|(i, set)| self.compose_with(i as usize, set))
+            .collect()
+    }
+
+    /// [`Table::composed_by_template`] without its cache: (encoding, flag set) pairs.
+    fn find_composed(&self, key: &str) -> Vec<(u32, u128)> {
         let (first, operands) = crate::compose::shape(key);
         // Encodings with flags by (first mnemonic token, operand count), built on first use.
         let by_shape = self.by_shape.get_or_init(|| {
@@ -307,17 +335,17 @@ impl Table {
             }
             m
         });
-        let mut out = Vec::new();
-        let list = by_shape.get(&(first.to_string(), operands));
-        for &i in list.into_iter().flatten() {
-            let i = i as usize;
+        let list: &[u32] = by_shape
+            .get(&(first.to_string(), operands))
+            .map_or(&[], Vec::as_slice);
+        // The flags whose edit the text shows (made where the encoding has not made it,
+        // undone where it has and the text does not show it).
+        let shown = |i: usize| -> u128 {
             let e = &self.encodings[i];
             let f = self.composable[i];
             let base = strip_reuse_markers(&e.template);
             let opcode = (e.value & OPCODE_MASK) as u16;
-            // A flag toggles when the text shows its edit and the encoding has not made it,
-            // or the encoding has made it and the text does not show it.
-            let set = (0..128u8)
+            (0..128u8)
                 .filter(|b| f >> b & 1 == 1)
                 .filter(|b| {
                     let Some(flag) = self.flags.get(&(opcode, *b)) else {
@@ -331,14 +359,36 @@ impl Table {
                             .is_some_and(|u| !crate::compose::shows(&u, key, ed))
                     }
                 })
-                .fold(0u128, |m, b| m | 1u128 << b);
-            if set == 0 {
+                .fold(0u128, |m, b| m | 1u128 << b)
+        };
+        let makes = |i: usize, set: u128| {
+            set != 0
+                && self
+                    .toggled_template(i, set)
+                    .is_some_and(|t| strip_reuse_markers(&t) == key)
+        };
+        let mut out = Vec::new();
+        for &i in list {
+            let set = shown(i as usize);
+            if makes(i as usize, set) {
+                out.push((i, set));
                 continue;
             }
-            if let Some(c) = self.compose_with(i, set)
-                && strip_reuse_markers(&c.template) == key
-            {
-                out.push(c);
+            // Two flags of one field can make together a text neither shows alone (sm_90
+            // `F2I.S64.F16.TRUNC` from `F2I.S64.F16`: the rounding field's two bits): each
+            // set one or two flags away from the shown one is tried too (the assembler keeps
+            // only a word that prints the text back).
+            let f = self.composable[i as usize];
+            let bits: Vec<u128> = (0..128u8)
+                .filter(|b| f >> b & 1 == 1)
+                .map(|b| 1u128 << b)
+                .collect();
+            for (a, &x) in bits.iter().enumerate() {
+                for &y in std::iter::once(&0).chain(&bits[a + 1..]) {
+                    if makes(i as usize, set ^ x ^ y) {
+                        out.push((i, set ^ x ^ y));
+                    }
+                }
             }
         }
         out

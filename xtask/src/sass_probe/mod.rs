@@ -82,34 +82,61 @@ pub fn run(args: &[String]) -> Result<(), String> {
         let cargs = CorpusArgs::parse(&rest)?;
         return report_table(&cargs, &sm);
     }
-    if collect {
+    let collect_args = if collect {
         let cargs = CorpusArgs::parse(&rest)?;
         seeds = collect_seeds(&cargs, &sm, seeds)?;
         write_seeds(&seeds_path, &seeds)?;
-    }
+        Some(cargs)
+    } else {
+        None
+    };
     if seeds.is_empty() {
         return Err(format!(
             "no seeds in {} (run with --collect)",
             seeds_path.display()
         ));
     }
-    let mut table = learn::learn(&sm, &seeds)?;
     let out = tables_dir().join(format!("{sm}.txt"));
-    std::fs::write(&out, table.to_text()).map_err(|e| format!("{}: {e}", out.display()))?;
-    println!(
-        "wrote {} ({} encodings from {} seeds)",
-        out.display(),
-        table.encodings.len(),
-        seeds.len()
-    );
-    // Then the modifier flags (written again with them; the learned table stays written if
-    // this fails, and `--compose` redoes only this step).
-    let (flags, encs) = compose::compose(&sm, &mut table)?;
-    std::fs::write(&out, table.to_text()).map_err(|e| format!("{}: {e}", out.display()))?;
-    println!(
-        "wrote {} ({flags} modifier flags on {encs} encodings)",
-        out.display()
-    );
+    for check in 0.. {
+        let mut table = learn::learn(&sm, &seeds)?;
+        std::fs::write(&out, table.to_text()).map_err(|e| format!("{}: {e}", out.display()))?;
+        println!(
+            "wrote {} ({} encodings from {} seeds)",
+            out.display(),
+            table.encodings.len(),
+            seeds.len()
+        );
+        // Then the modifier flags (written again with them; the learned table stays written
+        // if this fails, and `--compose` redoes only this step).
+        let (flags, encs) = compose::compose(&sm, &mut table)?;
+        std::fs::write(&out, table.to_text()).map_err(|e| format!("{}: {e}", out.display()))?;
+        println!(
+            "wrote {} ({flags} modifier flags on {encs} encodings)",
+            out.display()
+        );
+        // With `--collect`, the new table is checked on the corpus again: learning from more
+        // seeds can lose a form the old table printed right (validation samples random
+        // operand values; composition is learned from test words), and the seeds a collect
+        // round adds are chosen with the old table. Words it now gets wrong become seeds and
+        // the table is learned again, up to `$KILN_PROBE_FINAL_CHECKS` (default 1) times.
+        let Some(cargs) = &collect_args else { break };
+        let (words, truth): (Vec<u128>, Vec<Option<String>>) =
+            corpus_truth(cargs, &sm)?.into_iter().unzip();
+        let (n_wrong, wrong) = wrong_words(&sm, &table, &words, &truth);
+        let known: BTreeSet<u128> = seeds.iter().copied().collect();
+        let fresh: Vec<u128> = wrong.into_values().filter(|w| !known.contains(w)).collect();
+        eprintln!(
+            "final check {check}: {n_wrong}/{} words wrong, {} new seeds",
+            words.len(),
+            fresh.len()
+        );
+        if fresh.is_empty() || check >= final_checks() {
+            break;
+        }
+        seeds.extend(fresh);
+        seeds.sort_unstable();
+        write_seeds(&seeds_path, &seeds)?;
+    }
     Ok(())
 }
 
@@ -360,32 +387,7 @@ fn collect_seeds(args: &CorpusArgs, sm: &str, mut seeds: Vec<u128>) -> Result<Ve
             }
             (None, None) => learn::learn(sm, &seeds)?,
         };
-        // One new seed per (distinct nvdisasm template) the table gets wrong.
-        let mut wrong: BTreeMap<String, u128> = BTreeMap::new();
-        let mut n_wrong = 0usize;
-        for (i, (w, t)) in words.iter().zip(&truth).enumerate() {
-            let Some(t) = t else { continue };
-            let pc = (i * 16) as u64;
-            let ours = table.print(*w, pc, &|_| None);
-            if normalize(&ours) != normalize(t) {
-                n_wrong += 1;
-                // One seed per template and immediate values (encodings may be pinned to an
-                // immediate that decides an alias, e.g. IMAD.SHL.U32 for powers of two).
-                let sp = sass::text::split_for(sm, t);
-                let mut key = sp.template;
-                for sl in sp
-                    .slots
-                    .iter()
-                    .filter(|s| s.kind == sass::text::SlotKind::Hex)
-                {
-                    key.push_str(&format!(" {:x}", sl.value));
-                }
-                if std::env::var_os("KILN_PROBE_DEBUG").is_some() && !wrong.contains_key(&key) {
-                    eprintln!("  {w:032x}\n    ours     {ours}\n    nvdisasm {t}");
-                }
-                wrong.entry(key).or_insert(*w);
-            }
-        }
+        let (n_wrong, wrong) = wrong_words(sm, &table, &words, &truth);
         eprintln!(
             "round {round}: {} encodings, {n_wrong}/{} words wrong, {} new seeds",
             table.encodings.len(),
@@ -402,6 +404,41 @@ fn collect_seeds(args: &CorpusArgs, sm: &str, mut seeds: Vec<u128>) -> Result<Ve
     seeds.sort_unstable();
     seeds.dedup();
     Ok(seeds)
+}
+
+/// The words `table` prints differently from nvdisasm: their count, and one of them per
+/// distinct nvdisasm template (with its immediates: encodings may be pinned to an immediate
+/// that decides an alias, e.g. IMAD.SHL.U32 for powers of two), to become seeds.
+fn wrong_words(
+    sm: &str,
+    table: &sass::Table,
+    words: &[u128],
+    truth: &[Option<String>],
+) -> (usize, BTreeMap<String, u128>) {
+    let mut wrong: BTreeMap<String, u128> = BTreeMap::new();
+    let mut n_wrong = 0usize;
+    for (i, (w, t)) in words.iter().zip(truth).enumerate() {
+        let Some(t) = t else { continue };
+        let pc = (i * 16) as u64;
+        let ours = table.print(*w, pc, &|_| None);
+        if normalize(&ours) != normalize(t) {
+            n_wrong += 1;
+            let sp = sass::text::split_for(sm, t);
+            let mut key = sp.template;
+            for sl in sp
+                .slots
+                .iter()
+                .filter(|s| s.kind == sass::text::SlotKind::Hex)
+            {
+                key.push_str(&format!(" {:x}", sl.value));
+            }
+            if std::env::var_os("KILN_PROBE_DEBUG").is_some() && !wrong.contains_key(&key) {
+                eprintln!("  {w:032x}\n    ours     {ours}\n    nvdisasm {t}");
+            }
+            wrong.entry(key).or_insert(*w);
+        }
+    }
+    (n_wrong, wrong)
 }
 
 /// The table file of `sm` as committed, whatever its inputs.
@@ -437,6 +474,15 @@ pub fn normalize(t: &str) -> String {
         }
     }
     out
+}
+
+/// Times a collected table is learned again for words it gets wrong
+/// (`$KILN_PROBE_FINAL_CHECKS`, default 1).
+fn final_checks() -> usize {
+    std::env::var("KILN_PROBE_FINAL_CHECKS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(1)
 }
 
 /// Collection rounds (`$KILN_PROBE_ROUNDS`, default 12).
