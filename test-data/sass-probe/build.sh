@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Regenerates ptx/probe_intrinsics.sm_XX.ptx from src/*.cu with NVIDIA's nvcc 13.0.88
+# Regenerates ptx/<name>.sm_XX.ptx from each src/<name>.cu with NVIDIA's nvcc 13.0.88
 # (../../../shared/tools/nvcc.sh, or $NVCC) for sm_75 (compiled by ptxas for every later SM),
 # sm_80 (bfloat16 arithmetic) and sm_90. The other probe
 # files are written by gen_packed.py or by hand.

@@ -236,6 +236,9 @@ pub struct Operand {
     /// How many of `suffixes` are printed inside the `|..|` of an absolute value
     /// (`|R2.H1|.reuse` has one).
     pub suffixes_in_abs: usize,
+    /// A constant printed with a space between bank and address (`c[0x2] [0x18].F32`, the
+    /// f32 constant source of sm_75's `HADD2.F32`).
+    pub spaced_const: bool,
 }
 
 impl Operand {
@@ -249,6 +252,7 @@ impl Operand {
             invert: false,
             suffixes: Vec::new(),
             suffixes_in_abs: 0,
+            spaced_const: false,
         }
     }
 
@@ -420,7 +424,8 @@ impl fmt::Display for Operand {
                     ConstBank::Imm(b) => write!(f, "{b:#x}")?,
                     ConstBank::Reg(r) => write!(f, "{r}")?,
                 }
-                write!(f, "][{addr}]")?;
+                let gap = if self.spaced_const { "] [" } else { "][" };
+                write!(f, "{gap}{addr}]")?;
             }
             OperandKind::Mem { desc, addr } => {
                 if let Some(d) = desc {
@@ -487,7 +492,8 @@ fn split_operands(s: &str) -> Vec<(&str, bool)> {
             }
             b' ' if depth == 0
                 && i > start
-                && !matches!(s[i..].trim_start().bytes().next(), None | Some(b',')) =>
+                && !matches!(s[i..].trim_start().bytes().next(), None | Some(b','))
+                && !spaced_const_gap(&s[start..i], &s[i + 1..]) =>
             {
                 out.push((s[start..i].trim(), after_space));
                 after_space = true;
@@ -499,6 +505,15 @@ fn split_operands(s: &str) -> Vec<(&str, bool)> {
     }
     out.push((s[start..].trim(), after_space));
     out
+}
+
+/// Whether a space between `before` and `after` is the one inside a constant operand
+/// (`c[0x2] [0x18]`): `before` is a bank alone and `after` starts its address.
+fn spaced_const_gap(before: &str, after: &str) -> bool {
+    let core = before.trim_start_matches(['-', '!', '~', '|']);
+    let bank = core.strip_prefix("c[").or_else(|| core.strip_prefix("cx["));
+    bank.is_some_and(|b| b.ends_with(']') && !b[..b.len() - 1].contains(['[', ']']))
+        && after.starts_with('[')
 }
 
 /// `R12`, `RZ`, `UR4`, `URZ`, `P0`, `PT`, `UP1`, `UPT`, `B3`, `SB0` (the whole string).
@@ -655,6 +670,7 @@ fn parse_operand(text: &str) -> Result<Operand, String> {
     if !rest.is_empty() {
         op.suffixes = suffix_list(rest, text)?;
     }
+    op.spaced_const = matches!(op.kind, OperandKind::Const { .. }) && text.contains("] [");
     Ok(op)
 }
 
@@ -682,6 +698,7 @@ fn parse_core<'s>(s: &'s str, text: &str) -> Result<(OperandKind, &'s str), Stri
             Some(v) => ConstBank::Imm(u32::try_from(v).map_err(|_| bad())?),
             None => ConstBank::Reg(parse_reg(b).ok_or_else(bad)?),
         };
+        let r = r.strip_prefix(' ').unwrap_or(r);
         if !r.starts_with('[') {
             return Err(bad());
         }
@@ -811,6 +828,10 @@ mod tests {
             k => panic!("{k:?}"),
         }
         roundtrip("LDC R4, c[0x0][R2+0x10]");
+        // sm_75 prints the f32 constant source of `HADD2.F32`-style forms with a space.
+        let i = roundtrip("HADD2 R0, -RZ.H0_H0, c[0x2] [0x18].F32");
+        assert!(i.operands[2].spaced_const);
+        assert_eq!(i.operands[2].suffixes, ["F32"]);
         roundtrip("ULDC.64 UR4, c[0x0][0x118]");
         roundtrip("LDC.64 R2, c[UR4][R2.64]");
     }
