@@ -60,15 +60,22 @@ fn learned_since_decode_and_assemble() {
     };
     for &(word, want) in SM90_LEARNED_SINCE {
         assert!(table.lookup_index(word).is_some(), "{want}");
-        let d = table.decode(word, 0).expect("decoded");
-        assert_eq!(d.text(&|_| None), want);
-        let line = format!("{} {want}", table.full_control(&d, 0).to_text());
-        assert_eq!(
-            sass::encode::assemble_line(table, &line, 0, &|_| None),
-            Ok(word),
-            "{line}"
-        );
+        prints_and_assembles_back(table, word, want);
     }
+}
+
+/// `word` decodes to nvdisasm's text `want`, and that text assembles back to `word`.
+fn prints_and_assembles_back(table: &sass::Table, word: u128, want: &str) {
+    let d = table
+        .decode(word, 0)
+        .unwrap_or_else(|| panic!("{want}: not decoded"));
+    assert_eq!(d.text(&|_| None), want);
+    let line = format!("{} {want}", table.full_control(&d, 0).to_text());
+    assert_eq!(
+        sass::encode::assemble_line(table, &line, 0, &|_| None),
+        Ok(word),
+        "{line}"
+    );
 }
 
 #[test]
@@ -80,18 +87,8 @@ fn flag_combinations_decode_and_assemble() {
     for &(word, want) in SM90 {
         // No learned encoding has the combination...
         assert_eq!(table.lookup_index(word), None, "{want}");
-        // ...the flags give nvdisasm's text...
-        let d = table
-            .decode(word, 0)
-            .unwrap_or_else(|| panic!("{want}: not decoded"));
-        assert_eq!(d.text(&|_| None), want);
-        // ...and the text assembles back to the word.
-        let line = format!("{} {want}", table.full_control(&d, 0).to_text());
-        assert_eq!(
-            sass::encode::assemble_line(table, &line, 0, &|_| None),
-            Ok(word),
-            "{line}"
-        );
+        // ...the flags give nvdisasm's text, which assembles back to the word.
+        prints_and_assembles_back(table, word, want);
     }
 }
 
