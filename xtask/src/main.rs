@@ -13,6 +13,7 @@ mod gpu_check;
 mod math_forms;
 mod mutate;
 mod oracle;
+mod sass_prefer;
 mod sass_probe;
 
 use std::process::ExitCode;
@@ -38,6 +39,9 @@ commands:
   sass-probe --arch sm_XX [--collect|--report] [--dir DIR]
                             learn crates/sass/tables/<sm>.txt from nvdisasm (--collect first
                             picks seed words from ptxas output for the corpus)
+  sass-prefer --arch sm_XX [--dir DIR]...
+                            learn which encoding ptxas writes for texts several encodings
+                            print: writes crates/sass/tables/<sm>.prefer
   cvt-forms                 learn ptxas's SASS for every cvt variant: writes
                             crates/lower/data/cvt.tsv (templates lower uses)
   math-forms                learn ptxas's f32/f64 rcp/sqrt/div routines (slow paths inlined):
@@ -67,6 +71,7 @@ fn main() -> ExitCode {
         "cubin-names" => cubin_names::run(rest),
         "fuzz" => fuzz::run(rest),
         "sass-probe" => sass_probe::run(rest),
+        "sass-prefer" => sass_prefer::run(rest),
         "cvt-forms" => cvt_forms::run(rest),
         "math-forms" => math_forms::run(rest),
         "hazard-learn" => corpus::hazard::learn(rest),

@@ -559,6 +559,80 @@ fn cubins_are_accepted_by_nvidia_tools_and_listings_match() {
     assert_eq!(checked, 2 * EXAMPLES.len() - REFUSED.len());
 }
 
+/// Per `.text.*` section of a cubin, its words' texts (branch targets as addresses) and the
+/// words without their control fields.
+fn texts_and_words(bytes: &[u8], sm: &str) -> Vec<(String, u128)> {
+    let table = sass::table(sm).expect("table");
+    let c = cubin::read(bytes).expect("cubin reads");
+    let mut out = Vec::new();
+    for (i, s) in c.sections.iter().enumerate() {
+        if !s.name.starts_with(".text.") {
+            continue;
+        }
+        let data = cubin::write::encode_data(&c.sections[i].data);
+        for (k, w) in sass::words(&data).into_iter().enumerate() {
+            let text = table.print(w, 16 * k as u64, &|_| None);
+            out.push((text, w & !sass::control::CONTROL_MASK));
+        }
+    }
+    out
+}
+
+/// Several encodings can print the same text (sm_90's `BAR.SYNC.DEFER_BLOCKING 0x0` with a
+/// hidden `RZ` thread count), and the GPU tells them apart. Every instruction kiln writes
+/// whose text ptxas also writes for the same example must be ptxas's word bit for bit
+/// (outside the control field). The old sm_90 barrier (0x791d) fails this.
+#[test]
+fn instructions_with_ptxas_text_are_ptxas_words() {
+    if oracle().is_none() {
+        println!("skipping: NVIDIA oracle tools not installed (cargo xtask oracle)");
+        return;
+    }
+    let mut compared = 0;
+    let mut hidden_differs = 0;
+    for path in EXAMPLES {
+        let text = std::fs::read_to_string(path).unwrap();
+        for sm in ["sm_80", "sm_90"] {
+            let mut db = RootDatabase::default();
+            let file = db.add_file(path, text.as_bytes());
+            let out = db::cubin(&db, FileTarget::new(&db, file, target(sm)));
+            let Some(bytes) = &out.bytes else { continue };
+            let Some(theirs) = test_support::ptxas_cubin(Path::new(path), sm, &[]) else {
+                return;
+            };
+            let theirs: std::collections::HashMap<String, u128> =
+                texts_and_words(&theirs, sm).into_iter().collect();
+            let table = sass::table(sm).expect("table");
+            for (t, w) in texts_and_words(bytes, sm) {
+                if let Some(&p) = theirs.get(&t) {
+                    // The same encoding; bits nvdisasm prints nowhere (cache hints such as
+                    // sm_80 LDG's bit 73) may differ and are counted, not failed.
+                    assert_eq!(
+                        table.lookup_index(w),
+                        table.lookup_index(p),
+                        "{path} {sm}: kiln's `{t}` is {w:032x}, ptxas's {p:032x}"
+                    );
+                    compared += 1;
+                    // Branch targets print as addresses, so equal texts at other pcs have
+                    // other offsets.
+                    let pc_relative = ["BRA ", "BSSY ", "CALL", "BREAK "]
+                        .iter()
+                        .any(|m| t.contains(m));
+                    if w != p && !pc_relative {
+                        hidden_differs += 1;
+                        println!("hidden bits differ: {path} {sm} `{t}`: {w:032x} ptxas {p:032x}");
+                    }
+                }
+            }
+        }
+    }
+    println!(
+        "{compared} instructions compared with ptxas's words, {hidden_differs} with other \
+         unprinted bits"
+    );
+    assert!(compared > 500, "only {compared} instructions compared");
+}
+
 #[test]
 fn register_count_follows_ptxas_convention() {
     // ptxas reports (highest R index + 1) + 2; check on the oracle with a kernel whose

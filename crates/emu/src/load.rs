@@ -177,6 +177,14 @@ pub fn decode(bytes: &[u8]) -> Result<Image, LoadError> {
             .decode(w, pc)
             .or_else(|| merged.and_then(|m| m.decode(w, pc)));
         let slot = match decoded {
+            // A word that prints like ptxas's but is another encoding ptxas never writes for
+            // that text (`sass::prefer::Shadow`): its text does not say what it does.
+            Some(d) if table.is_shadow(d.encoding) => Slot::Unknown(format!(
+                "`{}` is encoded as {:#x}, a form that prints like ptxas's but that ptxas \
+                 never writes (its hidden operands are not modelled)",
+                d.text(&|t| Some(format!("{t:#x}"))),
+                d.encoding.value & 0xfff
+            )),
             Some(d) => match Inst::from_decoded(&d) {
                 Ok(inst) => Slot::Inst {
                     text: d.text(&|t| Some(format!("{t:#x}"))),

@@ -13,6 +13,7 @@ pub mod decode;
 pub mod encode;
 pub mod listing;
 pub mod model;
+pub mod prefer;
 pub mod table;
 pub mod text;
 pub mod texture;
@@ -41,8 +42,31 @@ pub fn table(sm: &str) -> Option<&'static Table> {
     let key = normalize_sm(sm)?;
     let i = TABLES.iter().position(|(n, _)| *n == key)?;
     Some(CACHE[i].get_or_init(|| {
-        Table::parse(TABLES[i].0, TABLES[i].1).expect("committed tables parse (tested)")
+        let mut t =
+            Table::parse(TABLES[i].0, TABLES[i].1).expect("committed tables parse (tested)");
+        if let Some((_, text)) = PREFERENCES.iter().find(|(n, _)| *n == key) {
+            let prefs = prefer::parse(&key, text).expect("committed preferences parse (tested)");
+            t.apply_preferences(&prefs.preferred)
+                .and_then(|()| t.apply_shadows(&prefs.shadows))
+                .expect("committed preferences match their tables (tested)");
+        }
+        t
     }))
+}
+
+/// SMs with committed assembler preferences (`tables/<sm>.prefer`, [`prefer`]): the encoding
+/// ptxas writes for texts that several encodings print.
+pub const PREFERENCES: &[(&str, &str)] = &[
+    ("sm_90", include_str!("../tables/sm_90.prefer")),
+    ("sm_80", include_str!("../tables/sm_80.prefer")),
+];
+
+/// The table for an SM as learned, without [`PREFERENCES`] (for the generator that makes
+/// them).
+pub fn table_as_learned(sm: &str) -> Option<Table> {
+    let key = normalize_sm(sm)?;
+    let (_, text) = TABLES.iter().find(|(n, _)| *n == key)?;
+    Table::parse(&key, text).ok()
 }
 
 /// `sm_90a`, `SM90`, `sm90` -> `sm_90`.

@@ -167,6 +167,9 @@ pub struct Table {
     by_shape: OnceLock<HashMap<(String, usize), Vec<u32>>>,
     /// [`Table::composed_by_template`]'s answers: template -> (encoding, flag set).
     composed_keys: Mutex<HashMap<String, Vec<(u32, u128)>>>,
+    /// Encodings that print like one ptxas writes but that ptxas never writes
+    /// ([`crate::prefer::Shadow`]).
+    pub(crate) shadows: std::collections::BTreeSet<u32>,
 }
 
 /// The decoder's index for one opcode (see [`Table::lookup_index`]).
@@ -227,6 +230,7 @@ impl Table {
             composed: Mutex::new(HashMap::new()),
             by_shape: OnceLock::new(),
             composed_keys: Mutex::new(HashMap::new()),
+            shadows: Default::default(),
         };
         t.index();
         t
@@ -475,6 +479,17 @@ impl Table {
                     .collect()
             })
             .collect();
+    }
+
+    /// Moves encoding `i` to the front of the assembler's list for template `key`
+    /// ([`crate::prefer`]).
+    pub(crate) fn prefer_for_template(&mut self, key: &str, i: u32) {
+        if let Some(list) = self.by_template.get_mut(key)
+            && let Some(pos) = list.iter().position(|&j| j == i)
+        {
+            let e = list.remove(pos);
+            list.insert(0, e);
+        }
     }
 
     /// Encodings whose template, reuse markers removed, is `key`.

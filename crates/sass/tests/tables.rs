@@ -90,3 +90,51 @@ fn fnv1a64(parts: &[&[u8]]) -> u64 {
     }
     h
 }
+
+/// The committed assembler preferences (`tables/<sm>.prefer`) name encodings of their tables
+/// with the templates they print, and each preferred encoding is the one the assembler tries
+/// first; shadows are known to the table.
+#[test]
+fn committed_preferences_apply() {
+    for (sm, text) in sass::PREFERENCES {
+        let prefs = sass::prefer::parse(sm, text).expect("preferences parse");
+        let table = sass::table(sm).expect("table with preferences");
+        for p in &prefs.preferred {
+            let first = table.by_template(&p.template).next().expect("template");
+            assert_eq!(
+                (first.mask, first.value),
+                (p.mask, p.value),
+                "{sm}: `{}`",
+                p.template
+            );
+        }
+        for s in &prefs.shadows {
+            let i = table
+                .find_encoding(s.mask, s.value)
+                .expect("shadow in table");
+            assert!(
+                table.is_shadow(&table.encodings[i]),
+                "{sm}: `{}`",
+                s.template
+            );
+        }
+    }
+}
+
+/// sm_90's `BAR.SYNC.DEFER_BLOCKING 0x0` assembles to ptxas's word (opcode bits `0xb1d`: the
+/// barrier id, no thread count), not to the `0x91d` form whose `RZ` thread count nvdisasm does
+/// not print (what kiln wrote before, and what made barriers fall through on an H100).
+#[test]
+fn sm_90_barrier_assembles_to_ptxas_word() {
+    let table = sass::table("sm_90").expect("sm_90 table");
+    let w = sass::encode::assemble_line(table, "BAR.SYNC.DEFER_BLOCKING 0x0", 0, &|_| None)
+        .expect("assembles");
+    let e = table.lookup(w).expect("decodes");
+    assert!(!table.is_shadow(e));
+    // ptxas 13.0.88's word for `bar.sync 0` on sm_90, outside the control field (nvdisasm -hex
+    // of the oracle's cubin for test-data/codegen/shared.ptx).
+    assert_eq!(
+        w & !sass::control::CONTROL_MASK,
+        0x0000000000010000_0000000000007b1d
+    );
+}
