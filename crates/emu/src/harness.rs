@@ -663,5 +663,100 @@ pub fn compare_kernel(
             "undefined behaviour: {outside_array} shared access(es) outside the .shared array their address derives from (what they touch depends on the shared-memory layout, which ptxas and the interpreter choose differently)"
         ));
     }
+    if let Some(race) = interleaving_dependence(&prog, k, &inp, cfg, &ibufs, itrap.is_some()) {
+        return Verdict::NotComparable(race);
+    }
     Verdict::Differ(difference)
+}
+
+/// Runs the launch in the interpreter again with its threads interleaved another way
+/// ([`interp::Schedule::Interleaved`]); `first` holds the buffers of the round-robin run.
+/// Every order is a legal execution of race-free PTX, so a different result means the PTX
+/// itself races (or orders atomics) at this launch: the reason, or `None` when both orders
+/// agree (or the second run cannot finish).
+fn interleaving_dependence(
+    prog: &interp::Program,
+    k: u32,
+    inp: &Inputs,
+    cfg: &Config,
+    first: &[Vec<u8>],
+    first_trapped: bool,
+) -> Option<String> {
+    let mut prog = prog.clone();
+    let mut mem = Memory::new();
+    let (params, addrs) = place(inp, &mut mem);
+    prog.load(&mut mem);
+    let launch = interp::Launch {
+        grid: cfg.grid,
+        block: cfg.block,
+        dynamic_shared: cfg.dynamic_shared,
+        params,
+        step_limit: cfg.step_limit,
+    };
+    let trapped = match prog.run_scheduled(&mut mem, k, &launch, interp::Schedule::Interleaved) {
+        Ok(_) => false,
+        Err(interp::RunError::Trap { .. }) => true,
+        Err(_) => return None,
+    };
+    if trapped != first_trapped {
+        return Some(format!(
+            "data race: the PTX traps in one thread interleaving and not in another at this launch (grid {:?}, block {:?})",
+            cfg.grid, cfg.block
+        ));
+    }
+    for (bi, (a, f)) in addrs.iter().zip(first).enumerate() {
+        let b = &mem.buffer(*a).expect("allocated").data;
+        if b != f {
+            let n = b.iter().zip(f).filter(|(x, y)| x != y).count();
+            return Some(format!(
+                "data race: the PTX's result depends on how threads interleave at this launch (grid {:?}, block {:?}): buffer of parameter {} differs in {n} bytes between two interpreter schedules",
+                cfg.grid, cfg.block, inp.buffers[bi].0
+            ));
+        }
+    }
+    None
+}
+
+/// Whether the PTX's result at the harness's launch for `cfg` (on `sm`'s shared-memory layout)
+/// depends on the order in which the interpreter runs its threads: the reason when it does.
+/// `Err` when the interpreter cannot run it.
+pub fn schedule_dependence(
+    ptx: &str,
+    kernel: &str,
+    sm: u32,
+    cfg: &Config,
+) -> Result<Option<String>, String> {
+    let mut prog = interp::Program::from_text(ptx).map_err(|e| e.message)?;
+    prog.set_shared_layout(interp::SharedLayout::for_sm(sm));
+    let k = prog
+        .kernel(kernel)
+        .ok_or_else(|| format!("no kernel `{kernel}`"))?;
+    let slots = prog.params(k).to_vec();
+    let mut inp = inputs(
+        &slots,
+        prog.param_size(k) as usize,
+        &prog.texture_uses(k),
+        cfg,
+    );
+    add_surfaces(&mut inp, &slots, &prog.surface_uses(k), cfg);
+    let mut mem = Memory::new();
+    let (params, addrs) = place(&inp, &mut mem);
+    prog.load(&mut mem);
+    let launch = interp::Launch {
+        grid: cfg.grid,
+        block: cfg.block,
+        dynamic_shared: cfg.dynamic_shared,
+        params,
+        step_limit: cfg.step_limit,
+    };
+    let trapped = match prog.run(&mut mem, k, &launch) {
+        Ok(_) => false,
+        Err(interp::RunError::Trap { .. }) => true,
+        Err(e) => return Err(e.to_string()),
+    };
+    let bufs: Vec<Vec<u8>> = addrs
+        .iter()
+        .map(|a| mem.buffer(*a).expect("allocated").data.clone())
+        .collect();
+    Ok(interleaving_dependence(&prog, k, &inp, cfg, &bufs, trapped))
 }

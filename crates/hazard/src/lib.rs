@@ -230,7 +230,11 @@ impl Observer for Checker<'_> {
             self.report(consumer, HazardKind::UnguardedVariable, Some(producer), msg);
             return;
         }
-        let need = self.table.raw_required(p, c);
+        let need = if matches!(effects::key_reg(key).file, sass::model::RegFile::P) {
+            self.table.raw_required_predicate(p, c)
+        } else {
+            self.table.raw_required(p, c)
+        };
         if elapsed < need {
             let msg = format!(
                 "{c} reads {} {elapsed} cycles after {p} at {ppc:#06x} wrote it; {need} needed",

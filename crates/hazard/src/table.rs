@@ -286,6 +286,25 @@ impl LatencyTable {
         by_producer.min(by_consumer)
     }
 
+    /// Pairs ptxas wrote at least this often count as a measured predicate latency
+    /// ([`LatencyTable::raw_required_predicate`]).
+    pub const PREDICATE_PAIR_SAMPLES: u64 = 50;
+
+    /// The distance the checker requires before a consumer reads a *predicate* a fixed-latency
+    /// producer wrote: [`LatencyTable::raw_required`], raised to the pair's own learned
+    /// minimum when ptxas wrote the pair at least [`Self::PREDICATE_PAIR_SAMPLES`] times.
+    /// Predicate results reach their consumers at different times: sm_90's `DSETP` feeds
+    /// `FSEL`'s operand after 6 cycles but a branch's guard only after 14 (`raw DSETP BRA 14
+    /// n=761`); the any-consumer minimum let kiln's 13-cycle `DSETP` → `@P0 BRA` pass, and on
+    /// an H100 that branch read the previous predicate (docs/arch/hardware.md).
+    pub fn raw_required_predicate(&self, producer: &str, consumer: &str) -> u16 {
+        let base = self.raw_required(producer, consumer);
+        match self.raw.get(&(producer.to_string(), consumer.to_string())) {
+            Some(o) if o.n >= Self::PREDICATE_PAIR_SAMPLES => base.max(o.min),
+            _ => base,
+        }
+    }
+
     /// The distance a scheduler should leave (conservative): the learned minimum for the pair;
     /// for an unseen pair the largest minimum of the producer with any consumer; for an
     /// unknown producer the largest minimum in the table.

@@ -21,6 +21,19 @@ use crate::mem::{self, Memory};
 /// multi-warp barriers) need the other warps to run while one spins.
 pub const WARP_QUANTUM: u32 = 4096;
 
+/// The order in which the interpreter runs the threads of a launch. Any order is a legal
+/// execution of well-synchronised PTX, so a kernel whose result depends on the order has a
+/// data race (or an order-dependent atomic) at that launch: its result is no reference.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Schedule {
+    /// CTAs in order; each CTA's warps round-robin in order, [`WARP_QUANTUM`] steps a turn.
+    #[default]
+    RoundRobin,
+    /// CTAs in reverse order; warps in reverse order, one warp step a turn (the finest
+    /// interleaving of warps).
+    Interleaved,
+}
+
 /// A kernel launch.
 #[derive(Debug, Clone)]
 pub struct Launch {
@@ -155,6 +168,7 @@ struct Cta<'a> {
     clock: u64,
     stats: RunStats,
     nthreads: u32,
+    schedule: Schedule,
 }
 
 /// `.aligned` warp instructions (`ldmatrix`, `mma`) need every live lane of the warp (`n`
@@ -188,6 +202,17 @@ pub fn run(
     kernel: u32,
     launch: &Launch,
 ) -> Result<RunStats, RunError> {
+    run_scheduled(module, mem, kernel, launch, Schedule::RoundRobin)
+}
+
+/// [`run`] with the threads run in the order `schedule` says.
+pub fn run_scheduled(
+    module: &Module,
+    mem: &mut Memory,
+    kernel: u32,
+    launch: &Launch,
+    schedule: Schedule,
+) -> Result<RunStats, RunError> {
     let f = module
         .functions
         .get(kernel as usize)
@@ -209,16 +234,23 @@ pub fn run(
         return Err(RunError::BadLaunch("empty grid".into()));
     }
     let mut stats = RunStats::default();
+    let mut ctas = Vec::new();
     for cz in 0..launch.grid[2] {
         for cy in 0..launch.grid[1] {
             for cx in 0..launch.grid[0] {
-                let s = run_cta(module, mem, kernel, launch, [cx, cy, cz])?;
-                stats.warp_steps += s.warp_steps;
-                stats.thread_steps += s.thread_steps;
-                stats.outside_mask += s.outside_mask;
-                stats.outside_array += s.outside_array;
+                ctas.push([cx, cy, cz]);
             }
         }
+    }
+    if schedule == Schedule::Interleaved {
+        ctas.reverse();
+    }
+    for ctaid in ctas {
+        let s = run_cta(module, mem, kernel, launch, ctaid, schedule)?;
+        stats.warp_steps += s.warp_steps;
+        stats.thread_steps += s.thread_steps;
+        stats.outside_mask += s.outside_mask;
+        stats.outside_array += s.outside_array;
     }
     Ok(stats)
 }
@@ -229,6 +261,7 @@ fn run_cta(
     kernel: u32,
     launch: &Launch,
     ctaid: [u32; 3],
+    schedule: Schedule,
 ) -> Result<RunStats, RunError> {
     let f = &module.functions[kernel as usize];
     let [bx, by, bz] = launch.block;
@@ -274,6 +307,7 @@ fn run_cta(
         clock: 0,
         stats: RunStats::default(),
         nthreads: n,
+        schedule,
     };
     cta.run()?;
     Ok(cta.stats)
@@ -283,10 +317,14 @@ impl Cta<'_> {
     fn run(&mut self) -> Result<(), RunError> {
         loop {
             let mut progressed = false;
-            for w in 0..self.warps.len() {
+            let (order, quantum): (Vec<usize>, u32) = match self.schedule {
+                Schedule::RoundRobin => ((0..self.warps.len()).collect(), WARP_QUANTUM),
+                Schedule::Interleaved => ((0..self.warps.len()).rev().collect(), 1),
+            };
+            for w in order {
                 // Run this warp until it can make no progress or its quantum is used up (so
                 // that a warp spinning on memory another warp will write lets that warp run).
-                for _ in 0..WARP_QUANTUM {
+                for _ in 0..quantum {
                     if !self.step_warp(w)? {
                         break;
                     }

@@ -25,7 +25,7 @@ pub mod surface;
 pub mod texture;
 
 pub use devrt::{AssertRecord, DeviceLog, PrintfArg, PrintfRecord, SysCall};
-pub use exec::{Launch, RunError, RunStats};
+pub use exec::{Launch, RunError, RunStats, Schedule};
 pub use ir::{Module, ParamSlot, Ty};
 pub use lower::LowerError;
 pub use mem::{Memory, ReservedSmem, SharedLayout, SharedMap};
@@ -334,5 +334,16 @@ impl Program {
     /// Runs kernel `k`.
     pub fn run(&self, mem: &mut Memory, k: u32, launch: &Launch) -> Result<RunStats, RunError> {
         exec::run(&self.module, mem, k, launch)
+    }
+
+    /// Runs kernel `k` with its threads in the order `schedule` says.
+    pub fn run_scheduled(
+        &self,
+        mem: &mut Memory,
+        k: u32,
+        launch: &Launch,
+        schedule: Schedule,
+    ) -> Result<RunStats, RunError> {
+        exec::run_scheduled(&self.module, mem, k, launch, schedule)
     }
 }

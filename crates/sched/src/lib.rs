@@ -88,6 +88,8 @@ pub struct Latencies {
     pub r_fp64: u64,
     /// Predicate results (ptxas: ISETP → `@P0 EXIT` 13 cycles).
     pub p: u64,
+    /// sm_90 DSETP predicate results (ptxas: DSETP → BRA 14, → PLOP3 15 cycles).
+    pub p_fp64: u64,
     /// Uniform register results (ptxas: ULDC.64 UR4 → first LDG 14–15 cycles).
     pub ur: u64,
     /// Minimum stall after a variable-latency instruction before its scoreboard can be
@@ -102,6 +104,7 @@ pub const LATENCIES: Latencies = Latencies {
     r: 6,
     r_fp64: 8,
     p: 13,
+    p_fp64: 15,
     ur: 15,
     sb_setup: 2,
     branch: 6,
@@ -138,6 +141,13 @@ fn fixed_latency(i: &Inst, class: u8, lat: &Latencies) -> u64 {
         0 if matches!(i.base_op(), "DADD" | "DMUL" | "DFMA") => lat.r_fp64,
         0 => lat.r,
         1 => lat.ur,
+        // sm_90's fixed-latency DSETP (in the fp64 pipe) writes its predicate later than
+        // ISETP/FSETP: ptxas leaves 14 cycles before a branch or an ALU consumer and 15 before
+        // PLOP3 (`crates/hazard/tables/sm_90.txt`: `raw DSETP BRA 14 n=761`, `raw DSETP PLOP3
+        // 15`). 13 made the branch read the previous DSETP's predicate on an H100
+        // (Mandelbrot<double> one iteration late, rsqrt.approx.f64 of a negative number 2x;
+        // docs/arch/hardware.md). On sm_80 DSETP is scoreboarded.
+        _ if i.base_op() == "DSETP" => lat.p_fp64,
         _ => lat.p,
     }
 }

@@ -26,6 +26,7 @@ mod cubin;
 pub mod disasm;
 mod emu;
 pub mod hazard;
+mod hwcheck;
 mod interp;
 mod json;
 pub mod parse;
@@ -45,6 +46,10 @@ pub fn run(args: &[String]) -> Result<(), String> {
     let Some((stage, rest)) = args.split_first() else {
         return Err(USAGE.into());
     };
+    // `hwcheck`'s --dir names the hardware runs, not the corpus.
+    if stage == "hwcheck" {
+        return hwcheck::run(rest);
+    }
     let args = CorpusArgs::parse(rest)?;
     match stage.as_str() {
         "interp" => interp::run(&args),
