@@ -166,6 +166,17 @@ pub fn template(lines: &[String], n: usize, wide: bool) -> Result<String, String
     if loads.len() < n {
         return Err("fewer loads than operands".into());
     }
+    // ptxas may load only one word of a 64-bit operand (`rcp.approx.ftz.f64` reads just the
+    // high word: `LDG.E R2, [R2.64+0x4]`); the operand-pair naming below would call that
+    // register the low word (`%a.0`) and kiln fed MUFU.RCP64H the low word
+    // (docs/arch/hardware.md). Such a form is not learned: kiln refuses it as unsupported.
+    if wide
+        && loads
+            .iter()
+            .any(|&i| !lines[i].starts_with("LDG.E.64") && !lines[i].starts_with("LDG.E.128"))
+    {
+        return Err("ptxas loads a single word of a 64-bit operand".into());
+    }
     let stg = lines
         .iter()
         .position(|l| l.starts_with("STG"))

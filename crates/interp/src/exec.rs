@@ -2935,6 +2935,16 @@ fn float_fn(op: Op, ty: Ty, m: &Mods, x: u64) -> u64 {
                 // 0xfff8000000000000; of a NaN, the canonical NaN (its `DADD a, a`).
                 NEG_QUIET_NAN
             }
+            Op::Rsqrt if t == Ty::F64 && (a.is_nan() || a < 0.0) => {
+                // ptxas's rsqrt.approx.f64 routine (its special-case block, also what an H100
+                // wrote: h100-2026-11-27 job 2701): a NaN comes back quieted (`DADD a, a`),
+                // a negative number (not -0) gives 0xfff8000000000000.
+                if a.is_nan() {
+                    x | F64_QUIET_BIT
+                } else {
+                    NEG_QUIET_NAN
+                }
+            }
             Op::Rcp if !m.approx => float::div(1.0, a, rnd, fmt),
             Op::Sqrt if !m.approx => float::sqrt(a, rnd, fmt),
             Op::Rcp => {
