@@ -298,13 +298,7 @@ fn interpret(
     let mut mem = interp::Memory::new();
     let (params, addrs) = emu::harness::place(inputs, &mut mem);
     prog.load(&mut mem);
-    let launch = interp::Launch {
-        grid: cfg.grid,
-        block: cfg.block,
-        dynamic_shared: cfg.dynamic_shared,
-        params,
-        step_limit: cfg.step_limit,
-    };
+    let launch = cfg.interp_launch(params);
     prog.run(&mut mem, k, &launch).ok()?;
     addrs
         .iter()

@@ -67,6 +67,19 @@ pub struct Config {
     pub require_no_trap: bool,
 }
 
+impl Config {
+    /// The interpreter's launch for this configuration with parameter bytes `params`.
+    pub fn interp_launch(&self, params: Vec<u8>) -> interp::Launch {
+        interp::Launch {
+            grid: self.grid,
+            block: self.block,
+            dynamic_shared: self.dynamic_shared,
+            params,
+            step_limit: self.step_limit,
+        }
+    }
+}
+
 impl Default for Config {
     fn default() -> Config {
         Config {
@@ -686,13 +699,7 @@ fn interleaving_dependence(
     let mut mem = Memory::new();
     let (params, addrs) = place(inp, &mut mem);
     prog.load(&mut mem);
-    let launch = interp::Launch {
-        grid: cfg.grid,
-        block: cfg.block,
-        dynamic_shared: cfg.dynamic_shared,
-        params,
-        step_limit: cfg.step_limit,
-    };
+    let launch = cfg.interp_launch(params);
     let trapped = match prog.run_scheduled(&mut mem, k, &launch, interp::Schedule::Interleaved) {
         Ok(_) => false,
         Err(interp::RunError::Trap { .. }) => true,
@@ -742,13 +749,7 @@ pub fn schedule_dependence(
     let mut mem = Memory::new();
     let (params, addrs) = place(&inp, &mut mem);
     prog.load(&mut mem);
-    let launch = interp::Launch {
-        grid: cfg.grid,
-        block: cfg.block,
-        dynamic_shared: cfg.dynamic_shared,
-        params,
-        step_limit: cfg.step_limit,
-    };
+    let launch = cfg.interp_launch(params);
     let trapped = match prog.run(&mut mem, k, &launch) {
         Ok(_) => false,
         Err(interp::RunError::Trap { .. }) => true,
