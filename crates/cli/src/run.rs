@@ -47,6 +47,11 @@ pub struct Args {
     /// FILE is a cubin: run it in the SASS emulator (`crates/emu`) instead of interpreting PTX.
     #[arg(long)]
     pub(crate) sass: bool,
+    /// Sanitize the run: report data races on shared memory, reads of uninitialized shared or
+    /// local memory, and results that depend on thread interleaving (the launch runs a second
+    /// time in another thread order); a non-zero exit status when anything is found.
+    #[arg(long)]
+    pub(crate) check: bool,
 }
 
 pub(crate) fn dims(s: &str, what: &str) -> Result<[u32; 3], String> {
@@ -208,6 +213,111 @@ fn run_inner(args: &Args) -> Result<Status, String> {
             args.args.len()
         ));
     }
+    let grid = dims(&args.grid, "grid")?;
+    let block = dims(&args.block, "block")?;
+    let (mut mem, params, buffers) = setup(&mut prog, k, &slots, args)?;
+    let launch = interp::Launch {
+        grid,
+        block,
+        dynamic_shared: args.dynamic_shared,
+        params,
+        step_limit: args.step_limit,
+    };
+    let options = interp::RunOptions {
+        schedule: interp::Schedule::RoundRobin,
+        sanitize: args.check,
+    };
+    let result = prog.run_with(&mut mem, k, &launch, &options);
+    // Buffers are written even after a trap: they show the state at the failure.
+    if !buffers.is_empty() {
+        std::fs::create_dir_all(&args.out)
+            .map_err(|e| format!("cannot create {}: {e}", args.out.display()))?;
+    }
+    for (i, addr, path) in &buffers {
+        let data = &mem.buffer(*addr).expect("allocated").data;
+        let dest = match path {
+            Some(p) if args.in_place => p.clone(),
+            _ => args.out.join(format!("arg{i}.bin")),
+        };
+        write(&dest, data)?;
+        println!("wrote {} ({} bytes)", dest.display(), data.len());
+    }
+    match result {
+        Ok(stats) => {
+            println!(
+                "ran `{}`: {} warp instructions, {} thread instructions",
+                args.kernel, stats.warp_steps, stats.thread_steps
+            );
+            if !args.check {
+                return Ok(Status::Ok);
+            }
+            let mut found = 0;
+            for f in &stats.findings {
+                found += 1;
+                report(&shown, &text, f.line, &f.message());
+            }
+            // Races on global memory (and any the shadow memory misses) by their effect: the
+            // same launch in the finest reverse interleaving of threads.
+            let (mut mem2, params2, buffers2) = setup(&mut prog, k, &slots, args)?;
+            let launch2 = interp::Launch {
+                params: params2,
+                ..launch.clone()
+            };
+            let second = interp::RunOptions {
+                schedule: interp::Schedule::Interleaved,
+                sanitize: false,
+            };
+            if prog.run_with(&mut mem2, k, &launch2, &second).is_ok() {
+                for ((i, a, _), (_, b, _)) in buffers.iter().zip(&buffers2) {
+                    let x = &mem.buffer(*a).expect("allocated").data;
+                    let y = &mem2.buffer(*b).expect("allocated").data;
+                    if x != y {
+                        found += 1;
+                        let n = x.iter().zip(y).filter(|(p, q)| p != q).count();
+                        eprintln!(
+                            "{shown}: warning: data race: the result depends on how threads \
+                             interleave (argument {i}: {n} bytes differ between two thread orders)"
+                        );
+                    }
+                }
+            }
+            if found == 0 {
+                println!("check: no data race or uninitialized read found");
+                Ok(Status::Ok)
+            } else {
+                eprintln!("kiln: check: {found} finding(s)");
+                Ok(Status::Failure)
+            }
+        }
+        Err(e) => {
+            eprintln!("{shown}: error: {e}");
+            Ok(Status::InputErrors)
+        }
+    }
+}
+
+/// A sanitizer finding at PTX line `line`: `file:line:col: warning: message` and the line.
+fn report(shown: &str, text: &str, line: u32, message: &str) {
+    let src = text
+        .lines()
+        .nth(line.saturating_sub(1) as usize)
+        .unwrap_or("");
+    let col = src.len() - src.trim_start().len() + 1;
+    eprintln!("{shown}:{line}:{col}: warning: {message}");
+    eprintln!("  | {}", src.trim());
+}
+
+/// A buffer argument: (argument index, address, file it came from).
+type Buffer = (usize, u64, Option<PathBuf>);
+
+/// Fresh memory with the module loaded and the arguments placed: (memory, parameter bytes,
+/// buffers). The same arguments give the same addresses every time.
+fn setup(
+    prog: &mut interp::Program,
+    k: u32,
+    slots: &[interp::ParamSlot],
+    args: &Args,
+) -> Result<(interp::Memory, Vec<u8>, Vec<Buffer>), String> {
     let mut mem = interp::Memory::new();
     prog.load(&mut mem);
     let mut seed = args.seed | 1;
@@ -241,41 +351,7 @@ fn run_inner(args: &Args) -> Result<Status, String> {
         let at = slot.offset as usize;
         params[at..at + bytes.len()].copy_from_slice(&bytes);
     }
-    let launch = interp::Launch {
-        grid: dims(&args.grid, "grid")?,
-        block: dims(&args.block, "block")?,
-        dynamic_shared: args.dynamic_shared,
-        params,
-        step_limit: args.step_limit,
-    };
-    let result = prog.run(&mut mem, k, &launch);
-    // Buffers are written even after a trap: they show the state at the failure.
-    if !buffers.is_empty() {
-        std::fs::create_dir_all(&args.out)
-            .map_err(|e| format!("cannot create {}: {e}", args.out.display()))?;
-    }
-    for (i, addr, path) in &buffers {
-        let data = &mem.buffer(*addr).expect("allocated").data;
-        let dest = match path {
-            Some(p) if args.in_place => p.clone(),
-            _ => args.out.join(format!("arg{i}.bin")),
-        };
-        write(&dest, data)?;
-        println!("wrote {} ({} bytes)", dest.display(), data.len());
-    }
-    match result {
-        Ok(stats) => {
-            println!(
-                "ran `{}`: {} warp instructions, {} thread instructions",
-                args.kernel, stats.warp_steps, stats.thread_steps
-            );
-            Ok(Status::Ok)
-        }
-        Err(e) => {
-            eprintln!("{shown}: error: {e}");
-            Ok(Status::InputErrors)
-        }
-    }
+    Ok((mem, params, buffers))
 }
 
 pub(crate) fn write(p: &Path, data: &[u8]) -> Result<(), String> {

@@ -34,6 +34,15 @@ pub enum Schedule {
     Interleaved,
 }
 
+/// How to run a launch: the thread order and whether to sanitize ([`crate::sanitize`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct RunOptions {
+    pub schedule: Schedule,
+    /// Track shared and local memory accesses and report races and uninitialized reads in
+    /// [`RunStats::findings`].
+    pub sanitize: bool,
+}
+
 /// A kernel launch.
 #[derive(Debug, Clone)]
 pub struct Launch {
@@ -103,6 +112,8 @@ pub struct RunStats {
     /// Shared-memory accesses outside the static `.shared` array their address derives from
     /// ([`crate::provenance`]): undefined in PTX (what they read depends on the layout).
     pub outside_array: u64,
+    /// The sanitizer's findings (with [`RunOptions::sanitize`]).
+    pub findings: Vec<crate::sanitize::Finding>,
 }
 
 /// A call's argument values: per parameter, bytes (`.param`) and element values (`.reg`).
@@ -169,6 +180,9 @@ struct Cta<'a> {
     stats: RunStats,
     nthreads: u32,
     schedule: Schedule,
+    san: Option<crate::sanitize::CtaSanitizer>,
+    /// Set while an atomic reads and writes memory (for the sanitizer).
+    in_atomic: bool,
 }
 
 /// `.aligned` warp instructions (`ldmatrix`, `mma`) need every live lane of the warp (`n`
@@ -213,6 +227,22 @@ pub fn run_scheduled(
     launch: &Launch,
     schedule: Schedule,
 ) -> Result<RunStats, RunError> {
+    let options = RunOptions {
+        schedule,
+        sanitize: false,
+    };
+    run_with(module, mem, kernel, launch, &options)
+}
+
+/// [`run`] with `options`.
+pub fn run_with(
+    module: &Module,
+    mem: &mut Memory,
+    kernel: u32,
+    launch: &Launch,
+    options: &RunOptions,
+) -> Result<RunStats, RunError> {
+    let schedule = options.schedule;
     let f = module
         .functions
         .get(kernel as usize)
@@ -246,11 +276,12 @@ pub fn run_scheduled(
         ctas.reverse();
     }
     for ctaid in ctas {
-        let s = run_cta(module, mem, kernel, launch, ctaid, schedule)?;
+        let s = run_cta(module, mem, kernel, launch, ctaid, options)?;
         stats.warp_steps += s.warp_steps;
         stats.thread_steps += s.thread_steps;
         stats.outside_mask += s.outside_mask;
         stats.outside_array += s.outside_array;
+        stats.findings.extend(s.findings);
     }
     Ok(stats)
 }
@@ -261,7 +292,7 @@ fn run_cta(
     kernel: u32,
     launch: &Launch,
     ctaid: [u32; 3],
-    schedule: Schedule,
+    options: &RunOptions,
 ) -> Result<RunStats, RunError> {
     let f = &module.functions[kernel as usize];
     let [bx, by, bz] = launch.block;
@@ -307,9 +338,21 @@ fn run_cta(
         clock: 0,
         stats: RunStats::default(),
         nthreads: n,
-        schedule,
+        schedule: options.schedule,
+        san: None,
+        in_atomic: false,
     };
+    if options.sanitize {
+        let tids = cta.warps.iter().flatten().map(|t| t.tid).collect();
+        let mut san = crate::sanitize::CtaSanitizer::new(cta.shared.len(), tids, ctaid);
+        let reserved = cta.smap.reserved_begin();
+        san.initialized(reserved..reserved + mem::RESERVED_SMEM_SIZE);
+        cta.san = Some(san);
+    }
     cta.run()?;
+    if let Some(san) = cta.san.take() {
+        cta.stats.findings = san.into_findings();
+    }
     Ok(cta.stats)
 }
 
@@ -393,6 +436,9 @@ impl Cta<'_> {
                 continue;
             }
             let bar = std::mem::take(&mut self.barriers[b]);
+            if let Some(san) = &mut self.san {
+                san.barrier(bar.waiting.iter().map(|&(w, l)| w * 32 + l));
+            }
             for (w, l) in bar.waiting {
                 let t = &mut self.warps[w][l];
                 t.st = St::Run;
@@ -1322,6 +1368,17 @@ impl Cta<'_> {
         line: u32,
     ) -> Result<(), RunError> {
         let n = out.len() as u64;
+        if let Some(san) = &mut self.san {
+            match space {
+                Space::Shared | Space::SharedCluster => {
+                    san.shared(w * 32 + l, addr, out.len(), line, false, self.in_atomic)
+                }
+                Space::Local if addr + n <= self.warps[w][l].local.len() as u64 => {
+                    san.local(w * 32 + l, addr, out.len(), line, false)
+                }
+                _ => {}
+            }
+        }
         let t = &self.warps[w][l];
         let ok = match space {
             Space::Global | Space::Generic => self.mem.read(addr, out).is_some(),
@@ -1361,6 +1418,17 @@ impl Cta<'_> {
         line: u32,
     ) -> Result<(), RunError> {
         let n = bytes.len();
+        if let Some(san) = &mut self.san {
+            match space {
+                Space::Shared | Space::SharedCluster => {
+                    san.shared(w * 32 + l, addr, n, line, true, self.in_atomic)
+                }
+                Space::Local if addr + n as u64 <= self.warps[w][l].local.len() as u64 => {
+                    san.local(w * 32 + l, addr, n, line, true)
+                }
+                _ => {}
+            }
+        }
         let ok = match space {
             Space::Global | Space::Generic => self.mem.write(addr, bytes).is_some(),
             Space::Shared | Space::SharedCluster => copy_to(&mut self.shared, addr, bytes),
@@ -2181,12 +2249,18 @@ impl Cta<'_> {
                 };
                 let n = ty.size() as usize;
                 let mut buf = vec![0u8; n];
-                self.load(w, l, sp, addr, &mut buf, inst.line)?;
+                self.in_atomic = true;
+                let loaded = self.load(w, l, sp, addr, &mut buf, inst.line);
+                self.in_atomic = false;
+                loaded?;
                 let mut ob = [0u8; 8];
                 ob[..n.min(8)].copy_from_slice(&buf[..n.min(8)]);
                 let old = u64::from_le_bytes(ob);
                 let new = atom_op(m.atom.unwrap_or(AtomOp::Add), ty, old, b, c);
-                self.store(w, l, sp, addr, &new.to_le_bytes()[..n], inst.line)?;
+                self.in_atomic = true;
+                let stored = self.store(w, l, sp, addr, &new.to_le_bytes()[..n], inst.line);
+                self.in_atomic = false;
+                stored?;
                 if inst.op == Op::Atom {
                     put!(0, ty, old);
                 }

@@ -21,14 +21,16 @@ pub mod lower;
 pub mod mem;
 pub mod mma;
 pub mod provenance;
+pub mod sanitize;
 pub mod surface;
 pub mod texture;
 
 pub use devrt::{AssertRecord, DeviceLog, PrintfArg, PrintfRecord, SysCall};
-pub use exec::{Launch, RunError, RunStats, Schedule};
+pub use exec::{Launch, RunError, RunOptions, RunStats, Schedule};
 pub use ir::{Module, ParamSlot, Ty};
 pub use lower::LowerError;
 pub use mem::{Memory, ReservedSmem, SharedLayout, SharedMap};
+pub use sanitize::{Finding, FindingKind};
 
 /// Where a kernel's texture comes from ([`Program::texture_uses`]).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -334,6 +336,17 @@ impl Program {
     /// Runs kernel `k`.
     pub fn run(&self, mem: &mut Memory, k: u32, launch: &Launch) -> Result<RunStats, RunError> {
         exec::run(&self.module, mem, k, launch)
+    }
+
+    /// Runs kernel `k` as `options` say (thread order, sanitizer).
+    pub fn run_with(
+        &self,
+        mem: &mut Memory,
+        k: u32,
+        launch: &Launch,
+        options: &RunOptions,
+    ) -> Result<RunStats, RunError> {
+        exec::run_with(&self.module, mem, k, launch, options)
     }
 
     /// Runs kernel `k` with its threads in the order `schedule` says.
