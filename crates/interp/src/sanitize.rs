@@ -222,7 +222,7 @@ impl CtaSanitizer {
             let Some(cell) = self.cells.get(at).copied() else {
                 continue;
             };
-            let conflict = |a: &Access| !self.ordered(a, thread, warp) && !(a.atomic && atomic);
+            let conflict = |a: &Access| !(self.ordered(a, thread, warp) || a.atomic && atomic);
             let mut finding = None;
             if write {
                 if let Some(w) = cell.write.filter(|w| conflict(w)) {
