@@ -10,8 +10,9 @@
 //! * other integer and float scalars get small random values (integers 1..=16, or 16, 32,
 //!   48 or 64 with [`Config::aligned_scalars`]; floats in [-4, 4) in steps of 1/8); larger
 //!   `.b8` arrays (structs) get random small bytes;
-//! * the grid is [`Config::grid`] CTAs of [`Config::block`] threads (a kernel's `.reqntid`
-//!   wins), with [`Config::dynamic_shared`] bytes of dynamic shared memory;
+//! * the grid is [`Config::grid`] CTAs of [`Config::block`] threads (the corpus stages first
+//!   bring the block inside the kernel's `.reqntid`/`.maxntid`: `crate::retry::contract_config`),
+//!   with [`Config::dynamic_shared`] bytes of dynamic shared memory;
 //! * textures ([`interp::Program::texture_uses`]): a 64-bit parameter the kernel fetches
 //!   from with `tex` (a `cudaTextureObject_t`) gets a texture instead of a buffer, its
 //!   handle (1-based, in the low 32 bits) in the parameter bytes; each texture reference the
@@ -548,8 +549,21 @@ pub fn compare_kernel(
         step_limit: cfg.step_limit,
     };
     let (mut outside_mask, mut outside_array) = (0, 0);
-    let itrap = match prog.run(&mut imem, k, &launch) {
+    // The interpreter runs as a sanitizer: a launch with a data race or an uninitialized read
+    // is outside the kernel's contract, so no comparison at it means anything.
+    let sanitized = interp::RunOptions {
+        schedule: interp::Schedule::RoundRobin,
+        sanitize: true,
+    };
+    let itrap = match prog.run_with(&mut imem, k, &launch, &sanitized) {
         Ok(st) => {
+            if let Some(f) = st.findings.first() {
+                return Verdict::NotComparable(format!(
+                    "sanitizer: line {}: {}",
+                    f.line,
+                    f.message()
+                ));
+            }
             outside_mask = st.outside_mask;
             outside_array = st.outside_array;
             None

@@ -49,6 +49,34 @@ pub fn alternatives(ptx: &str, kernel: &str, reason: &str, plain: &Config) -> Ve
         }
         return out;
     }
+    if reason.starts_with("sanitizer:") {
+        // A race or an uninitialized read at the generic launch: shared tiles and reductions
+        // written for another block size (a tree reduction for 128 threads reads
+        // `sdata[tid + 64]`, which a 64-thread block never wrote). The shapes such code is
+        // written for, each also with aligned scalars (vector accesses at offsets made of
+        // them).
+        let mut out = Vec::new();
+        for c in shapes(&[
+            [128, 1, 1],
+            [256, 1, 1],
+            [32, 1, 1],
+            [512, 1, 1],
+            [1024, 1, 1],
+            [16, 16, 1],
+            [8, 8, 1],
+            [32, 8, 1],
+        ]) {
+            out.push(Config {
+                aligned_scalars: true,
+                ..c.clone()
+            });
+            out.push(c);
+        }
+        return out
+            .into_iter()
+            .filter(|c| within_bounds(ptx, kernel, c.block))
+            .collect();
+    }
     if reason.starts_with("harness: shared access outside") {
         // Shared arrays indexed for a two-dimensional block (image tiles).
         return shapes(&[[8, 8, 1], [16, 16, 1], [32, 8, 1], [16, 8, 1], [32, 32, 1]]);
@@ -86,6 +114,75 @@ pub fn alternatives(ptx: &str, kernel: &str, reason: &str, plain: &Config) -> Ve
         ]);
     }
     Vec::new()
+}
+
+/// A kernel's launch bounds: `.reqntid` (the block it must be launched with) and `.maxntid`
+/// (the most threads per block), when declared.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LaunchBounds {
+    pub reqntid: Option<[u32; 3]>,
+    pub maxntid: Option<[u32; 3]>,
+}
+
+/// The launch bounds `kernel` declares in `ptx`.
+pub fn launch_bounds(ptx: &str, kernel: &str) -> LaunchBounds {
+    use syntax::ast::{self, AstNode};
+    let parse = syntax::parse(ptx);
+    let mut b = LaunchBounds::default();
+    let Some(file) = ast::SourceFile::cast(parse.syntax_node()) else {
+        return b;
+    };
+    let Some(f) = file
+        .syntax()
+        .descendants()
+        .filter_map(ast::Function::cast)
+        .find(|f| f.name().is_some_and(|n| n.text() == kernel))
+    else {
+        return b;
+    };
+    for d in f.perf_directives() {
+        let dims = || -> Option<[u32; 3]> {
+            let v: Vec<u32> = d
+                .int_args()
+                .into_iter()
+                .map(|x| x.and_then(|x| u32::try_from(x).ok()))
+                .collect::<Option<_>>()?;
+            (!v.is_empty() && v.len() <= 3 && !v.contains(&0))
+                .then(|| [v[0], *v.get(1).unwrap_or(&1), *v.get(2).unwrap_or(&1)])
+        };
+        match d.name().as_ref().map(|t| t.text()) {
+            Some(".reqntid") => b.reqntid = dims(),
+            Some(".maxntid") => b.maxntid = dims(),
+            _ => {}
+        }
+    }
+    b
+}
+
+fn threads(b: [u32; 3]) -> u64 {
+    b.iter().map(|&x| u64::from(x)).product()
+}
+
+/// Whether a block shape is inside the kernel's launch bounds.
+pub fn within_bounds(ptx: &str, kernel: &str, block: [u32; 3]) -> bool {
+    let b = launch_bounds(ptx, kernel);
+    b.reqntid.is_none_or(|r| threads(r) == threads(block))
+        && b.maxntid.is_none_or(|m| threads(block) <= threads(m))
+}
+
+/// `plain` with its block inside the kernel's contract: the `.reqntid` shape when the
+/// kernel declares one, at most `.maxntid` threads (that shape) when `plain` has more.
+pub fn contract_config(ptx: &str, kernel: &str, plain: &Config) -> Config {
+    let b = launch_bounds(ptx, kernel);
+    let block = match (b.reqntid, b.maxntid) {
+        (Some(r), _) => r,
+        (None, Some(m)) if threads(plain.block) > threads(m) => m,
+        _ => plain.block,
+    };
+    Config {
+        block,
+        ..plain.clone()
+    }
 }
 
 /// The kernel's 64-bit integer parameters whose loaded value is never the source of a

@@ -275,7 +275,8 @@ fn check_file(path: &Path, rel: &str, text: &str, arch: &str, dir: &Path) -> Fil
 /// the two disagree. A launch the generic inputs leave unchecked is tried again with the
 /// harness's alternatives for that reason (`emu::retry`); the first that executes wins.
 fn execute(ptx: &str, cubin: &[u8], ptxas: Option<&[u8]>, kernel: &str) -> Exec {
-    let plain = emu::harness::Config::default();
+    // A launch inside the kernel's declared bounds (`.reqntid`, `.maxntid`).
+    let plain = emu::retry::contract_config(ptx, kernel, &emu::harness::Config::default());
     let first = execute_with(ptx, cubin, ptxas, kernel, &plain);
     let Exec::Unchecked(reason) = &first else {
         return first;

@@ -233,6 +233,8 @@ fn compare_with_retries(
     kernel: &str,
     cfg: &Config,
 ) -> Verdict {
+    // A launch inside the kernel's declared bounds (`.reqntid`, `.maxntid`).
+    let cfg = &emu::retry::contract_config(ptx, kernel, cfg);
     let first = emu::harness::compare_kernel(prog, image, kernel, cfg);
     let Verdict::NotComparable(reason) = &first else {
         return first;
