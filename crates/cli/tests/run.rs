@@ -76,3 +76,30 @@ fn wrong_argument_count_is_a_usage_error() {
             .contains("takes 3 parameter(s) (p, ps, pn), 1 --arg given")
     );
 }
+
+#[test]
+fn check_reports_a_shared_memory_race_with_its_position() {
+    let file = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../test-data/sanitize/exchange_race.ptx"
+    );
+    let dir = std::env::temp_dir().join(format!("kiln-run-check-{}", std::process::id()));
+    let out = kiln()
+        .args(["run", file, "--kernel", "exchange", "--block", "64"])
+        .args(["--arg", "zero:256", "--check", "--out"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    // The load of line 21 reads words the other warp stored at line 19 with no barrier.
+    assert!(
+        err.contains(
+            "exchange_race.ptx:21:3: warning: data race (read after write) on shared memory"
+        ),
+        "{err}"
+    );
+    assert!(err.contains("at line 19"), "{err}");
+    assert!(err.contains("depends on how threads interleave"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
