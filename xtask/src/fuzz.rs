@@ -305,14 +305,16 @@ fn save_failure(kind: &str, input: &[u8]) -> PathBuf {
 pub fn run(args: &[String]) -> Result<(), String> {
     let Some((target, rest)) = args.split_first() else {
         return Err("usage: cargo xtask fuzz parse [--seconds N] [--seed S] | \
-             fuzz ptxas-diff [--cases N] [--seed S] [--strict]"
+             fuzz ptxas-diff [--cases N] [--seed S] [--strict] | \
+             fuzz codegen [--seconds N] [--seed S] [--arch sm_XX]... [--size N]"
             .into());
     };
     match target.as_str() {
         "parse" => run_parse(rest),
         "ptxas-diff" => run_ptxas_diff(rest),
+        "codegen" => crate::fuzz_codegen::run(rest),
         other => Err(format!(
-            "unknown fuzz target `{other}` (available: parse, ptxas-diff)"
+            "unknown fuzz target `{other}` (available: parse, ptxas-diff, codegen)"
         )),
     }
 }

@@ -8,6 +8,7 @@ mod corpus;
 mod cubin_names;
 mod cvt_forms;
 mod fuzz;
+mod fuzz_codegen;
 mod fuzz_cubin;
 mod gpu_check;
 mod math_forms;
@@ -34,6 +35,9 @@ commands:
                             mutation-fuzz the cubin reader (deterministic, bounded)
   fuzz parse [--seconds N] [--seed S]
                             mutation-fuzz the PTX parser (panics, hangs, lossless round trip)
+  fuzz codegen [--seconds N] [--seed S] [--arch sm_XX]...
+                            differential fuzzing of code generation: random well-defined
+                            kernels compiled by kiln, emulator against interpreter
   fuzz ptxas-diff [--cases N] [--seed S] [--strict]
                             differential test: does the parser accept what ptxas parses?
   sass-probe --arch sm_XX [--collect|--report] [--dir DIR]

@@ -69,6 +69,7 @@ const EXAMPLES: &[&str] = &[
     "../../test-data/codegen/texture.ptx",
     "../../test-data/codegen/half2.ptx",
     "../../test-data/codegen/half2_bf16.ptx",
+    "../../test-data/codegen/shl_in_place.ptx",
 ];
 
 /// The refusals the examples are expected to meet: (file, SM).

@@ -2203,6 +2203,14 @@ fn f2f(ctx: &Ctx<'_>, w: &mut Warp, inst: &Inst, l: usize) -> R<()> {
         }
     };
     let mut r = float::round(x, std::cmp::Ordering::Equal, rnd(inst), fmt_of(dty), false);
+    if dty == "F64" && sty == "F32" && x.is_nan() {
+        // A widened NaN keeps its payload, quieted: ptxas folds `cvt.f64.f32` of a NaN
+        // constant that way, and the interpreter widens so (not yet checked on a GPU).
+        let b = raw32(ctx, w, l, src)?;
+        r = (u64::from(b & 0x8000_0000) << 32)
+            | 0x7ff8_0000_0000_0000
+            | (u64::from(b & 0x3f_ffff) << 29);
+    }
     let d = op_at(inst, 0)?;
     match dty {
         "F64" => wr64(w, l, d, r),

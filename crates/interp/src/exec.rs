@@ -634,6 +634,15 @@ impl Cta<'_> {
             Op::Bar => return self.barrier(w, active, f, inst),
             _ => {}
         }
+        if inst.mods.strong
+            && let Some(san) = &mut self.san
+        {
+            // A volatile or acquire/release access: synchronization (before it, for the
+            // sanitizer's purposes, and after it below).
+            for l in Self::lanes(active) {
+                san.synchronize(w * 32 + l);
+            }
+        }
         if let Some(Some(array)) = f.shared_arrays.get(pc as usize) {
             self.count_outside_array(w, active, f, inst, *array);
         }
@@ -832,6 +841,10 @@ impl Cta<'_> {
             }
         }
         let n = self.warps[w].len();
+        if let Some(san) = &mut self.san {
+            let lanes: Vec<usize> = Self::lanes(active).map(|l| w * 32 + l).collect();
+            san.warp_sync(&lanes);
+        }
         match inst.op {
             Op::BarWarp => {}
             Op::Activemask => {
@@ -1486,7 +1499,12 @@ impl Cta<'_> {
             }};
         }
         match inst.op {
-            Op::Nop | Op::Membar => {}
+            Op::Nop => {}
+            Op::Membar => {
+                if let Some(san) = &mut self.san {
+                    san.synchronize(w * 32 + l);
+                }
+            }
             Op::Mov => {
                 if let Some(Operand::Sreg(Sreg::CooperativeWorkspace(_))) = a.get(1)
                     && self.mem.cooperative_workspace().is_none()
@@ -2261,6 +2279,9 @@ impl Cta<'_> {
                 let stored = self.store(w, l, sp, addr, &new.to_le_bytes()[..n], inst.line);
                 self.in_atomic = false;
                 stored?;
+                if let Some(san) = &mut self.san {
+                    san.synchronize(w * 32 + l);
+                }
                 if inst.op == Op::Atom {
                     put!(0, ty, old);
                 }

@@ -426,6 +426,9 @@ pub struct Mods {
     pub popc: bool,
     /// prmt mode: 0 default, 1 f4e, 2 b4e, 3 rc8, 4 ecl, 5 ecr, 6 rc16.
     pub prmt: u8,
+    /// A memory operation with ordering (`.volatile`, `.relaxed`, `.acquire`, `.release`,
+    /// `.acq_rel`, `.sc`): the sanitizer takes it as synchronization (flags, spin-waits).
+    pub strong: bool,
     /// testp class: 0 finite 1 infinite 2 number 3 notanumber 4 normal 5 subnormal.
     pub testp: u8,
     /// Matrix shape `.mMnNkK` of mma / ldmatrix (k is 0 for `.m8n8`).

@@ -1842,10 +1842,13 @@ fn parse_op(opcode: &str, mods: &[String]) -> (Op, Mods, Option<String>) {
             ".local" => m.space = Some(Space::Local),
             ".const" => m.space = Some(Space::Const),
             ".param" | ".param::entry" | ".param::func" => m.space = Some(Space::Param),
-            // Memory ordering, scope, caching and uniformity hints: no effect on a sequential
-            // machine's results.
-            ".nc" | ".ca" | ".cg" | ".cs" | ".lu" | ".cv" | ".wb" | ".wt" | ".weak"
-            | ".relaxed" | ".acquire" | ".release" | ".acq_rel" | ".sc" | ".volatile" | ".cta"
+            // Memory ordering: no effect on a sequential machine's results; the sanitizer
+            // takes such accesses as synchronization.
+            ".relaxed" | ".acquire" | ".release" | ".acq_rel" | ".sc" | ".volatile" => {
+                m.strong = true
+            }
+            // Scope, caching and uniformity hints.
+            ".nc" | ".ca" | ".cg" | ".cs" | ".lu" | ".cv" | ".wb" | ".wt" | ".weak" | ".cta"
             | ".gpu" | ".sys" | ".cluster" | ".gl" | ".aligned" | ".noftz" | ".L1" | ".L2"
             | ".unified" | ".mmio" => {}
             s if s.starts_with(".L1::") || s.starts_with(".L2::") => {}

@@ -13,6 +13,11 @@
 //! ([`crate::Schedule::Interleaved`]). Barrier misuse that blocks threads forever is reported
 //! by the interpreter as a deadlock; out-of-bounds accesses trap.
 //!
+//! Synchronization through memory (atomics, fences, volatile and acquire/release accesses:
+//! flags, spin-waits, cooperative groups' barriers) orders everything before it, and a warp's
+//! `bar.warp.sync` or `.sync` collective joins its lanes: an approximation that can miss a
+//! race across such synchronization but never reports one it orders.
+//!
 //! Findings are grouped by kind and PTX lines, with the first threads involved and a count.
 
 /// What a finding is.
@@ -141,6 +146,33 @@ impl CtaSanitizer {
         let g = self.next_generation;
         self.next_generation += 1;
         for t in threads {
+            if let Some(x) = self.generation.get_mut(t) {
+                *x = g;
+            }
+        }
+    }
+
+    /// `thread` synchronized through memory (an atomic, a fence, a volatile or acquire/release
+    /// access): every access made so far, by any thread, counts as ordered before its later
+    /// ones. Release and acquire are not told apart, so a race across such synchronization
+    /// can be missed, never invented (flags and spin-waits, cooperative groups' barriers).
+    pub(crate) fn synchronize(&mut self, thread: usize) {
+        let g = self.next_generation;
+        self.next_generation += 1;
+        if let Some(x) = self.generation.get_mut(thread) {
+            *x = g;
+        }
+    }
+
+    /// Threads of one warp synchronized (`bar.warp.sync`, a `.sync` collective): each takes
+    /// the latest generation among them.
+    pub(crate) fn warp_sync(&mut self, threads: &[usize]) {
+        let g = threads
+            .iter()
+            .filter_map(|&t| self.generation.get(t).copied())
+            .max()
+            .unwrap_or(0);
+        for &t in threads {
             if let Some(x) = self.generation.get_mut(t) {
                 *x = g;
             }

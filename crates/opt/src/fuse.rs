@@ -138,7 +138,10 @@ fn match_at(
         {
             return None;
         }
-        let between = &insts[at + 1..j];
+        // The sources must hold the same values at the add: not rewritten after the definition,
+        // nor by the definition itself (`shl.b32 %r, %r, 2` then `add`: the fused form would
+        // read the shifted value and shift it again).
+        let between = &insts[at..j];
         if clobbers(between, &def.operands[1]) || clobbers(between, &def.operands[2]) {
             return None;
         }
@@ -211,7 +214,10 @@ fn match_add(f: &Func, b: ir::Block, j: usize, forms: &mut Forms) -> Option<Inst
         {
             continue;
         }
-        let between = &insts[at + 1..j];
+        // The sources must hold the same values at the add: not rewritten after the definition,
+        // nor by the definition itself (`shl.b32 %r, %r, 2` then `add`: the fused form would
+        // read the shifted value and shift it again).
+        let between = &insts[at..j];
         let x = add.operands[xs].clone();
         let mut new = match def.op.as_str() {
             "IMAD" | "IMAD.SHL.U32" | "IMAD.U32" if def.operands[3] == Operand::rz() => {
