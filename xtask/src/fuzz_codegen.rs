@@ -272,7 +272,7 @@ fn plain(rng: &mut Rng, out: &mut Vec<String>) {
             r(i)
         }
     };
-    let line = match rng.below(28) {
+    let line = match rng.below(40) {
         0 => format!("add.u32 {}, {}, {};", r(a), r(b), src(rng, c)),
         1 => format!("sub.s32 {}, {}, {};", r(a), r(b), src(rng, c)),
         2 => format!("mul.lo.u32 {}, {}, {};", r(a), r(b), src(rng, c)),
@@ -448,6 +448,94 @@ fn plain(rng: &mut Rng, out: &mut Vec<String>) {
             fd(rng.below(F64)),
             fd(rng.below(F64))
         ),
+        27 => format!(
+            "{}.pred {}, {}, {};",
+            rng.pick(&["and", "or", "xor"]),
+            p(rng.below(PRED)),
+            p(rng.below(PRED)),
+            p(rng.below(PRED))
+        ),
+        28 => format!(
+            "setp.{}.{}.{} {}, {}, {}, {}{};",
+            rng.pick(&["lt", "ge", "ne"]),
+            rng.pick(&["and", "or", "xor"]),
+            rng.pick(&["s32", "u32"]),
+            p(rng.below(PRED)),
+            r(b),
+            r(c),
+            if rng.chance(50) { "!" } else { "" },
+            p(rng.below(PRED))
+        ),
+        29 => format!(
+            "bfi.b32 {}, {}, {}, {}, {};",
+            r(a),
+            r(b),
+            r(c),
+            rng.below(33),
+            rng.below(33)
+        ),
+        30 => format!("{}.s32 {}, {};", rng.pick(&["abs", "neg"]), r(a), r(b)),
+        31 => format!(
+            "sad.{} {}, {}, {}, {};",
+            rng.pick(&["u32", "s32"]),
+            r(a),
+            r(b),
+            r(c),
+            r(rng.below(R32))
+        ),
+        32 => format!(
+            "selp.f32 {}, {}, {}, {};",
+            f(rng.below(F32)),
+            f(rng.below(F32)),
+            f(rng.below(F32)),
+            p(rng.below(PRED))
+        ),
+        33 => format!(
+            "{}.{}.f32 {}, {}, {};",
+            rng.pick(&["add", "mul", "sub"]),
+            rng.pick(&["ftz", "sat", "ftz.sat", "rm", "rp"]),
+            f(rng.below(F32)),
+            f(rng.below(F32)),
+            f(rng.below(F32))
+        ),
+        34 => format!(
+            "{} {}, {};",
+            rng.pick(&["cvt.u32.u16", "cvt.s32.s16", "cvt.u32.u8", "cvt.s32.s8"]),
+            r(a),
+            r(b)
+        ),
+        35 => format!(
+            "testp.{}.f32 {}, {};",
+            rng.pick(&[
+                "finite",
+                "infinite",
+                "number",
+                "notanumber",
+                "normal",
+                "subnormal"
+            ]),
+            p(rng.below(PRED)),
+            f(rng.below(F32))
+        ),
+        36 => format!(
+            "copysign.f32 {}, {}, {};",
+            f(rng.below(F32)),
+            f(rng.below(F32)),
+            f(rng.below(F32))
+        ),
+        37 => format!(
+            "cvt.{}.f64 {}, {};",
+            rng.pick(&["rzi.s32", "rni.s32", "rzi.u32"]),
+            r(a),
+            fd(rng.below(F64))
+        ),
+        38 => format!(
+            "{}.u64 {}, {}, {};",
+            rng.pick(&["min", "max"]),
+            rd(rng.below(R64)),
+            rd(rng.below(R64)),
+            rd(rng.below(R64))
+        ),
         _ => match rng.below(3) {
             0 => format!("cvt.f64.f32 {}, {};", fd(rng.below(F64)), f(rng.below(F32))),
             1 => format!(
@@ -590,6 +678,9 @@ fn check(text: &str, archs: &[String]) -> Outcome {
         let bytes = match cubin {
             Ok(Ok(b)) => b,
             Ok(Err(m)) if m.contains("unsupported") => {
+                if std::env::var_os("KILN_FUZZ_VERBOSE").is_some() {
+                    eprintln!("unsupported: {m}");
+                }
                 o.unsupported += 1;
                 continue;
             }

@@ -70,6 +70,8 @@ const EXAMPLES: &[&str] = &[
     "../../test-data/codegen/half2.ptx",
     "../../test-data/codegen/half2_bf16.ptx",
     "../../test-data/codegen/shl_in_place.ptx",
+    "../../test-data/codegen/testp.ptx",
+    "../../test-data/codegen/sat.ptx",
 ];
 
 /// The refusals the examples are expected to meet: (file, SM).

@@ -38,6 +38,7 @@ mod seq;
 mod set;
 mod small;
 mod syscall;
+mod testp;
 mod texture;
 mod warp;
 
@@ -683,6 +684,7 @@ fn float_suffix(
     allow_round: bool,
 ) -> Result<String, LowerError> {
     let mut s = String::new();
+    let mut sat = false;
     for m in mods {
         match m.as_str() {
             ".rn" if allow_round => {}
@@ -690,9 +692,15 @@ fn float_suffix(
             ".rm" if allow_round => s.push_str(".RM"),
             ".rp" if allow_round => s.push_str(".RP"),
             ".ftz" => s.insert_str(0, ".FTZ"),
+            // Clamps the result to [0, 1] (NaN to 0): ptxas 13.0.88's `FADD.FTZ.RZ.SAT`,
+            // `FMUL.RP.SAT`, `FFMA.FTZ.SAT` (modifier order from nvdisasm).
+            ".sat" if allow_round => sat = true,
             ".f32" | ".f64" => {}
             other => return Err(unsupported(node, format!("f32 modifier {other}"))),
         }
+    }
+    if sat {
+        s.push_str(".SAT");
     }
     Ok(s)
 }
@@ -1875,6 +1883,7 @@ impl Cx {
                 Ok(())
             }
             "clz" | "brev" | "popc" | "bfind" => self.bit_count(node, opcode, mods, ops),
+            "testp" => self.testp(node, mods, ops),
             "bmsk" | "bfe" | "bfi" => self.bitfield(node, opcode, mods, ops),
             "slct" => self.slct(node, mods, ops),
             "atom" | "red" => self.atom(node, opcode == "red", mods, ops),

@@ -1,0 +1,145 @@
+//! `testp.{finite,infinite,number,notanumber,normal,subnormal}.{f32,f64}`: integer tests on the
+//! magnitude bits, as ptxas 13.0.88 does them on sm_80 and sm_90 (`LOP3.LUT abs, x, 0x7fffffff`
+//! then unsigned `ISETP`s against the exponent field's bounds; the f64 forms test the high
+//! word and, where the class depends on the mantissa, the low word).
+
+use ir::{Class, Inst, Operand, Reg};
+use syntax::SyntaxNode;
+use syntax::ast;
+
+use crate::{Cx, LowerError, malformed};
+
+/// IEEE binary32 / binary64 (high word) bounds on the magnitude bits.
+const F32_INF: u32 = 0x7f80_0000;
+const F32_MIN_NORMAL: u32 = 0x0080_0000;
+const F64_HI_INF: u32 = 0x7ff0_0000;
+const F64_HI_MIN_NORMAL: u32 = 0x0010_0000;
+
+/// The right-hand side of an unsigned comparison ([`Cx::cmp`]).
+enum Rhs {
+    Imm(u32),
+    Zero,
+}
+
+impl Cx {
+    pub(crate) fn testp(
+        &mut self,
+        node: &SyntaxNode,
+        mods: &[String],
+        ops: &[ast::Operand],
+    ) -> Result<(), LowerError> {
+        Self::need(node, ops, 2)?;
+        let (class, ty) = match mods {
+            [c, t] => (c.as_str(), t.as_str()),
+            _ => return Err(malformed(node, "testp needs a class and a type")),
+        };
+        let wide = match ty {
+            ".f32" => false,
+            ".f64" => true,
+            _ => return Err(malformed(node, "testp of a type other than .f32/.f64")),
+        };
+        let words = if wide { 2 } else { 1 };
+        let x = self.reg_src(&ops[1], words)?;
+        let d = self.pred_dst(&ops[0])?;
+        let Reg::Virt { vreg: xv, .. } = x else {
+            return Err(malformed(node, "testp of a register it cannot name"));
+        };
+        let hi = if wide { Reg::part(xv, 1) } else { x };
+        let abs = Reg::v(self.tmp(1), 1);
+        self.push(Inst::new(
+            "LOP3.LUT",
+            vec![
+                Operand::r(abs),
+                Operand::r(hi),
+                Operand::Hex(0x7fff_ffff),
+                Operand::rz(),
+                Operand::Hex(0xc0),
+                Operand::not(Reg::Zero(Class::P)),
+            ],
+            vec![0],
+        ));
+        if !wide {
+            match class {
+                ".finite" => self.cmp(d, "LT", "AND", abs, Rhs::Imm(F32_INF), None),
+                ".infinite" => self.cmp(d, "EQ", "AND", abs, Rhs::Imm(F32_INF), None),
+                ".number" => self.cmp(d, "LE", "AND", abs, Rhs::Imm(F32_INF), None),
+                ".notanumber" => self.cmp(d, "GT", "AND", abs, Rhs::Imm(F32_INF), None),
+                ".normal" => {
+                    let t = self.ptemp();
+                    self.cmp(t, "GE", "AND", abs, Rhs::Imm(F32_MIN_NORMAL), None);
+                    self.cmp(d, "LT", "AND", abs, Rhs::Imm(F32_INF), Some(t));
+                }
+                ".subnormal" => {
+                    let t = self.ptemp();
+                    self.cmp(t, "LT", "AND", abs, Rhs::Imm(F32_MIN_NORMAL), None);
+                    self.cmp(d, "NE", "AND", abs, Rhs::Zero, Some(t));
+                }
+                other => return Err(malformed(node, format!("testp class {other}"))),
+            }
+            return Ok(());
+        }
+        let lo = Reg::part(xv, 0);
+        match class {
+            ".finite" => self.cmp(d, "LT", "AND", abs, Rhs::Imm(F64_HI_INF), None),
+            ".infinite" => {
+                let t = self.ptemp();
+                self.cmp(t, "EQ", "AND", abs, Rhs::Imm(F64_HI_INF), None);
+                self.cmp(d, "EQ", "AND", lo, Rhs::Zero, Some(t));
+            }
+            ".number" => {
+                // |x| < inf, or |x| == inf exactly (low word zero).
+                let t = self.ptemp();
+                self.cmp(t, "EQ", "AND", lo, Rhs::Zero, None);
+                let u = self.ptemp();
+                self.cmp(u, "LE", "AND", abs, Rhs::Imm(F64_HI_INF), Some(t));
+                self.cmp(d, "LT", "OR", abs, Rhs::Imm(F64_HI_INF), Some(u));
+            }
+            ".notanumber" => {
+                // High word above inf's, or inf's with a nonzero low word.
+                let t = self.ptemp();
+                self.cmp(t, "NE", "AND", lo, Rhs::Zero, None);
+                let u = self.ptemp();
+                self.cmp(u, "GE", "AND", abs, Rhs::Imm(F64_HI_INF), Some(t));
+                self.cmp(d, "GT", "OR", abs, Rhs::Imm(F64_HI_INF), Some(u));
+            }
+            ".normal" => {
+                let t = self.ptemp();
+                self.cmp(t, "GE", "AND", abs, Rhs::Imm(F64_HI_MIN_NORMAL), None);
+                self.cmp(d, "LT", "AND", abs, Rhs::Imm(F64_HI_INF), Some(t));
+            }
+            ".subnormal" => {
+                // Exponent zero and not both words zero.
+                let t = self.ptemp();
+                self.cmp(t, "NE", "AND", lo, Rhs::Zero, None);
+                let u = self.ptemp();
+                self.cmp(u, "NE", "OR", abs, Rhs::Zero, Some(t));
+                self.cmp(d, "LT", "AND", abs, Rhs::Imm(F64_HI_MIN_NORMAL), Some(u));
+            }
+            other => return Err(malformed(node, format!("testp class {other}"))),
+        }
+        Ok(())
+    }
+
+    fn ptemp(&mut self) -> Reg {
+        Reg::v(self.ptmp(), 1)
+    }
+
+    /// `ISETP.<cmp>.U32.<bool> d, PT, a, rhs, chain` (`PT` without a chain).
+    fn cmp(&mut self, d: Reg, cmp: &str, bool_op: &str, a: Reg, rhs: Rhs, chain: Option<Reg>) {
+        let b = match rhs {
+            Rhs::Imm(v) => Operand::Hex(v),
+            Rhs::Zero => Operand::rz(),
+        };
+        self.push(Inst::new(
+            format!("ISETP.{cmp}.U32.{bool_op}"),
+            vec![
+                Operand::r(d),
+                Operand::pt(),
+                Operand::r(a),
+                b,
+                chain.map_or_else(Operand::pt, Operand::r),
+            ],
+            vec![0],
+        ));
+    }
+}
