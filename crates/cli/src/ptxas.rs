@@ -7,14 +7,13 @@
 //! `-opt value`, and `-O` also as `-O3`. Every ptxas option is known here, and each is one of:
 //! - **implemented**: `--gpu-name`, `--output-file` (default `elf.o`, as ptxas), `--verbose`
 //!   (ptxas's report on standard error, `ptxas info    : ` lines), `--opt-level`,
-//!   `--maxrregcount`, `--disable-warnings`, `--warning-as-error`, `--warn-on-spills`,
+//!   `--maxrregcount`, `--fmad` (`hir::contract`), `--disable-warnings`, `--warning-as-error`, `--warn-on-spills`,
 //!   `--warn-on-local-memory-usage`, `--input-as-string`, `--options-file`, `--machine 64`,
 //!   `--version` (names the ptxas release kiln matches, which is what Triton reads), `--help`;
 //! - **accepted without effect on the code**, because they only tune ptxas's own search or
 //!   silence messages kiln does not print: `--allow-expensive-optimizations`,
 //!   `--Ofast-compile`, `--register-usage-level`, `--split-compile`, the `--suppress-*`
-//!   options, `--make-errors-visible-at-exit`, `--fmad` (kiln never contracts a separate
-//!   multiply and add, so both values are honoured), `--generate-line-info` (kiln writes no
+//!   options, `--make-errors-visible-at-exit`, `--generate-line-info` (kiln writes no
 //!   line table yet; with `-v` it says so);
 //! - **refused** with `unsupported option` and exit status 255 (ptxas's failure status),
 //!   because honouring them changes the output and kiln does not implement that yet
@@ -92,7 +91,7 @@ const OPTIONS: &[Opt] = &[
     opt("dont-merge-basicblocks", "no-bb-merge", false, Unsupported),
     opt("entry", "e", true, Unsupported),
     opt("extensible-whole-program", "ewp", false, Unsupported),
-    opt("fmad", "fmad", true, NoEffect),
+    opt("fmad", "fmad", true, Impl),
     opt("force-load-cache", "flcm", true, Unsupported),
     opt("force-store-cache", "fscm", true, Unsupported),
     opt(
@@ -385,6 +384,15 @@ pub fn run(args: &[String]) -> Status {
                     ));
                 }
             },
+        };
+    }
+    if let Some(v) = cl.last("fmad") {
+        target.fmad = match v {
+            "true" => true,
+            "false" => false,
+            _ => {
+                return fatal(&format!("Value '{v}' is not defined for option 'fmad'"));
+            }
         };
     }
     let verbose = cl.has("verbose");

@@ -319,6 +319,7 @@ pub fn lowered<'db>(
     let lt = lower::LowerTarget {
         sm,
         param_base: ::cubin::builder::param_base(sm),
+        fmad: target.fmad,
     };
     let module = module_vars(db, kt.function(db).file(db));
     let functions = callees(db, *kt.function(db));

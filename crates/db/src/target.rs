@@ -60,6 +60,9 @@ pub struct Target {
     pub opt_level: u8,
     /// `--maxrregcount`: the register budget per thread, if limited on the command line.
     pub max_registers: Option<u32>,
+    /// `--fmad` (ptxas's default `true`): contract `mul` + `add`/`sub` into fused
+    /// multiply-adds as ptxas does (`hir::contract`).
+    pub fmad: bool,
 }
 
 impl Target {
@@ -68,6 +71,7 @@ impl Target {
             sm,
             opt_level: 3,
             max_registers: None,
+            fmad: true,
         }
     }
 }

@@ -24,26 +24,34 @@ fn ptxas() -> Option<PathBuf> {
     p.is_file().then_some(p)
 }
 
-const CASES: &[(&str, &str)] = &[
+/// (file, kernel, block): the block the kernel is written for where the harness's 64 threads
+/// are outside its contract (`convolutionRowsKernel`'s tiles are 16×4 threads: with 64×1 its
+/// warps write each other's halo words, which the sanitizer reports).
+const CASES: &[(&str, &str, Option<[u32; 3]>)] = &[
     (
         "cuda-samples/convolutionSeparable__convolutionSeparable.sm_80.ptx",
         "_Z21convolutionRowsKernelPfS_iii",
+        Some([16, 4, 1]),
     ),
     (
         "cuda-samples/BlackScholes__BlackScholes.sm_80.ptx",
         "_Z15BlackScholesGPUP6float2S0_S0_S0_S0_ffi",
+        None,
     ),
     (
         "cuda-samples/recursiveGaussian__recursiveGaussian_cuda.sm_80.ptx",
         "_Z22d_simpleRecursive_rgbaPjS_iif",
+        None,
     ),
     (
         "cuda-samples/radixSortThrust__radixSortThrust.sm_80.ptx",
         "_ZN3cub17CUB_300001_SM_8006detail10radix_sort33DeviceRadixSortExclusiveSumKernelINS1_5radix10policy_hubIjjyE10Policy1000EyEEvPT0_",
+        None,
     ),
     (
         "cuda-samples/LargeKernelParameter__LargeKernelParameter.sm_80.ptx",
         "_Z13kernelDefault7param_tPi",
+        None,
     ),
 ];
 
@@ -61,7 +69,7 @@ fn corpus_kernels_match_the_interpreter() {
     std::fs::create_dir_all(&tmp).unwrap();
     let cfg = emu::harness::Config::default();
     for arch in ["sm_80", "sm_90"] {
-        for (rel, kernel) in CASES {
+        for (rel, kernel, block) in CASES {
             // On sm_90 this cub kernel contains an IADD3 form the decoding tables do not know
             // yet (reported as unsupported), so it is checked on sm_80 only.
             if arch == "sm_90" && rel.contains("radixSortThrust") {
@@ -79,7 +87,23 @@ fn corpus_kernels_match_the_interpreter() {
             assert!(st.success(), "ptxas failed on {rel}");
             let ptx = std::fs::read_to_string(&src).unwrap();
             let cubin = std::fs::read(&out).unwrap();
-            let v = emu::harness::compare(&ptx, &cubin, kernel, &cfg);
+            let cfg = emu::harness::Config {
+                block: block.unwrap_or(cfg.block),
+                ..cfg.clone()
+            };
+            // As the corpus stages do: inside the kernel's launch bounds, then the harness's
+            // alternatives when the launch is outside the kernel's contract.
+            let cfg = emu::retry::contract_config(&ptx, kernel, &cfg);
+            let mut v = emu::harness::compare(&ptx, &cubin, kernel, &cfg);
+            if let emu::harness::Verdict::NotComparable(reason) = &v {
+                for alt in emu::retry::alternatives(&ptx, kernel, reason, &cfg) {
+                    let w = emu::harness::compare(&ptx, &cubin, kernel, &alt);
+                    if !matches!(w, emu::harness::Verdict::NotComparable(_)) {
+                        v = w;
+                        break;
+                    }
+                }
+            }
             assert_eq!(v, emu::harness::Verdict::Equal, "{rel} {kernel} on {arch}");
         }
     }

@@ -16,6 +16,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod contract;
 mod func;
 mod module;
 mod types;

@@ -1609,6 +1609,11 @@ impl Cta<'_> {
             }
             Op::Fma | Op::Mad if ty.is_float() => {
                 let (x, y, z) = (g!(1, ty), g!(2, ty), g!(3, ty));
+                // A contracted `sub` (`hir::contract`): the sign bit of the product's first
+                // factor or of the addend flipped, as FFMA's operand negation does.
+                let sign = 1u64 << (ty.bits() - 1);
+                let x = if m.fma_negate.0 { x ^ sign } else { x };
+                let z = if m.fma_negate.1 { z ^ sign } else { z };
                 let r = float_tern(ty, m, x, y, z);
                 put!(0, ty, r);
             }

@@ -426,6 +426,9 @@ pub struct Mods {
     pub popc: bool,
     /// prmt mode: 0 default, 1 f4e, 2 b4e, 3 rc8, 4 ecl, 5 ecr, 6 rc16.
     pub prmt: u8,
+    /// A contracted `add`/`sub` (`Op::Fma` built from it): (negate the product, negate the
+    /// addend).
+    pub fma_negate: (bool, bool),
     /// A memory operation with ordering (`.volatile`, `.relaxed`, `.acquire`, `.release`,
     /// `.acq_rel`, `.sc`): the sanitizer takes it as synchronization (flags, spin-waits).
     pub strong: bool,

@@ -106,6 +106,13 @@ impl Program {
     /// Parses and lowers PTX text. Syntax errors and constructs the interpreter cannot give a
     /// meaning to are errors; unsupported instructions are not (they fail when executed).
     pub fn from_text(text: &str) -> Result<Program, LowerError> {
+        Program::from_text_with(text, true)
+    }
+
+    /// [`Program::from_text`]; `fmad` says whether `mul` + `add`/`sub` pairs are contracted
+    /// into one rounding as ptxas does by default (`false`: ptxas's `--fmad=false`, every
+    /// operation rounded on its own).
+    pub fn from_text_with(text: &str, fmad: bool) -> Result<Program, LowerError> {
         let parse = syntax::parse(text);
         if let Some(e) = parse.errors().first() {
             let line = text[..usize::from(e.range.start()).min(text.len())]
@@ -117,7 +124,7 @@ impl Program {
                 message: format!("syntax error: {}", e.message),
             });
         }
-        let module = lower::lower(text, &parse.tree())?;
+        let module = lower::lower(text, &parse.tree(), fmad)?;
         Ok(Program { module })
     }
 

@@ -77,7 +77,9 @@ enum Sym {
 }
 
 /// Lowers a parsed module.
-pub fn lower(text: &str, file: &ast::SourceFile) -> Result<Module, LowerError> {
+/// Lowers a module. `fmad`: contract `mul` + `add`/`sub` pairs into fused multiply-adds as
+/// ptxas does by default (`hir::contract`); `false` is ptxas's `--fmad=false`.
+pub fn lower(text: &str, file: &ast::SourceFile, fmad: bool) -> Result<Module, LowerError> {
     let lines = LineIndex::new(text);
     let mut m = Module {
         functions: Vec::new(),
@@ -234,6 +236,8 @@ pub fn lower(text: &str, file: &ast::SourceFile) -> Result<Module, LowerError> {
             labels: HashMap::new(),
             insts: Vec::new(),
             pending: Vec::new(),
+            contractions: Default::default(),
+            contracted_muls: HashMap::new(),
         };
         let is_entry = f.is_entry();
         // Return parameters first (they come first in the frame), then parameters.
@@ -247,6 +251,18 @@ pub fn lower(text: &str, file: &ast::SourceFile) -> Result<Module, LowerError> {
         }
         let args_size = cx.param_size;
         let defined = if let Some(body) = f.body() {
+            if fmad {
+                cx.contractions = hir::contract::contractions(&body);
+                let muls: std::collections::HashSet<_> =
+                    cx.contractions.values().map(|c| c.mul).collect();
+                cx.contracted_muls = body
+                    .syntax()
+                    .descendants()
+                    .filter_map(ast::Instruction::cast)
+                    .filter(|i| muls.contains(&i.syntax().text_range()))
+                    .map(|i| (i.syntax().text_range(), i))
+                    .collect();
+            }
             cx.block(&body)?;
             cx.resolve_pending()?;
             true
@@ -583,6 +599,10 @@ struct FnCx<'a> {
     /// Instructions lowered with the scopes in force at their position; their label operands
     /// are resolved when the whole body is known: (inst index, arg path, label name).
     pending: Vec<(usize, Vec<usize>, String, u32)>,
+    /// The `add`/`sub`s ptxas contracts with a `mul` (`hir::contract`; empty with
+    /// `fmad = false`), and those `mul`s by range.
+    contractions: hir::contract::Contractions,
+    contracted_muls: HashMap<syntax::TextRange, ast::Instruction>,
 }
 
 fn err(line: u32, message: impl Into<String>) -> LowerError {
@@ -883,6 +903,22 @@ impl FnCx<'_> {
         if inst.op == Op::CpAsync && mods.iter().any(|m| m == ".L2::cache_hint") {
             // The trailing cache-policy operand: a hint.
             inst.args.pop();
+        }
+        if let Some(c) = self.contractions.get(&i.syntax().text_range()).cloned()
+            && let Some(mul) = self.contracted_muls.get(&c.mul).cloned()
+            && inst.args.len() == 3
+        {
+            // ptxas's contraction (`hir::contract`): d = fma(±a, b, ±c) with the mul's factors
+            // as they are here (the rule leaves them unchanged since the mul).
+            let factors: Vec<ast::Operand> = mul.operands().skip(1).collect();
+            let mut fma_args = vec![inst.args[0].clone()];
+            for (k, o) in factors.iter().enumerate() {
+                fma_args.push(self.operand(o, line, &mut vec![k + 1], idx, false)?);
+            }
+            fma_args.push(inst.args[3 - c.product_operand].clone());
+            inst.op = Op::Fma;
+            inst.args = fma_args;
+            inst.mods.fma_negate = (c.negate_product, c.negate_addend);
         }
         Ok(inst)
     }

@@ -236,6 +236,8 @@ struct Scope {
     param_vars: FxHashMap<String, usize>,
     param_ptrs: FxHashMap<String, (String, i64)>,
     ret_target: Option<Block>,
+    contractions: hir::contract::Contractions,
+    contracted_muls: FxHashMap<syntax::TextRange, ast::Instruction>,
 }
 
 fn in_function(mut e: LowerError, name: &str) -> LowerError {
@@ -250,6 +252,8 @@ impl Cx {
         std::mem::swap(&mut self.regs, &mut s.regs);
         std::mem::swap(&mut self.unsupported_regs, &mut s.unsupported_regs);
         std::mem::swap(&mut self.labels, &mut s.labels);
+        std::mem::swap(&mut self.contractions, &mut s.contractions);
+        std::mem::swap(&mut self.contracted_muls, &mut s.contracted_muls);
         std::mem::swap(&mut self.params, &mut s.params);
         std::mem::swap(&mut self.shared, &mut s.shared);
         std::mem::swap(&mut self.locals, &mut s.locals);
@@ -851,6 +855,9 @@ impl Cx {
             constants: warp::single_constant_registers(&warp::single_definitions(&body)),
             ..Scope::default()
         };
+        if self.target.fmad {
+            (scope.contractions, scope.contracted_muls) = crate::contraction_maps(&body);
+        }
         // Parameters are written before the body: never constants of its own.
         for (n, _) in &bound {
             scope.constants.remove(n);

@@ -68,6 +68,9 @@ pub struct LowerTarget {
     pub sm: u32,
     /// Offset of the first kernel parameter in constant bank 0.
     pub param_base: u32,
+    /// Contract `mul` + `add`/`sub` into fused multiply-adds as ptxas does (`--fmad=true`,
+    /// its default; `hir::contract`).
+    pub fmad: bool,
 }
 
 impl LowerTarget {
@@ -247,6 +250,10 @@ struct ScopeUndo {
 
 struct Cx {
     target: LowerTarget,
+    /// The `add`/`sub`s of the function being lowered that ptxas contracts, and their `mul`s
+    /// by range (`hir::contract`; empty without `fmad`). Swapped with an inlined callee's.
+    contractions: hir::contract::Contractions,
+    contracted_muls: FxHashMap<TextRange, ast::Instruction>,
     f: Func,
     cur: Block,
     regs: FxHashMap<String, (VReg, Ty)>,
@@ -391,6 +398,8 @@ pub fn lower_kernel(
         needs_desc: false,
         collective_syncs: Vec::new(),
         constants: warp::single_constant_registers(&defs),
+        contractions: Default::default(),
+        contracted_muls: FxHashMap::default(),
         texture_params: texture::parameter_registers(&defs),
         texrefs: module.texrefs.iter().cloned().collect(),
         texture_slots: Vec::new(),
@@ -505,6 +514,9 @@ pub fn lower_kernel(
         width: 1,
     };
     cx.const_load(Operand::r(sp), STACK_TOP_CBANK, 1);
+    if target.fmad {
+        (cx.contractions, cx.contracted_muls) = contraction_maps(&body);
+    }
     // Labels are visible in the whole body: create their blocks first.
     collect_labels(&body, &mut cx)?;
     // Dynamic (`.extern .shared`) arrays all start where the static block ends, aligned;
@@ -641,6 +653,25 @@ fn desc_reg() -> Reg {
         index: GLOBAL_DESC_UR,
         width: 2,
     }
+}
+
+/// The contracted `add`/`sub`s of a body (`hir::contract`) and the `mul`s they read, by range.
+fn contraction_maps(
+    body: &ast::Block,
+) -> (
+    hir::contract::Contractions,
+    FxHashMap<TextRange, ast::Instruction>,
+) {
+    let c = hir::contract::contractions(body);
+    let muls: rustc_hash::FxHashSet<_> = c.values().map(|x| x.mul).collect();
+    let by_range = body
+        .syntax()
+        .descendants()
+        .filter_map(ast::Instruction::cast)
+        .filter(|i| muls.contains(&i.syntax().text_range()))
+        .map(|i| (i.syntax().text_range(), i))
+        .collect();
+    (c, by_range)
 }
 
 /// Creates a block per label and places the function-scope `.shared` variables (so that the
@@ -2755,6 +2786,29 @@ impl Cx {
         let ty = Self::ty_of(node, mods)?;
         if let Some((p, w)) = float_kind(ty) {
             let sfx = float_suffix(node, &mods[..mods.len() - 1], true)?;
+            if let Some(c) = self.contractions.get(&node.text_range()).cloned()
+                && let Some(mul) = self.contracted_muls.get(&c.mul).cloned()
+            {
+                // ptxas's contraction (`hir::contract`): `{p}FMA d, ±a, b, ±c` with the
+                // mul's factors (unchanged since the mul, the rule makes sure).
+                let factors: Vec<ast::Operand> = mul.operands().skip(1).collect();
+                let d = self.dst(&ops[0], w)?;
+                let a = self.reg_src(&factors[0], w)?;
+                let b = self.reg_src(&factors[1], w)?;
+                let c_reg = self.reg_src(&ops[3 - c.product_operand], w)?;
+                let sign = |r: Reg, neg: bool| if neg { Operand::neg(r) } else { Operand::r(r) };
+                self.push(Inst::new(
+                    format!("{p}FMA{sfx}"),
+                    vec![
+                        Operand::r(d),
+                        sign(a, c.negate_product),
+                        Operand::r(b),
+                        sign(c_reg, c.negate_addend),
+                    ],
+                    vec![0],
+                ));
+                return Ok(());
+            }
             let d = self.dst(&ops[0], w)?;
             let a = self.reg_src(&ops[1], w)?;
             let b = self.reg_src(&ops[2], w)?;

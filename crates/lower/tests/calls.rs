@@ -39,6 +39,7 @@ fn lower_with(
         lower::LowerTarget {
             sm: 90,
             param_base: 0x210,
+            fmad: true,
         },
         module,
         &functions,

@@ -19,6 +19,7 @@ fn lower_with(body: &str, sm: u32, prefix: &str) -> Result<String, String> {
         lower::LowerTarget {
             sm,
             param_base: if sm >= 90 { 0x210 } else { 0x160 },
+            fmad: true,
         },
         &lower::ModuleVars::default(),
         &lower::Functions::default(),

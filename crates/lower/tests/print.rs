@@ -13,7 +13,11 @@ fn lower_saxpy(sm: u32, param_base: u32) -> String {
         .unwrap();
     let l = lower::lower_kernel(
         &function,
-        lower::LowerTarget { sm, param_base },
+        lower::LowerTarget {
+            sm,
+            param_base,
+            fmad: true,
+        },
         &lower::ModuleVars::default(),
         &lower::Functions::default(),
     )
@@ -86,6 +90,7 @@ fn envregs_read_ptxas_constant_bank_words() {
             lower::LowerTarget {
                 sm,
                 param_base: base,
+                fmad: true,
             },
             &lower::ModuleVars::default(),
             &lower::Functions::default(),

@@ -18,7 +18,11 @@ fn optimized(sm: u32, param_base: u32) -> String {
         .unwrap();
     let mut l = lower::lower_kernel(
         &function,
-        lower::LowerTarget { sm, param_base },
+        lower::LowerTarget {
+            sm,
+            param_base,
+            fmad: true,
+        },
         &lower::ModuleVars::default(),
         &lower::Functions::default(),
     )

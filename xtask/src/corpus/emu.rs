@@ -199,9 +199,12 @@ fn run_file(dir: &Path, rel: &Path, arch: &str, cfg: &Config) -> Option<FileResu
                 };
                 emu::load::decode(&std::fs::read(cubin).ok()?).ok()
             });
+            // The interpreter without contraction too (`--fmad=false` on both sides).
+            let exact = interp::Program::from_text_with(&text, false).ok();
             if let Some(image) = image
+                && let Some(exact) = &exact
                 && let Ok(Verdict::Equal) =
-                    catch(|| compare_with_retries(&text, &prog, image, &n, cfg))
+                    catch(|| compare_with_retries(&text, exact, image, &n, cfg))
             {
                 o = KernelOutcome::EqualWithoutContraction(d.clone());
             }
