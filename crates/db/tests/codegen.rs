@@ -72,6 +72,7 @@ const EXAMPLES: &[&str] = &[
     "../../test-data/codegen/shl_in_place.ptx",
     "../../test-data/codegen/testp.ptx",
     "../../test-data/codegen/sat.ptx",
+    "../../test-data/codegen/setp_xor.ptx",
 ];
 
 /// The refusals the examples are expected to meet: (file, SM).
