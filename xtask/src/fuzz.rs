@@ -118,14 +118,14 @@ const DICTIONARY: &[&str] = &[
     "\u{0}",
 ];
 
-/// A small, fast, deterministic PRNG (xorshift64*).
-struct Rng(u64);
+/// A small, fast, deterministic PRNG (xorshift64*), shared with `fuzz codegen`.
+pub(crate) struct Rng(u64);
 
 impl Rng {
-    fn new(seed: u64) -> Rng {
+    pub(crate) fn new(seed: u64) -> Rng {
         Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
     }
-    fn next(&mut self) -> u64 {
+    pub(crate) fn next(&mut self) -> u64 {
         let mut x = self.0;
         x ^= x >> 12;
         x ^= x << 25;
@@ -134,8 +134,16 @@ impl Rng {
         x.wrapping_mul(0x2545_F491_4F6C_DD1D)
     }
     /// Uniform in `0..n` (`n > 0`).
-    fn below(&mut self, n: usize) -> usize {
+    pub(crate) fn below(&mut self, n: usize) -> usize {
         (self.next() % n as u64) as usize
+    }
+    /// One element of `v` (non-empty), uniformly.
+    pub(crate) fn pick<'a, T>(&mut self, v: &'a [T]) -> &'a T {
+        &v[self.below(v.len())]
+    }
+    /// True with probability `percent`/100.
+    pub(crate) fn chance(&mut self, percent: usize) -> bool {
+        self.below(100) < percent
     }
 }
 

@@ -481,6 +481,19 @@ pub fn compare_cubins(
     Verdict::Equal
 }
 
+/// The harness's inputs for kernel `k` of `prog` (parameters, buffers, textures, surfaces).
+fn kernel_inputs(prog: &interp::Program, k: u32, cfg: &Config) -> Inputs {
+    let slots = prog.params(k).to_vec();
+    let mut inp = inputs(
+        &slots,
+        prog.param_size(k) as usize,
+        &prog.texture_uses(k),
+        cfg,
+    );
+    add_surfaces(&mut inp, &slots, &prog.surface_uses(k), cfg);
+    inp
+}
+
 /// Runs `kernel` of `ptx` in the interpreter and `cubin` in the emulator and compares.
 pub fn compare(ptx: &str, cubin: &[u8], kernel: &str, cfg: &Config) -> Verdict {
     let prog = match interp::Program::from_text(ptx) {
@@ -508,14 +521,7 @@ pub fn compare_kernel(
     let Some(k) = prog.kernel(kernel) else {
         return Verdict::NotComparable(format!("interp: no kernel `{kernel}`"));
     };
-    let slots = prog.params(k).to_vec();
-    let mut inp = inputs(
-        &slots,
-        prog.param_size(k) as usize,
-        &prog.texture_uses(k),
-        cfg,
-    );
-    add_surfaces(&mut inp, &slots, &prog.surface_uses(k), cfg);
+    let mut inp = kernel_inputs(&prog, k, cfg);
     // A kernel that synchronizes its grid (cooperative groups' `this_grid().sync()`) is
     // launched cooperatively, with one CTA: both machines run CTAs one after another, so a
     // grid-wide barrier can only complete when the grid is a single CTA.
@@ -752,14 +758,7 @@ pub fn schedule_dependence(
     let k = prog
         .kernel(kernel)
         .ok_or_else(|| format!("no kernel `{kernel}`"))?;
-    let slots = prog.params(k).to_vec();
-    let mut inp = inputs(
-        &slots,
-        prog.param_size(k) as usize,
-        &prog.texture_uses(k),
-        cfg,
-    );
-    add_surfaces(&mut inp, &slots, &prog.surface_uses(k), cfg);
+    let inp = kernel_inputs(&prog, k, cfg);
     let mut mem = Memory::new();
     let (params, addrs) = place(&inp, &mut mem);
     prog.load(&mut mem);
