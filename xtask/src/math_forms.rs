@@ -166,17 +166,6 @@ pub fn template(lines: &[String], n: usize, wide: bool) -> Result<String, String
     if loads.len() < n {
         return Err("fewer loads than operands".into());
     }
-    // ptxas may load only one word of a 64-bit operand (`rcp.approx.ftz.f64` reads just the
-    // high word: `LDG.E R2, [R2.64+0x4]`); the operand-pair naming below would call that
-    // register the low word (`%a.0`) and kiln fed MUFU.RCP64H the low word
-    // (docs/arch/hardware.md). Such a form is not learned: kiln refuses it as unsupported.
-    if wide
-        && loads
-            .iter()
-            .any(|&i| !lines[i].starts_with("LDG.E.64") && !lines[i].starts_with("LDG.E.128"))
-    {
-        return Err("ptxas loads a single word of a 64-bit operand".into());
-    }
     let stg = lines
         .iter()
         .position(|l| l.starts_with("STG"))
@@ -189,18 +178,39 @@ pub fn template(lines: &[String], n: usize, wide: bool) -> Result<String, String
         l.split_once(' ')
             .and_then(|(_, a)| operands(a).first().and_then(|o| reg(o, "R")))
     };
-    // The operands in PTX order: ptxas may load the second first, so order the loads by
-    // address (`[R2.64]` is the first operand, `[R2.64+0x4]`/`+0x8` the second).
-    let mut by_offset: Vec<(bool, usize)> = loads
-        .iter()
-        .map(|&i| (lines[i].contains(".64+0x"), i))
-        .collect();
-    by_offset.sort();
-    let src: Vec<u32> = by_offset
-        .iter()
-        .map(|&(_, i)| first_reg(&lines[i]))
-        .collect::<Option<_>>()
-        .ok_or("load destination")?;
+    // What each load binds: (register, operand, word). The probe puts operand `i` at byte
+    // `i * w` (w = 8 for 64-bit operands, 4 otherwise). A 64-bit operand is usually loaded
+    // whole (`LDG.E.64`: the register pair, word `None`), but ptxas may load one word only:
+    // `rcp.approx.ftz.f64` reads just the high word (`LDG.E R2, [R2.64+0x4]`), which binds
+    // R2 to `%a.1`. (Naming it `%a.0`, as an earlier learner did, fed MUFU.RCP64H the low
+    // word: docs/arch/hardware.md.)
+    let width = if wide { 8 } else { 4 };
+    let mut bindings: Vec<(u32, usize, Option<u32>)> = Vec::new();
+    for &i in &loads {
+        let l = &lines[i];
+        let k = first_reg(l).ok_or("load destination")?;
+        let offset = match l.split_once(".64+0x") {
+            Some((_, rest)) => {
+                let hex: String = rest.chars().take_while(char::is_ascii_hexdigit).collect();
+                u32::from_str_radix(&hex, 16).map_err(|_| format!("load offset: {l}"))?
+            }
+            None => 0,
+        };
+        let operand = (offset / width) as usize;
+        if operand >= n {
+            continue; // the probe's second operand, unused by a one-operand instruction
+        }
+        let whole = l.starts_with("LDG.E.64") || l.starts_with("LDG.E.128");
+        let word = match (wide, whole) {
+            (false, _) | (true, true) => None,
+            (true, false) => Some((offset % 8) / 4),
+        };
+        if l.starts_with("LDG.E.128") {
+            return Err(format!("a 128-bit load: {l}"));
+        }
+        bindings.push((k, operand, word));
+    }
+    bindings.sort_by_key(|&(_, operand, word)| (operand, word));
     let result = lines[stg]
         .split_once(' ')
         .and_then(|(_, a)| operands(a).last().and_then(|o| reg(o, "R")))
@@ -209,7 +219,12 @@ pub fn template(lines: &[String], n: usize, wide: bool) -> Result<String, String
     // (`%qN`, its words `%qN.0`/`%qN.1`) everywhere.
     let mut pairs: std::collections::BTreeSet<u32> = std::collections::BTreeSet::new();
     if wide {
-        pairs.extend(src.iter().take(n).copied());
+        pairs.extend(
+            bindings
+                .iter()
+                .filter(|b| b.2.is_none())
+                .map(|&(k, _, _)| k),
+        );
         pairs.insert(result);
     }
     for l in lines {
@@ -313,23 +328,19 @@ pub fn template(lines: &[String], n: usize, wide: bool) -> Result<String, String
         }
         Err(format!("operand `{o}`"))
     };
-    let word = |r: u32, w: u32| {
-        if wide {
-            format!("%q{r}.{w}")
-        } else {
-            format!("%r{r}")
-        }
-    };
-    let words = if wide { 2 } else { 1 };
-    for (k, s) in src.iter().enumerate().take(n) {
-        for w in 0..words {
-            let bind = if k == 0 { "%a" } else { "%b" };
-            let bind = if wide {
-                format!("{bind}.{w}")
-            } else {
-                bind.to_string()
-            };
-            out.push(format!("MOV {}, {bind}", word(*s, w)));
+    for &(k, operand, word) in &bindings {
+        let bind = if operand == 0 { "%a" } else { "%b" };
+        match word {
+            None if wide => {
+                for w in 0..2 {
+                    out.push(format!("MOV %q{k}.{w}, {bind}.{w}"));
+                }
+            }
+            None => out.push(format!("MOV %r{k}, {bind}")),
+            Some(w) => {
+                let name = rename(&format!("R{k}"), false, &mut regs_seen)?;
+                out.push(format!("MOV {name}, {bind}.{w}"));
+            }
         }
     }
     let mut calls = 0;
@@ -454,13 +465,12 @@ pub fn template(lines: &[String], n: usize, wide: bool) -> Result<String, String
         &mut regs_seen,
         &mut calls,
     )?;
-    for w in 0..words {
-        let d = if wide {
-            format!("%d.{w}")
-        } else {
-            "%d".to_string()
-        };
-        out.push(format!("MOV {d}, {}", word(result, w)));
+    if wide {
+        for w in 0..2 {
+            out.push(format!("MOV %d.{w}, %q{result}.{w}"));
+        }
+    } else {
+        out.push(format!("MOV %d, %r{result}"));
     }
     if !subs.is_empty() {
         out.push("BRA DONE".into());

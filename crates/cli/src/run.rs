@@ -226,6 +226,7 @@ fn run_inner(args: &Args) -> Result<Status, String> {
     let options = interp::RunOptions {
         schedule: interp::Schedule::RoundRobin,
         sanitize: args.check,
+        ..interp::RunOptions::default()
     };
     let result = prog.run_with(&mut mem, k, &launch, &options);
     // Buffers are written even after a trap: they show the state at the failure.
@@ -265,7 +266,7 @@ fn run_inner(args: &Args) -> Result<Status, String> {
             };
             let second = interp::RunOptions {
                 schedule: interp::Schedule::Interleaved,
-                sanitize: false,
+                ..interp::RunOptions::default()
             };
             if prog.run_with(&mut mem2, k, &launch2, &second).is_ok() {
                 for ((i, a, _), (_, b, _)) in buffers.iter().zip(&buffers2) {

@@ -73,6 +73,7 @@ const EXAMPLES: &[&str] = &[
     "../../test-data/codegen/testp.ptx",
     "../../test-data/codegen/sat.ptx",
     "../../test-data/codegen/setp_xor.ptx",
+    "../../test-data/codegen/approx_f64.ptx",
 ];
 
 /// The refusals the examples are expected to meet: (file, SM).
@@ -89,6 +90,11 @@ const APPROXIMATE: &[&str] = &[
     "../../test-data/codegen/approx.ptx",
     "../../test-data/codegen/math_table_64.ptx",
 ];
+
+/// Examples executed against the interpreter and, as well, against ptxas's cubin in the
+/// emulator: single-instruction approximations whose model both sides share
+/// (`rcp.approx.ftz.f64` is `MUFU.RCP64H` of the high word).
+const ALSO_AGAINST_PTXAS: &[&str] = &["../../test-data/codegen/approx_f64.ptx"];
 
 fn refused(path: &str, sm: &str) -> bool {
     REFUSED.iter().any(|(f, s)| path.ends_with(f) && *s == sm)
@@ -730,7 +736,7 @@ fn approximate_math_executes_like_ptxas() {
     let dir = std::env::temp_dir().join(format!("kiln-approx-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let mut checked = 0;
-    for path in APPROXIMATE {
+    for path in APPROXIMATE.iter().chain(ALSO_AGAINST_PTXAS) {
         let text = std::fs::read_to_string(path).unwrap();
         for sm in ["sm_80", "sm_90"] {
             let mut db = RootDatabase::default();
@@ -772,7 +778,7 @@ fn approximate_math_executes_like_ptxas() {
         }
     }
     let _ = std::fs::remove_dir_all(&dir);
-    assert_eq!(checked, 2 * APPROXIMATE.len());
+    assert_eq!(checked, 2 * (APPROXIMATE.len() + ALSO_AGAINST_PTXAS.len()));
 }
 
 /// Control codes: every example kernel's code passes the hazard checker (`crates/hazard`,
@@ -1025,4 +1031,83 @@ fn spilled_kernels_execute_like_the_interpreter() {
             }
         }
     }
+}
+
+/// A kernel whose shuffles read lanes that do not exist in a 4-thread block (undefined in
+/// PTX; cuda-samples' `reduce7<T, 4>` does this at every launch). The harness calls it not
+/// comparable; with both models reading 0 for such lanes (`Config::zero_undefined_lanes`)
+/// kiln's code is compared with the PTX under that one convention, and the interpreter's
+/// values follow it: lane 0 adds lane 2's value and lane 16's (absent: 0).
+#[test]
+fn undefined_shuffle_lanes_compare_under_the_zero_convention() {
+    let text = r#"
+.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry partial(.param .u64 out)
+{
+    .reg .b32 %r<8>;
+    .reg .b64 %rd<4>;
+    ld.param.u64 %rd1, [out];
+    cvta.to.global.u64 %rd1, %rd1;
+    mov.u32 %r1, %tid.x;
+    mad.lo.u32 %r2, %r1, 3, 1;
+    shfl.sync.down.b32 %r3, %r2, 16, 31, 15;
+    shfl.sync.down.b32 %r4, %r2, 2, 31, 15;
+    add.u32 %r5, %r3, %r4;
+    mul.wide.u32 %rd2, %r1, 4;
+    add.u64 %rd3, %rd1, %rd2;
+    st.global.u32 [%rd3], %r5;
+    ret;
+}
+"#;
+    for sm in ["sm_80", "sm_90"] {
+        let mut db = RootDatabase::default();
+        let file = db.add_file("partial.ptx", text.as_bytes());
+        let out = db::cubin(&db, FileTarget::new(&db, file, target(sm)));
+        let bytes = out.bytes.clone().expect("compiles");
+        let cfg = emu::harness::Config {
+            grid: [1, 1, 1],
+            block: [4, 1, 1],
+            ..emu::harness::Config::default()
+        };
+        let v = emu::harness::compare(text, &bytes, "partial", &cfg);
+        assert!(
+            matches!(&v, emu::harness::Verdict::NotComparable(r) if r.contains("SHFL read(s) of lanes outside")),
+            "{sm}: {v:?}"
+        );
+        let zero = emu::harness::Config {
+            zero_undefined_lanes: true,
+            ..cfg
+        };
+        let v = emu::harness::compare(text, &bytes, "partial", &zero);
+        assert_eq!(v, emu::harness::Verdict::Equal, "{sm}");
+    }
+    // The interpreter's values under the convention: lane l reads lane l+2 (when it exists,
+    // 3(l+2)+1) and lane l+16 (never: 0).
+    let mut prog = interp::Program::from_text(text).expect("parses");
+    let k = prog.kernel("partial").expect("kernel");
+    let mut mem = interp::Memory::new();
+    let out = mem.alloc("out", vec![0; 16]);
+    prog.load(&mut mem);
+    let launch = interp::Launch {
+        grid: [1, 1, 1],
+        block: [4, 1, 1],
+        dynamic_shared: 0,
+        params: out.to_le_bytes().to_vec(),
+        step_limit: 10_000,
+    };
+    let options = interp::RunOptions {
+        zero_undefined_lanes: true,
+        ..interp::RunOptions::default()
+    };
+    prog.run_with(&mut mem, k, &launch, &options).expect("runs");
+    let words: Vec<u32> = mem
+        .buffer(out)
+        .expect("buffer")
+        .data
+        .chunks(4)
+        .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
+        .collect();
+    assert_eq!(words, [7, 10, 0, 0]);
 }

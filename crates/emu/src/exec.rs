@@ -185,6 +185,18 @@ pub struct Cta {
     pub undefined_reads: u64,
     /// See [`Stats::undefined_syncs`].
     pub undefined_syncs: u64,
+    /// See [`RunOptions::zero_undefined_lanes`].
+    pub zero_undefined_lanes: bool,
+}
+
+/// How to run a launch beyond its shape.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct RunOptions {
+    /// A `SHFL` that reads a lane outside the lanes executing it (undefined in PTX) yields 0
+    /// instead of that lane's stale register. The interpreter has the same option
+    /// (`interp::RunOptions::zero_undefined_lanes`), so that a kernel whose result depends
+    /// on undefined lanes can still be compared under one convention for their values.
+    pub zero_undefined_lanes: bool,
 }
 
 /// Everything an instruction may touch besides its warp.
@@ -681,6 +693,17 @@ pub fn run(
     kernel: &str,
     launch: &Launch,
 ) -> Result<Stats, EmuError> {
+    run_with(prog, mem, kernel, launch, &RunOptions::default())
+}
+
+/// [`run`] with `options`.
+pub fn run_with(
+    prog: &Program,
+    mem: &mut Memory,
+    kernel: &str,
+    launch: &Launch,
+    options: &RunOptions,
+) -> Result<Stats, EmuError> {
     let k = prog
         .kernel(kernel)
         .ok_or_else(|| EmuError::BadLaunch(format!("no kernel `{kernel}` in the cubin")))?;
@@ -696,7 +719,16 @@ pub fn run(
     for z in 0..launch.grid[2] {
         for y in 0..launch.grid[1] {
             for x in 0..launch.grid[0] {
-                run_cta(prog, k, mem, &cbank0, launch, [x, y, z], &mut stats)?;
+                run_cta(
+                    prog,
+                    k,
+                    mem,
+                    &cbank0,
+                    launch,
+                    [x, y, z],
+                    options,
+                    &mut stats,
+                )?;
             }
         }
     }
@@ -709,6 +741,7 @@ pub fn thread_of(launch: &Launch, flat: u32) -> [u32; 3] {
     [flat % bx, flat / bx % by, flat / (bx * by)]
 }
 
+#[allow(clippy::too_many_arguments)] // one CTA of `run_with`: its inputs, unbundled
 fn run_cta(
     prog: &Program,
     k: &Kernel,
@@ -716,6 +749,7 @@ fn run_cta(
     cbank0: &[u8],
     launch: &Launch,
     id: [u32; 3],
+    options: &RunOptions,
     stats: &mut Stats,
 ) -> Result<(), EmuError> {
     let threads: u32 = launch.block.iter().product();
@@ -726,6 +760,7 @@ fn run_cta(
         shared: vec![0; smap.size() as usize],
         undefined_reads: 0,
         undefined_syncs: 0,
+        zero_undefined_lanes: options.zero_undefined_lanes,
     };
     let mut warps: Vec<Warp> = (0..nwarps)
         .map(|wi| {

@@ -22,5 +22,5 @@ pub mod ops;
 pub mod retry;
 pub mod syscall;
 
-pub use exec::{EmuError, Launch, Stats, run};
+pub use exec::{EmuError, Launch, RunOptions, Stats, run, run_with};
 pub use load::{Kernel, LoadError, Program, load};

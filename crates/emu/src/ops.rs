@@ -867,10 +867,15 @@ fn shfl(ctx: &mut Ctx<'_>, w: &mut Warp, inst: &Inst, exec: u32) -> R<()> {
             m => return unsupported(format!("SHFL.{m}")),
         };
         let src = if ok { j as usize } else { l };
-        if exec >> src & 1 == 0 {
+        let undefined = exec >> src & 1 == 0;
+        if undefined {
             ctx.cta.undefined_reads += 1;
         }
-        let v = raw32(ctx, w, src, a)?;
+        let v = if undefined && ctx.cta.zero_undefined_lanes {
+            0
+        } else {
+            raw32(ctx, w, src, a)?
+        };
         res.push((l, v, ok));
     }
     for (l, v, ok) in res {
@@ -2039,6 +2044,15 @@ fn ffma(ctx: &Ctx<'_>, w: &mut Warp, inst: &Inst, l: usize) -> R<()> {
     wr(w, l, d, f32fin(r, ftz, inst.has_mod("SAT")))
 }
 
+/// A subnormal f64 as the zero of its sign.
+fn flush_f64(x: f64) -> f64 {
+    if x.is_subnormal() {
+        0.0f64.copysign(x)
+    } else {
+        x
+    }
+}
+
 fn mufu(ctx: &Ctx<'_>, w: &mut Warp, inst: &Inst, l: usize) -> R<()> {
     let f = inst.mods.first().map(String::as_str).unwrap_or("");
     check_mods(inst, &[f])?;
@@ -2055,13 +2069,16 @@ fn mufu(ctx: &Ctx<'_>, w: &mut Warp, inst: &Inst, l: usize) -> R<()> {
         if s.neg {
             hi ^= 0x8000_0000;
         }
-        let x = f64::from_bits(u64::from(hi) << 32);
+        // Flush-to-zero like the other MUFU functions (and as PTX specifies for
+        // `rcp.approx.ftz.f64`, which is this instruction alone): a subnormal operand is a
+        // signed zero, a subnormal result a signed zero.
+        let x = flush_f64(f64::from_bits(u64::from(hi) << 32));
         let r = if f == "RCP64H" {
             1.0 / x
         } else {
             1.0 / x.sqrt()
         };
-        return wr(w, l, d, (r.to_bits() >> 32) as u32);
+        return wr(w, l, d, (flush_f64(r).to_bits() >> 32) as u32);
     }
     // f32 functions: inputs flushed (MUFU is flush-to-zero), results rounded from f64.
     let x = f32src(ctx, w, l, s, true)?;

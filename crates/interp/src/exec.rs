@@ -41,6 +41,10 @@ pub struct RunOptions {
     /// Track shared and local memory accesses and report races and uninitialized reads in
     /// [`RunStats::findings`].
     pub sanitize: bool,
+    /// A `shfl` that reads a lane outside the lanes executing it (undefined in PTX) yields 0
+    /// instead of whatever the model holds there (the emulator has the same option), so a
+    /// kernel whose result depends on undefined lanes can be compared under one convention.
+    pub zero_undefined_lanes: bool,
 }
 
 /// A kernel launch.
@@ -180,6 +184,7 @@ struct Cta<'a> {
     stats: RunStats,
     nthreads: u32,
     schedule: Schedule,
+    zero_undefined_lanes: bool,
     san: Option<crate::sanitize::CtaSanitizer>,
     /// Set while an atomic reads and writes memory (for the sanitizer).
     in_atomic: bool,
@@ -229,7 +234,7 @@ pub fn run_scheduled(
 ) -> Result<RunStats, RunError> {
     let options = RunOptions {
         schedule,
-        sanitize: false,
+        ..RunOptions::default()
     };
     run_with(module, mem, kernel, launch, &options)
 }
@@ -339,6 +344,7 @@ fn run_cta(
         stats: RunStats::default(),
         nthreads: n,
         schedule: options.schedule,
+        zero_undefined_lanes: options.zero_undefined_lanes,
         san: None,
         in_atomic: false,
     };
@@ -910,10 +916,16 @@ impl Cta<'_> {
                         }
                     };
                     let j = if pval { j } else { lane };
-                    let v = if (0..n as i64).contains(&j) {
-                        vals[j as usize]
+                    let v = if !(0..n as i64).contains(&j) {
+                        if self.zero_undefined_lanes {
+                            0
+                        } else {
+                            vals[l]
+                        }
+                    } else if active >> j & 1 == 0 && self.zero_undefined_lanes {
+                        0
                     } else {
-                        vals[l]
+                        vals[j as usize]
                     };
                     let t = &mut self.warps[w][l];
                     set(f, t, &args[0], ty, v);
@@ -3035,6 +3047,26 @@ fn float_fn(op: Op, ty: Ty, m: &Mods, x: u64) -> u64 {
                 // 0xfff8000000000000; of a NaN, the canonical NaN (its `DADD a, a`).
                 NEG_QUIET_NAN
             }
+            Op::Rcp | Op::Rsqrt if m.approx && m.ftz && t == Ty::F64 => {
+                // PTX: `rcp.approx.ftz.f64` and `rsqrt.approx.ftz.f64` use only the operand's
+                // high 32 bits and give only the result's (the low word is zero); subnormal
+                // inputs and results are flushed to signed zero. ptxas writes one MUFU.RCP64H
+                // (RSQ64H) on the high word.
+                let flush = |v: f64| {
+                    if v.is_subnormal() {
+                        0.0f64.copysign(v)
+                    } else {
+                        v
+                    }
+                };
+                let hi = flush(f64::from_bits(x & 0xffff_ffff_0000_0000));
+                let r = if op == Op::Rcp {
+                    1.0 / hi
+                } else {
+                    1.0 / hi.sqrt()
+                };
+                flush(r).to_bits() & 0xffff_ffff_0000_0000
+            }
             Op::Rsqrt if t == Ty::F64 && (a.is_nan() || a < 0.0) => {
                 // ptxas's rsqrt.approx.f64 routine (its special-case block, also what an H100
                 // wrote: h100-2026-11-27 job 2701): a NaN comes back quieted (`DADD a, a`),
@@ -3047,15 +3079,7 @@ fn float_fn(op: Op, ty: Ty, m: &Mods, x: u64) -> u64 {
             }
             Op::Rcp if !m.approx => float::div(1.0, a, rnd, fmt),
             Op::Sqrt if !m.approx => float::sqrt(a, rnd, fmt),
-            Op::Rcp => {
-                if t == Ty::F64 {
-                    // rcp.approx.ftz.f64: reciprocal of the 20-bit-mantissa-truncated input
-                    // (PTX: "computes a fast, approximate reciprocal"; documented max error).
-                    float::div(1.0, a, Rnd::Ne, fmt)
-                } else {
-                    float::div(1.0, a, Rnd::Ne, fmt)
-                }
-            }
+            Op::Rcp => float::div(1.0, a, Rnd::Ne, fmt),
             Op::Sqrt => float::sqrt(a, Rnd::Ne, fmt),
             Op::Rsqrt => float::round(1.0 / a.sqrt(), Ordering::Equal, Rnd::Ne, fmt, false),
             Op::Sin => float::round(a.sin(), Ordering::Equal, Rnd::Ne, fmt, false),

@@ -28,7 +28,11 @@ fn run(
         params,
         step_limit: 1_000_000,
     };
-    let options = RunOptions { schedule, sanitize };
+    let options = RunOptions {
+        schedule,
+        sanitize,
+        ..RunOptions::default()
+    };
     let stats = p.run_with(&mut mem, k, &launch, &options).expect("runs");
     let findings = stats.findings.iter().map(|f| (f.kind, f.line)).collect();
     (findings, mem.buffer(out).expect("buffer").data.clone())

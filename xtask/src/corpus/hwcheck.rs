@@ -370,14 +370,15 @@ fn replay(
     let old_shadows = shadow_words(&old).unwrap_or(0);
     let old_v = super::catch(|| emu::harness::compare(&text, &old, kernel, &cfg))
         .unwrap_or_else(|p| emu::harness::Verdict::Unsupported(format!("panic: {p}")));
-    let (new_v, new_shadows, today_hazards) = match compile_today(&ptx_path, &text, arch) {
-        Ok(new) => (
-            compare_with_retries(&text, &new, kernel, &cfg),
-            shadow_words(&new).unwrap_or(0),
-            Some(kernel_hazards(&new, kernel)),
-        ),
-        Err(e) => (emu::harness::Verdict::Unsupported(e), 0, None),
-    };
+    let ((new_v, zero_lanes), new_shadows, today_hazards) =
+        match compile_today(&ptx_path, &text, arch) {
+            Ok(new) => (
+                compare_today(&text, &new, kernel, &cfg),
+                shadow_words(&new).unwrap_or(0),
+                Some(kernel_hazards(&new, kernel)),
+            ),
+            Err(e) => ((emu::harness::Verdict::Unsupported(e), false), 0, None),
+        };
     let sm: u32 = arch.trim_start_matches("sm_").parse().unwrap_or(90);
     let race = super::catch(|| emu::harness::schedule_dependence(&text, kernel, sm, &cfg))
         .ok()
@@ -385,10 +386,15 @@ fn replay(
         .flatten();
     let old_text = format!("{} shadow word(s); {}", old_shadows, verdict_text(&old_v));
     let new_text = format!(
-        "{} shadow word(s); {} hazard(s); {}",
+        "{} shadow word(s); {} hazard(s); {}{}",
         new_shadows,
         today_hazards.as_ref().map_or(0, Vec::len),
-        verdict_text(&new_v)
+        verdict_text(&new_v),
+        if zero_lanes {
+            " (its shuffles read lanes outside the executing ones at every launch the harness makes, undefined in PTX: compared with both models reading 0 there)"
+        } else {
+            ""
+        }
     );
     // The barrier bug explains a case when the old cubin's run reaches a shadow word (the
     // emulator refuses it there); one that never executes its shadow words is triaged on.
@@ -437,6 +443,33 @@ fn replay(
         new: new_text,
     }
 }
+
+/// The emulator's verdict on today's cubin ([`compare_with_retries`]). A kernel that reads
+/// lanes outside the executing ones at every launch (undefined in PTX: cuda-samples'
+/// `reduce7<T, 1/2/4>`, whose shuffles read lanes 4..31 of a 4-thread block) is not
+/// comparable as it stands; it is then compared with both models reading 0 for those lanes
+/// (`Config::zero_undefined_lanes`); the second value says whether that convention was used.
+fn compare_today(
+    ptx: &str,
+    cubin: &[u8],
+    kernel: &str,
+    cfg: &emu::harness::Config,
+) -> (emu::harness::Verdict, bool) {
+    let v = compare_with_retries(ptx, cubin, kernel, cfg);
+    match &v {
+        emu::harness::Verdict::NotComparable(r) if r.contains(UNDEFINED_LANES) => {
+            let zero = emu::harness::Config {
+                zero_undefined_lanes: true,
+                ..cfg.clone()
+            };
+            (compare_with_retries(ptx, cubin, kernel, &zero), true)
+        }
+        _ => (v, false),
+    }
+}
+
+/// The harness's reason for a launch whose `shfl`s read lanes outside the executing lanes.
+const UNDEFINED_LANES: &str = "SHFL read(s) of lanes outside the executing lanes";
 
 /// What the emulator says when a run reaches a shadow word (`emu::load`).
 const SHADOW: &str = "a form that prints like ptxas's but that ptxas never writes";
