@@ -58,7 +58,7 @@ commands:
                             compiles completely (time and peak memory)
   gpu-check [prepare | compare RESULTS] [--arch sm_XX] [--out DIR] [--limit N]
                             run kiln's and ptxas's cubins on an NVIDIA GPU and compare
-                            (needs a GPU; not part of CI; see xtask/src/gpu_check.rs)
+                            (needs a GPU; not part of CI; see xtask/src/gpu_check/mod.rs)
 ";
 
 fn main() -> ExitCode {

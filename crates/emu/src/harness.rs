@@ -491,7 +491,7 @@ pub fn compare_cubins(
 }
 
 /// The harness's inputs for kernel `k` of `prog` (parameters, buffers, textures, surfaces).
-fn kernel_inputs(prog: &interp::Program, k: u32, cfg: &Config) -> Inputs {
+pub fn kernel_inputs(prog: &interp::Program, k: u32, cfg: &Config) -> Inputs {
     let slots = prog.params(k).to_vec();
     let mut inp = inputs(
         &slots,

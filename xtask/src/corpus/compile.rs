@@ -32,7 +32,7 @@ use super::{CorpusArgs, PtxasOutcome};
 use crate::oracle;
 
 /// What executing a compiled kernel showed.
-enum Exec {
+pub enum Exec {
     /// Emulator on kiln's cubin == interpreter on the PTX, for every seed.
     Verified,
     /// Approximate math (MUFU), which the interpreter computes exactly: emulator on kiln's
@@ -254,7 +254,7 @@ fn check_file(path: &Path, rel: &str, text: &str, arch: &str, dir: &Path) -> Fil
             };
             for n in &names {
                 out.exec
-                    .insert(n.clone(), execute(text, b, theirs.as_deref(), n));
+                    .insert(n.clone(), execute(text, b, theirs.as_deref(), n).0);
             }
         }
     }
@@ -274,18 +274,24 @@ fn check_file(path: &Path, rel: &str, text: &str, arch: &str, dir: &Path) -> Fil
 /// (`emu::harness`, two seeds); `ptxas` is ptxas's cubin of the same PTX, the reference when
 /// the two disagree. A launch the generic inputs leave unchecked is tried again with the
 /// harness's alternatives for that reason (`emu::retry`); the first that executes wins.
-fn execute(ptx: &str, cubin: &[u8], ptxas: Option<&[u8]>, kernel: &str) -> Exec {
+/// The second value is the launch that decided (the one `gpu-check` runs on a GPU).
+pub fn execute(
+    ptx: &str,
+    cubin: &[u8],
+    ptxas: Option<&[u8]>,
+    kernel: &str,
+) -> (Exec, emu::harness::Config) {
     // A launch inside the kernel's declared bounds (`.reqntid`, `.maxntid`).
     let plain = emu::retry::contract_config(ptx, kernel, &emu::harness::Config::default());
     let first = execute_with(ptx, cubin, ptxas, kernel, &plain);
     let Exec::Unchecked(reason) = &first else {
-        return first;
+        return (first, plain);
     };
     emu::retry::alternatives(ptx, kernel, reason, &plain)
-        .iter()
-        .map(|cfg| execute_with(ptx, cubin, ptxas, kernel, cfg))
-        .find(|e| !matches!(e, Exec::Unchecked(_)))
-        .unwrap_or(first)
+        .into_iter()
+        .map(|cfg| (execute_with(ptx, cubin, ptxas, kernel, &cfg), cfg))
+        .find(|(e, _)| !matches!(e, Exec::Unchecked(_)))
+        .unwrap_or((first, plain))
 }
 
 fn execute_with(

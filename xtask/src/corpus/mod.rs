@@ -21,14 +21,14 @@ use std::time::Instant;
 
 use crate::oracle;
 
-mod compile;
+pub mod compile;
 mod cubin;
 pub mod disasm;
 mod emu;
 pub mod hazard;
 mod hwcheck;
 mod interp;
-mod json;
+pub mod json;
 pub mod parse;
 pub mod sema;
 
