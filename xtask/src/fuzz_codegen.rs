@@ -14,11 +14,20 @@
 //! runs in the emulator against the PTX interpreter with the harness's inputs
 //! (`emu::harness::compare`, which also runs the interpreter as a sanitizer). A difference is
 //! a divergence: it is minimised (statements removed while it persists) and written to
-//! `test-data/fuzz-codegen/`, with ptxas's cubin in the emulator as a third opinion when the
-//! oracle is installed. A program kiln refuses (`unsupported: ...`) is counted, not failed.
+//! `test-data/fuzz-codegen/`, with ptxas's cubin in the emulator as a third opinion (in the
+//! file's first line). A program kiln refuses (`unsupported: ...`) is counted, not failed.
+//!
+//! `--ptxas` also judges the judge on PTX nobody tuned it on: every program is compiled by
+//! ptxas too, and ptxas's code must run in the emulator equal to the interpreter and pass the
+//! hazard checker with no report. A program where either fails is a *judge divergence* (a gap
+//! in the emulator's, the interpreter's or the hazard checker's model of the hardware), kept in
+//! `test-data/fuzz-codegen/judge-*.ptx`; a form the emulator cannot run is counted
+//! (`judge_unsupported`).
+//!
 //! Last line: `RESULT fuzz codegen programs=<n> compiled=<n> equal=<n> divergences=<n>
-//! unsupported=<n> not_comparable=<n> seconds=<f> programs_per_second=<f> seed=<s>`; the command
-//! fails when a divergence is found.
+//! unsupported=<n> not_comparable=<n> ptxas_equal=<n> judge_divergences=<n>
+//! judge_unsupported=<n> seconds=<f> programs_per_second=<f> seed=<s>`; the command fails when
+//! a divergence of either kind is found.
 
 use std::fmt::Write as _;
 use std::time::Instant;
@@ -93,6 +102,7 @@ fn p(i: usize) -> String {
 }
 
 /// One random program: fixed head (declarations, inputs), random body, fixed tail (outputs).
+#[derive(Clone)]
 struct Program {
     head: Vec<String>,
     /// Top-level statements, each one or more lines (removed whole by [`minimise`]).
@@ -613,24 +623,85 @@ fn top_level(rng: &mut Rng, out: &mut Vec<String>, labels: &mut usize) {
     }
 }
 
+#[derive(Default)]
 struct Outcome {
     compiled: usize,
     equal: usize,
     unsupported: usize,
     not_comparable: usize,
     divergence: Option<String>,
+    /// With `--ptxas`: ptxas's code equal to the interpreter, per arch.
+    ptxas_equal: usize,
+    judge_unsupported: usize,
+    judge_divergence: Option<String>,
 }
 
-/// Compiles `text` for every arch and compares; the first divergence's description.
-fn check(text: &str, archs: &[String]) -> Outcome {
-    let mut o = Outcome {
-        compiled: 0,
-        equal: 0,
-        unsupported: 0,
-        not_comparable: 0,
-        divergence: None,
+/// What the judge says of ptxas's code for `text` on `arch`: Ok(true) equal to the
+/// interpreter, Ok(false) not comparable or not runnable (counted), Err a judge divergence.
+fn judge_ptxas(text: &str, arch: &str, o: &mut Outcome) -> Result<(), String> {
+    let bytes = match corpus::ptxas_cubin(text, arch, &[]) {
+        Ok(corpus::PtxasOutcome::Ok { cubin, .. }) => {
+            std::fs::read(cubin).map_err(|e| format!("{arch}: reading ptxas's cubin: {e}"))?
+        }
+        Ok(other) => return Err(format!("{arch}: ptxas rejects the program: {other:?}")),
+        Err(e) => return Err(format!("{arch}: running ptxas: {e}")),
     };
+    let hazards = corpus::hazard::kernel_hazards(&bytes, "fz");
+    if let Some(h) = hazards.first() {
+        return Err(format!(
+            "{arch}: the hazard checker reports {} hazard(s) in ptxas's code, first {h}",
+            hazards.len()
+        ));
+    }
+    let cfg = emu::harness::Config::default();
+    match corpus::catch(|| emu::harness::compare(text, &bytes, "fz", &cfg)) {
+        Ok(emu::harness::Verdict::Equal) => o.ptxas_equal += 1,
+        Ok(emu::harness::Verdict::NotComparable(_)) => {}
+        Ok(emu::harness::Verdict::Unsupported(u)) => {
+            if std::env::var_os("KILN_FUZZ_VERBOSE").is_some() {
+                eprintln!("judge unsupported: {u}");
+            }
+            o.judge_unsupported += 1;
+        }
+        Ok(emu::harness::Verdict::Differ(d)) => {
+            return Err(format!(
+                "{arch}: ptxas's code in the emulator differs from the interpreter: {d}"
+            ));
+        }
+        Err(p) => return Err(format!("{arch}: the harness panics on ptxas's code: {p}")),
+    }
+    Ok(())
+}
+
+/// The emulator's verdict on ptxas's code for `text` (the third opinion on a divergence).
+fn ptxas_opinion(text: &str, arch: &str) -> String {
+    match corpus::ptxas_cubin(text, arch, &[]) {
+        Ok(corpus::PtxasOutcome::Ok { cubin, .. }) => match std::fs::read(cubin) {
+            Ok(bytes) => {
+                let cfg = emu::harness::Config::default();
+                match corpus::catch(|| emu::harness::compare(text, &bytes, "fz", &cfg)) {
+                    Ok(v) => format!("{v:?}"),
+                    Err(p) => format!("panic: {p}"),
+                }
+            }
+            Err(e) => format!("no cubin: {e}"),
+        },
+        Ok(other) => format!("ptxas: {other:?}"),
+        Err(e) => format!("no oracle: {e}"),
+    }
+}
+
+/// Compiles `text` for every arch and compares; the first divergence's description. With
+/// `judge`, ptxas's code is checked too ([`judge_ptxas`]).
+fn check(text: &str, archs: &[String], judge: bool) -> Outcome {
+    let mut o = Outcome::default();
     for arch in archs {
+        if judge
+            && o.judge_divergence.is_none()
+            && let Err(d) = judge_ptxas(text, arch, &mut o)
+        {
+            o.judge_divergence = Some(d);
+        }
         let Some(sm) = db::Sm::parse(arch) else {
             continue;
         };
@@ -695,9 +766,9 @@ fn check(text: &str, archs: &[String]) -> Outcome {
     o
 }
 
-/// Removes top-level statements one at a time while the program still differs (a whole
+/// Removes top-level statements one at a time while `still` holds of the program (a whole
 /// statement, so that the smaller program is as well-defined as the first).
-fn minimise(mut prog: Program, archs: &[String]) -> Program {
+fn minimise_while(mut prog: Program, still: impl Fn(&str) -> bool) -> Program {
     let mut i = 0;
     while i < prog.body.len() {
         let mut trial = Program {
@@ -706,12 +777,7 @@ fn minimise(mut prog: Program, archs: &[String]) -> Program {
             tail: prog.tail.clone(),
         };
         trial.body.remove(i);
-        // Keep labels that branches name.
-        let text = trial.text();
-        if check(&text, archs)
-            .divergence
-            .is_some_and(|d| d.contains("differs"))
-        {
+        if still(&trial.text()) {
             prog = trial;
         } else {
             i += 1;
@@ -720,11 +786,21 @@ fn minimise(mut prog: Program, archs: &[String]) -> Program {
     prog
 }
 
+/// Removes top-level statements while the program still differs.
+fn minimise(prog: Program, archs: &[String]) -> Program {
+    minimise_while(prog, |text| {
+        check(text, archs, false)
+            .divergence
+            .is_some_and(|d| d.contains("differs"))
+    })
+}
+
 pub fn run(args: &[String]) -> Result<(), String> {
     let mut seconds = 60.0f64;
     let mut seed = 1u64;
     let mut archs: Vec<String> = Vec::new();
     let mut size = 24usize;
+    let mut judge = false;
     let mut it = args.iter();
     while let Some(a) = it.next() {
         let mut value = || it.next().cloned().ok_or(format!("{a} needs a value"));
@@ -733,6 +809,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
             "--seed" => seed = value()?.parse().map_err(|_| "bad --seed")?,
             "--arch" => archs.push(value()?),
             "--size" => size = value()?.parse().map_err(|_| "bad --size")?,
+            "--ptxas" => judge = true,
             other => return Err(format!("fuzz codegen: unknown argument `{other}`")),
         }
     }
@@ -744,20 +821,48 @@ pub fn run(args: &[String]) -> Result<(), String> {
     let mut rng = Rng::new(seed);
     let (mut programs, mut compiled, mut equal, mut unsupported, mut not_comparable) =
         (0usize, 0usize, 0usize, 0usize, 0usize);
+    let (mut ptxas_equal, mut judge_unsupported) = (0usize, 0usize);
     let mut divergences = Vec::new();
+    let mut judge_divergences = Vec::new();
+    let dir = corpus::workspace_root().join("test-data/fuzz-codegen");
     while start.elapsed().as_secs_f64() < seconds {
         let n = size / 2 + rng.below(size);
         let prog = generate(&mut rng, n);
         let text = prog.text();
         programs += 1;
-        let o = check(&text, &archs);
+        let o = check(&text, &archs, judge);
         compiled += o.compiled;
         equal += o.equal;
         unsupported += o.unsupported;
         not_comparable += o.not_comparable;
+        ptxas_equal += o.ptxas_equal;
+        judge_unsupported += o.judge_unsupported;
+        if let Some(d) = o.judge_divergence {
+            eprintln!("fuzz codegen: judge divergence in program {programs}: {d}");
+            std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+            // Minimised while the same kind of judge divergence persists.
+            let kind = |d: &str| d.contains("hazard checker");
+            let want = kind(&d);
+            let small = minimise_while(prog.clone(), |t| {
+                check(t, &archs, true)
+                    .judge_divergence
+                    .is_some_and(|e| kind(&e) == want)
+            });
+            let text = small.text();
+            let again = check(&text, &archs, true).judge_divergence.unwrap_or(d);
+            let name = format!("judge-{:016x}.ptx", corpus::fnv1a64(&[text.as_bytes()]));
+            std::fs::write(
+                dir.join(&name),
+                format!("// fuzz codegen judge divergence (seed {seed}): {again}\n{text}"),
+            )
+            .map_err(|e| e.to_string())?;
+            judge_divergences.push(name);
+            if judge_divergences.len() >= 5 {
+                break;
+            }
+        }
         if let Some(d) = o.divergence {
             eprintln!("fuzz codegen: divergence in program {programs}: {d}");
-            let dir = corpus::workspace_root().join("test-data/fuzz-codegen");
             std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
             let original = format!("orig-{:016x}.ptx", corpus::fnv1a64(&[text.as_bytes()]));
             std::fs::write(
@@ -767,10 +872,17 @@ pub fn run(args: &[String]) -> Result<(), String> {
             .map_err(|e| e.to_string())?;
             let small = minimise(prog, &archs);
             let text = small.text();
-            let again = check(&text, &archs).divergence.unwrap_or(d);
+            let again = check(&text, &archs, false).divergence.unwrap_or(d);
             let name = format!("div-{:016x}.ptx", corpus::fnv1a64(&[text.as_bytes()]));
             let mut file = String::new();
             let _ = writeln!(file, "// fuzz codegen divergence (seed {seed}): {again}");
+            for arch in &archs {
+                let _ = writeln!(
+                    file,
+                    "// third opinion, ptxas's code for {arch} in the emulator: {}",
+                    ptxas_opinion(&text, arch)
+                );
+            }
             file.push_str(&text);
             std::fs::write(dir.join(&name), file).map_err(|e| e.to_string())?;
             eprintln!(
@@ -793,17 +905,25 @@ pub fn run(args: &[String]) -> Result<(), String> {
     println!(
         "RESULT fuzz codegen programs={programs} compiled={compiled} equal={equal} \
          divergences={} unsupported={unsupported} not_comparable={not_comparable} \
+         ptxas_equal={ptxas_equal} judge_divergences={} judge_unsupported={judge_unsupported} \
          seconds={secs:.1} programs_per_second={:.1} seed={seed}",
         divergences.len(),
+        judge_divergences.len(),
         programs as f64 / secs
     );
-    if divergences.is_empty() {
+    if divergences.is_empty() && judge_divergences.is_empty() {
         Ok(())
     } else {
         Err(format!(
-            "{} divergence(s): {}",
+            "{} divergence(s), {} judge divergence(s): {}",
             divergences.len(),
-            divergences.join(", ")
+            judge_divergences.len(),
+            divergences
+                .iter()
+                .chain(&judge_divergences)
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(", ")
         ))
     }
 }

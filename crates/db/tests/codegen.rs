@@ -74,6 +74,7 @@ const EXAMPLES: &[&str] = &[
     "../../test-data/codegen/sat.ptx",
     "../../test-data/codegen/setp_xor.ptx",
     "../../test-data/codegen/approx_f64.ptx",
+    "../../test-data/codegen/abs_neg.ptx",
 ];
 
 /// The refusals the examples are expected to meet: (file, SM).
@@ -94,7 +95,10 @@ const APPROXIMATE: &[&str] = &[
 /// Examples executed against the interpreter and, as well, against ptxas's cubin in the
 /// emulator: single-instruction approximations whose model both sides share
 /// (`rcp.approx.ftz.f64` is `MUFU.RCP64H` of the high word).
-const ALSO_AGAINST_PTXAS: &[&str] = &["../../test-data/codegen/approx_f64.ptx"];
+const ALSO_AGAINST_PTXAS: &[&str] = &[
+    "../../test-data/codegen/approx_f64.ptx",
+    "../../test-data/codegen/abs_neg.ptx",
+];
 
 fn refused(path: &str, sm: &str) -> bool {
     REFUSED.iter().any(|(f, s)| path.ends_with(f) && *s == sm)

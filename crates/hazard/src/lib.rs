@@ -231,7 +231,8 @@ impl Observer for Checker<'_> {
             return;
         }
         let need = if matches!(effects::key_reg(key).file, sass::model::RegFile::P) {
-            self.table.raw_required_predicate(p, c)
+            let guard = self.nodes[consumer].guard.is_some_and(|(g, _)| g == key);
+            self.table.raw_required_predicate(p, c, guard)
         } else {
             self.table.raw_required(p, c)
         };

@@ -286,23 +286,41 @@ impl LatencyTable {
         by_producer.min(by_consumer)
     }
 
-    /// Pairs ptxas wrote at least this often count as a measured predicate latency
-    /// ([`LatencyTable::raw_required_predicate`]).
+    /// A branch ptxas wrote at least this often after a producer measures that producer's
+    /// guard latency ([`LatencyTable::raw_required_predicate`]).
     pub const PREDICATE_PAIR_SAMPLES: u64 = 50;
 
     /// The distance the checker requires before a consumer reads a *predicate* a fixed-latency
-    /// producer wrote: [`LatencyTable::raw_required`], raised to the pair's own learned
-    /// minimum when ptxas wrote the pair at least [`Self::PREDICATE_PAIR_SAMPLES`] times.
-    /// Predicate results reach their consumers at different times: sm_90's `DSETP` feeds
-    /// `FSEL`'s operand after 6 cycles but a branch's guard only after 14 (`raw DSETP BRA 14
-    /// n=761`); the any-consumer minimum let kiln's 13-cycle `DSETP` → `@P0 BRA` pass, and on
-    /// an H100 that branch read the previous predicate (docs/arch/hardware.md).
-    pub fn raw_required_predicate(&self, producer: &str, consumer: &str) -> u16 {
+    /// producer wrote. A predicate read as an operand (`SEL`, `FSEL`, `PLOP3`, a carry-in) takes
+    /// [`LatencyTable::raw_required`]. A predicate read as the consumer's *guard* (`@P0 ...`,
+    /// a branch's condition) arrives later: the producer's guard latency, which is what ptxas
+    /// leaves before a branch on it (`raw <producer> BRA`, where ptxas wrote that pair at least
+    /// [`Self::PREDICATE_PAIR_SAMPLES`] times). sm_90's `DSETP` feeds `FSEL`'s operand after
+    /// 6 cycles but a guard only after 14 (`raw DSETP BRA 14 n=761`); the operand minimum let
+    /// kiln's 13-cycle `DSETP` → `@P0 BRA` pass, and on an H100 that branch read the previous
+    /// predicate (docs/arch/hardware.md). The branch latency bounds every guard read: the
+    /// sm_80 corpus has `ISETP` → `@P0 DADD` only at 14 or more (n=827), but ptxas writes it at
+    /// 13, the `ISETP` → `BRA` latency, for PTX outside the corpus (found by `cargo xtask fuzz
+    /// codegen --ptxas`). Some guarded consumers read their guard sooner, and a pair ptxas was
+    /// seen to write sooner keeps its own minimum (`ISETP` → `@P4 MEMBAR` at 12).
+    pub fn raw_required_predicate(&self, producer: &str, consumer: &str, guard: bool) -> u16 {
         let base = self.raw_required(producer, consumer);
-        match self.raw.get(&(producer.to_string(), consumer.to_string())) {
-            Some(o) if o.n >= Self::PREDICATE_PAIR_SAMPLES => base.max(o.min),
-            _ => base,
+        if !guard {
+            return base;
         }
+        let Some(branch) = self
+            .raw
+            .get(&(producer.to_string(), "BRA".to_string()))
+            .filter(|o| o.n >= Self::PREDICATE_PAIR_SAMPLES)
+            .map(|o| o.min)
+        else {
+            return base;
+        };
+        let own = self
+            .raw
+            .get(&(producer.to_string(), consumer.to_string()))
+            .map(|o| o.min);
+        base.max(own.map_or(branch, |m| m.min(branch)))
     }
 
     /// The distance a scheduler should leave (conservative): the learned minimum for the pair;

@@ -2931,6 +2931,11 @@ fn float_unary_sign(ty: Ty, m: &Mods, x: u64, neg: bool) -> u64 {
         });
         let sb = 1u64 << (bits - 1);
         let x = flush_in(t, x, m.ftz);
+        // ptxas computes f32 and f64 `abs`/`neg` as an addition of -0 (`FADD |a|, -RZ`,
+        // `DADD -RZ, -a`): a NaN comes out canonical (PTX leaves it unspecified).
+        if matches!(t, Ty::F32 | Ty::F64) && to_f64(t, x).is_nan() {
+            return fmt_of(t).canonical_nan();
+        }
         let r = if neg { x ^ sb } else { x & !sb };
         if t == Ty::F32 || t == Ty::F16 {
             flush_in(t, r, m.ftz)

@@ -1724,25 +1724,31 @@ impl Cx {
                 let Some((_, w)) = float_kind(ty).filter(|_| !has(".ftz")) else {
                     return unsup(&format!("{opcode} of this type"));
                 };
-                // Sign-bit operations on the high word, exact for every input (PTX leaves
-                // NaN signs open); the low word of an f64 is copied.
+                // ptxas 13.0.88 (sm_80, sm_90): arithmetic with -0, not sign-bit operations:
+                // `FADD d, |a|, -RZ` / `FADD d, -a, -RZ` for f32, `DADD d, -RZ, |a|` /
+                // `DADD d, -RZ, -a` for f64. The same for every number, but a NaN comes out
+                // as the canonical NaN (PTX leaves the NaN unspecified); kiln writes ptxas's
+                // instructions so that it writes ptxas's bytes.
                 let d = self.dst(&ops[0], w)?;
                 let a = self.reg_src(&ops[1], w)?;
-                let (mask, lut) = if opcode == "neg" {
-                    (0x8000_0000u32, 0x3c)
+                let src = if opcode == "neg" {
+                    Operand::neg(a)
                 } else {
-                    (0x7fff_ffff, 0xc0)
+                    Operand::Reg {
+                        reg: a,
+                        neg: false,
+                        not: false,
+                        abs: true,
+                        sel: ir::Sel::None,
+                    }
                 };
-                let m = self.tmp(1);
-                self.mov_imm(Reg::v(m, 1), mask);
-                if w == 2 {
-                    self.push(Inst::new(
-                        "MOV",
-                        vec![Operand::r(sub(d, 0)), Operand::r(sub(a, 0))],
-                        vec![0],
-                    ));
-                }
-                self.lop3(sub(d, w - 1), sub(a, w - 1), Reg::v(m, 1), lut);
+                let minus_zero = Operand::neg(Reg::Zero(Class::R));
+                let inst = if w == 2 {
+                    Inst::new("DADD", vec![Operand::r(d), minus_zero, src], vec![0])
+                } else {
+                    Inst::new("FADD", vec![Operand::r(d), src, minus_zero], vec![0])
+                };
+                self.push(inst);
                 Ok(())
             }
             "cvt" => self.cvt(node, mods, ops),

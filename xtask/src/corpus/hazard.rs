@@ -313,3 +313,21 @@ pub fn run(args: &CorpusArgs) -> Result<(), String> {
     }
     Ok(())
 }
+
+/// The hazard checker's reports on `kernel`'s code in a cubin (its `.text.<kernel>` section).
+pub fn kernel_hazards(cubin: &[u8], kernel: &str) -> Vec<String> {
+    let Ok(c) = cubin::read(cubin) else {
+        return Vec::new();
+    };
+    let sm = format!("sm_{}", c.header.sm());
+    let name = format!(".text.{kernel}");
+    c.sections
+        .iter()
+        .filter(|s| s.name == name)
+        .flat_map(|s| {
+            let words = sass::words(&cubin::write::encode_data(&s.data));
+            hazard::check(&sm, &words).unwrap_or_default()
+        })
+        .map(|h| format!("{:#06x}: {}", h.pc, h.message))
+        .collect()
+}

@@ -267,24 +267,6 @@ fn shadow_words(cubin: &[u8]) -> Result<usize, String> {
     Ok(n)
 }
 
-/// The hazard checker's reports on `kernel`'s code in a cubin (its `.text.<kernel>` section).
-fn kernel_hazards(cubin: &[u8], kernel: &str) -> Vec<String> {
-    let Ok(c) = cubin::read(cubin) else {
-        return Vec::new();
-    };
-    let sm = format!("sm_{}", c.header.sm());
-    let name = format!(".text.{kernel}");
-    c.sections
-        .iter()
-        .filter(|s| s.name == name)
-        .flat_map(|s| {
-            let words = sass::words(&cubin::write::encode_data(&s.data));
-            hazard::check(&sm, &words).unwrap_or_default()
-        })
-        .map(|h| format!("{:#06x}: {}", h.pc, h.message))
-        .collect()
-}
-
 fn verdict_text(v: &emu::harness::Verdict) -> String {
     match v {
         emu::harness::Verdict::Equal => "equal to the interpreter".into(),
@@ -375,7 +357,7 @@ fn replay(
             Ok(new) => (
                 compare_today(&text, &new, kernel, &cfg),
                 shadow_words(&new).unwrap_or(0),
-                Some(kernel_hazards(&new, kernel)),
+                Some(super::hazard::kernel_hazards(&new, kernel)),
             ),
             Err(e) => ((emu::harness::Verdict::Unsupported(e), false), 0, None),
         };
@@ -399,7 +381,7 @@ fn replay(
     // The barrier bug explains a case when the old cubin's run reaches a shadow word (the
     // emulator refuses it there); one that never executes its shadow words is triaged on.
     let hit_shadow = matches!(&old_v, emu::harness::Verdict::Unsupported(r) if r.contains(SHADOW));
-    let old_hazards = kernel_hazards(&old, kernel);
+    let old_hazards = super::hazard::kernel_hazards(&old, kernel);
     let class = if hit_shadow {
         let passes = match &new_v {
             emu::harness::Verdict::Equal => true,
