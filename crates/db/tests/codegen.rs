@@ -98,6 +98,7 @@ const APPROXIMATE: &[&str] = &[
 const ALSO_AGAINST_PTXAS: &[&str] = &[
     "../../test-data/codegen/approx_f64.ptx",
     "../../test-data/codegen/abs_neg.ptx",
+    "../../test-data/codegen/testp.ptx",
 ];
 
 fn refused(path: &str, sm: &str) -> bool {

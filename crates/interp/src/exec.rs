@@ -1982,7 +1982,8 @@ impl Cta<'_> {
                     1 => v.is_infinite(),
                     2 => !v.is_nan(),
                     3 => v.is_nan(),
-                    4 => v.is_finite() && v != 0.0 && !sub,
+                    // PTX: "positive and negative zero are considered normal numbers".
+                    4 => v.is_finite() && !sub,
                     _ => sub,
                 };
                 put!(0, Ty::Pred, r as u64);

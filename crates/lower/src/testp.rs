@@ -1,7 +1,8 @@
 //! `testp.{finite,infinite,number,notanumber,normal,subnormal}.{f32,f64}`: integer tests on the
 //! magnitude bits, as ptxas 13.0.88 does them on sm_80 and sm_90 (`LOP3.LUT abs, x, 0x7fffffff`
 //! then unsigned `ISETP`s against the exponent field's bounds; the f64 forms test the high
-//! word and, where the class depends on the mantissa, the low word).
+//! word and, where the class depends on the mantissa, the low word). `.normal` is true for ±0,
+//! as the PTX ISA specifies and ptxas computes.
 
 use ir::{Class, Inst, Operand, Reg};
 use syntax::SyntaxNode;
@@ -65,8 +66,11 @@ impl Cx {
                 ".number" => self.cmp(d, "LE", "AND", abs, Rhs::Imm(F32_INF), None),
                 ".notanumber" => self.cmp(d, "GT", "AND", abs, Rhs::Imm(F32_INF), None),
                 ".normal" => {
+                    // PTX counts ±0 as normal (ptxas: `ISETP.EQ.U32.OR P0, PT, abs, RZ, P0`).
+                    let z = self.ptemp();
+                    self.cmp(z, "EQ", "AND", abs, Rhs::Zero, None);
                     let t = self.ptemp();
-                    self.cmp(t, "GE", "AND", abs, Rhs::Imm(F32_MIN_NORMAL), None);
+                    self.cmp(t, "GE", "OR", abs, Rhs::Imm(F32_MIN_NORMAL), Some(z));
                     self.cmp(d, "LT", "AND", abs, Rhs::Imm(F32_INF), Some(t));
                 }
                 ".subnormal" => {
@@ -103,8 +107,13 @@ impl Cx {
                 self.cmp(d, "GT", "OR", abs, Rhs::Imm(F64_HI_INF), Some(u));
             }
             ".normal" => {
+                // ±0 counts as normal: both words zero.
+                let z = self.ptemp();
+                self.cmp(z, "EQ", "AND", lo, Rhs::Zero, None);
+                let zz = self.ptemp();
+                self.cmp(zz, "EQ", "AND", abs, Rhs::Zero, Some(z));
                 let t = self.ptemp();
-                self.cmp(t, "GE", "AND", abs, Rhs::Imm(F64_HI_MIN_NORMAL), None);
+                self.cmp(t, "GE", "OR", abs, Rhs::Imm(F64_HI_MIN_NORMAL), Some(zz));
                 self.cmp(d, "LT", "AND", abs, Rhs::Imm(F64_HI_INF), Some(t));
             }
             ".subnormal" => {

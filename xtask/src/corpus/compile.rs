@@ -607,8 +607,17 @@ pub fn run(args: &CorpusArgs) -> Result<(), String> {
         println!("{n:>7}  {r}");
     }
     println!("tool_rejected={rejected} (cubins nvdisasm/cuobjdump refused or listed differently)");
+    // Of the compiled kernels not verified: launches the harness or the sanitizer found outside
+    // the kernel's contract or results PTX leaves open (`not_comparable`), and kernels a model
+    // cannot run (`unexecuted`: the emulator or the interpreter lacks a form).
+    let unexecuted: usize = unchecked
+        .iter()
+        .filter(|(r, _)| r.starts_with("emu: ") || r.starts_with("interp"))
+        .map(|(_, n)| n)
+        .sum();
+    let not_comparable = unchecked.values().sum::<usize>() - unexecuted;
     println!(
-        "RESULT compile {arch} kernels={kernels} compiled={compiled} verified={verified} verified_vs_ptxas={verified_vs_ptxas} miscompiled={miscompiled} trap_mismatch={trap_mismatch} unsupported={unsupported} panics={panics} regs_le_ptxas={regs_le} regs_ratio_median={:.2} instr_ratio_median={:.2} kiln_s={kiln_s:.2} ptxas_s={ptxas_s:.2}",
+        "RESULT compile {arch} kernels={kernels} compiled={compiled} verified={verified} verified_vs_ptxas={verified_vs_ptxas} miscompiled={miscompiled} trap_mismatch={trap_mismatch} not_comparable={not_comparable} unexecuted={unexecuted} unsupported={unsupported} panics={panics} regs_le_ptxas={regs_le} regs_ratio_median={:.2} instr_ratio_median={:.2} kiln_s={kiln_s:.2} ptxas_s={ptxas_s:.2}",
         median(regs_ratio),
         median(instr_ratio)
     );
