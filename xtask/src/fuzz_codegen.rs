@@ -24,6 +24,9 @@
 //! `test-data/fuzz-codegen/judge-*.ptx`; a form the emulator cannot run is counted
 //! (`judge_unsupported`).
 //!
+//! `--emit DIR --count N` only writes N programs to DIR (probe kernels for `cargo xtask
+//! hazard-learn --also`: ptxas's code for random programs shows orderings the corpus lacks).
+//!
 //! Last line: `RESULT fuzz codegen programs=<n> compiled=<n> equal=<n> divergences=<n>
 //! unsupported=<n> not_comparable=<n> ptxas_equal=<n> judge_divergences=<n>
 //! judge_unsupported=<n> seconds=<f> programs_per_second=<f> seed=<s>`; the command fails when
@@ -795,12 +798,40 @@ fn minimise(prog: Program, archs: &[String]) -> Program {
     })
 }
 
+/// Writes `count` programs of `seed` (generator size `size`) to `dir`, unchecked: probe
+/// kernels for `cargo xtask hazard-learn` (ptxas's code for random programs shows orderings
+/// the corpus lacks). The same arguments write the same files.
+pub fn emit_programs(
+    dir: &std::path::Path,
+    seed: u64,
+    count: usize,
+    size: usize,
+) -> Result<(), String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let mut rng = Rng::new(seed);
+    for k in 0..count {
+        let n = size / 2 + rng.below(size);
+        let text = generate(&mut rng, n).text();
+        let head = format!(
+            "// Written by `cargo xtask fuzz codegen --emit DIR --count {count} --seed {seed}` (program {k}).\n"
+        );
+        let p = dir.join(format!("fuzz_{seed}_{k:05}.ptx"));
+        std::fs::write(&p, head + &text).map_err(|e| format!("{}: {e}", p.display()))?;
+    }
+    Ok(())
+}
+
+/// The generator's default program size (top-level statements, half to one and a half).
+pub const DEFAULT_SIZE: usize = 24;
+
 pub fn run(args: &[String]) -> Result<(), String> {
     let mut seconds = 60.0f64;
     let mut seed = 1u64;
     let mut archs: Vec<String> = Vec::new();
-    let mut size = 24usize;
+    let mut size = DEFAULT_SIZE;
     let mut judge = false;
+    let mut emit: Option<std::path::PathBuf> = None;
+    let mut count = 0usize;
     let mut it = args.iter();
     while let Some(a) = it.next() {
         let mut value = || it.next().cloned().ok_or(format!("{a} needs a value"));
@@ -810,6 +841,8 @@ pub fn run(args: &[String]) -> Result<(), String> {
             "--arch" => archs.push(value()?),
             "--size" => size = value()?.parse().map_err(|_| "bad --size")?,
             "--ptxas" => judge = true,
+            "--emit" => emit = Some(value()?.into()),
+            "--count" => count = value()?.parse().map_err(|_| "bad --count")?,
             other => return Err(format!("fuzz codegen: unknown argument `{other}`")),
         }
     }
@@ -819,6 +852,11 @@ pub fn run(args: &[String]) -> Result<(), String> {
     corpus::quiet_panics();
     let start = Instant::now();
     let mut rng = Rng::new(seed);
+    if let Some(dir) = emit {
+        emit_programs(&dir, seed, count, size)?;
+        println!("fuzz codegen: wrote {count} programs to {}", dir.display());
+        return Ok(());
+    }
     let (mut programs, mut compiled, mut equal, mut unsupported, mut not_comparable) =
         (0usize, 0usize, 0usize, 0usize, 0usize);
     let (mut ptxas_equal, mut judge_unsupported) = (0usize, 0usize);

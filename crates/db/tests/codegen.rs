@@ -75,6 +75,7 @@ const EXAMPLES: &[&str] = &[
     "../../test-data/codegen/setp_xor.ptx",
     "../../test-data/codegen/approx_f64.ptx",
     "../../test-data/codegen/abs_neg.ptx",
+    "../../test-data/codegen/bfi_fold.ptx",
 ];
 
 /// The refusals the examples are expected to meet: (file, SM).
@@ -99,6 +100,7 @@ const ALSO_AGAINST_PTXAS: &[&str] = &[
     "../../test-data/codegen/approx_f64.ptx",
     "../../test-data/codegen/abs_neg.ptx",
     "../../test-data/codegen/testp.ptx",
+    "../../test-data/codegen/bfi_fold.ptx",
 ];
 
 fn refused(path: &str, sm: &str) -> bool {

@@ -359,11 +359,21 @@ impl LatencyTable {
 
     /// Whether variable-latency `writer` may overwrite a register still pending for `first`
     /// (`kind` = `war`: on its read scoreboard; `waw`: its own pending write) without waiting.
+    ///
+    /// A write-after-read between two instructions of one variable-latency class is ordered
+    /// too: they run in one in-order pipe, which reads the first one's operands before the
+    /// second one's result exists. ptxas relies on it (`DFMA R18, -R20, ...` then
+    /// `DFMA R20, -R20, 1, -R20` with no wait on the first one's read scoreboard, sm_80, PTX
+    /// outside the corpus: `cargo xtask fuzz codegen --ptxas`), rarely enough that the
+    /// learner saw it only for `DMUL`.
     pub fn is_ordered(&self, kind: &str, first: &str, writer: &str) -> bool {
         self.is_variable(writer)
-            && self
-                .ordered
-                .contains_key(&(kind.to_string(), first.to_string(), writer.to_string()))
+            && ((kind == "war" && first == writer)
+                || self.ordered.contains_key(&(
+                    kind.to_string(),
+                    first.to_string(),
+                    writer.to_string(),
+                )))
     }
 
     /// The largest RAW minimum in the table (how long fixed-latency results stay relevant).

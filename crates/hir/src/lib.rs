@@ -17,6 +17,7 @@
 #![forbid(unsafe_code)]
 
 pub mod contract;
+pub mod fold;
 mod func;
 mod module;
 mod types;

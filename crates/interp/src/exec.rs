@@ -1852,6 +1852,11 @@ impl Cta<'_> {
                     false
                 };
                 let mut d = 0u64;
+                let folded = (ty == Ty::S32
+                    && matches!(a[2], Operand::Imm(_))
+                    && matches!(a[3], Operand::Imm(_)))
+                .then(|| hir::fold::bfe_s32(pos as u32, len as u32))
+                .flatten();
                 for i in 0..bits {
                     let bit = if i < len && pos + i < bits {
                         (x >> (pos + i)) & 1 == 1
@@ -1859,6 +1864,10 @@ impl Cta<'_> {
                         sbit
                     };
                     d |= (bit as u64) << i;
+                }
+                if let Some(v) = folded {
+                    // ptxas's folding of immediate fields beyond bit 31 (`hir::fold`).
+                    d = u64::from(v);
                 }
                 put!(0, ty, d);
             }
@@ -1869,11 +1878,22 @@ impl Cta<'_> {
                 let pos = g!(3, Ty::U32) & 0xff;
                 let len = g!(4, Ty::U32) & 0xff;
                 let mut d = b_;
-                for i in 0..len {
-                    if pos + i >= bits {
-                        break;
+                if bits == 32 && matches!(a[3], Operand::Imm(_)) && matches!(a[4], Operand::Imm(_))
+                {
+                    // Immediate position and length: ptxas 13.0.88 folds the mask itself,
+                    // taking a length of 32 or more modulo 32 unless the position is 0
+                    // (`bfi.b32 d, a, b, 5, 32` is `b`; PTX would insert a's 27 low bits).
+                    // kiln writes the same mask (`hir::fold::bfi_mask`).
+                    let m = hir::fold::bfi_mask(pos as u32, len as u32);
+                    let shifted = if pos < 32 { (a_ << pos) as u32 } else { 0 };
+                    d = u64::from((shifted & m) | (b_ as u32 & !m));
+                } else {
+                    for i in 0..len {
+                        if pos + i >= bits {
+                            break;
+                        }
+                        d = (d & !(1 << (pos + i))) | (((a_ >> i) & 1) << (pos + i));
                     }
-                    d = (d & !(1 << (pos + i))) | (((a_ >> i) & 1) << (pos + i));
                 }
                 put!(0, ty, d);
             }

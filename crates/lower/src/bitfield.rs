@@ -117,6 +117,13 @@ impl Cx {
             self.mov_imm(d, 0);
             return Ok(());
         }
+        if let (true, Field::Const(p), Field::Const(l)) = (signed, &pos, &len)
+            && let Some(v) = hir::fold::bfe_s32(*p, *l)
+        {
+            // ptxas folds a signed field beyond bit 31 to all ones (`hir::fold::bfe_s32`).
+            self.mov_imm(d, v);
+            return Ok(());
+        }
         let shr = if signed {
             "SHF.R.S32.HI"
         } else {
@@ -335,11 +342,9 @@ impl Cx {
         let f = self.dst(&ops[0], 1)?;
         let mask = match (&pos, &len) {
             (Field::Const(p), Field::Const(l)) => {
-                let m = if *p >= 32 || *l == 0 {
-                    0
-                } else {
-                    ((((1u64 << (*l).min(32)) - 1) << p) & 0xffff_ffff) as u32
-                };
+                // ptxas's folding of immediate fields, which takes a length of 32 or more
+                // modulo 32 unless the position is 0.
+                let m = hir::fold::bfi_mask(*p, *l);
                 if m == 0 {
                     self.mov_reg(f, b);
                     return Ok(());

@@ -67,6 +67,26 @@ pub fn learn(raw: &[String]) -> Result<(), String> {
             it.next().ok_or("--also needs a folder")?.clone()
         } else if let Some(v) = a.strip_prefix("--also=") {
             v.to_string()
+        } else if a == "--fuzz" {
+            // `--fuzz SEED:COUNT`: the codegen fuzzer's programs as probes (written under
+            // target/, regenerated identically from the seed).
+            let spec = it.next().ok_or("--fuzz needs SEED:COUNT")?;
+            let (seed, count) = spec
+                .split_once(':')
+                .and_then(|(s, c)| Some((s.parse::<u64>().ok()?, c.parse::<usize>().ok()?)))
+                .ok_or("--fuzz needs SEED:COUNT")?;
+            let dir =
+                super::workspace_root().join(format!("target/hazard-fuzz-probe/{seed}-{count}"));
+            crate::fuzz_codegen::emit_programs(
+                &dir,
+                seed,
+                count,
+                crate::fuzz_codegen::DEFAULT_SIZE,
+            )?;
+            also_args.push_str(&format!(" --fuzz {spec}"));
+            let extra = super::ptx_files(&dir);
+            files.extend(extra.into_iter().map(|f| dir.join(f)));
+            continue;
         } else {
             return Err(format!("hazard-learn: unknown argument `{a}`"));
         };
