@@ -1118,3 +1118,34 @@ fn undefined_shuffle_lanes_compare_under_the_zero_convention() {
         .collect();
     assert_eq!(words, [7, 10, 0, 0]);
 }
+
+/// ptxas 13.0.88 drops the guard of a `testp` and always writes the predicate (an unguarded
+/// `ISETP` for `@%p4 testp.notanumber.f32 %p1, %f1`): kiln refuses a guarded `testp`, with its
+/// span, rather than compute another answer than ptxas's; an unguarded one compiles.
+#[test]
+fn guarded_testp_is_refused() {
+    let guarded = MODULE.replace(
+        "add.u32 %r2, %r1, 7;",
+        "mov.b32 %f1, %r1;\n    @%p testp.notanumber.f32 %q, %f1;\n    selp.u32 %r2, 1, 0, %q;",
+    );
+    let src = guarded.replace(
+        ".reg .pred %p;",
+        ".reg .pred %p;\n    .reg .pred %q;\n    .reg .f32 %f1;",
+    );
+    let mut db = RootDatabase::default();
+    let file = db.add_file("m.ptx", src.as_bytes());
+    let out = db::cubin(&db, FileTarget::new(&db, file, target("sm_80")));
+    assert!(out.bytes.is_none());
+    let d = &out.diagnostics[0];
+    assert_eq!(
+        d.message,
+        "kernel `beta`: unsupported: guarded testp (ptxas 13.0.88 ignores the guard and always writes the predicate)"
+    );
+    let r = usize::from(d.range.start())..usize::from(d.range.end());
+    assert_eq!(&src[r], "@%p testp.notanumber.f32 %q, %f1;");
+    let unguarded = src.replace("@%p testp", "testp");
+    let mut db = RootDatabase::default();
+    let file = db.add_file("m.ptx", unguarded.as_bytes());
+    let out = db::cubin(&db, FileTarget::new(&db, file, target("sm_80")));
+    assert!(out.bytes.is_some(), "{:?}", out.diagnostics);
+}
