@@ -432,7 +432,8 @@ pub fn compare_with_cuobjdump(c: &Cubin, cuobjdump_text: &str) -> Result<(), Str
     ))
 }
 
-fn json_str(s: &str) -> String {
+/// `s` as a JSON string literal (quotes, backslashes and control characters escaped).
+pub fn json_str(s: &str) -> String {
     let mut o = String::with_capacity(s.len() + 2);
     o.push('"');
     for ch in s.chars() {

@@ -1857,17 +1857,18 @@ impl Cta<'_> {
                     && matches!(a[3], Operand::Imm(_)))
                 .then(|| hir::fold::bfe_s32(pos as u32, len as u32))
                 .flatten();
-                for i in 0..bits {
-                    let bit = if i < len && pos + i < bits {
-                        (x >> (pos + i)) & 1 == 1
-                    } else {
-                        sbit
-                    };
-                    d |= (bit as u64) << i;
-                }
                 if let Some(v) = folded {
                     // ptxas's folding of immediate fields beyond bit 31 (`hir::fold`).
                     d = u64::from(v);
+                } else {
+                    for i in 0..bits {
+                        let bit = if i < len && pos + i < bits {
+                            (x >> (pos + i)) & 1 == 1
+                        } else {
+                            sbit
+                        };
+                        d |= (bit as u64) << i;
+                    }
                 }
                 put!(0, ty, d);
             }

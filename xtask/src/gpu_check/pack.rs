@@ -4,7 +4,6 @@
 //! so a run's directory is also what `cargo xtask corpus hwcheck --dir` replays.
 
 use std::collections::HashSet;
-use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 /// A content-addressed blob store with a size budget.
@@ -58,24 +57,8 @@ impl Pack {
     }
 }
 
-/// A JSON string literal.
-pub fn json_str(s: &str) -> String {
-    let mut out = String::from("\"");
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\t' => out.push_str("\\t"),
-            c if (c as u32) < 0x20 => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
-}
+/// A JSON string literal (the cubin crate's escaper, shared with its listing JSON).
+pub use cubin::listing::json_str;
 
 /// One job: a kernel, its launch, its inputs and the two cubins.
 pub struct Job {
