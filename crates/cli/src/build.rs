@@ -53,9 +53,10 @@ pub fn run(args: Args) -> Status {
         },
         None => (EXAMPLE_PATH.to_string(), EXAMPLE.as_bytes().to_vec()),
     };
-    if !db::codegen_supported(args.arch.number) {
+    if !db::codegen_supported(args.arch) {
         eprintln!(
-            "kiln: error: code generation supports sm_80 and sm_90, not {}",
+            "kiln: error: code generation supports {} and their `a` variants, not {}",
+            db::codegen_sms(),
             args.arch
         );
         return Status::Failure;

@@ -146,8 +146,8 @@ fn print_report(
         } else {
             String::new()
         };
-        // ptxas lists cmem[0] only below sm_90.
-        let cmem = if arch.number < 90 {
+        // ptxas lists cmem[0] only below sm_90 (`target::CubinLayout::reports_cmem0`).
+        let cmem = if arch.profile().is_some_and(|p| p.cubin.reports_cmem0) {
             format!(", {} bytes cmem[0]", s.cmem0)
         } else {
             String::new()

@@ -340,9 +340,10 @@ pub fn run(args: &[String]) -> Status {
             "Value '{arch_name}' is not defined for option 'gpu-name'"
         ));
     };
-    if !db::codegen_supported(arch.number) {
+    if !db::codegen_supported(arch) {
         return fatal(&format!(
-            "unsupported: code generation for {arch} (kiln generates code for sm_80, sm_90 and sm_90a)"
+            "unsupported: code generation for {arch} (kiln generates code for {} and their `a` variants)",
+            db::codegen_sms()
         ));
     }
     if let Some(m) = cl.last("machine")

@@ -14,19 +14,10 @@
 
 use crate::eiattr::{AttrValue, Format, KparamInfo, Record, code};
 use crate::model::*;
+use target::{BindlessBankAttrs, Profile};
 
 /// kiln's version, written into `.note.nv.tkinfo`.
 pub const KILN_VERSION: &str = env!("CARGO_PKG_VERSION");
-
-/// Byte offset of the first kernel parameter in `.nv.constant0.<k>` for an SM, as ptxas
-/// 13.0.88 lays it out (checked against the oracle by the `param_base_matches_ptxas` test).
-pub fn param_base(sm: u32) -> u32 {
-    match sm {
-        0..=89 => 0x160,
-        90..=99 => 0x210,
-        _ => 0x380,
-    }
-}
 
 /// ELF relocation type `R_CUDA_64` (a 64-bit absolute address; `cuobjdump -elf` names type 2
 /// so).
@@ -230,6 +221,9 @@ impl Builder {
 
     /// Builds the cubin.
     pub fn build(&self) -> Result<Cubin, BuildError> {
+        let profile = Profile::of(self.sm)
+            .ok_or_else(|| BuildError(format!("unsupported: cubins for sm_{}", self.sm)))?;
+        let layout = profile.cubin;
         let mut names = std::collections::HashSet::new();
         for n in self
             .kernels
@@ -309,7 +303,7 @@ impl Builder {
         let mut info_sec = plain(".nv.info".into(), sht::CUDA_INFO, 0, 4, SectionData::Null);
         info_sec.link = symtab;
         let nvinfo = push(&mut secs, info_sec);
-        if self.sm >= 90 {
+        if layout.compat_section {
             let compat = push(
                 &mut secs,
                 plain(
@@ -367,7 +361,7 @@ impl Builder {
                 name: &k.name,
                 code: &k.code,
                 relocs: &k.relocs,
-                resolved: if self.sm >= 90 {
+                resolved: if layout.reserved_smem_section {
                     &k.reserved_smem_resolved
                 } else {
                     &[]
@@ -540,7 +534,7 @@ impl Builder {
             .collect();
         // sm_90+: the reserved shared memory window ptxas always declares (size 0 when the
         // kernel uses none); cuobjdump refuses sm_90+ cubins without it.
-        let reserved = (self.sm >= 90).then(|| {
+        let reserved = layout.reserved_smem_section.then(|| {
             push(
                 &mut secs,
                 plain(
@@ -567,7 +561,7 @@ impl Builder {
                 push(&mut secs, s);
             }
         }
-        let base = param_base(self.sm);
+        let base = profile.param_base;
         let mut param_layouts = Vec::new();
         let const0: Vec<u32> = self
             .kernels
@@ -862,7 +856,7 @@ impl Builder {
             }
             r.push(hval(code::MAXREG_COUNT, 0xff));
             let textures = !k.texture_slots.is_empty();
-            if textures && self.sm < 90 {
+            if textures && layout.bindless_bank_attrs == BindlessBankAttrs::TextureBeforeBarriers {
                 r.push(bval(code::BINDLESS_TEXTURE_BANK, 0));
             }
             if k.num_barriers > 0 {
@@ -912,7 +906,9 @@ impl Builder {
                     size: *size as u16,
                 },
             ));
-            if textures && self.sm >= 90 {
+            if textures
+                && layout.bindless_bank_attrs == BindlessBankAttrs::TextureAndSurfaceAfterParams
+            {
                 r.push(bval(code::BINDLESS_TEXTURE_BANK, 0));
                 r.push(bval(code::BINDLESS_SURFACE_BANK, 0));
             }
@@ -981,7 +977,7 @@ impl Builder {
                 e_machine: EM_CUDA,
                 e_version: 1,
                 e_entry: 0,
-                e_flags: (6 << 24) | (self.sm << 8) | if self.sm >= 100 { 2 } else { 4 },
+                e_flags: (6 << 24) | (self.sm << 8) | layout.elf_abi_version,
                 shstrndx: shstrtab as u16,
                 phentsize: 56,
             },

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use cubin::builder::{Builder, Kernel, Param, param_base};
+use cubin::builder::{Builder, Kernel, Param};
 use cubin::eiattr::{AttrValue, code};
 use cubin::{SectionData, sht};
 
@@ -246,4 +246,9 @@ fn param_layout_matches_ptxas() {
         );
     }
     let _ = std::fs::remove_dir_all(dir);
+}
+
+/// The SM's parameter base (`target::Profile`).
+fn param_base(sm: u32) -> u32 {
+    target::Profile::of(sm).expect("a known SM").param_base
 }

@@ -8,6 +8,9 @@
 
 use syntax::{SyntaxKind, TextRange};
 
+use ::target::Profile;
+
+use crate::Sm;
 use crate::target::{KernelTarget, Target};
 use crate::{Db, Diagnostic, Severity, SourceFile, module_items, parse};
 
@@ -98,9 +101,25 @@ fn callees<'db>(db: &'db dyn Db, kernel: crate::Function<'db>) -> lower::Functio
     out
 }
 
-/// The SMs with code generation (a SASS table and checked forms).
-pub fn codegen_supported(sm: u16) -> bool {
-    matches!(sm, 80 | 90)
+/// Whether kiln generates code for `sm` (its profile has ptxas's forms: `target::Profile`).
+pub fn codegen_supported(sm: Sm) -> bool {
+    sm.profile().is_some_and(Profile::has_codegen)
+}
+
+/// The SMs kiln generates code for, for messages (`sm_80, sm_90`).
+pub fn codegen_sms() -> String {
+    Profile::codegen_names()
+}
+
+/// The profile of the target's SM, or the error that code generation is unsupported for it.
+fn codegen_target(target: &Target) -> Result<lower::LowerTarget, CodegenError> {
+    target
+        .sm
+        .profile()
+        .and_then(|p| lower::LowerTarget::new(p, target.fmad))
+        .ok_or_else(|| {
+            CodegenError::plain(format!("unsupported: code generation for {}", target.sm))
+        })
 }
 
 /// The module-scope variables of a file that kernels may address besides their own:
@@ -307,20 +326,8 @@ pub fn lowered<'db>(
     db: &'db dyn Db,
     kt: KernelTarget<'db>,
 ) -> Result<lower::Lowered, CodegenError> {
-    let target = kt.target(db);
-    let sm = u32::from(target.sm.number);
-    if !codegen_supported(target.sm.number) {
-        return Err(CodegenError::plain(format!(
-            "unsupported: code generation for {}",
-            target.sm
-        )));
-    }
+    let lt = codegen_target(kt.target(db))?;
     let syntax = kt.function(db).syntax(db);
-    let lt = lower::LowerTarget {
-        sm,
-        param_base: ::cubin::builder::param_base(sm),
-        fmad: target.fmad,
-    };
     let module = module_vars(db, kt.function(db).file(db));
     let functions = callees(db, *kt.function(db));
     let l =
@@ -338,8 +345,9 @@ pub fn lowered<'db>(
 pub fn optimized<'db>(db: &'db dyn Db, kt: KernelTarget<'db>) -> Result<ir::Func, CodegenError> {
     let l = lowered(db, kt).as_ref().map_err(Clone::clone)?;
     let target = kt.target(db);
+    let profile = codegen_target(target)?.profile;
     let mut f = l.func.clone();
-    opt::optimize(&mut f, u32::from(target.sm.number), target.opt_level);
+    opt::optimize(&mut f, profile, target.opt_level);
     Ok(f)
 }
 
@@ -374,8 +382,8 @@ pub fn scheduled<'db>(
 ) -> Result<sched::Schedule, CodegenError> {
     let f = optimized(db, kt).as_ref().map_err(Clone::clone)?;
     let a = allocated(db, kt).as_ref().map_err(Clone::clone)?;
-    let sm = u32::from(kt.target(db).sm.number);
-    Ok(sched::schedule(final_code(f, a), &|v| a.get(v), sm))
+    let profile = codegen_target(kt.target(db))?.profile;
+    Ok(sched::schedule(final_code(f, a), &|v| a.get(v), profile))
 }
 
 /// SASS words and the listing.
@@ -384,8 +392,8 @@ pub fn encoded<'db>(db: &'db dyn Db, kt: KernelTarget<'db>) -> Result<emit::Enco
     let f = optimized(db, kt).as_ref().map_err(Clone::clone)?;
     let a = allocated(db, kt).as_ref().map_err(Clone::clone)?;
     let s = scheduled(db, kt).as_ref().map_err(Clone::clone)?;
-    let sm = u32::from(kt.target(db).sm.number);
-    emit::encode_checked(final_code(f, a), &|v| a.get(v), s, sm).map_err(|e| CodegenError {
+    let profile = codegen_target(kt.target(db))?.profile;
+    emit::encode_checked(final_code(f, a), &|v| a.get(v), s, profile).map_err(|e| CodegenError {
         message: e.message,
         range: e.origin.map(|(a, b)| TextRange::new(a.into(), b.into())),
         function: None,
@@ -416,7 +424,7 @@ pub fn kernel_stats<'db>(
     let l = lowered(db, kt).as_ref().map_err(Clone::clone)?;
     let a = allocated(db, kt).as_ref().map_err(Clone::clone)?;
     let e = encoded(db, kt).as_ref().map_err(Clone::clone)?;
-    let sm = u32::from(kt.target(db).sm.number);
+    let profile = codegen_target(kt.target(db))?.profile;
     let params_end = l
         .params
         .iter()
@@ -430,13 +438,11 @@ pub fn kernel_stats<'db>(
         spill_stores: a.spill.as_ref().map_or(0, |s| s.store_bytes),
         spill_loads: a.spill.as_ref().map_or(0, |s| s.load_bytes),
         // As ptxas reports it: without sm_90's reserved 1 KiB.
-        shared_bytes: if sm >= 90 {
-            l.shared_size.saturating_sub(lower::SM90_SHARED_RESERVED)
-        } else {
-            l.shared_size
-        },
+        shared_bytes: l
+            .shared_size
+            .saturating_sub(profile.reserved_shared_first()),
         barriers: u32::from(l.num_barriers),
-        cmem0: ::cubin::builder::param_base(sm) + params_end,
+        cmem0: profile.param_base + params_end,
         instructions: e.instructions,
     })
 }
@@ -552,10 +558,7 @@ pub fn cubin<'db>(db: &'db dyn Db, ft: FileTarget<'db>) -> CubinOutput {
         };
     }
     let data = data.cloned().unwrap_or_default();
-    let cubin_target = emit::CubinTarget {
-        sm: u32::from(target.sm.number),
-        accelerated: target.sm.variant == crate::SmVariant::ArchSpecific,
-    };
+    let cubin_target = emit::CubinTarget { sm: target.sm };
     let vars = module_vars(db, file);
     let symbols = emit::ModuleSymbols {
         system_functions: vars.system_functions.clone(),

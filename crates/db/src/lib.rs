@@ -39,7 +39,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 pub use codegen::{
-    CodegenError, CubinOutput, DeviceFunctions, FileTarget, KernelStats, allocated,
+    CodegenError, CubinOutput, DeviceFunctions, FileTarget, KernelStats, allocated, codegen_sms,
     codegen_supported, cubin, device_functions, encoded, kernel_stats, kernel_targets, lowered,
     module_data, module_vars, scheduled,
 };

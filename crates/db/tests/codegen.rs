@@ -925,7 +925,7 @@ fn reserved_smem_traces_match_ptxas() {
         assert_eq!(traces(&ours), theirs, "{sm}");
         // The comparison is not vacuous.
         assert_eq!(theirs.used.len(), 5, "{sm}");
-        if sm == "sm_90" {
+        if matches!(sm, "sm_90") {
             // offset0 blanked in place, begin and cap after a kernel's section symbol.
             assert_eq!((theirs.blanked, theirs.offset0_symbol), (3, false));
         }

@@ -14,6 +14,7 @@
 use ir::{Func, Operand, VReg};
 use sass::Control;
 use sched::{Schedule, Slot};
+use target::{Profile, Sm, SmVariant};
 
 /// One kernel's machine code.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -48,7 +49,7 @@ pub struct EmitError {
 /// hidden bits, so the control field is exactly `control`).
 fn assemble_cached(
     table: &sass::Table,
-    sm: u32,
+    sm: u16,
     text: &str,
     control: Control,
     pc: u64,
@@ -60,7 +61,7 @@ fn assemble_cached(
         let line = format!("{} {text}", control.to_text());
         return sass::encode::assemble_line(table, &line, pc, resolve);
     }
-    type Cache = Mutex<HashMap<(u32, String), Result<u128, String>>>;
+    type Cache = Mutex<HashMap<(u16, String), Result<u128, String>>>;
     static CACHE: OnceLock<Cache> = OnceLock::new();
     let cache = CACHE.get_or_init(|| Mutex::new(HashMap::new()));
     let key = (sm, text.to_string());
@@ -88,14 +89,15 @@ fn is_distance(i: &ir::Inst) -> bool {
     i.base_op() == "IADD3" && i.operands.iter().any(|o| matches!(o, Operand::Label(_)))
 }
 
-/// Encodes a scheduled function for `sm` (80, 90).
+/// Encodes a scheduled function for the SM of `profile`.
 pub fn encode(
     f: &Func,
     assign: &dyn Fn(VReg) -> u8,
     sched: &Schedule,
-    sm: u32,
+    profile: &Profile,
 ) -> Result<Encoded, EmitError> {
-    let table = sass::table(&format!("sm_{sm}")).ok_or_else(|| EmitError {
+    let sm = profile.number;
+    let table = sass::table(&profile.name()).ok_or_else(|| EmitError {
         message: format!("unsupported: no SASS table for sm_{sm}"),
         origin: None,
     })?;
@@ -230,12 +232,12 @@ pub fn encode_checked(
     f: &Func,
     assign: &dyn Fn(VReg) -> u8,
     sched: &Schedule,
-    sm: u32,
+    profile: &Profile,
 ) -> Result<Encoded, EmitError> {
-    let name = format!("sm_{sm}");
+    let name = profile.name();
     let mut s = sched.clone();
     for _ in 0..256 {
-        let e = encode(f, assign, &s, sm)?;
+        let e = encode(f, assign, &s, profile)?;
         if hazard::latency_table(&name).is_none() {
             return Ok(e);
         }
@@ -335,33 +337,12 @@ pub struct ModuleSymbols {
     pub texrefs: Vec<String>,
 }
 
-/// Builds the cubin bytes for `kernels` and the module variables on `sm`.
-pub fn build_cubin(
-    sm: u32,
-    kernels: &[KernelCode],
-    globals: &[cubin::builder::Global],
-    constants: &[cubin::builder::Constant],
-) -> Result<Vec<u8>, String> {
-    let target = CubinTarget {
-        sm,
-        accelerated: false,
-    };
-    build_cubin_for(
-        target,
-        kernels,
-        globals,
-        constants,
-        &ModuleSymbols::default(),
-    )
-}
-
 /// The target a cubin is marked with: the SM number in the ELF header and, for `sm_XXa`,
-/// the `.nv.compat` record that cuobjdump shows as `sm=90a`.
+/// the `.nv.compat` record that cuobjdump shows as `sm=90a` for an arch-specific (`a`)
+/// target.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CubinTarget {
-    pub sm: u32,
-    /// An arch-specific (`a`) target such as `sm_90a`.
-    pub accelerated: bool,
+    pub sm: Sm,
 }
 
 /// [`build_cubin`] for an explicit [`CubinTarget`].
@@ -373,9 +354,10 @@ pub fn build_cubin_for(
     symbols: &ModuleSymbols,
 ) -> Result<Vec<u8>, String> {
     let system_functions = &symbols.system_functions;
-    let sm = target.sm;
-    let mut b = cubin::builder::Builder::new(sm);
-    b.accelerated = target.accelerated;
+    let sm = target.sm.number;
+    let accelerated = target.sm.variant == SmVariant::ArchSpecific;
+    let mut b = cubin::builder::Builder::new(u32::from(sm));
+    b.accelerated = accelerated;
     b.globals = globals.to_vec();
     // Every global's address, in declaration order, then the system functions' (the slots
     // `lower` reads).
@@ -384,7 +366,7 @@ pub fn build_cubin_for(
     b.extern_functions = system_functions.to_vec();
     b.constants = constants.to_vec();
     b.texrefs = symbols.texrefs.clone();
-    let suffix = if target.accelerated { "a" } else { "" };
+    let suffix = if accelerated { "a" } else { "" };
     b.command_line = format!("kiln build --arch sm_{sm}{suffix}");
     for k in kernels {
         b.kernels.push(cubin::builder::Kernel {

@@ -252,33 +252,11 @@ pub mod driver {
     /// `%total_smem_size` as `SR_SMEMSZ` minus it, and before sm_90 also
     /// `%reserved_smem_offset_0`/`_begin`.
     pub const RESERVED_SMEM_SIZE: u32 = 0x114;
-    /// `%reserved_smem_offset_end` and `%reserved_smem_offset_1`: `c[0x0][0x120]` and
-    /// `c[0x0][0x124]` before sm_90, `c[0x0][0x68]` and `c[0x0][0x6c]` on sm_90 (ptxas folds
-    /// `_0`/`_begin` to 0 and `_cap` to 0x400 there).
-    pub fn reserved_end_offset1(sm: u32) -> (u32, u32) {
-        if sm >= 90 {
-            (0x68, 0x6c)
-        } else {
-            (0x120, 0x124)
-        }
-    }
-    /// The 64-bit global memory descriptor ptxas loads for `desc[URx]` operands (`c[0x0][0x118]`
-    /// on sm_75–sm_89, `c[0x0][0x208]` on sm_90): the emulator ignores descriptors, the value is
-    /// zero.
-    pub fn descriptor(sm: u32) -> u32 {
-        if sm >= 90 { 0x208 } else { 0x118 }
-    }
-    /// `%envregN` (driver environment words) sit at `c[0x0][0x88 + 4N]` before sm_90 and at
-    /// `c[0x0][0x40 + 4N]` on sm_90 (read from ptxas's code for `mov.u32 r, %envregN`, N =
-    /// 0..31). Only `%envreg1`/`%envreg2` are modeled: in a cooperative launch they hold the
-    /// grid-synchronization workspace address (high, low word).
-    pub fn envreg(sm: u32, n: u32) -> u32 {
-        if sm >= 90 { 0x40 + 4 * n } else { 0x88 + 4 * n }
-    }
-    /// The generic address of constant bank 3 (the module's `.const` variables), 64 bits:
-    /// `c[0x0][0x50]` before sm_90, `c[0x0][0xd0]` on sm_90 (ptxas 13.0.88's `cvta.const`).
-    pub fn const_window(sm: u32) -> u32 {
-        if sm >= 90 { 0xd0 } else { 0x50 }
+    /// `%envregN` (driver environment words) sit at `envreg0 + 4N` (the SM's
+    /// `target::DriverWords`). Only `%envreg1`/`%envreg2` are modeled: in a cooperative
+    /// launch they hold the grid-synchronization workspace address (high, low word).
+    pub fn envreg(d: &target::DriverWords, n: u32) -> u32 {
+        d.envreg0 + 4 * n
     }
 }
 
@@ -305,11 +283,12 @@ pub fn build_cbank0(
 ) -> Result<Vec<u8>, EmuError> {
     let (pbase, psize) = k.param_block;
     let mut c = k.cbank0.clone();
-    let (end_off, offset1_off) = driver::reserved_end_offset1(prog.sm);
+    let d = &prog.driver;
+    let (end_off, offset1_off) = (d.reserved_smem_end, d.reserved_smem_offset1);
     let need = (pbase as usize + launch.params.len())
         .max(driver::RESERVED_SMEM_SIZE as usize + 4)
         .max(offset1_off as usize + 4)
-        .max(driver::envreg(prog.sm, 2) as usize + 4);
+        .max(driver::envreg(d, 2) as usize + 4);
     if c.len() < need {
         c.resize(need, 0);
     }
@@ -337,11 +316,7 @@ pub fn build_cbank0(
     }
     put(&mut c, driver::SHARED_WINDOW, &SHARED_WINDOW.to_le_bytes());
     put(&mut c, driver::LOCAL_WINDOW, &LOCAL_WINDOW.to_le_bytes());
-    put(
-        &mut c,
-        driver::const_window(prog.sm),
-        &CONST_WINDOW.to_le_bytes(),
-    );
+    put(&mut c, d.const_window, &CONST_WINDOW.to_le_bytes());
     put(
         &mut c,
         driver::STACK_TOP,
@@ -371,14 +346,10 @@ pub fn build_cbank0(
     if let Some(ws) = cooperative {
         put(
             &mut c,
-            driver::envreg(prog.sm, 1),
+            driver::envreg(d, 1),
             &((ws >> 32) as u32).to_le_bytes(),
         );
-        put(
-            &mut c,
-            driver::envreg(prog.sm, 2),
-            &(ws as u32).to_le_bytes(),
-        );
+        put(&mut c, driver::envreg(d, 2), &(ws as u32).to_le_bytes());
     }
     put(&mut c, pbase, &launch.params);
     Ok(c)
@@ -386,12 +357,14 @@ pub fn build_cbank0(
 
 /// Which driver words of bank 0 (below the parameter base) the emulator models.
 /// `cooperative`: whether the launch is cooperative (then `%envreg1`/`%envreg2` are known).
-pub fn driver_word_known(sm: u32, off: u32, cooperative: bool) -> bool {
-    let (end, offset1) = driver::reserved_end_offset1(sm);
-    (cooperative && (driver::envreg(sm, 1)..driver::envreg(sm, 3)).contains(&off))
+/// The global memory descriptor (`desc[URx]` operands) is known: the emulator ignores
+/// descriptors, the value is zero.
+pub fn driver_word_known(d: &target::DriverWords, off: u32, cooperative: bool) -> bool {
+    let (end, offset1) = (d.reserved_smem_end, d.reserved_smem_offset1);
+    (cooperative && (driver::envreg(d, 1)..driver::envreg(d, 3)).contains(&off))
         || off < driver::DYNAMIC_SMEM + 4
-        || (driver::descriptor(sm)..driver::descriptor(sm) + 8).contains(&off)
-        || (driver::const_window(sm)..driver::const_window(sm) + 8).contains(&off)
+        || (d.global_desc..d.global_desc + 8).contains(&off)
+        || (d.const_window..d.const_window + 8).contains(&off)
         || (driver::RESERVED_SMEM_SIZE..driver::RESERVED_SMEM_SIZE + 4).contains(&off)
         || (end..end + 4).contains(&off)
         || (offset1..offset1 + 4).contains(&off)
@@ -404,7 +377,7 @@ impl Ctx<'_> {
             if off >= 0
                 && (off as u32) < self.kernel.param_block.0
                 && !driver_word_known(
-                    self.prog.sm,
+                    &self.prog.driver,
                     off as u32,
                     self.mem.cooperative_workspace().is_some(),
                 )

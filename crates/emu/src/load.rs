@@ -6,6 +6,7 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
+use target::{DriverWords, Profile};
 
 use cubin::builder::R_CUDA_TEX_HEADER_INDEX;
 use cubin::eiattr::KparamInfo;
@@ -82,6 +83,8 @@ pub struct Program {
     pub sm: u32,
     /// Where the driver puts kernel parameters in bank 0.
     pub param_base: u32,
+    /// The other words the driver fills in bank 0 (the SM's `target::Profile`).
+    pub driver: DriverWords,
     /// Code slots by `address / 16`.
     pub code: Arc<Vec<Slot>>,
     pub sections: Vec<CodeSection>,
@@ -338,7 +341,7 @@ impl Image {
     pub fn instantiate(&self, mem: &mut Memory) -> Result<Program, LoadError> {
         let c = &self.cubin;
         let sm = self.sm;
-        let param_base = cubin::builder::param_base(sm);
+        let (param_base, driver) = launch_layout(sm)?;
         let mut sec_addr: HashMap<usize, u64> = self.text_addr.clone();
         for (i, s) in c.sections.iter().enumerate() {
             if s.name == ".nv.global" || s.name == ".nv.global.init" {
@@ -522,6 +525,7 @@ impl Image {
         Ok(Program {
             sm,
             param_base,
+            driver,
             code: Arc::clone(&self.code),
             sections: self.sections.clone(),
             kernels,
@@ -581,11 +585,12 @@ pub fn program_from_text(sm: u32, lines: &[&str], param_bytes: u32) -> Result<Pr
             text: l.to_string(),
         });
     }
-    let param_base = cubin::builder::param_base(sm);
+    let (param_base, driver) = launch_layout(sm)?;
     let size = code.len() as u64 * 16;
     Ok(Program {
         sm,
         param_base,
+        driver,
         code: Arc::new(code),
         sections: vec![CodeSection {
             name: ".text.k".into(),
@@ -606,4 +611,17 @@ pub fn program_from_text(sm: u32, lines: &[&str], param_bytes: u32) -> Result<Pr
         unapplied: Vec::new(),
         externs: Vec::new(),
     })
+}
+
+/// Where the driver puts a kernel's parameters and its other words in bank 0 on `sm_<sm>`
+/// (`target::Profile`), or why the emulator cannot launch the SM's code.
+fn launch_layout(sm: u32) -> Result<(u32, DriverWords), LoadError> {
+    let profile =
+        Profile::of(sm).ok_or_else(|| LoadError(format!("unsupported: sm_{sm} cubins")))?;
+    let driver = profile.driver.ok_or_else(|| {
+        LoadError(format!(
+            "unsupported: launching sm_{sm} code (the driver's bank-0 words are not modeled)"
+        ))
+    })?;
+    Ok((profile.param_base, driver))
 }

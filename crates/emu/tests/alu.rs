@@ -28,7 +28,7 @@ fn run_on(
     dynamic: u32,
 ) -> Result<Vec<Vec<u32>>, EmuError> {
     // The parameter block starts at 0x160 before sm_90, at 0x210 on sm_90.
-    let base = cubin::builder::param_base(sm);
+    let base = target::Profile::of(sm).expect("a known SM").param_base;
     let mut lines: Vec<String> = PROLOGUE
         .iter()
         .map(|s| {

@@ -718,7 +718,7 @@ impl Cx<'_> {
         // vote/shfl without .sync.
         if matches!(opcode, "vote" | "shfl") && !mods.contains(&".sync") {
             let v64 = version.is_some_and(|v| v >= ptx::PtxVersion::new(6, 4));
-            if target.num >= 70 && v64 {
+            if target.satisfies(ptx::Sm::new(70)) && v64 {
                 self.err(
                     range,
                     format!("Instruction '{opcode}' without '.sync' is not supported on .target sm_70 and higher from PTX ISA version 6.4"),
@@ -741,16 +741,14 @@ impl Cx<'_> {
             && mods
                 .iter()
                 .any(|m| matches!(*m, ".cta" | ".gpu" | ".sys" | ".cluster"))
-            && target.suffix.is_none()
-            && target.num < 60
+            && !target.satisfies(ptx::Sm::new(60))
         {
             self.err(
                 op_range,
                 "Feature 'scopes on atomic operations' requires .target sm_60 or higher",
             );
         }
-        if target.suffix.is_none()
-            && target.num < 80
+        if !target.satisfies(ptx::Sm::new(80))
             && mods.iter().any(|m| matches!(*m, ".bf16" | ".bf16x2"))
         {
             self.err(op_range, "Feature '.bf16' requires .target sm_80 or higher");
@@ -764,7 +762,7 @@ impl Cx<'_> {
             let need = forms
                 .iter()
                 .map(|f| f.min_sm)
-                .min_by_key(|s| s.num)
+                .min_by_key(|s| s.number)
                 .expect("non-empty");
             self.err(
                 op_range,
@@ -1000,7 +998,7 @@ impl Cx<'_> {
                 format!("Feature {FEATURE} requires PTX ISA .version 8.8 or later"),
             );
         } else if let Some(t) = self.m.target
-            && t.num < 100
+            && !t.satisfies(ptx::Sm::new(100))
         {
             self.err(
                 range,

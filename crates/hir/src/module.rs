@@ -444,7 +444,7 @@ pub(crate) fn gate_type(s: &ModuleScope, ty: &str, range: TextRange, d: &mut Vec
         ".bf16" | ".bf16x2" => ("'.bf16'", 80),
         _ => return,
     };
-    if t.suffix.is_none() && t.num < min {
+    if !t.satisfies(Sm::new(min)) {
         d.push(Diagnostic::error(
             range,
             format!("Feature {feature} requires .target sm_{min} or higher"),

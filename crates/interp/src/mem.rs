@@ -35,7 +35,7 @@ pub const FRAME_PARAM_BASE: u64 = 0x1_0000_0000;
 
 /// Bytes of shared memory the driver reserves in every CTA (sm_80 and later): the block the
 /// `%reserved_smem_offset_*` registers point into.
-pub const RESERVED_SMEM_SIZE: u64 = 0x400;
+pub const RESERVED_SMEM_SIZE: u64 = target::RESERVED_SHARED_BYTES as u64;
 /// Shared memory allocation unit: a CTA's user shared memory (`%total_smem_size`) is rounded up
 /// to a multiple of it (the unit PTX documents for sm_80 and sm_90).
 pub const SMEM_ALLOC_UNIT: u64 = 128;
@@ -59,12 +59,12 @@ pub enum SharedLayout {
 }
 
 impl SharedLayout {
-    /// The layout ptxas's code for `sm` assumes.
+    /// The layout ptxas's code for `sm_<sm>` assumes (its `target::Profile`; SMs kiln has no
+    /// profile for are the older ones, before the reserved block moved to the front).
     pub fn for_sm(sm: u32) -> SharedLayout {
-        if sm >= 90 {
-            SharedLayout::ReservedFirst
-        } else {
-            SharedLayout::ReservedLast
+        match target::Profile::of(sm).map(|p| p.shared_reserve) {
+            Some(target::SharedReserve::First) => SharedLayout::ReservedFirst,
+            Some(target::SharedReserve::Last) | None => SharedLayout::ReservedLast,
         }
     }
 

@@ -110,7 +110,7 @@ impl Cx {
         if cas && words == 2 {
             return Err(unsupported(node, "64-bit atom.cas"));
         }
-        let sm90 = self.target.sm >= 90;
+        let desc_operand = self.target.forms.desc_operand;
         let addr_i = usize::from(!is_red);
         let (name, off) = self.address_name(&ops[addr_i])?;
         let offset = i32::try_from(off)
@@ -143,7 +143,7 @@ impl Cx {
         } else {
             let r = self.global_base(&name, &ops[addr_i])?;
             self.needs_desc = true;
-            if !sm90 {
+            if !desc_operand {
                 implicit.push(desc_reg());
             }
             if cas {
@@ -159,7 +159,7 @@ impl Cx {
                 Operand::Mem {
                     base: Reg::v(r, 2),
                     offset,
-                    desc: sm90.then(desc_reg),
+                    desc: desc_operand.then(desc_reg),
                 }
             }
         };
@@ -218,7 +218,9 @@ impl Cx {
         let mnemonic = match (space, is_red) {
             (MemSpace::Shared, _) => format!("ATOMS.{op}{suffix}"),
             (MemSpace::Global, false) => format!("ATOMG.E.{op}{suffix}.STRONG.{strong}"),
-            (MemSpace::Global, true) if sm90 => format!("REDG.E.{op}{suffix}.STRONG.{strong}"),
+            (MemSpace::Global, true) if self.target.forms.redg => {
+                format!("REDG.E.{op}{suffix}.STRONG.{strong}")
+            }
             (MemSpace::Global, true) => format!("RED.E.{op}{suffix}.STRONG.{strong}"),
             // Generic reductions are atomics with `RZ` as destination (ptxas emits no generic
             // `RED`).

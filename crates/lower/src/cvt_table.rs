@@ -88,7 +88,9 @@ impl Cx {
         for m in mods.iter().filter(|m| ast::TYPES.contains(&m.as_str())) {
             key.push_str(m);
         }
-        let col = usize::from(self.target.sm >= 90);
+        let Some(col) = learned_column(self.target) else {
+            return Ok(false);
+        };
         let Some(text) = table().get(&key).and_then(|c| c[col].clone()) else {
             return Ok(false);
         };
@@ -189,7 +191,9 @@ impl Cx {
             "{opcode}{}",
             sorted.iter().map(|m| m.as_str()).collect::<String>()
         );
-        let col = usize::from(self.target.sm >= 90);
+        let Some(col) = learned_column(self.target) else {
+            return Ok(false);
+        };
         let Some(text) = math_table().get(&key).and_then(|c| c[col].clone()) else {
             return Ok(false);
         };
@@ -209,4 +213,12 @@ impl Cx {
         self.emit_seq(&text, &binds);
         Ok(true)
     }
+}
+
+/// The SMs of the learned tables' columns (`data/cvt.tsv`, `data/math.tsv`), in order.
+const LEARNED_SMS: [u16; 2] = [80, 90];
+
+/// The column of the learned tables for the target's SM; `None`: nothing was learned for it.
+fn learned_column(t: crate::LowerTarget) -> Option<usize> {
+    LEARNED_SMS.iter().position(|&n| n == t.profile.number)
 }

@@ -65,7 +65,7 @@ impl Cx {
     /// its low word on sm_90, the low word of its distance from the window's base on sm_80
     /// (`cvta.to.shared`'s forms).
     pub(crate) fn shared_of_generic(&mut self, a: Reg) -> Reg {
-        if self.target.sm >= 90 {
+        if self.target.forms.clusters {
             return sub(a, 0);
         }
         let base = Reg::v(self.tmp(1), 1);
@@ -99,7 +99,7 @@ impl Cx {
         let d = self.dst(&ops[0], 2)?;
         let t = self.tmp(2);
         let (lo, hi) = (Reg::part(t, 0), Reg::part(t, 1));
-        if self.target.sm >= 90 {
+        if self.target.forms.clusters {
             self.push(Inst::new(
                 "MOV",
                 vec![Operand::r(lo), Operand::r(sub(a, 0))],

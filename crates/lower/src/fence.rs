@@ -36,7 +36,7 @@ impl Cx {
         self.push(Inst::new(format!("MEMBAR.{order}.{scope}"), vec![], vec![]));
         if scope != "CTA" {
             self.push(Inst::new("ERRBAR", vec![], vec![]));
-            if self.target.sm >= 90 {
+            if self.target.forms.clusters {
                 self.push(Inst::new("CGAERRBAR", vec![], vec![]));
             }
             self.push(Inst::new("CCTL.IVALL", vec![], vec![]));
@@ -54,7 +54,7 @@ impl Cx {
         node: &SyntaxNode,
         mods: &[String],
     ) -> Result<(), LowerError> {
-        if self.target.sm < 90 {
+        if !self.target.forms.griddepcontrol {
             return Err(unsupported(node, "griddepcontrol before sm_90"));
         }
         let op = match mods.iter().map(String::as_str).collect::<Vec<_>>()[..] {

@@ -47,8 +47,8 @@ impl Cx {
             if !plain {
                 return Err(unsupported(node, format!("{opcode}{}", mods.concat())));
             }
-            let sm90 = self.target.sm >= 90;
-            if bf16 && opcode != "fma" && !sm90 {
+            let forms = self.target.forms;
+            if bf16 && opcode != "fma" && !forms.bf16x2_arith {
                 // PTX ISA: `add/sub/mul.bf16x2` require sm_90 (ptxas refuses them for sm_80).
                 return Err(unsupported(node, format!("{opcode}{ty} before sm_90")));
             }
@@ -64,7 +64,7 @@ impl Cx {
             let v2 = if bf16 { ".BF16_V2" } else { "" };
             let (op, operands) = match opcode {
                 "fma" => {
-                    let op = match (bf16, sm90) {
+                    let op = match (bf16, forms.hfma2_plain) {
                         (false, false) => "HFMA2.MMA",
                         (false, true) => "HFMA2",
                         (true, _) => "HFMA2.BF16_V2",

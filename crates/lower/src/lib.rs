@@ -49,6 +49,7 @@ use ir::{Block, Class, Func, Guard, Inst, Operand, Reg, VReg};
 use rustc_hash::FxHashMap;
 use syntax::ast::{self, AstNode, DeclLike, LiteralValue};
 use syntax::{SyntaxNode, TextRange};
+use target::{DriverWords, Forms, Profile};
 
 /// Why a kernel could not be lowered: an unsupported feature or malformed input, with the
 /// range (in the tree given to [`lower_kernel`]) of the construct responsible.
@@ -61,30 +62,41 @@ pub struct LowerError {
     pub function: Option<String>,
 }
 
-/// The SM-dependent choices lowering makes.
+/// The SM-dependent choices lowering makes: the SM's profile (parameter base, driver words,
+/// shared-memory layout) and ptxas's instruction forms for it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct LowerTarget {
-    /// The SM number (80, 90).
-    pub sm: u32,
-    /// Offset of the first kernel parameter in constant bank 0.
-    pub param_base: u32,
+    pub profile: &'static Profile,
+    /// ptxas's instruction forms for the SM (`profile.codegen`).
+    pub forms: &'static Forms,
+    /// The driver's words in bank 0 (`profile.driver`).
+    pub driver: &'static DriverWords,
     /// Contract `mul` + `add`/`sub` into fused multiply-adds as ptxas does (`--fmad=true`,
     /// its default; `hir::contract`).
     pub fmad: bool,
 }
 
 impl LowerTarget {
-    /// Offset of the 64-bit global memory descriptor in constant bank 0 (read by
-    /// `ULDC.64 UR4, c[0x0][..]` before global loads and stores, as ptxas does).
-    fn global_desc(self) -> u32 {
-        if self.sm >= 90 { 0x208 } else { 0x118 }
+    /// The target for an SM with code generation; `None` for the others.
+    pub fn new(profile: &'static Profile, fmad: bool) -> Option<LowerTarget> {
+        Some(LowerTarget {
+            profile,
+            forms: profile.codegen.as_ref()?,
+            driver: profile.driver.as_ref()?,
+            fmad,
+        })
     }
 
-    /// Offset of `%envreg0` in constant bank 0; `%envregN` is the word `4 * N` after it
-    /// (ptxas 13.0.88: `mov.u32 %r, %envreg2` reads `c[0x0][0x90]` on sm_80 and `c[0x0][0x48]`
-    /// on sm_90, `%envreg0` `c[0x0][0x88]` / `c[0x0][0x40]`).
-    fn envreg_base(self) -> u32 {
-        if self.sm >= 90 { 0x40 } else { 0x88 }
+    /// The target for `sm_<number>`. Panics unless kiln generates code for it (for tests).
+    pub fn for_sm(number: u32, fmad: bool) -> LowerTarget {
+        Profile::of(number)
+            .and_then(|p| LowerTarget::new(p, fmad))
+            .unwrap_or_else(|| panic!("sm_{number} has no code generation"))
+    }
+
+    /// Offset of the first kernel parameter in constant bank 0.
+    fn param_base(self) -> u32 {
+        self.profile.param_base
     }
 }
 
@@ -125,8 +137,6 @@ pub struct Lowered {
 pub const STACK_POINTER: u8 = 1;
 /// The uniform pair holding the global memory descriptor.
 pub const GLOBAL_DESC_UR: u8 = 4;
-/// sm_90: bytes of shared memory ptxas reserves before the user's variables.
-pub const SM90_SHARED_RESERVED: u32 = 0x400;
 /// sm_90: the uniform registers holding the shared window base (and the CTA id in the
 /// cluster it is formed from).
 const SHARED_BASE_UR: u8 = 6;
@@ -570,7 +580,7 @@ pub fn lower_kernel(
     // every system call, which may change them (`syscall.rs`).
     let mut prologue: Vec<Inst> = Vec::new();
     if cx.needs_desc {
-        let desc = cx.target.global_desc();
+        let desc = cx.target.driver.global_desc;
         prologue.push(Inst::new(
             "ULDC.64",
             vec![
@@ -602,7 +612,7 @@ pub fn lower_kernel(
                 "UMOV",
                 vec![
                     Operand::r(base),
-                    Operand::Imm(i64::from(SM90_SHARED_RESERVED)),
+                    Operand::Imm(i64::from(target::RESERVED_SHARED_BYTES)),
                 ],
                 vec![0],
             ),
@@ -634,8 +644,8 @@ pub fn lower_kernel(
         max_registers,
         // sm_90: ptxas reserves the first 1 KiB of the CTA's shared memory; the block
         // (`.nv.shared.<kernel>`) covers it when the kernel uses shared memory.
-        shared_size: if target.sm >= 90 && !cx.shared.is_empty() {
-            SM90_SHARED_RESERVED + cx.shared_size
+        shared_size: if !cx.shared.is_empty() {
+            target.profile.reserved_shared_first() + cx.shared_size
         } else {
             cx.shared_size
         },
@@ -773,7 +783,7 @@ impl Cx {
         let Operand::Reg { reg, .. } = dst else {
             unreachable!("const_load into a register")
         };
-        if self.target.sm >= 90 {
+        if self.target.forms.ldc {
             let op = if words == 2 { "LDC.64" } else { "LDC" };
             let src = if offset == 0 {
                 // nvdisasm prints a zero offset of LDC as the RZ index.
@@ -1103,7 +1113,7 @@ impl Cx {
                             .and_then(|k| k.parse::<u32>().ok())
                             .filter(|k| *k < 32) =>
                     {
-                        Sreg::Cbank(self.target.envreg_base() + 4 * k)
+                        Sreg::Cbank(self.target.driver.envreg0 + 4 * k)
                     }
                     _ => {
                         return Err(unsupported(
@@ -1210,7 +1220,7 @@ impl Cx {
     /// the offset itself. sm_90 (ptxas's form): the base `(SR_CgaCtaId << 24) + 0x400` kept
     /// in UR6 (computed once in the prologue) plus the offset.
     fn shared_addr(&mut self, dst: Reg, at: u32) {
-        if self.target.sm < 90 {
+        if !self.target.forms.clusters {
             self.mov_imm(dst, at);
             return;
         }
@@ -1349,7 +1359,7 @@ impl Cx {
             let a = self.reg_src(&ops[1], 1)?;
             let b = self.reg_src(&ops[2], 1)?;
             let d = self.dst(&ops[0], 1)?;
-            let op = match (has(".bf16x2"), self.target.sm >= 90) {
+            let op = match (has(".bf16x2"), self.target.forms.f2fp_source_type) {
                 (false, false) => "F2FP.PACK_AB",
                 (false, true) => "F2FP.F16.F32.PACK_AB",
                 (true, false) => "F2FP.BF16.PACK_AB",
@@ -2455,7 +2465,7 @@ impl Cx {
             let sc = if scope == ".sys" { "SYS" } else { "GPU" };
             self.push(Inst::new(format!("MEMBAR.ALL.{sc}"), vec![], vec![]));
             self.push(Inst::new("ERRBAR", vec![], vec![]));
-            if self.target.sm >= 90 {
+            if self.target.forms.clusters {
                 self.push(Inst::new("CGAERRBAR", vec![], vec![]));
             }
         } else if release && !shared {
@@ -2488,7 +2498,7 @@ impl Cx {
             (&ops[0], &ops[1])
         };
         let (name, off) = self.address_name(addr_op)?;
-        let sm90 = self.target.sm >= 90;
+        let desc_operand = self.target.forms.desc_operand;
         let (mem, mut op) = if shared {
             // Shared addresses are 32-bit offsets in the CTA's window (sm_80: window offset 0
             // is the first static variable); a 64-bit register holds one in its low word.
@@ -2574,7 +2584,7 @@ impl Cx {
             let mem = Operand::Mem {
                 base: Reg::v(base, 2),
                 offset,
-                desc: sm90.then(desc_reg),
+                desc: desc_operand.then(desc_reg),
             };
             let op = match (generic, load) {
                 (false, true) => "LDG.E",
@@ -2625,7 +2635,7 @@ impl Cx {
             };
             if load {
                 let mut inst = Inst::new(op, vec![Operand::r(Reg::v(t, w)), mem], vec![0]);
-                if !sm90 && !shared {
+                if !desc_operand && !shared {
                     inst.implicit_uses.push(desc_reg());
                 }
                 self.push(inst);
@@ -2684,7 +2694,7 @@ impl Cx {
                 }
             }
             let mut inst = Inst::new(op, vec![mem, Operand::r(Reg::v(t, w))], vec![]);
-            if !sm90 && !shared {
+            if !desc_operand && !shared {
                 inst.implicit_uses.push(desc_reg());
             }
             self.push(inst);
@@ -2695,7 +2705,7 @@ impl Cx {
                 // Into a 64-bit register: load the low word, then extend.
                 let d = self.dst(val_op, 2)?;
                 let mut load = Inst::new(op, vec![Operand::r(sub(d, 0)), mem], vec![0]);
-                if self.target.sm < 90 && !shared {
+                if !self.target.forms.desc_operand && !shared {
                     load.implicit_uses.push(desc_reg());
                 }
                 self.push(load);
@@ -2741,7 +2751,7 @@ impl Cx {
                 // Load into an aligned group, then copy out (after the load, below).
                 let t = self.tmp(w);
                 let mut load = Inst::new(op, vec![Operand::r(Reg::v(t, w)), mem], vec![0]);
-                if self.target.sm < 90 && !shared {
+                if !self.target.forms.desc_operand && !shared {
                     load.implicit_uses.push(desc_reg());
                 }
                 self.push(load);
@@ -2765,7 +2775,7 @@ impl Cx {
                 return Ok(());
             }
         };
-        if !sm90 && !shared {
+        if !desc_operand && !shared {
             // sm_80 LDG/STG read the memory descriptor from UR4 without printing it.
             inst.implicit_uses.push(desc_reg());
         }
@@ -3665,7 +3675,7 @@ impl Cx {
             Ty::F32 if mods.len() == 1 => "FMNMX".to_string(),
             // sm_90 has VIMNMX where sm_80 has IMNMX (ptxas's forms; PT selects the minimum).
             Ty::S32 | Ty::U32 if mods.len() == 1 => {
-                let base = if self.target.sm >= 90 {
+                let base = if self.target.forms.vimnmx {
                     "VIMNMX"
                 } else {
                     "IMNMX"
@@ -3715,7 +3725,7 @@ impl Cx {
         };
         let rest: Vec<&str> = rest.iter().map(|s| s.as_str()).collect();
         let int = |t: Ty| matches!(t, Ty::U32 | Ty::S32 | Ty::B32 | Ty::U64 | Ty::S64 | Ty::B64);
-        let sm90 = self.target.sm >= 90;
+        let i2fp = self.target.forms.i2fp;
         if int(dt) && int(st) && rest.is_empty() {
             let d = self.dst(&ops[0], dt.words())?;
             // PTX lets cvt's source register be wider than its type (`cvt.s64.s32 %rd2,
@@ -3775,7 +3785,7 @@ impl Cx {
         if dt == Ty::F32 && matches!(st, Ty::S32 | Ty::U32) && rest == [".rn"] {
             let d = self.dst(&ops[0], 1)?;
             let a = self.reg_src(&ops[1], 1)?;
-            let op = match (sm90, st == Ty::U32) {
+            let op = match (i2fp, st == Ty::U32) {
                 (false, false) => "I2F",
                 (false, true) => "I2F.U32",
                 (true, false) => "I2FP.F32.S32",

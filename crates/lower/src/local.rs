@@ -153,7 +153,7 @@ impl Cx {
         mods: &[String],
         ops: &[ast::Operand],
     ) -> Result<(), LowerError> {
-        let window = if self.target.sm >= 90 { 0xd0 } else { 0x50 };
+        let window = self.target.driver.const_window;
         self.cvta_window(node, to, mods, ops, window)
     }
 

@@ -100,7 +100,7 @@ impl Cx {
         };
         for (k, d) in dsts.iter().enumerate() {
             let Some(d) = d else { continue };
-            let cb = self.target.param_base + base + off + k as u32 * ty.size;
+            let cb = self.target.param_base() + base + off + k as u32 * ty.size;
             self.ld_param_elem(d, &ty, cb)?;
         }
         Ok(())

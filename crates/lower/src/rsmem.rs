@@ -21,6 +21,7 @@
 //! sm_90 kernel that addresses shared memory (without `EIATTR_RESERVED_SMEM_USED`).
 
 use ir::{Inst, Operand, Reg};
+use target::SharedReserve;
 
 use crate::Cx;
 
@@ -65,18 +66,19 @@ pub struct ReservedSmemUse {
 /// `c[0x0][0x114]`: bytes of reserved shared memory per CTA (sm_80).
 const RESERVED_SIZE_CBANK: u32 = 0x114;
 /// sm_90: where ptxas's code puts the user's shared variables (the block's end).
-const SM90_RESERVED_CAP: i64 = crate::SM90_SHARED_RESERVED as i64;
+const SM90_RESERVED_CAP: i64 = target::RESERVED_SHARED_BYTES as i64;
 
 impl Cx {
     /// `dst` = the value of `r` (a 32-bit register).
     pub(crate) fn reserved_smem(&mut self, dst: Reg, r: ReservedReg) {
         self.reserved_smem.used = true;
-        let sm90 = self.target.sm >= 90;
-        let (end, offset1) = if sm90 { (0x68, 0x6c) } else { (0x120, 0x124) };
+        let driver = self.target.driver;
+        let (end, offset1) = (driver.reserved_smem_end, driver.reserved_smem_offset1);
+        let reserved_first = self.target.profile.shared_reserve == SharedReserve::First;
         match r {
             ReservedReg::Offset1 => self.const_load(Operand::r(dst), offset1, 1),
             ReservedReg::End => self.const_load(Operand::r(dst), end, 1),
-            ReservedReg::Offset0 | ReservedReg::Begin | ReservedReg::Cap if sm90 => {
+            ReservedReg::Offset0 | ReservedReg::Begin | ReservedReg::Cap if reserved_first => {
                 let v = match r {
                     ReservedReg::Offset0 => {
                         self.reserved_smem.offset0 = true;

@@ -130,7 +130,7 @@ impl Cx {
         let target = self.global_addr(slot);
         let after = self.f.new_block();
         let ret = |k| phys_r(abi::RETURN_ADDRESS + k, 1);
-        if self.target.sm >= 90 {
+        if self.target.forms.lepc_target {
             self.push(Inst::new(
                 "LEPC",
                 vec![

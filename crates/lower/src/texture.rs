@@ -191,9 +191,9 @@ impl Cx {
             };
             vals.push(lod);
         }
-        let sm90 = self.target.sm >= 90;
+        let uniform_header = self.target.forms.tex_uniform_header;
         // Split into the A and B groups and copy each into an aligned register group.
-        let a_len = if sm90 {
+        let a_len = if uniform_header {
             ncoords
         } else {
             vals.len().div_ceil(2)
@@ -212,7 +212,7 @@ impl Cx {
         if let Some(b) = b {
             operands.push(Operand::r(b));
         }
-        let op = if sm90 {
+        let op = if uniform_header {
             let h = self.f.new_vreg(Class::UR, 2, "");
             self.push(Inst::new(
                 "ULDC",
@@ -292,7 +292,7 @@ impl Cx {
             let at = match self.texture_slots.iter().position(|(t, _)| *t == name) {
                 Some(i) => self.texture_slots[i].1,
                 None => {
-                    let at = self.target.param_base
+                    let at = self.target.param_base()
                         + self.param_end.next_multiple_of(4)
                         + 4 * self.texture_slots.len() as u32;
                     self.texture_slots.push((name, at));
@@ -309,7 +309,7 @@ impl Cx {
             .and_then(|p| self.params.get(p))
             .filter(|(_, size)| *size == 8);
         match from_param {
-            Some(&(base, _)) => Ok(Handle::Cbank(self.target.param_base + base)),
+            Some(&(base, _)) => Ok(Handle::Cbank(self.target.param_base() + base)),
             None => Err(unsupported(
                 o.syntax(),
                 "texture handle not loaded from a kernel parameter or a texture reference",

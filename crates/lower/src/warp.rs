@@ -47,7 +47,7 @@ impl Cx {
     /// `WARPSYNC` of the whole warp in ptxas's form for the SM (`WARPSYNC.ALL` on sm_90,
     /// `WARPSYNC 0xffffffff` before).
     pub(crate) fn full_warpsync(&self) -> Inst {
-        if self.target.sm >= 90 {
+        if self.target.forms.warpsync_all {
             Inst::new("WARPSYNC.ALL", vec![], vec![])
         } else {
             Inst::new("WARPSYNC", vec![Operand::Hex(u32::MAX)], vec![])
@@ -654,7 +654,7 @@ impl Cx {
             }
             _ => {
                 let min = combine.starts_with("MIN");
-                let base = if self.target.sm >= 90 {
+                let base = if self.target.forms.vimnmx {
                     "VIMNMX"
                 } else {
                     "IMNMX"

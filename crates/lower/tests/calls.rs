@@ -36,11 +36,7 @@ fn lower_with(
     let kernel = kernel.expect("a kernel");
     let r = lower::lower_kernel(
         &kernel,
-        lower::LowerTarget {
-            sm: 90,
-            param_base: 0x210,
-            fmad: true,
-        },
+        lower::LowerTarget::for_sm(90, true),
         module,
         &functions,
     );

@@ -16,11 +16,7 @@ fn lower_with(body: &str, sm: u32, prefix: &str) -> Result<String, String> {
         .unwrap();
     let l = lower::lower_kernel(
         &function,
-        lower::LowerTarget {
-            sm,
-            param_base: if sm >= 90 { 0x210 } else { 0x160 },
-            fmad: true,
-        },
+        lower::LowerTarget::for_sm(sm, true),
         &lower::ModuleVars::default(),
         &lower::Functions::default(),
     )

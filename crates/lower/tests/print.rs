@@ -3,7 +3,7 @@
 
 use syntax::SyntaxKind;
 
-fn lower_saxpy(sm: u32, param_base: u32) -> String {
+fn lower_saxpy(sm: u32) -> String {
     let text = include_str!("../../../test-data/examples/saxpy.ptx");
     let parse = syntax::parse(text);
     let function = parse
@@ -13,11 +13,7 @@ fn lower_saxpy(sm: u32, param_base: u32) -> String {
         .unwrap();
     let l = lower::lower_kernel(
         &function,
-        lower::LowerTarget {
-            sm,
-            param_base,
-            fmad: true,
-        },
+        lower::LowerTarget::for_sm(sm, true),
         &lower::ModuleVars::default(),
         &lower::Functions::default(),
     )
@@ -63,7 +59,7 @@ fn saxpy_sm80() {
         bb2:
             EXIT
     "#]]
-    .assert_eq(&lower_saxpy(80, 0x160));
+    .assert_eq(&lower_saxpy(80));
 }
 
 /// `%envregN`: constant-bank words whose offsets were read from ptxas 13.0.88's code for the
@@ -75,9 +71,9 @@ fn envregs_read_ptxas_constant_bank_words() {
         .visible .entry k(.param .u64 p)\n{\n.reg .b32 %r<4>;\n.reg .b64 %q<2>;\n\
         ld.param.u64 %q1, [p];\nmov.u32 %r1, %envreg2;\nmov.u32 %r2, %envreg0;\n\
         st.global.u32 [%q1], %r1;\nst.global.u32 [%q1+4], %r2;\nret;\n}\n";
-    for (sm, base, words) in [
-        (80, 0x160, ["c[0x0][0x90]", "c[0x0][0x88]"]),
-        (90, 0x210, ["c[0x0][0x48]", "c[0x0][0x40]"]),
+    for (sm, words) in [
+        (80, ["c[0x0][0x90]", "c[0x0][0x88]"]),
+        (90, ["c[0x0][0x48]", "c[0x0][0x40]"]),
     ] {
         let parse = syntax::parse(text);
         let function = parse
@@ -87,11 +83,7 @@ fn envregs_read_ptxas_constant_bank_words() {
             .unwrap();
         let l = lower::lower_kernel(
             &function,
-            lower::LowerTarget {
-                sm,
-                param_base: base,
-                fmad: true,
-            },
+            lower::LowerTarget::for_sm(sm, true),
             &lower::ModuleVars::default(),
             &lower::Functions::default(),
         )

@@ -25,6 +25,7 @@ use ir::liveness::{Liveness, vindex};
 use ir::{Class, Func, Inst, Operand, Reg, VReg};
 use rustc_hash::FxHashMap;
 use smallvec::SmallVec;
+use target::Profile;
 
 use crate::forms::Forms;
 
@@ -315,7 +316,8 @@ struct BlockCache {
 }
 
 struct Rewriter<'a> {
-    sm: u32,
+    /// Constant words load with `LDC` on this SM (`target::Forms::ldc`).
+    ldc: bool,
     forms: &'a mut Forms,
     /// Scratch registers for trial forms: a uniform register of width 1 and 2.
     probe_ur: [VReg; 2],
@@ -630,7 +632,7 @@ impl Rewriter<'_> {
             Some(r) => *r,
             None => {
                 let r = f.new_vreg(Class::R, width, "");
-                if self.sm >= 90 {
+                if self.ldc {
                     let op = if width == 2 { "LDC.64" } else { "LDC" };
                     let src = if offset == 0 {
                         Operand::ConstIndexed {
@@ -670,7 +672,7 @@ impl Rewriter<'_> {
 }
 
 /// Runs the analysis and rewrites every read of `f`.
-pub fn propagate(f: &mut Func, sm: u32, forms: &mut Forms) {
+pub fn propagate(f: &mut Func, profile: &Profile, forms: &mut Forms) {
     let n = f.order.len();
     if n == 0 {
         return;
@@ -743,7 +745,7 @@ pub fn propagate(f: &mut Func, sm: u32, forms: &mut Forms) {
         f.new_vreg(Class::UR, 2, "probe"),
     ];
     let mut rw = Rewriter {
-        sm,
+        ldc: profile.codegen.is_some_and(|c| c.ldc),
         forms,
         probe_ur,
     };

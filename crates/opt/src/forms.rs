@@ -47,9 +47,9 @@ impl Forms {
         false
     }
 
-    pub fn new(sm: u32) -> Forms {
+    pub fn new(profile: &target::Profile) -> Forms {
         Forms {
-            table: sass::table(&format!("sm_{sm}")),
+            table: sass::table(&profile.name()),
             cache: FxHashMap::default(),
         }
     }

@@ -24,30 +24,31 @@ pub mod fuse;
 pub mod ppressure;
 
 use ir::Func;
+use target::Profile;
 
-/// Optimizes `f` for SM `sm` at ptxas-style level `level` (0 = no optimization).
-pub fn optimize(f: &mut Func, sm: u32, level: u8) {
+/// Optimizes `f` for the SM of `profile` at ptxas-style level `level` (0 = no optimization).
+pub fn optimize(f: &mut Func, profile: &Profile, level: u8) {
     if level > 0 {
-        passes(f, sm);
+        passes(f, profile);
     }
     // Not an optimization: code with more than 7 live predicates cannot be allocated.
     ppressure::relieve(f);
     debug_assert!(ir::verify(f).is_ok(), "{:?}", ir::verify(f));
 }
 
-fn passes(f: &mut Func, sm: u32) {
-    let mut forms = forms::Forms::new(sm);
+fn passes(f: &mut Func, profile: &Profile) {
+    let mut forms = forms::Forms::new(profile);
     for round in 0..2 {
         let fused = fuse::fuse_wide_add(f, &mut forms);
         if round > 0 && !fused {
             break;
         }
-        facts::propagate(f, sm, &mut forms);
+        facts::propagate(f, profile, &mut forms);
         let added = fuse::fuse_add(f, &mut forms);
         dce::dce(f);
         if added && round == 0 {
             // Operands freed by the fusion may fold now.
-            facts::propagate(f, sm, &mut forms);
+            facts::propagate(f, profile, &mut forms);
             dce::dce(f);
         }
     }

@@ -90,7 +90,7 @@ fn copies_are_not_propagated_past_a_reassignment_in_a_loop() {
         stg(Reg::v(a, 2), Reg::v(y, 1)),
         Inst::new("EXIT", vec![], vec![]),
     ];
-    opt::optimize(&mut f, 90, 3);
+    opt::optimize(&mut f, target::Profile::of(90).unwrap(), 3);
     expect_test::expect![[r#"
         func k
         bb0:
@@ -153,7 +153,7 @@ fn guarded_writes_kill_facts() {
         stg(Reg::v(a, 2), Reg::part(d, 1)),
         Inst::new("EXIT", vec![], vec![]),
     ];
-    opt::optimize(&mut f, 90, 3);
+    opt::optimize(&mut f, target::Profile::of(90).unwrap(), 3);
     let t = text(&f);
     // The unguarded half's fact is used: its copy (`a.0`) or, where the table has the
     // constant-operand forms, the constant it was loaded from.
@@ -219,7 +219,7 @@ fn dead_code() {
         stg(Reg::v(a, 2), Reg::v(x, 1)),
         Inst::new("EXIT", vec![], vec![]),
     ];
-    opt::optimize(&mut f, 90, 3);
+    opt::optimize(&mut f, target::Profile::of(90).unwrap(), 3);
     expect_test::expect![[r#"
         func k
         bb0:
@@ -244,7 +244,7 @@ fn level_zero_does_nothing() {
         Inst::new("EXIT", vec![], vec![]),
     ];
     let before = text(&f);
-    opt::optimize(&mut f, 90, 0);
+    opt::optimize(&mut f, target::Profile::of(90).unwrap(), 0);
     assert_eq!(before, text(&f));
 }
 
@@ -312,7 +312,7 @@ fn products_and_shifts_fold_into_their_adds() {
         stg(Reg::v(a, 2), Reg::v(d, 1)),
         Inst::new("EXIT", vec![], vec![]),
     ];
-    opt::optimize(&mut f, 90, 3);
+    opt::optimize(&mut f, target::Profile::of(90).unwrap(), 3);
     expect_test::expect![[r#"
         func k
         bb0:
@@ -357,7 +357,7 @@ fn writing_a_source_kills_its_copies() {
         stg(Reg::v(a, 2), Reg::v(s, 1)),
         Inst::new("EXIT", vec![], vec![]),
     ];
-    opt::optimize(&mut f, 90, 3);
+    opt::optimize(&mut f, target::Profile::of(90).unwrap(), 3);
     let t = text(&f);
     assert!(t.contains("STG.E desc[UR4][a.0.64], d\n"), "{t}");
 }

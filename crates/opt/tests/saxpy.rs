@@ -8,7 +8,7 @@
 
 use syntax::SyntaxKind;
 
-fn optimized(sm: u32, param_base: u32) -> String {
+fn optimized(sm: u32) -> String {
     let text = include_str!("../../../test-data/examples/saxpy.ptx");
     let parse = syntax::parse(text);
     let function = parse
@@ -18,16 +18,12 @@ fn optimized(sm: u32, param_base: u32) -> String {
         .unwrap();
     let mut l = lower::lower_kernel(
         &function,
-        lower::LowerTarget {
-            sm,
-            param_base,
-            fmad: true,
-        },
+        lower::LowerTarget::for_sm(sm, true),
         &lower::ModuleVars::default(),
         &lower::Functions::default(),
     )
     .unwrap();
-    opt::optimize(&mut l.func, sm, 3);
+    opt::optimize(&mut l.func, target::Profile::of(sm).unwrap(), 3);
     ir::verify(&l.func).unwrap();
     ir::print(&l.func, None)
 }
@@ -58,7 +54,7 @@ fn saxpy_sm80() {
         bb2:
             EXIT
     "#]]
-    .assert_eq(&optimized(80, 0x160));
+    .assert_eq(&optimized(80));
 }
 
 #[test]
@@ -87,5 +83,5 @@ fn saxpy_sm90() {
         bb2:
             EXIT
     "#]]
-    .assert_eq(&optimized(90, 0x210));
+    .assert_eq(&optimized(90));
 }

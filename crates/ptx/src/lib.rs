@@ -21,6 +21,8 @@ use std::sync::OnceLock;
 mod table;
 
 pub use table::TableError;
+/// The target a gating rule compares: the one SM type (`crates/target`).
+pub use target::Sm;
 
 /// The instruction table source.
 pub const ISA_TABLE: &str = include_str!("../data/isa.txt");
@@ -54,59 +56,6 @@ impl PtxVersion {
 impl fmt::Display for PtxVersion {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}.{}", self.major, self.minor)
-    }
-}
-
-/// A target (`sm_90`, `sm_90a`, `sm_100f`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Sm {
-    pub num: u32,
-    /// `a` (architecture-specific) or `f` (family-specific), if any.
-    pub suffix: Option<char>,
-}
-
-impl Sm {
-    pub const fn new(num: u32) -> Sm {
-        Sm { num, suffix: None }
-    }
-
-    /// Parses `sm_90a` or the table's short form `90a`.
-    pub fn parse(s: &str) -> Option<Sm> {
-        let s = s.strip_prefix("sm_").unwrap_or(s);
-        let digits: String = s.chars().take_while(char::is_ascii_digit).collect();
-        let num = digits.parse().ok()?;
-        let rest = &s[digits.len()..];
-        let suffix = match rest {
-            "" => None,
-            "a" => Some('a'),
-            "f" => Some('f'),
-            _ => return None,
-        };
-        Some(Sm { num, suffix })
-    }
-
-    /// Whether a module for target `self` may use a feature whose minimum target is `min`.
-    /// A plain minimum is met by every later SM; an `a` minimum (`sm_90a`) only by that exact
-    /// architecture-specific target; an `f` minimum by the same family (same major) at or above
-    /// it, with an `a` or `f` suffix.
-    pub fn satisfies(self, min: Sm) -> bool {
-        match min.suffix {
-            None => self.num >= min.num,
-            Some('a') => self.suffix == Some('a') && self.num == min.num,
-            Some(_) => {
-                self.suffix.is_some() && self.num / 10 == min.num / 10 && self.num >= min.num
-            }
-        }
-    }
-}
-
-impl fmt::Display for Sm {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "sm_{}", self.num)?;
-        if let Some(c) = self.suffix {
-            write!(f, "{c}")?;
-        }
-        Ok(())
     }
 }
 

@@ -48,7 +48,7 @@ pub(crate) fn parse(
             let mut it = rest.split_whitespace();
             let sm = it
                 .next()
-                .and_then(Sm::parse)
+                .and_then(parse_sm)
                 .ok_or_else(|| e("bad target".into()))?;
             let v = it
                 .next()
@@ -99,7 +99,7 @@ pub(crate) fn parse(
             .ok_or_else(|| e("bad version"))?;
         let min_sm = it
             .next()
-            .and_then(Sm::parse)
+            .and_then(parse_sm)
             .ok_or_else(|| e("bad target"))?;
         let section = rest_after(l, 5).ok_or_else(|| e("no section"))?;
         sreg_list.push(SpecialRegister {
@@ -133,7 +133,7 @@ pub(crate) fn parse(
             .ok_or_else(|| e("bad version"))?;
         let min_sm = it
             .next()
-            .and_then(Sm::parse)
+            .and_then(parse_sm)
             .ok_or_else(|| e("bad target"))?;
         let section = rest_after(l, 4).ok_or_else(|| e("no section"))?;
         dir_list.push(Directive {
@@ -254,7 +254,7 @@ fn parse_form(
         .next()
         .and_then(PtxVersion::parse)
         .ok_or("bad PTX version")?;
-    let min_sm = g.next().and_then(Sm::parse).ok_or("bad SM")?;
+    let min_sm = g.next().and_then(parse_sm).ok_or("bad SM")?;
     if g.next().is_some() {
         return Err("extra words after PTX SM".into());
     }
@@ -267,4 +267,9 @@ fn parse_form(
         section,
         line,
     })
+}
+
+/// An SM in a table: `sm_90a` or the short `90a`.
+fn parse_sm(s: &str) -> Option<Sm> {
+    Sm::parse(s).or_else(|| Sm::parse_short(s))
 }

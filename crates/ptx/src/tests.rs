@@ -219,23 +219,23 @@ fn gating_facts() {
     assert!(
         Sm::parse("sm_90a")
             .unwrap()
-            .satisfies(Sm::parse("90a").unwrap())
+            .satisfies(Sm::parse_short("90a").unwrap())
     );
     assert!(
         !Sm::parse("sm_100a")
             .unwrap()
-            .satisfies(Sm::parse("90a").unwrap())
+            .satisfies(Sm::parse_short("90a").unwrap())
     );
     assert!(Sm::parse("sm_100").unwrap().satisfies(Sm::new(90)));
     assert!(
         Sm::parse("sm_103f")
             .unwrap()
-            .satisfies(Sm::parse("100f").unwrap())
+            .satisfies(Sm::parse_short("100f").unwrap())
     );
     assert!(
         !Sm::parse("sm_120f")
             .unwrap()
-            .satisfies(Sm::parse("100f").unwrap())
+            .satisfies(Sm::parse_short("100f").unwrap())
     );
     assert!(isa.special_register("%pm3").is_some());
     assert!(isa.special_register("%pm8").is_none());

@@ -112,11 +112,13 @@ fn is_ident(c: u8) -> bool {
 }
 
 /// Whether an SM's uniform registers have 8-bit fields (`URZ` = 255, slots of kind
-/// [`SlotKind::Ur8`]): sm_100 and later. Earlier SMs have 6-bit fields (`URZ` = 63).
+/// [`SlotKind::Ur8`]): sm_100 and later (`target::Profile::uniform_register_bits`). Earlier
+/// SMs have 6-bit fields (`URZ` = 63).
 pub fn wide_uniform_registers(sm: &str) -> bool {
     crate::normalize_sm(sm)
         .and_then(|s| s[3..].parse::<u32>().ok())
-        .is_some_and(|n| n >= 100)
+        .and_then(target::Profile::of)
+        .is_some_and(|p| p.uniform_register_bits == 8)
 }
 
 /// Splits one instruction's text as `sm`'s nvdisasm prints it: like [`split`], with uniform

@@ -23,6 +23,7 @@
 use std::collections::HashMap;
 
 use ir::{Class, Func, Inst, Reg, VReg};
+use target::Profile;
 
 /// The control fields of one instruction (same meaning as `sass::Control`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -110,8 +111,9 @@ pub const LATENCIES: Latencies = Latencies {
     branch: 6,
 };
 
-/// Whether an instruction completes with variable latency (needs scoreboards) on `sm`.
-pub fn is_variable_latency(i: &Inst, sm: u32) -> bool {
+/// Whether an instruction completes with variable latency (needs scoreboards) on the SM of
+/// `profile`.
+pub fn is_variable_latency(i: &Inst, profile: &Profile) -> bool {
     match i.base_op() {
         "S2R" | "S2UR" | "LDG" | "STG" | "LDS" | "STS" | "LD" | "ST" | "LDL" | "STL" | "ATOM"
         | "ATOMG" | "ATOMS" | "RED" | "REDG" | "MUFU" | "F2I" | "BAR" | "B2R" | "SHFL" | "FLO"
@@ -130,7 +132,9 @@ pub fn is_variable_latency(i: &Inst, sm: u32) -> bool {
         // (.F64, .RP) are scoreboarded like every sm_80 I2F.
         "I2F" => true,
         // Double precision: scoreboarded on sm_80, fixed latency on sm_90 (ptxas's schedules).
-        "DADD" | "DMUL" | "DFMA" | "DSETP" => sm < 90,
+        "DADD" | "DMUL" | "DFMA" | "DSETP" => {
+            !profile.codegen.is_some_and(|f| f.fp64_fixed_latency)
+        }
         _ => false,
     }
 }
@@ -184,8 +188,8 @@ fn phys(f: &Func, r: Reg, assign: &dyn Fn(VReg) -> u8) -> Vec<PhysKey> {
     }
 }
 
-/// Schedules `f` (program order) for `sm` with registers assigned by `assign`.
-pub fn schedule(f: &Func, assign: &dyn Fn(VReg) -> u8, sm: u32) -> Schedule {
+/// Schedules `f` (program order) for the SM of `profile` with registers assigned by `assign`.
+pub fn schedule(f: &Func, assign: &dyn Fn(VReg) -> u8, profile: &Profile) -> Schedule {
     let lat = LATENCIES;
     let mut slots: Vec<(Slot, Ctrl)> = Vec::new();
     let mut block_start = Vec::new();
@@ -287,7 +291,7 @@ pub fn schedule(f: &Func, assign: &dyn Fn(VReg) -> u8, sm: u32) -> Schedule {
                 read_sb: 7,
                 wait_mask: wait,
             };
-            if is_variable_latency(i, sm) {
+            if is_variable_latency(i, profile) {
                 if !writes.is_empty() {
                     c.write_sb = next_sb;
                     for w in &writes {
@@ -394,7 +398,7 @@ mod tests {
             Inst::new("MOV", vec![Operand::r(r(5)), Operand::rz()], vec![0]),
             Inst::new("EXIT", vec![], vec![]),
         ];
-        let s = schedule(&f, &|_| 0, 80);
+        let s = schedule(&f, &|_| 0, Profile::of(80).unwrap());
         let c: Vec<Ctrl> = s.slots.iter().map(|x| x.1).collect();
         assert_eq!(c[0].write_sb, 0, "S2R sets a write scoreboard");
         assert_eq!(c[1].wait_mask, 1, "its reader waits on it");
@@ -447,7 +451,7 @@ mod tests {
             Inst::new("MOV", vec![Operand::r(r(12)), Operand::rz()], vec![0]),
             Inst::new("EXIT", vec![], vec![]),
         ];
-        let s = schedule(&f, &|_| 0, 90);
+        let s = schedule(&f, &|_| 0, Profile::of(90).unwrap());
         let c: Vec<Ctrl> = s.slots.iter().map(|x| x.1).collect();
         assert_ne!(c[0].read_sb, c[1].read_sb);
         assert_eq!(c[2].wait_mask, (1 << c[0].read_sb) | (1 << c[1].read_sb));

@@ -469,9 +469,10 @@ fn median(mut v: Vec<f64>) -> f64 {
 
 pub fn run(args: &CorpusArgs) -> Result<(), String> {
     let arch = args.require_arch("compile")?.to_string();
-    if !matches!(arch.as_str(), "sm_80" | "sm_90") {
+    if !db::Sm::parse(&arch).is_some_and(db::codegen_supported) {
         return Err(format!(
-            "compile: code generation supports sm_80 and sm_90, not {arch}"
+            "compile: code generation supports {}, not {arch}",
+            db::codegen_sms()
         ));
     }
     oracle::tool("nvdisasm")?;

@@ -1,0 +1,311 @@
+//! What differs between the SMs kiln knows, one [`Profile`] per SM.
+
+/// Bytes of shared memory ptxas reserves at the start of a CTA's window on sm_90 and later
+/// (`.nv.shared.reserved.0`; user shared memory starts at 0x400: `UMOV UR4, 0x400` before
+/// `ULEA UR4, UR5, UR4, 0x18` in ptxas 13.0.88's sm_90/sm_100/sm_120 code).
+pub const RESERVED_SHARED_BYTES: u32 = 0x400;
+
+/// Everything SM-dependent outside the SASS tables and the learned hazard tables (which are
+/// data of their own, keyed by SM name).
+#[derive(Debug, PartialEq, Eq, Hash)]
+pub struct Profile {
+    /// The number after `sm_`.
+    pub number: u16,
+    /// Byte offset of the first kernel parameter in constant bank 0 (`.nv.constant0.<k>`;
+    /// `ld.param` of the first parameter reads `c[0x0][0x160]` on sm_75–sm_89,
+    /// `c[0x0][0x210]` on sm_90, `c[0x0][0x380]` on sm_100/sm_120).
+    pub param_base: u32,
+    /// The driver's words in bank 0 that code reads; `None` where kiln does not model the
+    /// SM's bank-0 layout (sm_100 and sm_120 move them and index some).
+    pub driver: Option<DriverWords>,
+    /// Where the reserved shared memory lies relative to the user's.
+    pub shared_reserve: SharedReserve,
+    /// What a cubin for the SM contains beyond the common sections.
+    pub cubin: CubinLayout,
+    /// Bits of a uniform register number in an instruction word: 6 (`URZ` = 63) before
+    /// sm_100, 8 (`URZ` = 255) from it (nvdisasm's `URZ` in each SM's table).
+    pub uniform_register_bits: u8,
+    /// ptxas's instruction forms for the SM, where kiln generates code for it (a checked SASS
+    /// table, forms learned from ptxas); `None`: kiln reads and disassembles the SM's cubins
+    /// but does not compile for it.
+    pub codegen: Option<Forms>,
+}
+
+/// Offsets in constant bank 0 of the words the driver fills and ptxas's code reads (read from
+/// ptxas 13.0.88's code for `ld.global`, `mov.u32 r, %envregN`, `cvta.const` and
+/// `%reserved_smem_offset_end`/`_1`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct DriverWords {
+    /// The 64-bit global memory descriptor (`ULDC.64 UR4, c[0x0][..]` before global loads and
+    /// stores). sm_75's code reads none (it has no descriptors); the word stays where sm_80
+    /// has it and reads as zero.
+    pub global_desc: u32,
+    /// `%envreg0`; `%envregN` is the word `4 * N` after it.
+    pub envreg0: u32,
+    /// The generic address of constant bank 3 (the module's `.const` variables), 64 bits.
+    pub const_window: u32,
+    /// `%reserved_smem_offset_end` (sm_75 has none: PTX requires sm_80; the word stays where
+    /// sm_80 has it).
+    pub reserved_smem_end: u32,
+    /// `%reserved_smem_offset_1`.
+    pub reserved_smem_offset1: u32,
+}
+
+/// The layout of a CTA's shared memory window.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SharedReserve {
+    /// Before sm_90: user shared memory at window offset 0, the reserved block after it.
+    Last,
+    /// sm_90 and later: the reserved [`RESERVED_SHARED_BYTES`] first, user shared memory
+    /// after it; `%reserved_smem_offset_0`/`_begin` fold to 0 and `_cap` to 0x400, and the
+    /// kernel's `.nv.shared.<k>` block covers the reserved bytes.
+    First,
+}
+
+/// What a cubin for the SM contains beyond the common sections (checked byte for byte
+/// against ptxas's cubins by `cubin/tests/oracle.rs`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct CubinLayout {
+    /// A `.nv.compat` section.
+    pub compat_section: bool,
+    /// The reserved shared-memory symbols are resolved in the cubin (their relocations are
+    /// not emitted) and `.nv.shared.reserved.0` is declared for every kernel.
+    pub reserved_smem_section: bool,
+    /// Where a kernel with textures records its bindless bank attributes.
+    pub bindless_bank_attrs: BindlessBankAttrs,
+    /// The low byte of `e_flags` (the ELF ABI version: 4 before sm_100, 2 from it).
+    pub elf_abi_version: u32,
+    /// ptxas's `-v` report lists `cmem[0]` bytes (it does only before sm_90).
+    pub reports_cmem0: bool,
+}
+
+/// Where a kernel with textures records `EIATTR_BINDLESS_TEXTURE_BANK` (and on sm_90
+/// `EIATTR_BINDLESS_SURFACE_BANK`) in its `.nv.info.<k>`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BindlessBankAttrs {
+    /// The texture bank only, after `EIATTR_MAXREG_COUNT`.
+    TextureBeforeBarriers,
+    /// Texture and surface banks, after the parameter attributes.
+    TextureAndSurfaceAfterParams,
+}
+
+/// ptxas 13.0.88's instruction-form choices for an SM with code generation. Each was read
+/// from ptxas's code for the PTX named; `db/tests/codegen.rs` compares kiln's listings with
+/// ptxas's on every form.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Forms {
+    /// Constant bank words load with `LDC`/`LDC.64` (otherwise one `MOV R, c[b][o]` per
+    /// word).
+    pub ldc: bool,
+    /// 32-bit integer `min`/`max` select `VIMNMX` (otherwise `IMNMX`).
+    pub vimnmx: bool,
+    /// `cvt.rn.f32.{s,u}32` is the fixed-latency `I2FP.F32.{S,U}32` (otherwise `I2F`).
+    pub i2fp: bool,
+    /// Global `red` is `REDG.E` (otherwise `RED.E`).
+    pub redg: bool,
+    /// Global memory operands name their descriptor (`desc[UR4][R2.64]`); otherwise the
+    /// descriptor register is an implicit use.
+    pub desc_operand: bool,
+    /// Thread-block clusters: a CTA's shared window starts at `(SR_CgaCtaId << 24) + 0x400`,
+    /// generic shared addresses are window addresses in their low word, and fences and
+    /// releases beyond the CTA add `CGAERRBAR` after `ERRBAR`.
+    pub clusters: bool,
+    /// `griddepcontrol` (PTX: sm_90 and later).
+    pub griddepcontrol: bool,
+    /// A full-warp `WARPSYNC` is `WARPSYNC.ALL` (otherwise `WARPSYNC 0xffffffff`).
+    pub warpsync_all: bool,
+    /// `LEPC Rd, target` gives a return address directly (otherwise `LEPC` gives its own
+    /// address and the distance is added).
+    pub lepc_target: bool,
+    /// `fma.rn.f16x2` is `HFMA2` (otherwise `HFMA2.MMA`).
+    pub hfma2_plain: bool,
+    /// `cvt.rn.f16x2.f32`/`.bf16x2.f32` name their source type: `F2FP.F16.F32.PACK_AB`,
+    /// `F2FP.BF16.F32.PACK_AB` (otherwise `F2FP.PACK_AB`, `F2FP.BF16.PACK_AB`).
+    pub f2fp_source_type: bool,
+    /// `add`/`sub`/`mul.bf16x2` (PTX: sm_90 and later; ptxas refuses them for sm_80).
+    pub bf16x2_arith: bool,
+    /// Texture instructions take the texture header from a uniform register pair (`ULDC`,
+    /// `UMOV`), with the coordinates in the A group and the rest in B (otherwise the header
+    /// is bound and the values are split evenly).
+    pub tex_uniform_header: bool,
+    /// `DADD`/`DMUL`/`DFMA`/`DSETP` are fixed-latency (ptxas's sm_90 schedules; scoreboarded
+    /// on sm_80).
+    pub fp64_fixed_latency: bool,
+}
+
+const BEFORE_SM90_DRIVER: DriverWords = DriverWords {
+    global_desc: 0x118,
+    envreg0: 0x88,
+    const_window: 0x50,
+    reserved_smem_end: 0x120,
+    reserved_smem_offset1: 0x124,
+};
+
+const BEFORE_SM90_CUBIN: CubinLayout = CubinLayout {
+    compat_section: false,
+    reserved_smem_section: false,
+    bindless_bank_attrs: BindlessBankAttrs::TextureBeforeBarriers,
+    elf_abi_version: 4,
+    reports_cmem0: true,
+};
+
+const SM100_CUBIN: CubinLayout = CubinLayout {
+    compat_section: true,
+    reserved_smem_section: true,
+    bindless_bank_attrs: BindlessBankAttrs::TextureAndSurfaceAfterParams,
+    elf_abi_version: 2,
+    reports_cmem0: false,
+};
+
+const fn before_sm90(number: u16, codegen: Option<Forms>) -> Profile {
+    Profile {
+        number,
+        param_base: 0x160,
+        driver: Some(BEFORE_SM90_DRIVER),
+        shared_reserve: SharedReserve::Last,
+        cubin: BEFORE_SM90_CUBIN,
+        uniform_register_bits: 6,
+        codegen,
+    }
+}
+
+/// The SMs kiln knows: those with SASS tables (`crates/sass/tables`).
+static PROFILES: [Profile; 7] = [
+    before_sm90(75, None),
+    before_sm90(
+        80,
+        Some(Forms {
+            ldc: false,
+            vimnmx: false,
+            i2fp: false,
+            redg: false,
+            desc_operand: false,
+            clusters: false,
+            griddepcontrol: false,
+            warpsync_all: false,
+            lepc_target: false,
+            hfma2_plain: false,
+            f2fp_source_type: false,
+            bf16x2_arith: false,
+            tex_uniform_header: false,
+            fp64_fixed_latency: false,
+        }),
+    ),
+    before_sm90(86, None),
+    before_sm90(89, None),
+    Profile {
+        number: 90,
+        param_base: 0x210,
+        driver: Some(DriverWords {
+            global_desc: 0x208,
+            envreg0: 0x40,
+            const_window: 0xd0,
+            reserved_smem_end: 0x68,
+            reserved_smem_offset1: 0x6c,
+        }),
+        shared_reserve: SharedReserve::First,
+        cubin: CubinLayout {
+            elf_abi_version: 4,
+            ..SM100_CUBIN
+        },
+        uniform_register_bits: 6,
+        codegen: Some(Forms {
+            ldc: true,
+            vimnmx: true,
+            i2fp: true,
+            redg: true,
+            desc_operand: true,
+            clusters: true,
+            griddepcontrol: true,
+            warpsync_all: true,
+            lepc_target: true,
+            hfma2_plain: true,
+            f2fp_source_type: true,
+            bf16x2_arith: true,
+            tex_uniform_header: true,
+            fp64_fixed_latency: true,
+        }),
+    },
+    Profile {
+        number: 100,
+        param_base: 0x380,
+        driver: None,
+        shared_reserve: SharedReserve::First,
+        cubin: SM100_CUBIN,
+        uniform_register_bits: 8,
+        codegen: None,
+    },
+    Profile {
+        number: 120,
+        param_base: 0x380,
+        driver: None,
+        shared_reserve: SharedReserve::First,
+        cubin: SM100_CUBIN,
+        uniform_register_bits: 8,
+        codegen: None,
+    },
+];
+
+impl Profile {
+    /// The profile of `sm_<number>` (and its `a`/`f` variants), if kiln knows the SM.
+    pub fn of(number: u32) -> Option<&'static Profile> {
+        PROFILES.iter().find(|p| u32::from(p.number) == number)
+    }
+
+    /// Every SM kiln knows, oldest first.
+    pub fn all() -> &'static [Profile] {
+        &PROFILES
+    }
+
+    /// Whether kiln generates code for the SM.
+    pub fn has_codegen(&self) -> bool {
+        self.codegen.is_some()
+    }
+
+    /// The SMs kiln generates code for, as a list for messages (`sm_80, sm_90`).
+    pub fn codegen_names() -> String {
+        let names: Vec<String> = PROFILES
+            .iter()
+            .filter(|p| p.has_codegen())
+            .map(Profile::name)
+            .collect();
+        names.join(", ")
+    }
+
+    /// The SM's name (`sm_90`).
+    pub fn name(&self) -> String {
+        format!("sm_{}", self.number)
+    }
+
+    /// Bytes of the reserved block at the start of the shared window (0 when it lies after
+    /// the user's shared memory).
+    pub fn reserved_shared_first(&self) -> u32 {
+        match self.shared_reserve {
+            SharedReserve::Last => 0,
+            SharedReserve::First => RESERVED_SHARED_BYTES,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn profiles_are_unique_and_sorted() {
+        let numbers: Vec<u16> = Profile::all().iter().map(|p| p.number).collect();
+        assert_eq!(numbers, [75, 80, 86, 89, 90, 100, 120]);
+        assert_eq!(Profile::of(90).map(|p| p.param_base), Some(0x210));
+        assert!(Profile::of(52).is_none());
+    }
+
+    #[test]
+    fn code_generation_is_for_sm80_and_sm90() {
+        let with: Vec<u16> = Profile::all()
+            .iter()
+            .filter(|p| p.has_codegen())
+            .map(|p| p.number)
+            .collect();
+        assert_eq!(with, [80, 90]);
+    }
+}
