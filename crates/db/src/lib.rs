@@ -41,7 +41,7 @@ use std::sync::{Arc, Mutex};
 pub use codegen::{
     CodegenError, CubinOutput, DeviceFunctions, FileTarget, KernelStats, allocated, codegen_sms,
     codegen_supported, cubin, device_functions, encoded, kernel_stats, kernel_targets, lowered,
-    module_data, module_vars, scheduled,
+    module_data, module_vars, optimized, scheduled,
 };
 pub use function::{Function, FunctionOutline, FunctionSyntax, function_outline};
 pub use items::{ItemKind, ItemSummary, ModuleItems, module_items};

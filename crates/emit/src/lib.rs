@@ -223,11 +223,13 @@ pub fn encode(
 }
 
 /// Encodes like [`encode`], then runs the hazard checker (`crates/hazard`, latency tables
-/// learned from ptxas's output) where the SM has a table, and repairs what a delay repairs:
-/// a read too soon after a fixed-latency write, an overwrite too soon after a read, a wait
-/// too soon after the scoreboard was set — by inserting `NOP`s before the instruction, as
-/// many cycles as the checker asks for. Any other hazard (a missing scoreboard wait) is a bug
-/// in the scheduler and is reported as an error rather than emitted.
+/// learned from ptxas's output) where the SM has a table. What a delay repairs — a read too
+/// soon after a fixed-latency write, an overwrite too soon after a read, a wait too soon
+/// after the scoreboard was set — is repaired once, all at a time, by inserting `NOP`s before
+/// each such instruction for the cycles the checker reports missing ([`hazard::Hazard`]'s
+/// `deficit`); more delay before an instruction never makes another hazard, and the repaired
+/// code is checked again. Any other hazard (a missing scoreboard wait), or one left after the
+/// repair, is a bug in the scheduler and is reported as an error rather than emitted.
 pub fn encode_checked(
     f: &Func,
     assign: &dyn Fn(VReg) -> u8,
@@ -235,71 +237,54 @@ pub fn encode_checked(
     profile: &Profile,
 ) -> Result<Encoded, EmitError> {
     let name = profile.name();
-    let mut s = sched.clone();
-    for _ in 0..256 {
-        let e = encode(f, assign, &s, profile)?;
-        if hazard::latency_table(&name).is_none() {
-            return Ok(e);
-        }
-        let hazards = hazard::check(&name, &sass::words(&e.code)).map_err(|m| EmitError {
-            message: format!("hazard checker: {m}"),
-            origin: None,
-        })?;
-        if hazards.is_empty() {
-            return Ok(e);
-        }
-        // Repair every reported delay at once (more delay before an instruction never makes
-        // another hazard), from the last slot back so that earlier indices stay valid; the
-        // next round checks the result.
-        let mut fixes: Vec<(usize, u8)> = Vec::new();
-        for h in &hazards {
-            let origin = match s.slots.get(h.index) {
-                Some((Slot::Inst { block, index }, _)) => {
-                    f.blocks[f.order[*block]].insts[*index].origin
-                }
-                _ => None,
-            };
-            use hazard::HazardKind as K;
-            let delay = matches!(h.kind, K::RawStall | K::WarStall | K::WaitTooSoon);
-            if !delay || h.index >= s.slots.len() {
-                return Err(EmitError {
-                    message: format!("control codes rejected by the hazard checker: {h}"),
-                    origin,
-                });
-            }
-            let cycles = deficit(&h.message).unwrap_or(4);
-            match fixes.iter_mut().find(|(i, _)| *i == h.index) {
-                Some((_, c)) => *c = (*c).max(cycles),
-                None => fixes.push((h.index, cycles)),
-            }
-        }
-        fixes.sort_unstable_by_key(|f| std::cmp::Reverse(f.0));
-        for (index, cycles) in fixes {
-            s.insert_delay(index, cycles);
+    let e = encode(f, assign, sched, profile)?;
+    if hazard::latency_table(&name).is_none() {
+        return Ok(e);
+    }
+    let hazards = check(&name, &e)?;
+    if hazards.is_empty() {
+        return Ok(e);
+    }
+    let origin = |s: &Schedule, h: &hazard::Hazard| match s.slots.get(h.index) {
+        Some((Slot::Inst { block, index }, _)) => f.blocks[f.order[*block]].insts[*index].origin,
+        _ => None,
+    };
+    // Every delay at once, from the last slot back so that earlier indices stay valid.
+    let mut fixes: Vec<(usize, u16)> = Vec::new();
+    for h in &hazards {
+        let deficit = h.deficit.filter(|_| h.index < sched.slots.len());
+        let Some(cycles) = deficit else {
+            return Err(EmitError {
+                message: format!("control codes rejected by the hazard checker: {h}"),
+                origin: origin(sched, h),
+            });
+        };
+        match fixes.iter_mut().find(|(i, _)| *i == h.index) {
+            Some((_, c)) => *c = (*c).max(cycles),
+            None => fixes.push((h.index, cycles)),
         }
     }
-    Err(EmitError {
-        message: "control codes: the hazard checker still reports delays after 256 repairs".into(),
-        origin: None,
-    })
+    fixes.sort_unstable_by_key(|f| std::cmp::Reverse(f.0));
+    let mut repaired = sched.clone();
+    for (index, cycles) in fixes {
+        repaired.insert_delay(index, cycles);
+    }
+    let e = encode(f, assign, &repaired, profile)?;
+    match check(&name, &e)?.first() {
+        None => Ok(e),
+        Some(h) => Err(EmitError {
+            message: format!("control codes rejected by the hazard checker after repair: {h}"),
+            origin: origin(&repaired, h),
+        }),
+    }
 }
 
-/// Cycles missing in a checker message `... N cycles after ...; M needed` (M - N).
-fn deficit(message: &str) -> Option<u8> {
-    let elapsed: u32 = message
-        .split(" cycles after")
-        .next()?
-        .rsplit(' ')
-        .next()?
-        .parse()
-        .ok()?;
-    let need: u32 = message
-        .strip_suffix(" needed")?
-        .rsplit(' ')
-        .next()?
-        .parse()
-        .ok()?;
-    u8::try_from(need.checked_sub(elapsed)?.max(1)).ok()
+/// The hazard checker's findings on encoded code.
+fn check(sm: &str, e: &Encoded) -> Result<Vec<hazard::Hazard>, EmitError> {
+    hazard::check(sm, &sass::words(&e.code)).map_err(|m| EmitError {
+        message: format!("hazard checker: {m}"),
+        origin: None,
+    })
 }
 
 /// A kernel ready for the cubin.

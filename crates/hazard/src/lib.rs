@@ -85,6 +85,10 @@ pub struct Hazard {
     pub kind: HazardKind,
     /// Index of the other instruction involved (producer, reader or setter).
     pub other: Option<usize>,
+    /// For the hazards that a delay repairs ([`HazardKind::RawStall`],
+    /// [`HazardKind::WarStall`], [`HazardKind::WaitTooSoon`]): the cycles missing before the
+    /// instruction at `index` (the largest over the registers involved).
+    pub deficit: Option<u16>,
     /// A readable description.
     pub message: String,
 }
@@ -178,14 +182,36 @@ impl Checker<'_> {
     }
 
     fn report(&mut self, index: usize, kind: HazardKind, other: Option<usize>, message: String) {
+        self.report_deficit(index, kind, other, None, message);
+    }
+
+    /// [`Self::report`] with the cycles missing; one hazard per (instruction, kind, other)
+    /// keeps the largest deficit of its registers.
+    fn report_deficit(
+        &mut self,
+        index: usize,
+        kind: HazardKind,
+        other: Option<usize>,
+        deficit: Option<u16>,
+        message: String,
+    ) {
         if self.seen.insert((index, kind, other)) {
             self.out.push(Hazard {
                 index,
                 pc: self.nodes[index].pc,
                 kind,
                 other,
+                deficit,
                 message,
             });
+        } else if let Some(h) = self
+            .out
+            .iter_mut()
+            .find(|h| (h.index, h.kind, h.other) == (index, kind, other))
+            && deficit > h.deficit
+        {
+            h.deficit = deficit;
+            h.message = message;
         }
     }
 }
@@ -241,7 +267,8 @@ impl Observer for Checker<'_> {
                 "{c} reads {} {elapsed} cycles after {p} at {ppc:#06x} wrote it; {need} needed",
                 reg_name(key)
             );
-            self.report(consumer, HazardKind::RawStall, Some(producer), msg);
+            let deficit = Some(need - elapsed);
+            self.report_deficit(consumer, HazardKind::RawStall, Some(producer), deficit, msg);
         }
     }
 
@@ -289,7 +316,8 @@ impl Observer for Checker<'_> {
                  read it without a read scoreboard; {need} needed",
                 reg_name(key)
             );
-            self.report(writer, HazardKind::WarStall, Some(reader), msg);
+            let deficit = Some(need - elapsed);
+            self.report_deficit(writer, HazardKind::WarStall, Some(reader), deficit, msg);
         }
     }
 
@@ -303,7 +331,8 @@ impl Observer for Checker<'_> {
                 "waits on SB{sb} {elapsed} cycles after {} at {spc:#06x} set it; {min} needed",
                 self.class(setter)
             );
-            self.report(waiter, HazardKind::WaitTooSoon, Some(setter), msg);
+            let deficit = Some(min - elapsed);
+            self.report_deficit(waiter, HazardKind::WaitTooSoon, Some(setter), deficit, msg);
         }
     }
 

@@ -57,10 +57,10 @@ impl Schedule {
     /// Delays slot `index` by `cycles`: `NOP`s (stall ≤ 15 each) inserted before it. A block
     /// starting at `index` starts at the first inserted `NOP`, so the delay applies on every
     /// path into it.
-    pub fn insert_delay(&mut self, index: usize, mut cycles: u8) {
+    pub fn insert_delay(&mut self, index: usize, mut cycles: u16) {
         let mut at = index;
         while cycles > 0 {
-            let s = cycles.min(15);
+            let s = cycles.min(15) as u8;
             let nop = Ctrl {
                 stall: s,
                 yield_bit: s <= 8,
@@ -75,7 +75,7 @@ impl Schedule {
                 }
             }
             at += 1;
-            cycles -= s;
+            cycles -= u16::from(s);
         }
     }
 }
