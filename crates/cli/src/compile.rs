@@ -83,12 +83,8 @@ pub fn compile(req: &Request<'_>) -> Outcome {
             }
             if req.sass {
                 for (kt, _) in &times {
-                    if let Ok(e) = db::encoded(&db, *kt) {
-                        let name = kt.function(&db).name(&db);
-                        println!("//--------------------- .text.{name} --------------------------");
-                        for l in &e.listing {
-                            println!("        {l}");
-                        }
+                    if let Ok(text) = db::sass_text(&db, *kt) {
+                        print!("{text}");
                     }
                 }
             }

@@ -49,6 +49,8 @@ enum Command {
     /// Print the SASS listing of each kernel of a PTX file (`kiln build --sass` without a
     /// cubin).
     Sass(build::SassArgs),
+    /// Run the language server on standard input and output (for editors).
+    Lsp,
     /// ptxas-compatible driver: `kiln ptxas [ptxas options] FILE.ptx` (also what runs when the
     /// binary is invoked as `ptxas`).
     #[command(disable_help_flag = true)]
@@ -94,6 +96,13 @@ fn main() -> ExitCode {
         Command::Asm(args) => tool_result(asm::run(&args)),
         Command::Sass(args) => build::run_sass(args),
         Command::Ptxas { args } => ptxas::run(&args),
+        Command::Lsp => match lsp::run_stdio() {
+            Ok(()) => Status::Ok,
+            Err(e) => {
+                eprintln!("kiln lsp: {e}");
+                Status::Failure
+            }
+        },
     };
     exit_code(status)
 }

@@ -400,6 +400,20 @@ pub fn encoded<'db>(db: &'db dyn Db, kt: KernelTarget<'db>) -> Result<emit::Enco
     })
 }
 
+/// A kernel's SASS as `kiln sass` prints it: a `.text.<kernel>` header line, then one
+/// nvdisasm-style line per instruction (what the language server's SASS view shows, too).
+pub fn sass_text(db: &dyn Db, kt: KernelTarget<'_>) -> Result<String, CodegenError> {
+    let e = encoded(db, kt).as_ref().map_err(Clone::clone)?;
+    let name = kt.function(db).name(db);
+    let mut text = format!("//--------------------- .text.{name} --------------------------\n");
+    for l in &e.listing {
+        text.push_str("        ");
+        text.push_str(l);
+        text.push('\n');
+    }
+    Ok(text)
+}
+
 /// What ptxas's `-v` reports for a kernel, plus the instruction count.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct KernelStats {

@@ -41,7 +41,7 @@ use std::sync::{Arc, Mutex};
 pub use codegen::{
     CodegenError, CubinOutput, DeviceFunctions, FileTarget, KernelStats, allocated, codegen_sms,
     codegen_supported, cubin, device_functions, encoded, kernel_stats, kernel_targets, lowered,
-    module_data, module_vars, optimized, scheduled,
+    module_data, module_vars, optimized, sass_text, scheduled,
 };
 pub use function::{Function, FunctionOutline, FunctionSyntax, function_outline};
 pub use items::{ItemKind, ItemSummary, ModuleItems, module_items};
@@ -235,6 +235,18 @@ impl RootDatabase {
     }
 }
 
+/// The SM a file's `.target` directive names, with the range of its name.
+pub fn declared_target(db: &dyn Db, file: SourceFile) -> Option<(Sm, TextRange)> {
+    let root = parse(db, file).syntax_node();
+    let directive = root
+        .children()
+        .find(|n| n.kind() == syntax::SyntaxKind::TARGET_DIRECTIVE)?;
+    directive
+        .descendants_with_tokens()
+        .filter_map(rowan::NodeOrToken::into_token)
+        .find_map(|t| Sm::parse(t.text()).map(|sm| (sm, t.text_range())))
+}
+
 /// Line and column (both 1-based, column in characters) of a byte offset in `text`, as
 /// diagnostics print them.
 pub fn line_col(text: &str, offset: TextSize) -> (usize, usize) {
@@ -254,18 +266,7 @@ pub fn line_col(text: &str, offset: TextSize) -> (usize, usize) {
 /// the `.target` directive, with ptxas's reason. (A file without `.target` is reported by the
 /// semantic checks, not here.)
 pub fn target_diagnostics(db: &dyn Db, file: SourceFile, arch: Sm) -> Vec<Diagnostic> {
-    let root = parse(db, file).syntax_node();
-    let Some(directive) = root
-        .children()
-        .find(|n| n.kind() == syntax::SyntaxKind::TARGET_DIRECTIVE)
-    else {
-        return Vec::new();
-    };
-    let sm = directive
-        .descendants_with_tokens()
-        .filter_map(rowan::NodeOrToken::into_token)
-        .find_map(|t| Sm::parse(t.text()).map(|sm| (sm, t.text_range())));
-    match sm {
+    match declared_target(db, file) {
         Some((sm, range)) => match check_arch(sm, arch) {
             Ok(()) => Vec::new(),
             Err(message) => vec![Diagnostic {

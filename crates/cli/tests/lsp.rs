@@ -1,0 +1,198 @@
+//! `kiln lsp` over stdio, driven by a client written here against the protocol's wire format
+//! (Content-Length framing, JSON-RPC), independent of the server's own crates: its CodeLens
+//! numbers equal `kiln build -v`'s resource report and its SASS view equals `kiln sass`, for
+//! every kernel of the test files and both targets.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+
+use serde_json::{Value, json};
+
+struct Server {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+    next_id: u64,
+}
+
+impl Server {
+    fn start(options: Value) -> Server {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_kiln"))
+            .arg("lsp")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("kiln lsp starts");
+        let stdin = child.stdin.take().unwrap();
+        let stdout = BufReader::new(child.stdout.take().unwrap());
+        let mut s = Server {
+            child,
+            stdin,
+            stdout,
+            next_id: 0,
+        };
+        let init = s.request(
+            "initialize",
+            json!({ "processId": null, "capabilities": {}, "initializationOptions": options }),
+        );
+        assert!(
+            init["capabilities"]["codeLensProvider"].is_object(),
+            "{init}"
+        );
+        s.send(json!({ "jsonrpc": "2.0", "method": "initialized", "params": {} }));
+        s
+    }
+
+    fn send(&mut self, msg: Value) {
+        let body = msg.to_string();
+        write!(self.stdin, "Content-Length: {}\r\n\r\n{body}", body.len()).unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    fn read(&mut self) -> Value {
+        let mut length = None;
+        loop {
+            let mut line = String::new();
+            assert!(
+                self.stdout.read_line(&mut line).unwrap() > 0,
+                "server closed"
+            );
+            let line = line.trim_end();
+            if line.is_empty() {
+                break;
+            }
+            if let Some(n) = line.strip_prefix("Content-Length: ") {
+                length = Some(n.parse::<usize>().unwrap());
+            }
+        }
+        let mut body = vec![0; length.expect("a Content-Length header")];
+        self.stdout.read_exact(&mut body).unwrap();
+        serde_json::from_slice(&body).unwrap()
+    }
+
+    fn request(&mut self, method: &str, params: Value) -> Value {
+        loop {
+            self.next_id += 1;
+            let id = self.next_id;
+            self.send(json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }));
+            let reply = loop {
+                let m = self.read();
+                if m["id"] == id {
+                    break m;
+                }
+            };
+            match reply.get("error") {
+                // Content modified (an edit overtook the request): ask again.
+                Some(e) if e["code"] == -32801 => continue,
+                Some(e) => panic!("{method}: {e}"),
+                None => return reply["result"].clone(),
+            }
+        }
+    }
+
+    fn stop(mut self) {
+        self.request("shutdown", Value::Null);
+        self.send(json!({ "jsonrpc": "2.0", "method": "exit" }));
+        let status = self.child.wait().unwrap();
+        assert!(status.success(), "{status}");
+    }
+}
+
+/// `(kernel, registers, stack, spill stores, spill loads)` from `kiln build -v`.
+fn report(path: &str, arch: &str) -> Vec<(String, u32, u32, u32, u32)> {
+    let out = Command::new(env!("CARGO_BIN_EXE_kiln"))
+        .args(["build", "--arch", arch, "-v", "-o"])
+        .arg(std::env::temp_dir().join(format!("kiln-lsp-test-{arch}.cubin")))
+        .arg(path)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    let mut rows = Vec::new();
+    let mut name = String::new();
+    let mut frame = (0, 0, 0);
+    for line in text.lines() {
+        let nums: Vec<u32> = line
+            .split(|c: char| !c.is_ascii_digit())
+            .filter_map(|w| w.parse().ok())
+            .collect();
+        if let Some(rest) = line.strip_prefix("kiln info    : Function properties for ") {
+            name = rest.to_string();
+        } else if line.contains("bytes stack frame") {
+            frame = (nums[0], nums[1], nums[2]);
+        } else if line.contains("Used ") {
+            rows.push((name.clone(), nums[0], frame.0, frame.1, frame.2));
+        }
+    }
+    rows
+}
+
+fn kiln_sass(path: &str, arch: &str) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_kiln"))
+        .args(["sass", "--arch", arch, path])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn lens_and_sass_view_equal_the_batch_compiler() {
+    let files = [
+        "../../test-data/examples/saxpy.ptx",
+        "../../test-data/codegen/abs_neg.ptx",
+        "../../test-data/codegen/bfi_fold.ptx",
+    ];
+    let targets = ["sm_80", "sm_90"];
+    let mut server = Server::start(json!({ "targets": targets }));
+    for path in files {
+        let text = std::fs::read_to_string(path).unwrap();
+        let uri = format!("file:///{}", path.trim_start_matches("../"));
+        server.send(
+            json!({ "jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {
+            "textDocument": { "uri": uri, "languageId": "ptx", "version": 0, "text": text } } }),
+        );
+        let lenses = server.request(
+            "textDocument/codeLens",
+            json!({ "textDocument": { "uri": uri } }),
+        );
+        let titles: Vec<String> = lenses
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|l| l["command"]["title"].as_str().unwrap().to_string())
+            .collect();
+        let mut checked = 0;
+        for arch in targets {
+            let batch_sass = kiln_sass(path, arch);
+            for (kernel, regs, stack, stores, loads) in report(path, arch) {
+                let want = format!(
+                    "{arch} · {regs} regs · {} B spills · {stack} B stack",
+                    stores + loads
+                );
+                assert!(
+                    titles.iter().any(|t| t.starts_with(&want)),
+                    "{path} {kernel}: no lens starting {want:?} in {titles:?}"
+                );
+                let view = server.request(
+                    "kiln/viewSass",
+                    json!({ "textDocument": { "uri": uri }, "kernel": kernel, "target": arch }),
+                );
+                let text = view["text"].as_str().unwrap();
+                assert!(!text.is_empty(), "{path} {kernel} {arch}: {view}");
+                assert!(
+                    batch_sass.contains(text),
+                    "{path} {kernel} {arch}: the view is not `kiln sass`'s listing"
+                );
+                checked += 1;
+            }
+        }
+        assert!(checked >= 2, "{path}: nothing compared");
+        assert_eq!(
+            titles.len(),
+            checked,
+            "{path}: one lens per kernel and target"
+        );
+    }
+    server.stop();
+}

@@ -1,0 +1,526 @@
+//! The main loop: one thread owns the database; requests run on snapshots in a pool.
+
+use std::collections::{HashMap, HashSet};
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+
+use crossbeam_channel::{Receiver, Sender, select};
+use db::{RootDatabase, SourceFile, TextRange, TextSize};
+use lsp_server::{Connection, ErrorCode, Message, Notification, Request, RequestId, Response};
+use lsp_types::notification::{self as notif, Notification as _};
+use lsp_types::request::{self as req, Request as _};
+use lsp_types::{
+    CodeLens, Command, DocumentSymbol, DocumentSymbolResponse, PublishDiagnosticsParams,
+    ServerCapabilities, SymbolKind, TextDocumentSyncCapability, TextDocumentSyncKind, Uri,
+};
+
+use crate::analysis::{self, Config};
+use crate::line_index::LineIndex;
+
+type Error = Box<dyn std::error::Error + Send + Sync>;
+
+/// Serves the client on standard input and output until it exits.
+pub fn run_stdio() -> Result<(), Error> {
+    let (connection, io) = Connection::stdio();
+    main_loop(connection)?;
+    io.join()?;
+    Ok(())
+}
+
+/// Runs the protocol on `connection`: initialization, then messages until `exit` (or the
+/// client going away).
+pub fn main_loop(connection: Connection) -> Result<(), Error> {
+    let (id, params) = connection.initialize_start()?;
+    let init: lsp_types::InitializeParams = serde_json::from_value(params)?;
+    let config = init
+        .initialization_options
+        .and_then(|o| serde_json::from_value::<Config>(o).ok())
+        .unwrap_or_default();
+    let result = lsp_types::InitializeResult {
+        capabilities: capabilities(),
+        server_info: Some(lsp_types::ServerInfo {
+            name: "kiln".into(),
+            version: Some(env!("CARGO_PKG_VERSION").into()),
+        }),
+    };
+    connection.initialize_finish(id, serde_json::to_value(result)?)?;
+    Server::new(connection.sender.clone(), config).run(&connection)
+}
+
+fn capabilities() -> ServerCapabilities {
+    ServerCapabilities {
+        text_document_sync: Some(TextDocumentSyncCapability::Kind(
+            TextDocumentSyncKind::INCREMENTAL,
+        )),
+        code_lens_provider: Some(lsp_types::CodeLensOptions {
+            resolve_provider: Some(false),
+        }),
+        document_symbol_provider: Some(lsp_types::OneOf::Left(true)),
+        ..ServerCapabilities::default()
+    }
+}
+
+/// An open document.
+struct Document {
+    file: SourceFile,
+    text: String,
+    version: i32,
+    index: Arc<LineIndex>,
+}
+
+/// What a worker sends back to the main loop.
+enum Task {
+    Respond(Response),
+    Publish {
+        uri: Uri,
+        version: i32,
+        diagnostics: Vec<lsp_types::Diagnostic>,
+    },
+}
+
+/// A snapshot of one document for a worker.
+#[derive(Clone)]
+struct Snapshot {
+    db: RootDatabase,
+    file: SourceFile,
+    index: Arc<LineIndex>,
+    config: Arc<Config>,
+}
+
+struct Server {
+    sender: Sender<Message>,
+    db: RootDatabase,
+    docs: HashMap<Uri, Document>,
+    config: Arc<Config>,
+    pool: Sender<Box<dyn FnOnce() + Send>>,
+    tasks: (Sender<Task>, Receiver<Task>),
+    /// Requests received and not answered yet (answers to cancelled ones are dropped).
+    pending: HashSet<RequestId>,
+}
+
+impl Server {
+    fn new(sender: Sender<Message>, config: Config) -> Server {
+        let (pool, jobs) = crossbeam_channel::unbounded::<Box<dyn FnOnce() + Send>>();
+        let threads = std::thread::available_parallelism().map_or(2, |n| n.get().clamp(2, 4));
+        for i in 0..threads {
+            let jobs = jobs.clone();
+            std::thread::Builder::new()
+                .name(format!("kiln-lsp-worker-{i}"))
+                .spawn(move || {
+                    for job in jobs {
+                        job();
+                    }
+                })
+                .expect("spawning a worker thread");
+        }
+        Server {
+            sender,
+            db: RootDatabase::default(),
+            docs: HashMap::new(),
+            config: Arc::new(config),
+            pool,
+            tasks: crossbeam_channel::unbounded(),
+            pending: HashSet::new(),
+        }
+    }
+
+    fn run(mut self, connection: &Connection) -> Result<(), Error> {
+        loop {
+            let task_rx = self.tasks.1.clone();
+            select! {
+                recv(connection.receiver) -> msg => {
+                    let Ok(msg) = msg else { return Ok(()) };
+                    match msg {
+                        Message::Request(r) => {
+                            if connection.handle_shutdown(&r)? {
+                                return Ok(());
+                            }
+                            self.on_request(r);
+                        }
+                        Message::Notification(n) => self.on_notification(n)?,
+                        Message::Response(_) => {}
+                    }
+                }
+                recv(task_rx) -> task => {
+                    if let Ok(task) = task {
+                        self.on_task(task)?;
+                    }
+                }
+            }
+        }
+    }
+
+    fn send(&self, msg: impl Into<Message>) -> Result<(), Error> {
+        self.sender.send(msg.into())?;
+        Ok(())
+    }
+
+    fn on_task(&mut self, task: Task) -> Result<(), Error> {
+        match task {
+            Task::Respond(r) => {
+                if self.pending.remove(&r.id) {
+                    self.send(r)?;
+                }
+            }
+            Task::Publish {
+                uri,
+                version,
+                diagnostics,
+            } => {
+                if self.docs.get(&uri).is_some_and(|d| d.version == version) {
+                    let params = PublishDiagnosticsParams {
+                        uri,
+                        diagnostics,
+                        version: Some(version),
+                    };
+                    self.send(Notification::new(
+                        notif::PublishDiagnostics::METHOD.into(),
+                        params,
+                    ))?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn snapshot(&self, uri: &Uri) -> Option<Snapshot> {
+        let d = self.docs.get(uri)?;
+        Some(Snapshot {
+            db: self.db.clone(),
+            file: d.file,
+            index: d.index.clone(),
+            config: self.config.clone(),
+        })
+    }
+
+    /// Runs `job` on a worker with a snapshot; a cancelled job (an edit arrived) becomes
+    /// `on_cancel`, a panicking one `on_panic` — the server stays up either way.
+    fn spawn<T: Send + 'static>(
+        &self,
+        job: impl FnOnce() -> T + Send + 'static,
+        done: impl FnOnce(Result<T, Failure>) -> Option<Task> + Send + 'static,
+    ) {
+        let tasks = self.tasks.0.clone();
+        let _ = self.pool.send(Box::new(move || {
+            let result = std::panic::catch_unwind(AssertUnwindSafe(job)).map_err(|payload| {
+                if payload.downcast_ref::<salsa::Cancelled>().is_some() {
+                    Failure::Cancelled
+                } else {
+                    let message = payload
+                        .downcast_ref::<String>()
+                        .cloned()
+                        .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+                        .unwrap_or_else(|| "panic".into());
+                    Failure::Panic(message)
+                }
+            });
+            if let Some(task) = done(result) {
+                let _ = tasks.send(task);
+            }
+        }));
+    }
+
+    fn on_request(&mut self, r: Request) {
+        self.pending.insert(r.id.clone());
+        let id = r.id.clone();
+        let respond = move |result: Result<Result<serde_json::Value, String>, Failure>| {
+            Some(Task::Respond(match result {
+                Ok(Ok(v)) => Response::new_ok(id, v),
+                Ok(Err(m)) => Response::new_err(id, ErrorCode::InvalidParams as i32, m),
+                Err(Failure::Cancelled) => Response::new_err(
+                    id,
+                    ErrorCode::ContentModified as i32,
+                    "content modified".into(),
+                ),
+                Err(Failure::Panic(m)) => Response::new_err(id, ErrorCode::InternalError as i32, m),
+            }))
+        };
+        match r.method.as_str() {
+            req::CodeLensRequest::METHOD => {
+                let Some((s, _)) = self
+                    .document_request::<lsp_types::CodeLensParams>(&r, |p| &p.text_document.uri)
+                else {
+                    return;
+                };
+                self.spawn(move || Ok(code_lens(&s)), respond);
+            }
+            req::DocumentSymbolRequest::METHOD => {
+                let Some((s, _)) = self
+                    .document_request::<lsp_types::DocumentSymbolParams>(&r, |p| {
+                        &p.text_document.uri
+                    })
+                else {
+                    return;
+                };
+                self.spawn(move || Ok(document_symbols(&s)), respond);
+            }
+            crate::view_sass::METHOD => {
+                let Some((s, p)) =
+                    self.document_request::<crate::view_sass::Params>(&r, |p| &p.text_document.uri)
+                else {
+                    return;
+                };
+                self.spawn(move || view_sass(&s, &p), respond);
+            }
+            _ => self.reply_error(&r.id, ErrorCode::MethodNotFound, "unknown request"),
+        }
+    }
+
+    /// Decodes a request's parameters and snapshots its document; answers an error itself
+    /// (and returns `None`) when either fails.
+    fn document_request<P: serde::de::DeserializeOwned>(
+        &mut self,
+        r: &Request,
+        uri: impl Fn(&P) -> &Uri,
+    ) -> Option<(Snapshot, P)> {
+        let p: P = match serde_json::from_value(r.params.clone()) {
+            Ok(p) => p,
+            Err(e) => {
+                self.reply_error(&r.id, ErrorCode::InvalidParams, &e.to_string());
+                return None;
+            }
+        };
+        match self.snapshot(uri(&p)) {
+            Some(s) => Some((s, p)),
+            None => {
+                self.reply_error(&r.id, ErrorCode::InvalidParams, "document is not open");
+                None
+            }
+        }
+    }
+
+    fn reply_error(&mut self, id: &RequestId, code: ErrorCode, message: &str) {
+        self.pending.remove(id);
+        let _ = self
+            .sender
+            .send(Response::new_err(id.clone(), code as i32, message.into()).into());
+    }
+
+    fn on_notification(&mut self, n: Notification) -> Result<(), Error> {
+        match n.method.as_str() {
+            notif::DidOpenTextDocument::METHOD => {
+                let p: lsp_types::DidOpenTextDocumentParams = serde_json::from_value(n.params)?;
+                let doc = p.text_document;
+                let file = self.db.add_file(doc.uri.as_str(), doc.text.as_bytes());
+                self.docs.insert(
+                    doc.uri.clone(),
+                    Document {
+                        file,
+                        index: Arc::new(LineIndex::new(&doc.text)),
+                        text: doc.text,
+                        version: doc.version,
+                    },
+                );
+                self.changed(&doc.uri)?;
+            }
+            notif::DidChangeTextDocument::METHOD => {
+                let p: lsp_types::DidChangeTextDocumentParams = serde_json::from_value(n.params)?;
+                let uri = p.text_document.uri;
+                let Some(doc) = self.docs.get_mut(&uri) else {
+                    return Ok(());
+                };
+                for change in p.content_changes {
+                    match change.range {
+                        Some(range) => {
+                            let index = LineIndex::new(&doc.text);
+                            let (Some(start), Some(end)) =
+                                (index.offset(range.start), index.offset(range.end))
+                            else {
+                                // Out of sync: keep the text; the next full sync repairs it.
+                                continue;
+                            };
+                            let (start, end) = (usize::from(start), usize::from(end));
+                            doc.text
+                                .replace_range(start.min(end)..end.max(start), &change.text);
+                        }
+                        None => doc.text = change.text,
+                    }
+                }
+                doc.version = p.text_document.version;
+                doc.index = Arc::new(LineIndex::new(&doc.text));
+                let (file, text) = (doc.file, doc.text.clone());
+                // Cancels the work running on older snapshots and waits for it to unwind.
+                self.db.set_text(file, &text);
+                self.changed(&uri)?;
+            }
+            notif::DidCloseTextDocument::METHOD => {
+                let p: lsp_types::DidCloseTextDocumentParams = serde_json::from_value(n.params)?;
+                if self.docs.remove(&p.text_document.uri).is_some() {
+                    let params = PublishDiagnosticsParams {
+                        uri: p.text_document.uri,
+                        diagnostics: Vec::new(),
+                        version: None,
+                    };
+                    self.send(Notification::new(
+                        notif::PublishDiagnostics::METHOD.into(),
+                        params,
+                    ))?;
+                }
+            }
+            notif::DidChangeConfiguration::METHOD => {
+                let p: lsp_types::DidChangeConfigurationParams = serde_json::from_value(n.params)?;
+                let settings = p.settings.get("kiln").cloned().unwrap_or(p.settings);
+                if let Ok(config) = serde_json::from_value::<Config>(settings) {
+                    self.config = Arc::new(config);
+                    let uris: Vec<Uri> = self.docs.keys().cloned().collect();
+                    for uri in uris {
+                        self.changed(&uri)?;
+                    }
+                }
+            }
+            notif::Cancel::METHOD => {
+                let p: lsp_types::CancelParams = serde_json::from_value(n.params)?;
+                let id = match p.id {
+                    lsp_types::NumberOrString::Number(n) => RequestId::from(n),
+                    lsp_types::NumberOrString::String(s) => RequestId::from(s),
+                };
+                if self.pending.contains(&id) {
+                    self.reply_error(&id, ErrorCode::RequestCanceled, "cancelled");
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// After a document changed: its diagnostics are recomputed on a snapshot, and open SASS
+    /// views of it are told to refresh.
+    fn changed(&mut self, uri: &Uri) -> Result<(), Error> {
+        let Some(s) = self.snapshot(uri) else {
+            return Ok(());
+        };
+        let version = self.docs[uri].version;
+        let for_task = uri.clone();
+        self.spawn(
+            move || file_diagnostics(&s),
+            move |result| match result {
+                Ok(diagnostics) => Some(Task::Publish {
+                    uri: for_task,
+                    version,
+                    diagnostics,
+                }),
+                // A newer edit scheduled its own diagnostics.
+                Err(Failure::Cancelled) => None,
+                Err(Failure::Panic(m)) => Some(Task::Publish {
+                    uri: for_task,
+                    version,
+                    diagnostics: vec![lsp_types::Diagnostic {
+                        severity: Some(lsp_types::DiagnosticSeverity::ERROR),
+                        message: format!("kiln: internal error: {m}"),
+                        source: Some("kiln".into()),
+                        ..lsp_types::Diagnostic::default()
+                    }],
+                }),
+            },
+        );
+        self.send(Notification::new(
+            crate::view_sass::CHANGED.into(),
+            serde_json::json!({ "uri": uri }),
+        ))
+    }
+}
+
+/// Why a job produced no value.
+enum Failure {
+    Cancelled,
+    Panic(String),
+}
+
+fn lsp_diagnostic(index: &LineIndex, d: &db::Diagnostic) -> lsp_types::Diagnostic {
+    lsp_types::Diagnostic {
+        range: index.range(d.range),
+        severity: Some(match d.severity {
+            db::Severity::Error => lsp_types::DiagnosticSeverity::ERROR,
+            db::Severity::Warning => lsp_types::DiagnosticSeverity::WARNING,
+        }),
+        source: Some("kiln".into()),
+        message: d.message.clone(),
+        ..lsp_types::Diagnostic::default()
+    }
+}
+
+fn file_diagnostics(s: &Snapshot) -> Vec<lsp_types::Diagnostic> {
+    let mut out: Vec<lsp_types::Diagnostic> = analysis::diagnostics(&s.db, s.file, &s.config)
+        .iter()
+        .map(|d| lsp_diagnostic(&s.index, d))
+        .collect();
+    let bad = s.config.bad_targets();
+    if !bad.is_empty() {
+        out.push(lsp_diagnostic(
+            &s.index,
+            &db::Diagnostic {
+                severity: db::Severity::Warning,
+                message: format!(
+                    "kiln: no code generation for the configured target(s) {} (kiln generates code for {})",
+                    bad.join(", "),
+                    db::codegen_sms()
+                ),
+                range: TextRange::empty(TextSize::from(0)),
+            },
+        ));
+    }
+    out
+}
+
+fn code_lens(s: &Snapshot) -> serde_json::Value {
+    let lenses: Vec<CodeLens> = analysis::code_lenses(&s.db, s.file, &s.config)
+        .into_iter()
+        .map(|(range, title)| CodeLens {
+            range: s.index.range(range),
+            command: Some(Command {
+                title,
+                command: String::new(),
+                arguments: None,
+            }),
+            data: None,
+        })
+        .collect();
+    serde_json::to_value(lenses).unwrap_or_default()
+}
+
+fn document_symbols(s: &Snapshot) -> serde_json::Value {
+    let items = &db::module_items(&s.db, s.file).items;
+    #[allow(deprecated)]
+    let symbols: Vec<DocumentSymbol> = items
+        .iter()
+        .filter_map(|i| {
+            let kind = match i.kind {
+                db::ItemKind::Kernel => SymbolKind::FUNCTION,
+                db::ItemKind::DeviceFunction => SymbolKind::METHOD,
+                db::ItemKind::Global => SymbolKind::VARIABLE,
+                _ => return None,
+            };
+            Some(DocumentSymbol {
+                name: i.name.clone()?,
+                detail: Some(
+                    match i.kind {
+                        db::ItemKind::Kernel => ".entry",
+                        db::ItemKind::DeviceFunction => ".func",
+                        _ => "variable",
+                    }
+                    .into(),
+                ),
+                kind,
+                tags: None,
+                deprecated: None,
+                range: s.index.range(i.range),
+                selection_range: s.index.range(i.name_range.unwrap_or(i.range)),
+                children: None,
+            })
+        })
+        .collect();
+    serde_json::to_value(DocumentSymbolResponse::Nested(symbols)).unwrap_or_default()
+}
+
+fn view_sass(s: &Snapshot, p: &crate::view_sass::Params) -> Result<serde_json::Value, String> {
+    let at = p.position.and_then(|pos| s.index.offset(pos));
+    let view = analysis::sass_view(
+        &s.db,
+        s.file,
+        &s.config,
+        p.kernel.as_deref(),
+        at,
+        p.target.as_deref(),
+    )?;
+    serde_json::to_value(view).map_err(|e| e.to_string())
+}
