@@ -32,6 +32,7 @@
 mod codegen;
 mod function;
 mod items;
+pub mod navigate;
 mod semantics;
 mod target;
 

@@ -20,6 +20,7 @@ pub mod contract;
 pub mod fold;
 mod func;
 mod module;
+pub mod names;
 mod types;
 
 pub use func::check_function;

@@ -56,6 +56,10 @@ fn capabilities() -> ServerCapabilities {
             resolve_provider: Some(false),
         }),
         document_symbol_provider: Some(lsp_types::OneOf::Left(true)),
+        definition_provider: Some(lsp_types::OneOf::Left(true)),
+        references_provider: Some(lsp_types::OneOf::Left(true)),
+        rename_provider: Some(lsp_types::OneOf::Left(true)),
+        hover_provider: Some(lsp_types::HoverProviderCapability::Simple(true)),
         ..ServerCapabilities::default()
     }
 }
@@ -81,6 +85,7 @@ enum Task {
 /// A snapshot of one document for a worker.
 #[derive(Clone)]
 struct Snapshot {
+    uri: Uri,
     db: RootDatabase,
     file: SourceFile,
     index: Arc<LineIndex>,
@@ -186,6 +191,7 @@ impl Server {
     fn snapshot(&self, uri: &Uri) -> Option<Snapshot> {
         let d = self.docs.get(uri)?;
         Some(Snapshot {
+            uri: uri.clone(),
             db: self.db.clone(),
             file: d.file,
             index: d.index.clone(),
@@ -226,7 +232,7 @@ impl Server {
         let respond = move |result: Result<Result<serde_json::Value, String>, Failure>| {
             Some(Task::Respond(match result {
                 Ok(Ok(v)) => Response::new_ok(id, v),
-                Ok(Err(m)) => Response::new_err(id, ErrorCode::InvalidParams as i32, m),
+                Ok(Err(m)) => Response::new_err(id, ErrorCode::RequestFailed as i32, m),
                 Err(Failure::Cancelled) => Response::new_err(
                     id,
                     ErrorCode::ContentModified as i32,
@@ -261,6 +267,45 @@ impl Server {
                     return;
                 };
                 self.spawn(move || view_sass(&s, &p), respond);
+            }
+            req::GotoDefinition::METHOD => {
+                let Some((s, p)) = self
+                    .document_request::<lsp_types::GotoDefinitionParams>(&r, |p| {
+                        &p.text_document_position_params.text_document.uri
+                    })
+                else {
+                    return;
+                };
+                let pos = p.text_document_position_params.position;
+                self.spawn(move || Ok(definition(&s, pos)), respond);
+            }
+            req::References::METHOD => {
+                let Some((s, p)) = self.document_request::<lsp_types::ReferenceParams>(&r, |p| {
+                    &p.text_document_position.text_document.uri
+                }) else {
+                    return;
+                };
+                let pos = p.text_document_position.position;
+                let decl = p.context.include_declaration;
+                self.spawn(move || Ok(references(&s, pos, decl)), respond);
+            }
+            req::Rename::METHOD => {
+                let Some((s, p)) = self.document_request::<lsp_types::RenameParams>(&r, |p| {
+                    &p.text_document_position.text_document.uri
+                }) else {
+                    return;
+                };
+                let pos = p.text_document_position.position;
+                self.spawn(move || rename(&s, pos, &p.new_name), respond);
+            }
+            req::HoverRequest::METHOD => {
+                let Some((s, p)) = self.document_request::<lsp_types::HoverParams>(&r, |p| {
+                    &p.text_document_position_params.text_document.uri
+                }) else {
+                    return;
+                };
+                let pos = p.text_document_position_params.position;
+                self.spawn(move || Ok(hover(&s, pos)), respond);
             }
             _ => self.reply_error(&r.id, ErrorCode::MethodNotFound, "unknown request"),
         }
@@ -523,4 +568,79 @@ fn view_sass(s: &Snapshot, p: &crate::view_sass::Params) -> Result<serde_json::V
         p.target.as_deref(),
     )?;
     serde_json::to_value(view).map_err(|e| e.to_string())
+}
+
+fn symbol(s: &Snapshot, pos: lsp_types::Position) -> Option<db::navigate::Symbol> {
+    let offset = s.index.offset(pos)?;
+    db::navigate::symbol_at(&s.db, s.file, offset)
+}
+
+fn location(s: &Snapshot, range: TextRange) -> lsp_types::Location {
+    lsp_types::Location {
+        uri: s.uri.clone(),
+        range: s.index.range(range),
+    }
+}
+
+fn definition(s: &Snapshot, pos: lsp_types::Position) -> serde_json::Value {
+    match symbol(s, pos) {
+        Some(sym) => serde_json::to_value(location(s, sym.definition())).unwrap_or_default(),
+        None => serde_json::Value::Null,
+    }
+}
+
+fn references(
+    s: &Snapshot,
+    pos: lsp_types::Position,
+    include_declaration: bool,
+) -> serde_json::Value {
+    let Some(sym) = symbol(s, pos) else {
+        return serde_json::Value::Null;
+    };
+    let ranges = db::navigate::references(&s.db, s.file, &sym);
+    let skip = usize::from(!include_declaration);
+    let locations: Vec<lsp_types::Location> = ranges
+        .into_iter()
+        .skip(skip)
+        .map(|r| location(s, r))
+        .collect();
+    serde_json::to_value(locations).unwrap_or_default()
+}
+
+fn rename(
+    s: &Snapshot,
+    pos: lsp_types::Position,
+    new_name: &str,
+) -> Result<serde_json::Value, String> {
+    let sym = symbol(s, pos).ok_or("no symbol to rename here")?;
+    let ranges = db::navigate::rename(&s.db, s.file, &sym, new_name)?;
+    let edits: Vec<lsp_types::TextEdit> = ranges
+        .into_iter()
+        .map(|r| lsp_types::TextEdit {
+            range: s.index.range(r),
+            new_text: new_name.to_string(),
+        })
+        .collect();
+    let edit = lsp_types::WorkspaceEdit {
+        changes: Some(HashMap::from([(s.uri.clone(), edits)])),
+        ..lsp_types::WorkspaceEdit::default()
+    };
+    serde_json::to_value(edit).map_err(|e| e.to_string())
+}
+
+fn hover(s: &Snapshot, pos: lsp_types::Position) -> serde_json::Value {
+    let Some(offset) = s.index.offset(pos) else {
+        return serde_json::Value::Null;
+    };
+    match db::navigate::hover(&s.db, s.file, offset) {
+        Some((range, markdown)) => serde_json::to_value(lsp_types::Hover {
+            contents: lsp_types::HoverContents::Markup(lsp_types::MarkupContent {
+                kind: lsp_types::MarkupKind::Markdown,
+                value: markdown,
+            }),
+            range: Some(s.index.range(range)),
+        })
+        .unwrap_or_default(),
+        None => serde_json::Value::Null,
+    }
 }

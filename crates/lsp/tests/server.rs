@@ -294,3 +294,139 @@ fn random_edits_never_desync() {
     fresh.shutdown();
     c.shutdown();
 }
+
+const CALLS: &str = r#".version 8.0
+.target sm_80
+.address_size 64
+
+.global .u32 counter;
+
+.func (.reg .b32 r) twice(.reg .b32 x)
+{
+    add.u32 r, x, x;
+    ret;
+}
+
+.visible .entry main(.param .u64 out)
+{
+    .reg .b32 %v;
+    .reg .b32 %r<3>;
+    .reg .pred %p;
+    .reg .b64 %a;
+    ld.param.u64 %a, [out];
+    mov.u32 %v, %tid.x;
+    setp.eq.u32 %p, %v, 0;
+    @%p bra DONE;
+    call (%r1), twice, (%v);
+    st.global.u32 [counter], %r1;
+DONE:
+    st.global.u32 [%a], %v;
+    ret;
+}
+"#;
+
+/// The LSP position of the `n`-th occurrence of `needle` (plus `delta` columns).
+fn at(text: &str, needle: &str, n: usize, delta: usize) -> Value {
+    let offset = text.match_indices(needle).nth(n).unwrap().0 + delta;
+    position(text, offset)
+}
+
+fn tdp(uri: &str, pos: Value) -> Value {
+    json!({ "textDocument": { "uri": uri }, "position": pos })
+}
+
+#[test]
+fn navigation_definition_references_rename_hover() {
+    let mut c = Client::start(json!({}));
+    let uri = "file:///calls.ptx";
+    c.open(uri, CALLS);
+    assert_eq!(c.diagnostics(uri, 0), Vec::<Value>::new(), "a valid module");
+    // `%v` used in `setp` → its `.reg` declaration.
+    let d = c.ok("textDocument/definition", tdp(uri, at(CALLS, "%v", 2, 1)));
+    assert_eq!(d["range"]["start"], at(CALLS, "%v", 0, 0));
+    // The label used by `bra` → the label.
+    let d = c.ok("textDocument/definition", tdp(uri, at(CALLS, "DONE", 0, 1)));
+    assert_eq!(d["range"]["start"], at(CALLS, "DONE:", 0, 0));
+    // `twice` in the call → the device function's name; `counter` → the global.
+    let d = c.ok(
+        "textDocument/definition",
+        tdp(uri, at(CALLS, "twice", 1, 0)),
+    );
+    assert_eq!(d["range"]["start"], at(CALLS, "twice", 0, 0));
+    let d = c.ok(
+        "textDocument/definition",
+        tdp(uri, at(CALLS, "counter", 1, 2)),
+    );
+    assert_eq!(d["range"]["start"], at(CALLS, "counter", 0, 0));
+    // `%r1` belongs to the family `%r<3>`.
+    let d = c.ok("textDocument/definition", tdp(uri, at(CALLS, "%r1", 0, 1)));
+    assert_eq!(d["range"]["start"], at(CALLS, "%r<3>", 0, 0));
+    // A parameter of the device function, used twice.
+    let d = c.ok("textDocument/definition", tdp(uri, at(CALLS, "x, x", 0, 0)));
+    assert_eq!(d["range"]["start"], at(CALLS, "x)", 0, 0));
+
+    // References of `%v`: the declaration and four uses.
+    let refs = c.ok(
+        "textDocument/references",
+        json!({ "textDocument": { "uri": uri }, "position": at(CALLS, "%v", 0, 1),
+                "context": { "includeDeclaration": true } }),
+    );
+    assert_eq!(refs.as_array().unwrap().len(), 5, "{refs}");
+
+    // Rename `%v` to `%tid_x`: every occurrence, and the result still compiles clean.
+    let edit = c.ok(
+        "textDocument/rename",
+        json!({ "textDocument": { "uri": uri }, "position": at(CALLS, "%v", 3, 1),
+                "newName": "%tid_x" }),
+    );
+    let edits = edit["changes"][uri].as_array().unwrap();
+    assert_eq!(edits.len(), 5);
+    let mut renamed = CALLS.to_string();
+    let mut starts: Vec<usize> = edits
+        .iter()
+        .map(|e| {
+            let (line, col) = (
+                e["range"]["start"]["line"].as_u64().unwrap(),
+                e["range"]["start"]["character"].as_u64().unwrap(),
+            );
+            let line_start: usize = CALLS.lines().take(line as usize).map(|l| l.len() + 1).sum();
+            line_start + col as usize
+        })
+        .collect();
+    starts.sort_unstable_by(|a, b| b.cmp(a));
+    for st in starts {
+        renamed.replace_range(st..st + 2, "%tid_x");
+    }
+    assert_eq!(renamed.matches("%tid_x").count(), 5);
+    c.notify(
+        "textDocument/didChange",
+        json!({ "textDocument": { "uri": uri, "version": 1 }, "contentChanges": [{ "text": renamed }] }),
+    );
+    assert_eq!(
+        c.diagnostics(uri, 1),
+        Vec::<Value>::new(),
+        "the renamed module is valid"
+    );
+    // One register of a family cannot be renamed alone.
+    let r = c.request(
+        "textDocument/rename",
+        json!({ "textDocument": { "uri": uri }, "position": at(CALLS, "%r1", 0, 1),
+                "newName": "%x" }),
+    );
+    assert!(r.response_result.is_err());
+
+    // Hover: a register shows its declaration; an instruction its PTX ISA form.
+    let h = c.ok("textDocument/hover", tdp(uri, at(CALLS, "%p", 1, 1)));
+    let md = h["contents"]["value"].as_str().unwrap();
+    assert!(
+        md.starts_with("register `%p`") && md.contains(".reg .pred %p;"),
+        "{md}"
+    );
+    let h = c.ok("textDocument/hover", tdp(uri, at(CALLS, "setp", 0, 1)));
+    let md = h["contents"]["value"].as_str().unwrap();
+    assert!(
+        md.starts_with("`setp.eq.u32`") && md.contains("PTX ISA §9.7"),
+        "{md}"
+    );
+    c.shutdown();
+}
