@@ -495,8 +495,21 @@ pub fn kernel_targets<'db>(
 /// and any kernel with an error make the whole file an error (every error is reported, with
 /// its span). Device functions are inlined into the kernels that call them (`lower`'s
 /// `call.rs`); they get no code of their own.
+/// The checks of [`cubin`] without building it: errors in the file (syntax, semantics,
+/// `.target`), in its module data, and each kernel's code-generation error, with spans in the
+/// file. What the language server shows for a target on every edit.
 #[salsa::tracked(returns(ref))]
-pub fn cubin<'db>(db: &'db dyn Db, ft: FileTarget<'db>) -> CubinOutput {
+pub fn codegen_diagnostics<'db>(db: &'db dyn Db, ft: FileTarget<'db>) -> Vec<Diagnostic> {
+    checked_kernels(db, ft, false).0
+}
+
+/// The diagnostics that stop a file's cubin for a target, and (with `keep_code`, when there
+/// are none) the code of every kernel.
+fn checked_kernels<'db>(
+    db: &'db dyn Db,
+    ft: FileTarget<'db>,
+    keep_code: bool,
+) -> (Vec<Diagnostic>, Vec<emit::KernelCode>) {
     let file = ft.file(db);
     let target = ft.target(db);
     // Code is generated only for input without errors (syntax, semantics, `.target`).
@@ -507,19 +520,12 @@ pub fn cubin<'db>(db: &'db dyn Db, ft: FileTarget<'db>) -> CubinOutput {
         .filter(|d| d.severity == Severity::Error)
         .collect();
     if !diagnostics.is_empty() {
-        return CubinOutput {
-            bytes: None,
-            diagnostics,
-        };
+        return (diagnostics, Vec::new());
     }
     let items = module_items(db, file);
-    let data = match module_data(db, file) {
-        Ok(d) => Some(d),
-        Err(e) => {
-            diagnostics.extend(e.iter().cloned());
-            None
-        }
-    };
+    if let Err(e) = module_data(db, file) {
+        diagnostics.extend(e.iter().cloned());
+    }
     // Shared variables are placed per kernel by the lowering, `.global`/`.const` ones by
     // `module_data`; module `.local` variables have no storage outside the kernels, and a
     // kernel referring to any module variable the lowering does not place is refused there.
@@ -540,8 +546,17 @@ pub fn cubin<'db>(db: &'db dyn Db, ft: FileTarget<'db>) -> CubinOutput {
             continue;
         }
         let kt = KernelTarget::new(db, *function, target.clone());
-        match compile_kernel(db, kt) {
-            Ok(k) => kernels.push(k),
+        let compiled = if keep_code {
+            compile_kernel(db, kt).map(|k| kernels.push(k))
+        } else {
+            // The first error of `compile_kernel`'s queries (`kernel_stats` reads them all).
+            kernel_stats(db, kt)
+                .as_ref()
+                .map(|_| ())
+                .map_err(Clone::clone)
+        };
+        match compiled {
+            Ok(()) => {}
             Err(e) => diagnostics.push(Diagnostic {
                 severity: Severity::Error,
                 message: format!("kernel `{}`: {}", function.name(db), e.message),
@@ -565,13 +580,26 @@ pub fn cubin<'db>(db: &'db dyn Db, ft: FileTarget<'db>) -> CubinOutput {
             }),
         }
     }
+    (diagnostics, kernels)
+}
+
+#[salsa::tracked(returns(ref))]
+pub fn cubin<'db>(db: &'db dyn Db, ft: FileTarget<'db>) -> CubinOutput {
+    let (diagnostics, kernels) = checked_kernels(db, ft, true);
+    let file = ft.file(db);
+    let target = ft.target(db);
+    let root = parse(db, file).syntax_node();
     if !diagnostics.is_empty() {
         return CubinOutput {
             bytes: None,
             diagnostics,
         };
     }
-    let data = data.cloned().unwrap_or_default();
+    let data = module_data(db, file)
+        .as_ref()
+        .ok()
+        .cloned()
+        .unwrap_or_default();
     let cubin_target = emit::CubinTarget { sm: target.sm };
     let vars = module_vars(db, file);
     let symbols = emit::ModuleSymbols {

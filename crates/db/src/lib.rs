@@ -40,9 +40,10 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 pub use codegen::{
-    CodegenError, CubinOutput, DeviceFunctions, FileTarget, KernelStats, allocated, codegen_sms,
-    codegen_supported, cubin, device_functions, encoded, kernel_stats, kernel_targets, lowered,
-    module_data, module_vars, optimized, sass_text, scheduled,
+    CodegenError, CubinOutput, DeviceFunctions, FileTarget, KernelStats, allocated,
+    codegen_diagnostics, codegen_sms, codegen_supported, cubin, device_functions, encoded,
+    kernel_stats, kernel_targets, lowered, module_data, module_vars, optimized, sass_text,
+    scheduled,
 };
 pub use function::{Function, FunctionOutline, FunctionSyntax, function_outline};
 pub use items::{ItemKind, ItemSummary, ModuleItems, module_items};

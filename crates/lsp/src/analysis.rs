@@ -98,8 +98,8 @@ pub fn diagnostics(db: &RootDatabase, file: SourceFile, config: &Config) -> Vec<
             }));
             continue;
         }
-        let cubin = db::cubin(db, FileTarget::new(db, file, t.clone()));
-        for d in &cubin.diagnostics {
+        let checked = db::codegen_diagnostics(db, FileTarget::new(db, file, t.clone()));
+        for d in checked {
             let d = Diagnostic {
                 message: named(&d.message),
                 ..d.clone()
