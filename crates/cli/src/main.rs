@@ -14,6 +14,7 @@ mod ptxas;
 mod render;
 mod run;
 mod run_sass;
+mod watch;
 
 mod asm;
 mod disasm;
@@ -51,6 +52,8 @@ enum Command {
     Sass(build::SassArgs),
     /// Run the language server on standard input and output (for editors).
     Lsp,
+    /// Recompile PTX files to cubins whenever they change (only the kernels an edit touched).
+    Watch(watch::Args),
     /// ptxas-compatible driver: `kiln ptxas [ptxas options] FILE.ptx` (also what runs when the
     /// binary is invoked as `ptxas`).
     #[command(disable_help_flag = true)]
@@ -96,6 +99,7 @@ fn main() -> ExitCode {
         Command::Asm(args) => tool_result(asm::run(&args)),
         Command::Sass(args) => build::run_sass(args),
         Command::Ptxas { args } => ptxas::run(&args),
+        Command::Watch(args) => watch::run(args),
         Command::Lsp => match lsp::run_stdio() {
             Ok(()) => Status::Ok,
             Err(e) => {
