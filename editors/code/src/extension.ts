@@ -1,0 +1,178 @@
+// The kiln extension: starts `kiln lsp`, shows a kernel's SASS beside the editor (updated as
+// you type), and lets the user pick the targets from the status bar.
+
+import * as vscode from "vscode";
+import {
+  LanguageClient,
+  LanguageClientOptions,
+  ServerOptions,
+} from "vscode-languageclient/node";
+
+/** The answer of the server's `kiln/viewSass` request. */
+interface SassView {
+  kernel: string;
+  target: string;
+  text: string;
+  summary: string;
+  error: string | null;
+}
+
+const SASS_SCHEME = "kiln-sass";
+const TARGET_CHOICES = ["sm_80", "sm_90", "sm_90a"];
+
+let client: LanguageClient | undefined;
+
+/** The compilation options the server reads (`lsp::analysis::Config`). */
+function serverConfig(): object {
+  const c = vscode.workspace.getConfiguration("kiln");
+  return {
+    targets: c.get<string[]>("targets", []),
+    optLevel: c.get<number>("optLevel", 3),
+    maxrregcount: c.get<number | null>("maxrregcount", null),
+    fmad: c.get<boolean>("fmad", true),
+  };
+}
+
+/**
+ * SASS views are virtual documents `kiln-sass:/<kernel>.sass?<query>`, the query holding the
+ * PTX document's URI, the kernel and the target; their text is asked of the server each time
+ * VS Code reads them, and the server's `kiln/sassChanged` notification makes VS Code read them
+ * again.
+ */
+class SassViews implements vscode.TextDocumentContentProvider {
+  private readonly changed = new vscode.EventEmitter<vscode.Uri>();
+  readonly onDidChange = this.changed.event;
+  private readonly open = new Set<string>();
+
+  static uri(ptx: vscode.Uri, kernel: string, target: string): vscode.Uri {
+    const query = new URLSearchParams({ uri: ptx.toString(), kernel, target });
+    return vscode.Uri.from({
+      scheme: SASS_SCHEME,
+      path: `/${kernel}.${target}.sass`,
+      query: query.toString(),
+    });
+  }
+
+  async provideTextDocumentContent(uri: vscode.Uri): Promise<string> {
+    this.open.add(uri.toString());
+    const q = new URLSearchParams(uri.query);
+    if (!client) {
+      return "// kiln: the language server is not running";
+    }
+    try {
+      const view = await client.sendRequest<SassView>("kiln/viewSass", {
+        textDocument: { uri: q.get("uri") },
+        kernel: q.get("kernel"),
+        target: q.get("target"),
+      });
+      const head = `// ${view.summary}\n`;
+      return view.error ? `${head}// ${view.error}\n` : head + view.text;
+    } catch (e) {
+      return `// kiln: ${e}`;
+    }
+  }
+
+  /** The PTX document `ptx` changed: every open view of it is read again. */
+  refresh(ptx: string): void {
+    for (const s of this.open) {
+      const uri = vscode.Uri.parse(s);
+      if (new URLSearchParams(uri.query).get("uri") === ptx) {
+        this.changed.fire(uri);
+      }
+    }
+  }
+
+  forget(uri: vscode.Uri): void {
+    this.open.delete(uri.toString());
+  }
+}
+
+export async function activate(context: vscode.ExtensionContext): Promise<void> {
+  const command = vscode.workspace.getConfiguration("kiln").get<string>("path", "kiln");
+  const serverOptions: ServerOptions = { command, args: ["lsp"] };
+  const clientOptions: LanguageClientOptions = {
+    documentSelector: [{ scheme: "file", language: "ptx" }, { scheme: "untitled", language: "ptx" }],
+    initializationOptions: serverConfig(),
+  };
+  client = new LanguageClient("kiln", "kiln", serverOptions, clientOptions);
+
+  const views = new SassViews();
+  context.subscriptions.push(
+    vscode.workspace.registerTextDocumentContentProvider(SASS_SCHEME, views),
+    vscode.workspace.onDidCloseTextDocument((d) => {
+      if (d.uri.scheme === SASS_SCHEME) {
+        views.forget(d.uri);
+      }
+    }),
+  );
+
+  context.subscriptions.push(
+    vscode.commands.registerCommand("kiln.showSass", async () => {
+      const editor = vscode.window.activeTextEditor;
+      if (!editor || editor.document.languageId !== "ptx" || !client) {
+        void vscode.window.showInformationMessage("kiln: open a PTX file first");
+        return;
+      }
+      try {
+        const view = await client.sendRequest<SassView>("kiln/viewSass", {
+          textDocument: { uri: editor.document.uri.toString() },
+          position: editor.selection.active,
+        });
+        const doc = await vscode.workspace.openTextDocument(
+          SassViews.uri(editor.document.uri, view.kernel, view.target),
+        );
+        await vscode.window.showTextDocument(doc, {
+          viewColumn: vscode.ViewColumn.Beside,
+          preserveFocus: true,
+          preview: false,
+        });
+      } catch (e) {
+        void vscode.window.showErrorMessage(`kiln: ${e}`);
+      }
+    }),
+  );
+
+  // The status bar shows the targets; clicking picks them.
+  const status = vscode.window.createStatusBarItem(vscode.StatusBarAlignment.Right, 100);
+  status.command = "kiln.pickTargets";
+  const showTargets = () => {
+    const t = vscode.workspace.getConfiguration("kiln").get<string[]>("targets", []);
+    status.text = `kiln: ${t.length ? t.join(" + ") : ".target"}`;
+    status.tooltip = "kiln: targets to compile for (click to change)";
+  };
+  showTargets();
+  status.show();
+  context.subscriptions.push(
+    status,
+    vscode.commands.registerCommand("kiln.pickTargets", async () => {
+      const current = vscode.workspace.getConfiguration("kiln").get<string[]>("targets", []);
+      const picked = await vscode.window.showQuickPick(
+        TARGET_CHOICES.map((label) => ({ label, picked: current.includes(label) })),
+        { canPickMany: true, title: "kiln: targets (none: each file's .target)" },
+      );
+      if (picked) {
+        await vscode.workspace
+          .getConfiguration("kiln")
+          .update("targets", picked.map((p) => p.label), vscode.ConfigurationTarget.Global);
+      }
+    }),
+    vscode.workspace.onDidChangeConfiguration((e) => {
+      if (e.affectsConfiguration("kiln")) {
+        showTargets();
+        void client?.sendNotification("workspace/didChangeConfiguration", {
+          settings: { kiln: serverConfig() },
+        });
+      }
+    }),
+  );
+
+  await client.start();
+  context.subscriptions.push(
+    client.onNotification("kiln/sassChanged", (p: { uri: string }) => views.refresh(p.uri)),
+  );
+}
+
+export async function deactivate(): Promise<void> {
+  await client?.stop();
+  client = undefined;
+}
