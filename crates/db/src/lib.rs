@@ -31,6 +31,7 @@
 
 mod codegen;
 mod function;
+pub mod highlight;
 mod items;
 pub mod navigate;
 mod semantics;

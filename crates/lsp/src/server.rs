@@ -60,6 +60,19 @@ fn capabilities() -> ServerCapabilities {
         references_provider: Some(lsp_types::OneOf::Left(true)),
         rename_provider: Some(lsp_types::OneOf::Left(true)),
         hover_provider: Some(lsp_types::HoverProviderCapability::Simple(true)),
+        folding_range_provider: Some(lsp_types::FoldingRangeProviderCapability::Simple(true)),
+        semantic_tokens_provider: Some(
+            lsp_types::SemanticTokensOptions {
+                legend: lsp_types::SemanticTokensLegend {
+                    token_types: TOKEN_TYPES.to_vec(),
+                    token_modifiers: TOKEN_MODIFIERS.to_vec(),
+                },
+                full: Some(lsp_types::SemanticTokensFullOptions::Bool(true)),
+                range: None,
+                ..lsp_types::SemanticTokensOptions::default()
+            }
+            .into(),
+        ),
         ..ServerCapabilities::default()
     }
 }
@@ -306,6 +319,26 @@ impl Server {
                 };
                 let pos = p.text_document_position_params.position;
                 self.spawn(move || Ok(hover(&s, pos)), respond);
+            }
+            req::SemanticTokensFullRequest::METHOD => {
+                let Some((s, _)) = self
+                    .document_request::<lsp_types::SemanticTokensParams>(&r, |p| {
+                        &p.text_document.uri
+                    })
+                else {
+                    return;
+                };
+                self.spawn(move || Ok(semantic_tokens(&s)), respond);
+            }
+            req::FoldingRangeRequest::METHOD => {
+                let Some((s, _)) = self
+                    .document_request::<lsp_types::FoldingRangeParams>(&r, |p| {
+                        &p.text_document.uri
+                    })
+                else {
+                    return;
+                };
+                self.spawn(move || Ok(folding_ranges(&s)), respond);
             }
             _ => self.reply_error(&r.id, ErrorCode::MethodNotFound, "unknown request"),
         }
@@ -643,4 +676,99 @@ fn hover(s: &Snapshot, pos: lsp_types::Position) -> serde_json::Value {
         .unwrap_or_default(),
         None => serde_json::Value::Null,
     }
+}
+
+/// The semantic token types the server uses, in legend order.
+const TOKEN_TYPES: &[lsp_types::SemanticTokenType] = &[
+    lsp_types::SemanticTokenType::KEYWORD,
+    lsp_types::SemanticTokenType::MODIFIER,
+    lsp_types::SemanticTokenType::MACRO,
+    lsp_types::SemanticTokenType::VARIABLE,
+    lsp_types::SemanticTokenType::PARAMETER,
+    lsp_types::SemanticTokenType::new("label"),
+    lsp_types::SemanticTokenType::FUNCTION,
+    lsp_types::SemanticTokenType::NUMBER,
+    lsp_types::SemanticTokenType::STRING,
+    lsp_types::SemanticTokenType::COMMENT,
+];
+
+const TOKEN_MODIFIERS: &[lsp_types::SemanticTokenModifier] = &[
+    lsp_types::SemanticTokenModifier::DEFAULT_LIBRARY,
+    lsp_types::SemanticTokenModifier::STATIC,
+];
+
+/// (legend index, modifier bits) of a token class.
+fn token_kind(c: db::highlight::TokenClass) -> (u32, u32) {
+    use db::highlight::TokenClass as C;
+    match c {
+        C::Opcode => (0, 0),
+        C::Modifier => (1, 0),
+        C::Directive => (2, 0),
+        C::Register => (3, 0),
+        C::SpecialRegister => (3, 1),
+        C::Variable => (3, 2),
+        C::Parameter => (4, 0),
+        C::Label => (5, 0),
+        C::Function => (6, 0),
+        C::Number => (7, 0),
+        C::String => (8, 0),
+        C::Comment => (9, 0),
+    }
+}
+
+fn semantic_tokens(s: &Snapshot) -> serde_json::Value {
+    let text = s.file.text(&s.db).clone();
+    let mut data = Vec::new();
+    let (mut line, mut col) = (0u32, 0u32);
+    for (range, class) in db::highlight::semantic_tokens(&s.db, s.file) {
+        let (ty, mods) = token_kind(class);
+        // One token per line of a token spanning several (a block comment).
+        let mut start = usize::from(range.start());
+        for piece in text[range].split('\n') {
+            let r = TextRange::at(
+                TextSize::from(start as u32),
+                TextSize::from(piece.len() as u32),
+            );
+            start += piece.len() + 1;
+            if piece.is_empty() {
+                continue;
+            }
+            let p = s.index.position(r.start());
+            let length = piece.encode_utf16().count() as u32;
+            let delta_line = p.line - line;
+            let delta_start = if delta_line == 0 {
+                p.character - col
+            } else {
+                p.character
+            };
+            data.push(lsp_types::SemanticToken {
+                delta_line,
+                delta_start,
+                length,
+                token_type: ty,
+                token_modifiers_bitset: mods,
+            });
+            (line, col) = (p.line, p.character);
+        }
+    }
+    serde_json::to_value(lsp_types::SemanticTokens {
+        result_id: None,
+        data,
+    })
+    .unwrap_or_default()
+}
+
+fn folding_ranges(s: &Snapshot) -> serde_json::Value {
+    let ranges: Vec<lsp_types::FoldingRange> = db::highlight::folding_ranges(&s.db, s.file)
+        .into_iter()
+        .filter_map(|r| {
+            let (a, b) = (s.index.position(r.start()), s.index.position(r.end()));
+            (b.line > a.line).then(|| lsp_types::FoldingRange {
+                start_line: a.line,
+                end_line: b.line,
+                ..lsp_types::FoldingRange::default()
+            })
+        })
+        .collect();
+    serde_json::to_value(ranges).unwrap_or_default()
 }

@@ -430,3 +430,60 @@ fn navigation_definition_references_rename_hover() {
     );
     c.shutdown();
 }
+
+#[test]
+fn semantic_tokens_and_folding() {
+    let mut c = Client::start(json!({}));
+    let uri = "file:///calls.ptx";
+    c.open(uri, CALLS);
+    let tokens = c.ok("textDocument/semanticTokens/full", doc(uri));
+    let data: Vec<u64> = tokens["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_u64().unwrap())
+        .collect();
+    // Decode (line, column, length, type, modifiers) and name each token by its text.
+    let types = [
+        "keyword",
+        "modifier",
+        "macro",
+        "variable",
+        "parameter",
+        "label",
+        "function",
+        "number",
+        "string",
+        "comment",
+    ];
+    let lines: Vec<&str> = CALLS.lines().collect();
+    let (mut line, mut col) = (0, 0);
+    let mut seen = Vec::new();
+    for t in data.chunks(5) {
+        if t[0] > 0 {
+            col = 0;
+        }
+        line += t[0] as usize;
+        col += t[1] as usize;
+        let text: String = lines[line].chars().skip(col).take(t[2] as usize).collect();
+        seen.push(format!("{text}:{}:{}", types[t[3] as usize], t[4]));
+    }
+    for want in [
+        "twice:function:0",
+        "add:keyword:0",
+        ".u32:modifier:0",
+        "x:parameter:0",
+        "%v:variable:0",
+        "%tid:variable:1",
+        ".x:modifier:0",
+        "counter:variable:2",
+        "DONE:label:0",
+        "0:number:0",
+        ".version:macro:0",
+    ] {
+        assert!(seen.iter().any(|s| s == want), "no {want} in {seen:?}");
+    }
+    let folds = c.ok("textDocument/foldingRange", doc(uri));
+    assert_eq!(folds.as_array().unwrap().len(), 2, "{folds}");
+    c.shutdown();
+}
