@@ -13,6 +13,8 @@ struct Server {
     stdin: ChildStdin,
     stdout: BufReader<ChildStdout>,
     next_id: u64,
+    /// Notifications read while waiting for something else.
+    notifications: Vec<Value>,
 }
 
 impl Server {
@@ -30,6 +32,7 @@ impl Server {
             stdin,
             stdout,
             next_id: 0,
+            notifications: Vec::new(),
         };
         let init = s.request(
             "initialize",
@@ -80,12 +83,36 @@ impl Server {
                 if m["id"] == id {
                     break m;
                 }
+                if m.get("method").is_some() {
+                    self.notifications.push(m);
+                }
             };
             match reply.get("error") {
                 // Content modified (an edit overtook the request): ask again.
                 Some(e) if e["code"] == -32801 => continue,
                 Some(e) => panic!("{method}: {e}"),
                 None => return reply["result"].clone(),
+            }
+        }
+    }
+
+    fn notify(&mut self, method: &str, params: Value) {
+        self.send(json!({ "jsonrpc": "2.0", "method": method, "params": params }));
+    }
+
+    /// The diagnostics published for `uri` at `version`.
+    fn diagnostics(&mut self, uri: &str, version: u64) -> Value {
+        loop {
+            if let Some(i) = self.notifications.iter().position(|n| {
+                n["method"] == "textDocument/publishDiagnostics"
+                    && n["params"]["uri"] == uri
+                    && n["params"]["version"] == version
+            }) {
+                return self.notifications.remove(i)["params"]["diagnostics"].clone();
+            }
+            let m = self.read();
+            if m.get("method").is_some() {
+                self.notifications.push(m);
             }
         }
     }
@@ -195,4 +222,105 @@ fn lens_and_sass_view_equal_the_batch_compiler() {
         );
     }
     server.stop();
+}
+
+/// (line, UTF-16 column) of byte offset `at`.
+fn position(text: &str, at: usize) -> Value {
+    let before = &text[..at];
+    let line = before.matches('\n').count();
+    let start = before.rfind('\n').map_or(0, |i| i + 1);
+    json!({ "line": line, "character": text[start..at].encode_utf16().count() })
+}
+
+/// Everything the server shows for a file: diagnostics, CodeLens, symbols, and the SASS view
+/// of every kernel on every target.
+fn everything(s: &mut Server, uri: &str, version: u64, targets: &[&str]) -> Value {
+    let diagnostics = s.diagnostics(uri, version);
+    let doc = json!({ "textDocument": { "uri": uri } });
+    let lenses = s.request("textDocument/codeLens", doc.clone());
+    let symbols = s.request("textDocument/documentSymbol", doc);
+    let mut views = Vec::new();
+    for sym in symbols.as_array().into_iter().flatten() {
+        for t in targets {
+            let r = s.request(
+                "kiln/viewSass",
+                json!({ "textDocument": { "uri": uri }, "kernel": sym["name"], "target": t }),
+            );
+            views.push(r);
+        }
+    }
+    json!({ "diagnostics": diagnostics, "lenses": lenses, "symbols": symbols, "views": views })
+}
+
+#[test]
+fn a_thousand_random_edits_over_stdio_never_desync() {
+    let base = std::fs::read_to_string("../../test-data/codegen/abs_neg.ptx").unwrap();
+    let targets = ["sm_90", "sm_80"];
+    let options = json!({ "targets": targets });
+    let mut s = Server::start(options.clone());
+    let uri = "file:///edits.ptx";
+    s.notify(
+        "textDocument/didOpen",
+        json!({ "textDocument": { "uri": uri, "languageId": "ptx", "version": 0, "text": base } }),
+    );
+    let mut text = base.clone();
+    let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
+    let mut rand = |n: usize| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        (seed % n as u64) as usize
+    };
+    let pieces = [
+        "",
+        "%r1",
+        ", ",
+        ";\n",
+        "add.u32 %r2, %r1, 1;\n",
+        "π",
+        "😀",
+        "}",
+        "\n",
+    ];
+    let edits = 1000;
+    for version in 1..=edits {
+        let change = if version % 50 == 0 {
+            // A whole valid text now and then, so code generation runs between edits.
+            text = base.replace("ret;", &format!("ret;\n// edit {version}"));
+            json!({ "text": text })
+        } else {
+            let mut a = rand(text.len() + 1);
+            while !text.is_char_boundary(a) {
+                a -= 1;
+            }
+            let mut b = (a + rand(10)).min(text.len());
+            while !text.is_char_boundary(b) {
+                b -= 1;
+            }
+            let insert = pieces[rand(pieces.len())];
+            let range = json!({ "start": position(&text, a), "end": position(&text, b) });
+            text.replace_range(a..b, insert);
+            json!({ "range": range, "text": insert })
+        };
+        s.notify(
+            "textDocument/didChange",
+            json!({ "textDocument": { "uri": uri, "version": version }, "contentChanges": [change] }),
+        );
+        if version % 97 == 0 {
+            s.request(
+                "textDocument/codeLens",
+                json!({ "textDocument": { "uri": uri } }),
+            );
+        }
+    }
+    let after_edits = everything(&mut s, uri, edits as u64, &targets);
+    s.stop();
+    let mut fresh = Server::start(options);
+    fresh.notify(
+        "textDocument/didOpen",
+        json!({ "textDocument": { "uri": uri, "languageId": "ptx", "version": 0, "text": text } }),
+    );
+    let from_scratch = everything(&mut fresh, uri, 0, &targets);
+    fresh.stop();
+    assert_eq!(after_edits, from_scratch);
 }
