@@ -414,6 +414,39 @@ pub fn sass_text(db: &dyn Db, kt: KernelTarget<'_>) -> Result<String, CodegenErr
     Ok(text)
 }
 
+/// For each line of [`sass_text`] (its header line included, as `None`), the range in the
+/// file of the PTX it came from: an instruction, or the `call` an inlined callee's code came
+/// from; `None` for the header, scheduling `NOP`s, the closing branch and padding. What the
+/// editor's SASS view highlights and hover shows.
+pub fn sass_origins(
+    db: &dyn Db,
+    kt: KernelTarget<'_>,
+) -> Result<Vec<Option<TextRange>>, CodegenError> {
+    let e = encoded(db, kt).as_ref().map_err(Clone::clone)?;
+    let function = kt.function(db);
+    let root = parse(db, function.file(db)).syntax_node();
+    let node = root
+        .children()
+        .filter_map(<syntax::ast::Function as syntax::ast::AstNode>::cast)
+        .find(|f| {
+            f.is_entry()
+                && f.name()
+                    .is_some_and(|n| n.text() == function.name(db).as_str())
+        })
+        .map(|f| syntax::ast::AstNode::syntax(&f).clone())
+        .ok_or_else(|| CodegenError::plain("the kernel is no longer in the file"))?;
+    let relative: Vec<TextRange> = e
+        .origins
+        .iter()
+        .flatten()
+        .map(|&(a, b)| TextRange::new(a.into(), b.max(a).into()))
+        .collect();
+    let mut mapped = function.syntax(db).map_ranges(&relative, &node).into_iter();
+    let mut out = vec![None];
+    out.extend(e.origins.iter().map(|o| o.and_then(|_| mapped.next())));
+    Ok(out)
+}
+
 /// What ptxas's `-v` reports for a kernel, plus the instruction count.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct KernelStats {

@@ -51,41 +51,57 @@ impl FunctionSyntax {
     /// the start maps to the start of its token and the end to the end of the token holding
     /// the range's last byte.
     pub fn map_range(&self, range: TextRange, current: &SyntaxNode) -> TextRange {
+        self.map_ranges(&[range], current)[0]
+    }
+
+    /// [`Self::map_range`] for many ranges, walking both trees once.
+    pub fn map_ranges(&self, ranges: &[TextRange], current: &SyntaxNode) -> Vec<TextRange> {
         let tokens: Vec<_> = self
             .node()
             .descendants_with_tokens()
             .filter_map(NodeOrToken::into_token)
             .collect();
-        let index_at = |offset: TextSize| {
-            tokens
-                .iter()
-                .position(|t| t.text_range().contains(offset))
-                .unwrap_or(tokens.len().saturating_sub(1))
-        };
-        let first = index_at(range.start());
-        let last = if range.is_empty() {
-            first
-        } else {
-            index_at(range.end() - TextSize::from(1))
-        };
         let real: Vec<_> = current
             .descendants_with_tokens()
             .filter_map(NodeOrToken::into_token)
             .filter(|t| !t.kind().is_trivia())
             .collect();
-        match (real.get(first), real.get(last)) {
-            (Some(a), Some(b)) => {
-                let start =
-                    a.text_range().start() + (range.start() - tokens[first].text_range().start());
-                let end = if range.is_empty() {
-                    start
-                } else {
-                    b.text_range().end()
-                };
-                TextRange::new(start, end.max(start))
+        // Tokens are laid end to end in order: the token holding an offset by binary search.
+        let index_at = |offset: TextSize| {
+            let i = tokens.partition_point(|t| t.text_range().end() <= offset);
+            if tokens
+                .get(i)
+                .is_some_and(|t| t.text_range().contains(offset))
+            {
+                i
+            } else {
+                tokens.len().saturating_sub(1)
             }
-            _ => current.text_range(),
-        }
+        };
+        ranges
+            .iter()
+            .map(|&range| {
+                let first = index_at(range.start());
+                let last = if range.is_empty() {
+                    first
+                } else {
+                    index_at(range.end() - TextSize::from(1))
+                };
+                match (real.get(first), real.get(last)) {
+                    (Some(a), Some(b)) => {
+                        let start = a.text_range().start()
+                            + (range.start() - tokens[first].text_range().start());
+                        let end = if range.is_empty() {
+                            start
+                        } else {
+                            b.text_range().end()
+                        };
+                        TextRange::new(start, end.max(start))
+                    }
+                    _ => current.text_range(),
+                }
+            })
+            .collect()
     }
 }
 

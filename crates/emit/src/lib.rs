@@ -23,6 +23,10 @@ pub struct Encoded {
     pub code: Vec<u8>,
     /// nvdisasm-style lines `/*0040*/ IADD3 R0, R1, R2, RZ ;` (no control field).
     pub listing: Vec<String>,
+    /// Per listing line: the PTX construct it came from (a range in the kernel's tree as
+    /// lowered; an inlined callee's instructions carry their call's range), `None` for the
+    /// closing branch, padding and scheduling `NOP`s.
+    pub origins: Vec<Option<(u32, u32)>>,
     /// Byte offsets of `EXIT` instructions.
     pub exit_offsets: Vec<u32>,
     /// Byte offsets of `S2R SR_CTAID.*` instructions.
@@ -134,6 +138,7 @@ pub fn encode(
     let mut out = Encoded {
         code: Vec::with_capacity((n + 16) * 16),
         listing: Vec::new(),
+        origins: Vec::new(),
         exit_offsets: Vec::new(),
         s2rctaid_offsets: Vec::new(),
         syscall_offsets: Vec::new(),
@@ -153,6 +158,7 @@ pub fn encode(
             })?;
         out.code.extend_from_slice(&w.to_le_bytes());
         out.listing.push(format!("/*{pc:04x}*/ {text} ;"));
+        out.origins.push(origin);
         Ok(())
     };
     // The address of the last `LEPC` (sm_80 system calls: see [`is_distance`]).

@@ -241,6 +241,9 @@ pub struct SassView {
     pub summary: String,
     /// Why the kernel did not compile, if it did not.
     pub error: Option<String>,
+    /// For each line of `text`, the 0-based line of the PTX it came from (`None`: the header,
+    /// scheduling `NOP`s, the closing branch, padding).
+    pub lines: Vec<Option<u32>>,
 }
 
 /// The SASS of the kernel named `kernel`, or the kernel around `at`, or the first kernel, for
@@ -301,11 +304,80 @@ pub fn sass_view(
             }
         }
     };
+    let lines = if error.is_none() {
+        ptx_lines(db, file, kt)
+    } else {
+        Vec::new()
+    };
     Ok(SassView {
         kernel: name,
         target: t.sm.to_string(),
         text,
         summary: lens_text(t.sm, &stats),
         error,
+        lines,
     })
+}
+
+/// The 0-based PTX line of each line of the kernel's SASS text.
+fn ptx_lines(db: &RootDatabase, file: SourceFile, kt: db::KernelTarget<'_>) -> Vec<Option<u32>> {
+    let text = file.text(db);
+    db::sass_origins(db, kt)
+        .map(|origins| {
+            origins
+                .into_iter()
+                .map(|o| o.map(|r| db::line_col(text, r.start()).0 as u32 - 1))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Hover at `offset`: a name's declaration (`db::navigate`), or an instruction's PTX ISA
+/// forms followed by the SASS its line became on the file's first target.
+pub fn hover(
+    db: &RootDatabase,
+    file: SourceFile,
+    config: &Config,
+    offset: TextSize,
+) -> Option<(TextRange, String)> {
+    let (range, mut markdown) = db::navigate::hover(db, file, offset)?;
+    if db::navigate::symbol_at(db, file, offset).is_some() {
+        return Some((range, markdown));
+    }
+    let text = file.text(db);
+    let line = db::line_col(text, offset).0 as u32 - 1;
+    let t = config.targets(db, file).into_iter().next()?;
+    if refusal(db, file, &t).is_some() {
+        return Some((range, markdown));
+    }
+    let items = &db::module_items(db, file).items;
+    for kt in db::kernel_targets(db, file, &t) {
+        let name = kt.function(db).name(db);
+        let inside = items.iter().any(|i| {
+            i.kind == ItemKind::Kernel
+                && i.name.as_deref() == Some(name.as_str())
+                && i.range.contains_inclusive(offset)
+        });
+        if !inside {
+            continue;
+        }
+        let (Ok(sass), lines) = (db::sass_text(db, kt), ptx_lines(db, file, kt)) else {
+            break;
+        };
+        let mine: Vec<&str> = sass
+            .lines()
+            .zip(&lines)
+            .filter(|(_, l)| **l == Some(line))
+            .map(|(s, _)| s.trim())
+            .collect();
+        if !mine.is_empty() {
+            markdown.push_str(&format!(
+                "\n\n{} SASS:\n```sass\n{}\n```",
+                t.sm,
+                mine.join("\n")
+            ));
+        }
+        break;
+    }
+    Some((range, markdown))
 }

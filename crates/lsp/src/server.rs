@@ -665,7 +665,7 @@ fn hover(s: &Snapshot, pos: lsp_types::Position) -> serde_json::Value {
     let Some(offset) = s.index.offset(pos) else {
         return serde_json::Value::Null;
     };
-    match db::navigate::hover(&s.db, s.file, offset) {
+    match analysis::hover(&s.db, s.file, &s.config, offset) {
         Some((range, markdown)) => serde_json::to_value(lsp_types::Hover {
             contents: lsp_types::HoverContents::Markup(lsp_types::MarkupContent {
                 kind: lsp_types::MarkupKind::Markdown,

@@ -143,6 +143,23 @@ fn view_sass_by_name_position_and_target() {
         "{text}"
     );
     assert!(text.contains("EXIT"), "{text}");
+    // The line map: one entry per SASS line; `S2R ... SR_CTAID.X` comes from `%ctaid.x`'s line.
+    let map = v["lines"].as_array().unwrap();
+    assert_eq!(map.len(), text.lines().count());
+    let ctaid = text.lines().position(|l| l.contains("SR_CTAID.X")).unwrap();
+    assert_eq!(map[ctaid], line, "{map:?}");
+    assert!(map[0].is_null(), "the header line maps to nothing");
+    // Hover on the instruction shows the SASS its line became.
+    let add = TWO_KERNELS
+        .lines()
+        .position(|l| l.contains("add.u32"))
+        .unwrap();
+    let h = c.ok(
+        "textDocument/hover",
+        json!({ "textDocument": { "uri": uri }, "position": { "line": add, "character": 5 } }),
+    );
+    let md = h["contents"]["value"].as_str().unwrap();
+    assert!(md.contains("sm_80 SASS:") && md.contains("IADD3"), "{md}");
     let v = c.ok(
         lsp::view_sass::METHOD,
         json!({ "textDocument": { "uri": uri }, "kernel": "first", "target": "sm_90" }),

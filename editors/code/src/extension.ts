@@ -15,6 +15,8 @@ interface SassView {
   text: string;
   summary: string;
   error: string | null;
+  /** For each line of `text`, the 0-based PTX line it came from. */
+  lines: (number | null)[];
 }
 
 const SASS_SCHEME = "kiln-sass";
@@ -43,6 +45,8 @@ class SassViews implements vscode.TextDocumentContentProvider {
   private readonly changed = new vscode.EventEmitter<vscode.Uri>();
   readonly onDidChange = this.changed.event;
   private readonly open = new Set<string>();
+  /** The last line map of each open view (view URI → PTX line per SASS line). */
+  readonly maps = new Map<string, (number | null)[]>();
 
   static uri(ptx: vscode.Uri, kernel: string, target: string): vscode.Uri {
     const query = new URLSearchParams({ uri: ptx.toString(), kernel, target });
@@ -66,6 +70,9 @@ class SassViews implements vscode.TextDocumentContentProvider {
         target: q.get("target"),
       });
       const head = `// ${view.summary}\n`;
+      // The summary line shifts the SASS text down by one.
+      this.maps.set(uri.toString(), [null, ...view.lines]);
+      setTimeout(() => highlightAll(this), 0);
       return view.error ? `${head}// ${view.error}\n` : head + view.text;
     } catch (e) {
       return `// kiln: ${e}`;
@@ -84,6 +91,54 @@ class SassViews implements vscode.TextDocumentContentProvider {
 
   forget(uri: vscode.Uri): void {
     this.open.delete(uri.toString());
+    this.maps.delete(uri.toString());
+  }
+}
+
+const current = vscode.window.createTextEditorDecorationType({
+  backgroundColor: new vscode.ThemeColor("editor.rangeHighlightBackground"),
+  isWholeLine: true,
+});
+const dimmed = vscode.window.createTextEditorDecorationType({ opacity: "0.5" });
+
+/**
+ * Highlights, for the PTX line under the cursor, its SASS lines in every open view of that
+ * file (and the other way round when the cursor is in a view), and dims the PTX lines of
+ * the shown kernel that became no SASS.
+ */
+function highlightAll(views: SassViews, from?: vscode.TextEditor): void {
+  const editors = vscode.window.visibleTextEditors;
+  const active = from ?? vscode.window.activeTextEditor;
+  for (const sass of editors.filter((e) => e.document.uri.scheme === SASS_SCHEME)) {
+    const map = views.maps.get(sass.document.uri.toString());
+    const ptxUri = new URLSearchParams(sass.document.uri.query).get("uri");
+    const ptx = editors.find((e) => e.document.uri.toString() === ptxUri);
+    if (!map || !ptx) {
+      continue;
+    }
+    let ptxLines: number[];
+    if (active === sass) {
+      const l = map[sass.selection.active.line];
+      ptxLines = l === null || l === undefined ? [] : [l];
+    } else {
+      ptxLines = [ptx.selection.active.line];
+    }
+    const sassLines = map.flatMap((l, i) => (l !== null && ptxLines.includes(l) ? [i] : []));
+    const line = (e: vscode.TextEditor, n: number) => e.document.lineAt(n).range;
+    sass.setDecorations(current, sassLines.map((n) => line(sass, n)));
+    ptx.setDecorations(current, active === sass ? ptxLines.map((n) => line(ptx, n)) : []);
+    const mapped = map.filter((l): l is number => l !== null);
+    if (mapped.length > 0) {
+      const [lo, hi] = [Math.min(...mapped), Math.max(...mapped)];
+      const unmapped: vscode.Range[] = [];
+      for (let n = lo; n <= hi && n < ptx.document.lineCount; n++) {
+        const text = ptx.document.lineAt(n).text.trim();
+        if (text && !text.startsWith("//") && !mapped.includes(n)) {
+          unmapped.push(line(ptx, n));
+        }
+      }
+      ptx.setDecorations(dimmed, unmapped);
+    }
   }
 }
 
@@ -104,6 +159,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
         views.forget(d.uri);
       }
     }),
+  );
+
+  context.subscriptions.push(
+    vscode.window.onDidChangeTextEditorSelection((e) => highlightAll(views, e.textEditor)),
+    vscode.window.onDidChangeVisibleTextEditors(() => highlightAll(views)),
   );
 
   context.subscriptions.push(
