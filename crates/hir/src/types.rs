@@ -25,45 +25,25 @@ pub enum Class {
 }
 
 impl Ty {
+    /// The checks' view of a type modifier (`ptx::Type` parses it); `None` for the types the
+    /// operand checks do not classify (`.tf32`, the packed 8-bit floats, `.u16x2`/`.s16x2`).
     pub fn parse(s: &str) -> Option<Ty> {
-        let t = |class, bits| {
-            Some(Ty {
-                class,
-                bits,
-                packed: false,
-            })
+        use ptx::Type as T;
+        let t = T::parse(s)?;
+        let class = match t {
+            T::B8 | T::B16 | T::B32 | T::B64 | T::B128 => Class::Bit,
+            T::U8 | T::U16 | T::U32 | T::U64 => Class::Unsigned,
+            T::S8 | T::S16 | T::S32 | T::S64 => Class::Signed,
+            T::F16 | T::F16x2 | T::F32 | T::F64 => Class::Float,
+            T::Bf16 | T::Bf16x2 => Class::BFloat,
+            T::Pred => Class::Pred,
+            T::E4m3x2 | T::E5m2x2 | T::Tf32 | T::U16x2 | T::S16x2 => return None,
         };
-        match s {
-            ".b8" => t(Class::Bit, 8),
-            ".b16" => t(Class::Bit, 16),
-            ".b32" => t(Class::Bit, 32),
-            ".b64" => t(Class::Bit, 64),
-            ".b128" => t(Class::Bit, 128),
-            ".u8" => t(Class::Unsigned, 8),
-            ".u16" => t(Class::Unsigned, 16),
-            ".u32" => t(Class::Unsigned, 32),
-            ".u64" => t(Class::Unsigned, 64),
-            ".s8" => t(Class::Signed, 8),
-            ".s16" => t(Class::Signed, 16),
-            ".s32" => t(Class::Signed, 32),
-            ".s64" => t(Class::Signed, 64),
-            ".f16" => t(Class::Float, 16),
-            ".f32" => t(Class::Float, 32),
-            ".f64" => t(Class::Float, 64),
-            ".bf16" => t(Class::BFloat, 16),
-            ".f16x2" => Some(Ty {
-                class: Class::Float,
-                bits: 32,
-                packed: true,
-            }),
-            ".bf16x2" => Some(Ty {
-                class: Class::BFloat,
-                bits: 32,
-                packed: true,
-            }),
-            ".pred" => t(Class::Pred, 1),
-            _ => None,
-        }
+        Some(Ty {
+            class,
+            bits: if t == T::Pred { 1 } else { t.bits() },
+            packed: matches!(t, T::F16x2 | T::Bf16x2),
+        })
     }
 
     pub fn is_int(self) -> bool {

@@ -33,6 +33,7 @@ use rustc_hash::FxHashMap;
 use syntax::SyntaxNode;
 use syntax::ast::{self, AstNode, DeclLike};
 
+use crate::LoweredType;
 use crate::{Cx, LowerError, Src, Ty, collect_labels, malformed, sub, unsupported, warp};
 
 /// How deep calls may nest (recursion is refused separately).
@@ -606,7 +607,7 @@ impl Cx {
                         scalar: (count == 1 && vec == 1).then_some((elem, signed)),
                     }
                 }
-                Some(".reg") => match Ty::parse(&tyt) {
+                Some(".reg") => match Ty::lowered(&tyt) {
                     Some(ty) if count == 1 && vec == 1 => Formal::Reg(ty),
                     _ => {
                         return Err(unsupported(

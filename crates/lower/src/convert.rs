@@ -22,7 +22,7 @@ impl Cx {
         if types.len() != 2 {
             return Err(malformed(node, "cvt needs two types"));
         }
-        let (Some(dt), Some(st)) = (Ty::parse(types[0]), Ty::parse(types[1])) else {
+        let (Some(dt), Some(st)) = (Ty::lowered(types[0]), Ty::lowered(types[1])) else {
             if self.cvt_from_table(node, mods, ops)? {
                 return Ok(());
             }

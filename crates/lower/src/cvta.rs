@@ -20,6 +20,7 @@ use ir::{Inst, Operand, Reg};
 use syntax::SyntaxNode;
 use syntax::ast;
 
+use crate::LoweredType;
 use crate::{Cx, LowerError, sub, unsupported};
 
 /// `c[0x0][0x18]`: the generic address of the shared window (sm_80).

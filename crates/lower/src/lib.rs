@@ -178,50 +178,34 @@ enum MemSpace {
     Generic,
 }
 
-/// PTX scalar types the v1 subset handles.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Ty {
-    B32,
-    U32,
-    S32,
-    F32,
-    B64,
-    U64,
-    S64,
-    F64,
-    Pred,
-    /// 16-bit integers (`small.rs`: the low half of a 32-bit register).
-    B16,
-    U16,
-    S16,
+/// The PTX types lowering handles: a subset of [`ptx::Type`] (16-bit integers live in the low
+/// half of a 32-bit register, `small.rs`).
+use ptx::Type as Ty;
+
+/// What lowering needs of a type beyond `ptx::Type`.
+pub(crate) trait LoweredType: Sized {
+    /// A type modifier lowering handles (`None` for the others: `unsupported`).
+    fn lowered(s: &str) -> Option<Self>;
+    /// 32-bit registers a value of the type takes.
+    fn words(self) -> u8;
+    fn signed(self) -> bool;
 }
 
-impl Ty {
-    fn parse(s: &str) -> Option<Ty> {
-        Some(match s {
-            ".b32" => Ty::B32,
-            ".u32" => Ty::U32,
-            ".s32" => Ty::S32,
-            ".f32" => Ty::F32,
-            ".b64" => Ty::B64,
-            ".u64" => Ty::U64,
-            ".s64" => Ty::S64,
-            ".f64" => Ty::F64,
-            ".pred" => Ty::Pred,
-            ".b16" => Ty::B16,
-            ".u16" => Ty::U16,
-            ".s16" => Ty::S16,
-            _ => return None,
+impl LoweredType for Ty {
+    fn lowered(s: &str) -> Option<Ty> {
+        use Ty::*;
+        Ty::parse(s).filter(|t| {
+            matches!(
+                t,
+                B32 | U32 | S32 | F32 | B64 | U64 | S64 | F64 | Pred | B16 | U16 | S16
+            )
         })
     }
     fn words(self) -> u8 {
-        match self {
-            Ty::B64 | Ty::U64 | Ty::S64 | Ty::F64 => 2,
-            _ => 1,
-        }
+        if self.bits() > 32 { 2 } else { 1 }
     }
     fn signed(self) -> bool {
-        matches!(self, Ty::S32 | Ty::S64 | Ty::S16)
+        self.is_signed()
     }
 }
 
@@ -933,7 +917,7 @@ impl Cx {
         // half of an R register): instructions type their operands, not the registers.
         let parsed = match tyt.as_str() {
             ".f16" | ".bf16" => Some(Ty::B16),
-            t => Ty::parse(t),
+            t => Ty::lowered(t),
         };
         let Some(ty) = parsed else {
             // Declaring registers of an unsupported type is harmless; using one is not.
@@ -1136,7 +1120,7 @@ impl Cx {
             .rev()
             .find(|m| ast::TYPES.contains(&m.as_str()))
             .ok_or_else(|| malformed(node, "instruction without a type"))?;
-        Ty::parse(t).ok_or_else(|| unsupported(node, format!("type {t}")))
+        Ty::lowered(t).ok_or_else(|| unsupported(node, format!("type {t}")))
     }
 
     fn need(node: &SyntaxNode, ops: &[ast::Operand], n: usize) -> Result<(), LowerError> {

@@ -16,6 +16,7 @@ use ir::{Class, Inst, Operand, Reg};
 use syntax::SyntaxNode;
 use syntax::ast::{self, AstNode, DeclLike};
 
+use crate::LoweredType;
 use crate::{Cx, LowerError, STACK_POINTER, sub, unsupported};
 
 /// `c[0x0][0x20]`: the generic address of the local window.

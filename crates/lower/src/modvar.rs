@@ -17,6 +17,7 @@ use ir::{Operand, Reg};
 use syntax::SyntaxNode;
 use syntax::ast::{self, AstNode};
 
+use crate::LoweredType;
 use crate::{Cx, LowerError, Src, malformed, unsupported};
 
 /// The constant bank of the module's global address table.

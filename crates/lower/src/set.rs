@@ -9,6 +9,7 @@ use ir::{Inst, Operand, Reg};
 use syntax::SyntaxNode;
 use syntax::ast;
 
+use crate::LoweredType;
 use crate::{Cx, LowerError, Ty, unsupported};
 
 impl Cx {
@@ -22,7 +23,7 @@ impl Cx {
         let Some(di) = mods.iter().position(|m| ast::TYPES.contains(&m.as_str())) else {
             return Err(unsupported(node, "set without a destination type"));
         };
-        let truth = match Ty::parse(&mods[di]) {
+        let truth = match Ty::lowered(&mods[di]) {
             Some(Ty::U32 | Ty::S32 | Ty::B32) => 0xffff_ffffu32,
             Some(Ty::F32) => 0x3f80_0000,
             _ => return Err(unsupported(node, format!("set to type {}", mods[di]))),

@@ -14,6 +14,7 @@ use ir::{Inst, Operand, Reg};
 use syntax::SyntaxNode;
 use syntax::ast;
 
+use crate::LoweredType;
 use crate::{Cx, LowerError, Ty, sub, unsupported};
 
 /// An integer type of a `cvt`: (bits, signed).
@@ -131,7 +132,7 @@ impl Cx {
     ) -> Option<LowerError> {
         let small = mods
             .iter()
-            .any(|m| matches!(Ty::parse(m), Some(Ty::U16 | Ty::S16 | Ty::B16)));
+            .any(|m| matches!(Ty::lowered(m), Some(Ty::U16 | Ty::S16 | Ty::B16)));
         if !small {
             return None;
         }

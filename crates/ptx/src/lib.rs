@@ -19,10 +19,12 @@ use std::fmt;
 use std::sync::OnceLock;
 
 mod table;
+mod types;
 
 pub use table::TableError;
 /// The target a gating rule compares: the one SM type (`crates/target`).
 pub use target::Sm;
+pub use types::Type;
 
 /// The instruction table source.
 pub const ISA_TABLE: &str = include_str!("../data/isa.txt");
