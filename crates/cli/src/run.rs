@@ -191,7 +191,7 @@ fn run_inner(args: &Args) -> Result<Status, String> {
         return Ok(Status::InputErrors);
     }
 
-    let mut prog = interp::Program::from_text(&text).map_err(|e| format!("{shown}:{e}"))?;
+    let mut prog = db::interp_program(&db, file, true).map_err(|e| format!("{shown}:{e}"))?;
     let k = prog.kernel(&args.kernel).ok_or_else(|| {
         format!(
             "no kernel `{}` in {shown} (kernels: {})",

@@ -238,6 +238,17 @@ impl RootDatabase {
     }
 }
 
+/// The file's module for the reference interpreter (`kiln run`), from the database's parse:
+/// the file is parsed once. `fmad` as ptxas's `--fmad`. Only for files without syntax errors
+/// (callers check `diagnostics` first).
+pub fn interp_program(
+    db: &dyn Db,
+    file: SourceFile,
+    fmad: bool,
+) -> Result<interp::Program, interp::LowerError> {
+    interp::Program::from_tree(file.text(db), &parse(db, file).tree(), fmad)
+}
+
 /// The SM a file's `.target` directive names, with the range of its name.
 pub fn declared_target(db: &dyn Db, file: SourceFile) -> Option<(Sm, TextRange)> {
     let root = parse(db, file).syntax_node();

@@ -124,7 +124,17 @@ impl Program {
                 message: format!("syntax error: {}", e.message),
             });
         }
-        let module = lower::lower(text, &parse.tree(), fmad)?;
+        Program::from_tree(text, &parse.tree(), fmad)
+    }
+
+    /// The program of an already parsed module (`tree` parsed from `text`, free of syntax
+    /// errors): what the database hands out so that nothing parses a file twice.
+    pub fn from_tree(
+        text: &str,
+        tree: &syntax::ast::SourceFile,
+        fmad: bool,
+    ) -> Result<Program, LowerError> {
+        let module = lower::lower(text, tree, fmad)?;
         Ok(Program { module })
     }
 
