@@ -63,7 +63,10 @@ fn main() {
             "capabilities": {}, "initializationOptions": { "targets": ["sm_90"] } } }),
     );
     until(&mut r, |m| m["id"] == 0);
-    send(&mut w, json!({ "jsonrpc": "2.0", "method": "initialized", "params": {} }));
+    send(
+        &mut w,
+        json!({ "jsonrpc": "2.0", "method": "initialized", "params": {} }),
+    );
     let uri = "file:///bench.ptx";
     let text = incremental::module(180);
     let published = |v: i64| {
@@ -105,7 +108,10 @@ fn main() {
         until(&mut r, |m| m["id"] == v);
         lens.push(t.elapsed().as_secs_f64() * 1e3);
     }
-    send(&mut w, json!({ "jsonrpc": "2.0", "id": -1, "method": "shutdown" }));
+    send(
+        &mut w,
+        json!({ "jsonrpc": "2.0", "id": -1, "method": "shutdown" }),
+    );
     until(&mut r, |m| m["id"] == -1);
     send(&mut w, json!({ "jsonrpc": "2.0", "method": "exit" }));
     child.wait().unwrap();
@@ -113,7 +119,10 @@ fn main() {
         "lsp over stdio: 180-kernel module, sm_90, {edits} edits; open {:.0} ms",
         cold.as_secs_f64() * 1e3
     );
-    for (name, v) in [("edit -> diagnostics", &mut diag), ("edit -> CodeLens", &mut lens)] {
+    for (name, v) in [
+        ("edit -> diagnostics", &mut diag),
+        ("edit -> CodeLens", &mut lens),
+    ] {
         println!(
             "  {name}: p50 {:.2} ms, p95 {:.2} ms, max {:.2} ms",
             percentile(v, 0.5),

@@ -56,6 +56,7 @@ fn capabilities() -> ServerCapabilities {
             resolve_provider: Some(false),
         }),
         document_symbol_provider: Some(lsp_types::OneOf::Left(true)),
+        workspace_symbol_provider: Some(lsp_types::OneOf::Left(true)),
         definition_provider: Some(lsp_types::OneOf::Left(true)),
         references_provider: Some(lsp_types::OneOf::Left(true)),
         rename_provider: Some(lsp_types::OneOf::Left(true)),
@@ -319,6 +320,20 @@ impl Server {
                 };
                 let pos = p.text_document_position_params.position;
                 self.spawn(move || Ok(hover(&s, pos)), respond);
+            }
+            req::WorkspaceSymbolRequest::METHOD => {
+                let query = match serde_json::from_value::<lsp_types::WorkspaceSymbolParams>(
+                    r.params.clone(),
+                ) {
+                    Ok(p) => p.query,
+                    Err(e) => {
+                        self.reply_error(&r.id, ErrorCode::InvalidParams, &e.to_string());
+                        return;
+                    }
+                };
+                let snapshots: Vec<Snapshot> =
+                    self.docs.keys().filter_map(|u| self.snapshot(u)).collect();
+                self.spawn(move || Ok(workspace_symbols(&snapshots, &query)), respond);
             }
             req::SemanticTokensFullRequest::METHOD => {
                 let Some((s, _)) = self
@@ -771,4 +786,35 @@ fn folding_ranges(s: &Snapshot) -> serde_json::Value {
         })
         .collect();
     serde_json::to_value(ranges).unwrap_or_default()
+}
+
+/// Kernels, device functions and module variables of every open file whose name contains
+/// `query` (case-insensitive).
+fn workspace_symbols(snapshots: &[Snapshot], query: &str) -> serde_json::Value {
+    let query = query.to_lowercase();
+    let mut out = Vec::new();
+    for s in snapshots {
+        for i in &db::module_items(&s.db, s.file).items {
+            let Some(name) = &i.name else { continue };
+            let kind = match i.kind {
+                db::ItemKind::Kernel => SymbolKind::FUNCTION,
+                db::ItemKind::DeviceFunction => SymbolKind::METHOD,
+                db::ItemKind::Global => SymbolKind::VARIABLE,
+                _ => continue,
+            };
+            if !name.to_lowercase().contains(&query) {
+                continue;
+            }
+            #[allow(deprecated)]
+            out.push(lsp_types::SymbolInformation {
+                name: name.clone(),
+                kind,
+                tags: None,
+                deprecated: None,
+                location: location(s, i.name_range.unwrap_or(i.range)),
+                container_name: None,
+            });
+        }
+    }
+    serde_json::to_value(out).unwrap_or_default()
 }

@@ -196,6 +196,23 @@ fn document_symbols_list_kernels() {
         .map(|s| s["name"].as_str().unwrap())
         .collect();
     assert_eq!(names, ["first", "second"]);
+    // Across open files.
+    c.open("file:///calls.ptx", CALLS);
+    let found = c.ok("workspace/symbol", json!({ "query": "SEC" }));
+    let found: Vec<(&str, &str)> = found
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["name"].as_str().unwrap(),
+                s["location"]["uri"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(found, [("second", uri)]);
+    let all = c.ok("workspace/symbol", json!({ "query": "" }));
+    assert_eq!(all.as_array().unwrap().len(), 5, "{all}");
     c.shutdown();
 }
 
