@@ -370,6 +370,10 @@ pub fn allocated<'db>(
 
 /// The kernel code to schedule and encode: the optimized kernel, or the allocator's rewrite
 /// of it with spill code.
+pub(crate) fn final_code_of<'a>(f: &'a ir::Func, a: &'a regalloc::Allocation) -> &'a ir::Func {
+    final_code(f, a)
+}
+
 fn final_code<'a>(f: &'a ir::Func, a: &'a regalloc::Allocation) -> &'a ir::Func {
     a.spill.as_ref().map_or(f, |s| &s.func)
 }

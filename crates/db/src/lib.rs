@@ -34,6 +34,7 @@ mod function;
 pub mod highlight;
 mod items;
 pub mod navigate;
+mod pressure;
 mod semantics;
 mod target;
 
@@ -48,6 +49,7 @@ pub use codegen::{
 };
 pub use function::{Function, FunctionOutline, FunctionSyntax, function_outline};
 pub use items::{ItemKind, ItemSummary, ModuleItems, module_items};
+pub use pressure::{LinePressure, register_pressure};
 use salsa::Database as _;
 pub use semantics::{ModuleSemantics, function_diagnostics, module_scope, module_semantics};
 pub use syntax::{SyntaxError, TextRange, TextSize};

@@ -381,3 +381,53 @@ pub fn hover(
     }
     Some((range, markdown))
 }
+
+/// "Why N registers": for each kernel on the file's first target, the PTX constructs where
+/// the live general registers peak, with the PTX registers live there:
+/// `(range, "sm_90: 9 of 12 regs live: %r1, %rd4, …")`.
+pub fn pressure_peaks(
+    db: &RootDatabase,
+    file: SourceFile,
+    config: &Config,
+) -> Vec<(TextRange, String)> {
+    let Some(t) = config.targets(db, file).into_iter().next() else {
+        return Vec::new();
+    };
+    if refusal(db, file, &t).is_some() {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for kt in db::kernel_targets(db, file, &t) {
+        let (Ok(lines), Ok(stats)) = (db::register_pressure(db, kt), db::kernel_stats(db, kt))
+        else {
+            continue;
+        };
+        let Some(peak) = lines.iter().map(|l| l.live).max().filter(|&p| p > 0) else {
+            continue;
+        };
+        for l in lines.iter().filter(|l| l.live == peak) {
+            let mut values = l
+                .values
+                .iter()
+                .take(8)
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(", ");
+            if l.values.len() > 8 {
+                values.push_str(", …");
+            }
+            out.push((
+                l.range,
+                format!(
+                    "{}: {} of {} regs live{}{}",
+                    t.sm,
+                    l.live,
+                    stats.registers,
+                    if values.is_empty() { "" } else { ": " },
+                    values
+                ),
+            ));
+        }
+    }
+    out
+}

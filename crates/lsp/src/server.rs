@@ -57,6 +57,7 @@ fn capabilities() -> ServerCapabilities {
         }),
         document_symbol_provider: Some(lsp_types::OneOf::Left(true)),
         workspace_symbol_provider: Some(lsp_types::OneOf::Left(true)),
+        inlay_hint_provider: Some(lsp_types::OneOf::Left(true)),
         definition_provider: Some(lsp_types::OneOf::Left(true)),
         references_provider: Some(lsp_types::OneOf::Left(true)),
         rename_provider: Some(lsp_types::OneOf::Left(true)),
@@ -320,6 +321,14 @@ impl Server {
                 };
                 let pos = p.text_document_position_params.position;
                 self.spawn(move || Ok(hover(&s, pos)), respond);
+            }
+            req::InlayHintRequest::METHOD => {
+                let Some((s, _)) = self
+                    .document_request::<lsp_types::InlayHintParams>(&r, |p| &p.text_document.uri)
+                else {
+                    return;
+                };
+                self.spawn(move || Ok(inlay_hints(&s)), respond);
             }
             req::WorkspaceSymbolRequest::METHOD => {
                 let query = match serde_json::from_value::<lsp_types::WorkspaceSymbolParams>(
@@ -817,4 +826,32 @@ fn workspace_symbols(snapshots: &[Snapshot], query: &str) -> serde_json::Value {
         }
     }
     serde_json::to_value(out).unwrap_or_default()
+}
+
+/// Register-pressure peaks as hints at the end of their lines.
+fn inlay_hints(s: &Snapshot) -> serde_json::Value {
+    let text = s.file.text(&s.db).clone();
+    let hints: Vec<lsp_types::InlayHint> = analysis::pressure_peaks(&s.db, s.file, &s.config)
+        .into_iter()
+        .map(|(range, label)| {
+            let start = usize::from(range.start());
+            let eol = text[start..].find('\n').map_or(text.len(), |i| start + i);
+            let eol = text[..eol].trim_end_matches('\r').len();
+            lsp_types::InlayHint {
+                position: s.index.position(TextSize::from(eol as u32)),
+                label: lsp_types::InlayHintLabel::String(format!("  {label}")),
+                kind: None,
+                text_edits: None,
+                tooltip: Some(lsp_types::InlayHintTooltip::String(
+                    "register pressure peaks here: the general registers live across this \
+                     instruction, and the PTX registers among them"
+                        .into(),
+                )),
+                padding_left: Some(true),
+                padding_right: None,
+                data: None,
+            }
+        })
+        .collect();
+    serde_json::to_value(hints).unwrap_or_default()
 }

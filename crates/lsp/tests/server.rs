@@ -521,3 +521,38 @@ fn semantic_tokens_and_folding() {
     assert_eq!(folds.as_array().unwrap().len(), 2, "{folds}");
     c.shutdown();
 }
+
+#[test]
+fn register_pressure_peaks_as_inlay_hints() {
+    let mut c = Client::start(json!({}));
+    let uri = "file:///calls.ptx";
+    c.open(uri, CALLS);
+    let hints = c.ok(
+        "textDocument/inlayHint",
+        json!({ "textDocument": { "uri": uri }, "range": {
+            "start": { "line": 0, "character": 0 }, "end": { "line": 99, "character": 0 } } }),
+    );
+    let hints = hints.as_array().unwrap();
+    assert!(!hints.is_empty());
+    for h in hints {
+        let label = h["label"].as_str().unwrap();
+        let line = CALLS
+            .lines()
+            .nth(h["position"]["line"].as_u64().unwrap() as usize)
+            .unwrap();
+        // At the end of an instruction line of `main`, naming the live PTX registers.
+        assert_eq!(
+            h["position"]["character"].as_u64().unwrap() as usize,
+            line.len()
+        );
+        assert!(
+            label.contains("sm_80: ") && label.contains(" regs live"),
+            "{label}"
+        );
+        assert!(
+            label.contains("%a"),
+            "the output pointer is live to the end: {label}"
+        );
+    }
+    c.shutdown();
+}
