@@ -12,7 +12,7 @@
 //!
 //! Each program is compiled by kiln for every `--arch` (default sm_80 and sm_90), and its cubin
 //! runs in the emulator against the PTX interpreter with the harness's inputs
-//! (`emu::harness::compare`, which also runs the interpreter as a sanitizer). A difference is
+//! (`harness::compare`, which also runs the interpreter as a sanitizer). A difference is
 //! a divergence: it is minimised (statements removed while it persists) and written to
 //! `test-data/fuzz-codegen/`, with ptxas's cubin in the emulator as a third opinion (in the
 //! file's first line). A program kiln refuses (`unsupported: ...`) is counted, not failed.
@@ -662,17 +662,17 @@ fn judge_ptxas(text: &str, arch: &str, o: &mut Outcome) -> Result<(), String> {
             hazards.len()
         ));
     }
-    let cfg = emu::harness::Config::default();
-    match corpus::catch(|| emu::harness::compare(text, &bytes, "fz", &cfg)) {
-        Ok(emu::harness::Verdict::Equal) => o.ptxas_equal += 1,
-        Ok(emu::harness::Verdict::NotComparable(_)) => {}
-        Ok(emu::harness::Verdict::Unsupported(u)) => {
+    let cfg = harness::Config::default();
+    match corpus::catch(|| harness::compare(text, &bytes, "fz", &cfg)) {
+        Ok(harness::Verdict::Equal) => o.ptxas_equal += 1,
+        Ok(harness::Verdict::NotComparable(_)) => {}
+        Ok(harness::Verdict::Unsupported(u)) => {
             if std::env::var_os("KILN_FUZZ_VERBOSE").is_some() {
                 eprintln!("judge unsupported: {u}");
             }
             o.judge_unsupported += 1;
         }
-        Ok(emu::harness::Verdict::Differ(d)) => {
+        Ok(harness::Verdict::Differ(d)) => {
             return Err(format!(
                 "{arch}: ptxas's code in the emulator differs from the interpreter: {d}"
             ));
@@ -687,8 +687,8 @@ fn ptxas_opinion(text: &str, arch: &str) -> String {
     match corpus::ptxas_cubin(text, arch, &[]) {
         Ok(corpus::PtxasOutcome::Ok { cubin, .. }) => match std::fs::read(cubin) {
             Ok(bytes) => {
-                let cfg = emu::harness::Config::default();
-                match corpus::catch(|| emu::harness::compare(text, &bytes, "fz", &cfg)) {
+                let cfg = harness::Config::default();
+                match corpus::catch(|| harness::compare(text, &bytes, "fz", &cfg)) {
                     Ok(v) => format!("{v:?}"),
                     Err(p) => format!("panic: {p}"),
                 }
@@ -749,20 +749,20 @@ fn check(text: &str, archs: &[String], judge: bool) -> Outcome {
             }
         };
         o.compiled += 1;
-        let cfg = emu::harness::Config::default();
-        match corpus::catch(|| emu::harness::compare(text, &bytes, "fz", &cfg)) {
-            Ok(emu::harness::Verdict::Equal) => o.equal += 1,
-            Ok(emu::harness::Verdict::NotComparable(r)) => {
+        let cfg = harness::Config::default();
+        match corpus::catch(|| harness::compare(text, &bytes, "fz", &cfg)) {
+            Ok(harness::Verdict::Equal) => o.equal += 1,
+            Ok(harness::Verdict::NotComparable(r)) => {
                 if std::env::var_os("KILN_FUZZ_VERBOSE").is_some() {
                     eprintln!("not comparable: {r}");
                 }
                 o.not_comparable += 1
             }
-            Ok(emu::harness::Verdict::Differ(d)) => {
+            Ok(harness::Verdict::Differ(d)) => {
                 o.divergence = Some(format!("{arch}: {d}"));
                 return o;
             }
-            Ok(emu::harness::Verdict::Unsupported(u)) => {
+            Ok(harness::Verdict::Unsupported(u)) => {
                 o.divergence = Some(format!("{arch}: the emulator refuses kiln's code: {u}"));
                 return o;
             }

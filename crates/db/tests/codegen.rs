@@ -690,7 +690,7 @@ fn register_count_follows_ptxas_convention() {
 
 /// Execution: each example kernel, compiled by kiln, runs in the SASS emulator with the same
 /// inputs as the PTX interpreter and must leave every buffer byte-identical
-/// (`emu::harness::compare`: pointer parameters get their own random buffers, scalars small
+/// (`harness::compare`: pointer parameters get their own random buffers, scalars small
 /// random values; 2 CTAs of 64 threads).
 #[test]
 fn compiled_kernels_execute_like_the_interpreter() {
@@ -709,14 +709,14 @@ fn compiled_kernels_execute_like_the_interpreter() {
             for kt in kernel_targets(&db, file, &t) {
                 let name = kt.function(&db).name(&db).clone();
                 for seed in [1u64, 2, 3] {
-                    let cfg = emu::harness::Config {
+                    let cfg = harness::Config {
                         seed,
-                        ..emu::harness::Config::default()
+                        ..harness::Config::default()
                     };
-                    let v = emu::harness::compare(&text, bytes, &name, &cfg);
+                    let v = harness::compare(&text, bytes, &name, &cfg);
                     assert_eq!(
                         v,
-                        emu::harness::Verdict::Equal,
+                        harness::Verdict::Equal,
                         "{path} {sm} {name} seed {seed}"
                     );
                 }
@@ -769,14 +769,14 @@ fn approximate_math_executes_like_ptxas() {
             for kt in kernel_targets(&db, file, &t) {
                 let name = kt.function(&db).name(&db).clone();
                 for seed in [1u64, 2, 3] {
-                    let cfg = emu::harness::Config {
+                    let cfg = harness::Config {
                         seed,
-                        ..emu::harness::Config::default()
+                        ..harness::Config::default()
                     };
-                    let v = emu::harness::compare_cubins(&text, &bytes, &theirs, &name, &cfg);
+                    let v = harness::compare_cubins(&text, &bytes, &theirs, &name, &cfg);
                     assert_eq!(
                         v,
-                        emu::harness::Verdict::Equal,
+                        harness::Verdict::Equal,
                         "{path} {sm} {name} seed {seed}"
                     );
                 }
@@ -981,14 +981,14 @@ fn cooperative_groups_tiles_execute_like_the_interpreter() {
             let f = facts.iter().find(|f| f.name == name).unwrap();
             assert_eq!(f.reserved_smem_used, tile > 32, "{sm} {name}");
             for seed in [1u64, 2] {
-                let cfg = emu::harness::Config {
+                let cfg = harness::Config {
                     block: [block, 1, 1],
                     seed,
                     step_limit: 2_000_000,
-                    ..emu::harness::Config::default()
+                    ..harness::Config::default()
                 };
-                let v = emu::harness::compare_kernel(&prog, &image, &name, &cfg);
-                assert_eq!(v, emu::harness::Verdict::Equal, "{sm} {name} seed {seed}");
+                let v = harness::compare_kernel(&prog, &image, &name, &cfg);
+                assert_eq!(v, harness::Verdict::Equal, "{sm} {name} seed {seed}");
             }
             ran += 1;
         }
@@ -1025,14 +1025,14 @@ fn spilled_kernels_execute_like_the_interpreter() {
             assert!(stats.stack_frame >= stats.spill_stores.min(4), "{stats:?}");
             let name = kt.function(&db).name(&db).clone();
             for seed in [1u64, 2] {
-                let cfg = emu::harness::Config {
+                let cfg = harness::Config {
                     seed,
-                    ..emu::harness::Config::default()
+                    ..harness::Config::default()
                 };
-                let v = emu::harness::compare(&text, bytes, &name, &cfg);
+                let v = harness::compare(&text, bytes, &name, &cfg);
                 assert_eq!(
                     v,
-                    emu::harness::Verdict::Equal,
+                    harness::Verdict::Equal,
                     "{sm} budget {budget} seed {seed}"
                 );
             }
@@ -1073,22 +1073,22 @@ fn undefined_shuffle_lanes_compare_under_the_zero_convention() {
         let file = db.add_file("partial.ptx", text.as_bytes());
         let out = db::cubin(&db, FileTarget::new(&db, file, target(sm)));
         let bytes = out.bytes.clone().expect("compiles");
-        let cfg = emu::harness::Config {
+        let cfg = harness::Config {
             grid: [1, 1, 1],
             block: [4, 1, 1],
-            ..emu::harness::Config::default()
+            ..harness::Config::default()
         };
-        let v = emu::harness::compare(text, &bytes, "partial", &cfg);
+        let v = harness::compare(text, &bytes, "partial", &cfg);
         assert!(
-            matches!(&v, emu::harness::Verdict::NotComparable(r) if r.contains("SHFL read(s) of lanes outside")),
+            matches!(&v, harness::Verdict::NotComparable(r) if r.contains("SHFL read(s) of lanes outside")),
             "{sm}: {v:?}"
         );
-        let zero = emu::harness::Config {
+        let zero = harness::Config {
             zero_undefined_lanes: true,
             ..cfg
         };
-        let v = emu::harness::compare(text, &bytes, "partial", &zero);
-        assert_eq!(v, emu::harness::Verdict::Equal, "{sm}");
+        let v = harness::compare(text, &bytes, "partial", &zero);
+        assert_eq!(v, harness::Verdict::Equal, "{sm}");
     }
     // The interpreter's values under the convention: lane l reads lane l+2 (when it exists,
     // 3(l+2)+1) and lane l+16 (never: 0).

@@ -5,6 +5,6 @@ fn main() {
     let a: Vec<String> = std::env::args().skip(1).collect();
     let ptx = std::fs::read_to_string(&a[0]).expect("ptx");
     let cubin = std::fs::read(&a[1]).expect("cubin");
-    let cfg = emu::harness::Config::default();
-    println!("{:?}", emu::harness::compare(&ptx, &cubin, &a[2], &cfg));
+    let cfg = harness::Config::default();
+    println!("{:?}", harness::compare(&ptx, &cubin, &a[2], &cfg));
 }

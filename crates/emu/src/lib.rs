@@ -8,18 +8,15 @@
 //! implement stop the run with [`EmuError::Unsupported`] naming them; they are never skipped.
 //! Calls of the device runtime's `vprintf` and `__assertfail` ([`syscall`]) are recorded in
 //! the memory's `interp::DeviceLog`, the interpreter's model of them.
-//! [`harness`] runs a PTX kernel in the reference interpreter and its ptxas cubin here with
-//! the same inputs and compares the results; [`retry`] gives the launches to try when the
-//! generic one leaves a kernel not comparable.
+//! The harness comparing a kernel here with the reference interpreter is its own crate
+//! (`crates/harness`).
 
 #![forbid(unsafe_code)]
 
 pub mod exec;
 pub mod fallback;
-pub mod harness;
 pub mod load;
 pub mod ops;
-pub mod retry;
 pub mod syscall;
 
 pub use exec::{EmuError, Launch, RunOptions, Stats, run, run_with};

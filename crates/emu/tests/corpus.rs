@@ -1,5 +1,5 @@
 //! Corpus-gated check: a few corpus kernels compiled by the real ptxas must run in the
-//! emulator exactly like the PTX interpreter runs them (`emu::harness::compare`). Skips with a
+//! emulator exactly like the PTX interpreter runs them (`harness::compare`). Skips with a
 //! printed reason when the corpus or the oracle is absent.
 
 use std::path::PathBuf;
@@ -67,7 +67,7 @@ fn corpus_kernels_match_the_interpreter() {
     };
     let tmp = std::env::temp_dir().join(format!("kiln-emu-corpus-{}", std::process::id()));
     std::fs::create_dir_all(&tmp).unwrap();
-    let cfg = emu::harness::Config::default();
+    let cfg = harness::Config::default();
     for arch in ["sm_80", "sm_90"] {
         for (rel, kernel, block) in CASES {
             // On sm_90 this cub kernel contains an IADD3 form the decoding tables do not know
@@ -87,24 +87,24 @@ fn corpus_kernels_match_the_interpreter() {
             assert!(st.success(), "ptxas failed on {rel}");
             let ptx = std::fs::read_to_string(&src).unwrap();
             let cubin = std::fs::read(&out).unwrap();
-            let cfg = emu::harness::Config {
+            let cfg = harness::Config {
                 block: block.unwrap_or(cfg.block),
                 ..cfg.clone()
             };
             // As the corpus stages do: inside the kernel's launch bounds, then the harness's
             // alternatives when the launch is outside the kernel's contract.
-            let cfg = emu::retry::contract_config(&ptx, kernel, &cfg);
-            let mut v = emu::harness::compare(&ptx, &cubin, kernel, &cfg);
-            if let emu::harness::Verdict::NotComparable(reason) = &v {
-                for alt in emu::retry::alternatives(&ptx, kernel, reason, &cfg) {
-                    let w = emu::harness::compare(&ptx, &cubin, kernel, &alt);
-                    if !matches!(w, emu::harness::Verdict::NotComparable(_)) {
+            let cfg = harness::retry::contract_config(&ptx, kernel, &cfg);
+            let mut v = harness::compare(&ptx, &cubin, kernel, &cfg);
+            if let harness::Verdict::NotComparable(reason) = &v {
+                for alt in harness::retry::alternatives(&ptx, kernel, reason, &cfg) {
+                    let w = harness::compare(&ptx, &cubin, kernel, &alt);
+                    if !matches!(w, harness::Verdict::NotComparable(_)) {
                         v = w;
                         break;
                     }
                 }
             }
-            assert_eq!(v, emu::harness::Verdict::Equal, "{rel} {kernel} on {arch}");
+            assert_eq!(v, harness::Verdict::Equal, "{rel} {kernel} on {arch}");
         }
     }
     let _ = std::fs::remove_dir_all(&tmp);
@@ -174,14 +174,14 @@ fn cooperative_groups_multi_warp_tiles_match_the_interpreter() {
                 uses_reserved += 1;
             }
             for seed in [1u64, 2] {
-                let cfg = emu::harness::Config {
+                let cfg = harness::Config {
                     block: [block, 1, 1],
                     seed,
                     step_limit: 2_000_000,
-                    ..emu::harness::Config::default()
+                    ..harness::Config::default()
                 };
-                let v = emu::harness::compare_kernel(&prog, &image, k, &cfg);
-                assert_eq!(v, emu::harness::Verdict::Equal, "{k} on {arch} seed {seed}");
+                let v = harness::compare_kernel(&prog, &image, k, &cfg);
+                assert_eq!(v, harness::Verdict::Equal, "{k} on {arch} seed {seed}");
             }
         }
         assert_eq!(uses_reserved, 12);

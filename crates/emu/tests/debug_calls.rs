@@ -6,7 +6,7 @@
 //! against the PTX interpreter (skipping with a printed reason without the oracle), and check
 //! that a return to an address outside the code traps.
 
-use emu::harness::{self, Config, Verdict};
+use harness::{Config, Verdict};
 use emu::load::program_from_text;
 use emu::{EmuError, Launch};
 use interp::Memory;

@@ -1,6 +1,6 @@
 //! Instruction forms checked by execution: the kernels of `test-data/emu-forms/*.ptx` are
 //! compiled by the real ptxas and must run in the emulator exactly like the PTX interpreter
-//! runs them (`emu::harness::compare`, several input seeds). Each file says which SASS forms
+//! runs them (`harness::compare`, several input seeds). Each file says which SASS forms
 //! ptxas makes of it; the test also checks that those opcodes are in ptxas's code, so that a
 //! kernel cannot pass without exercising them. Skips with a printed reason without the oracle.
 
@@ -82,12 +82,12 @@ fn instruction_forms_match_the_interpreter() {
             let cubin = std::fs::read(&out).unwrap();
             for kernel in prog.kernels() {
                 for seed in [1, 2, 3] {
-                    let cfg = emu::harness::Config {
+                    let cfg = harness::Config {
                         seed,
-                        ..emu::harness::Config::default()
+                        ..harness::Config::default()
                     };
-                    let v = emu::harness::compare(&ptx, &cubin, kernel, &cfg);
-                    if v != emu::harness::Verdict::Equal {
+                    let v = harness::compare(&ptx, &cubin, kernel, &cfg);
+                    if v != harness::Verdict::Equal {
                         failures.push(format!("{file} {kernel} on {arch}, seed {seed}: {v:?}"));
                     }
                     checked += 1;

@@ -3,7 +3,7 @@
 //! inputs holds the same textures under the same handles (what the interpreter and the
 //! emulator runs rely on).
 
-use emu::harness::{self, Config, TextureInput};
+use harness::{Config, TextureInput};
 use interp::texture::{AddressMode, Filter, TexFormat, TexShape};
 use interp::{Launch, Memory, Program, TextureSource};
 

@@ -7,7 +7,7 @@
 //! `test-data/devrt/printf.ptx` (nvcc's code for `printf.cu`) with the oracle and skip with a
 //! printed reason when it is not installed.
 
-use emu::harness::{self, Config, Verdict};
+use harness::{Config, Verdict};
 use emu::load::{EXTERN_WINDOW, Program, program_from_text};
 use emu::{EmuError, Launch};
 use interp::{DeviceLog, Memory, PrintfArg};

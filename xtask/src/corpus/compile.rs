@@ -11,7 +11,7 @@
 //! cubin (instructions before the closing `BRA`-to-self and `NOP` padding).
 //!
 //! Execution: every compiled kernel runs in the SASS emulator (`crates/emu`) on kiln's cubin
-//! and in the PTX interpreter on the same inputs (`emu::harness`, two seeds). `verified`
+//! and in the PTX interpreter on the same inputs (`harness`, two seeds). `verified`
 //! counts kernels whose buffers matched byte for byte, `miscompiled` those that differed
 //! (each printed). Kernels with approximate math (`.approx`, `div.full`, ...), which the
 //! interpreter computes exactly and the hardware with MUFU approximations, and kernels with
@@ -271,23 +271,23 @@ fn check_file(path: &Path, rel: &str, text: &str, arch: &str, dir: &Path) -> Fil
 }
 
 /// Runs a compiled kernel in the emulator and the PTX in the interpreter on the same inputs
-/// (`emu::harness`, two seeds); `ptxas` is ptxas's cubin of the same PTX, the reference when
+/// (`harness`, two seeds); `ptxas` is ptxas's cubin of the same PTX, the reference when
 /// the two disagree. A launch the generic inputs leave unchecked is tried again with the
-/// harness's alternatives for that reason (`emu::retry`); the first that executes wins.
+/// harness's alternatives for that reason (`harness::retry`); the first that executes wins.
 /// The second value is the launch that decided (the one `gpu-check` runs on a GPU).
 pub fn execute(
     ptx: &str,
     cubin: &[u8],
     ptxas: Option<&[u8]>,
     kernel: &str,
-) -> (Exec, emu::harness::Config) {
+) -> (Exec, harness::Config) {
     // A launch inside the kernel's declared bounds (`.reqntid`, `.maxntid`).
-    let plain = emu::retry::contract_config(ptx, kernel, &emu::harness::Config::default());
+    let plain = harness::retry::contract_config(ptx, kernel, &harness::Config::default());
     let first = execute_with(ptx, cubin, ptxas, kernel, &plain);
     let Exec::Unchecked(reason) = &first else {
         return (first, plain);
     };
-    emu::retry::alternatives(ptx, kernel, reason, &plain)
+    harness::retry::alternatives(ptx, kernel, reason, &plain)
         .into_iter()
         .map(|cfg| (execute_with(ptx, cubin, ptxas, kernel, &cfg), cfg))
         .find(|(e, _)| !matches!(e, Exec::Unchecked(_)))
@@ -299,9 +299,9 @@ fn execute_with(
     cubin: &[u8],
     ptxas: Option<&[u8]>,
     kernel: &str,
-    base: &emu::harness::Config,
+    base: &harness::Config,
 ) -> Exec {
-    use emu::harness::{Config, Verdict, compare};
+    use harness::{Config, Verdict, compare};
     // Two seeds must agree. A seed on which ptxas's own cubin differs from the interpreter is
     // not evidence either way (the generated inputs make the result depend on thread order,
     // or leave defined behaviour): up to four more seeds are tried in its place.
@@ -327,7 +327,7 @@ fn execute_with(
                         seed,
                         ..base.clone()
                     };
-                    emu::harness::compare_cubins(ptx, cubin, theirs, kernel, &cfg) == Verdict::Equal
+                    harness::compare_cubins(ptx, cubin, theirs, kernel, &cfg) == Verdict::Equal
                 });
                 // Differing from both is not evidence of a miscompile: ptxas may also contract
                 // `mul`+`add` without `.rn` into FFMA (PTX allows it, kiln does not), so

@@ -1,6 +1,6 @@
 //! `cargo xtask corpus emu --arch sm_XX [-v] [--limit N]`: for every kernel of every accepted
 //! corpus file the arch allows, runs the PTX in the reference interpreter and ptxas's cubin in
-//! the SASS emulator (`crates/emu`) with the same generated inputs (`emu::harness`, documented
+//! the SASS emulator (`crates/emu`) with the same generated inputs (`harness`, documented
 //! there) and compares every buffer byte and the trap status. Then runs every ZLUDA run test
 //! (`zluda_run_tests.json`, expected bytes known) through the emulator.
 //!
@@ -21,7 +21,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use emu::harness::{Config, Verdict};
+use harness::{Config, Verdict};
 
 use super::json::{self, Json};
 use super::{CorpusArgs, PtxasOutcome, catch, par_map, quiet_panics, read_text};
@@ -226,8 +226,8 @@ fn run_file(dir: &Path, rel: &Path, arch: &str, cfg: &Config) -> Option<FileResu
     Some(r)
 }
 
-/// [`emu::harness::compare_kernel`] with `cfg`, then, when that is not comparable, with the
-/// alternatives for its reason (`emu::retry`): the first that compares (equal or differing)
+/// [`harness::compare_kernel`] with `cfg`, then, when that is not comparable, with the
+/// alternatives for its reason (`harness::retry`): the first that compares (equal or differing)
 /// is the verdict, otherwise the first launch's.
 fn compare_with_retries(
     ptx: &str,
@@ -237,14 +237,14 @@ fn compare_with_retries(
     cfg: &Config,
 ) -> Verdict {
     // A launch inside the kernel's declared bounds (`.reqntid`, `.maxntid`).
-    let cfg = &emu::retry::contract_config(ptx, kernel, cfg);
-    let first = emu::harness::compare_kernel(prog, image, kernel, cfg);
+    let cfg = &harness::retry::contract_config(ptx, kernel, cfg);
+    let first = harness::compare_kernel(prog, image, kernel, cfg);
     let Verdict::NotComparable(reason) = &first else {
         return first;
     };
-    emu::retry::alternatives(ptx, kernel, reason, cfg)
+    harness::retry::alternatives(ptx, kernel, reason, cfg)
         .iter()
-        .map(|alt| emu::harness::compare_kernel(prog, image, kernel, alt))
+        .map(|alt| harness::compare_kernel(prog, image, kernel, alt))
         .find(|v| matches!(v, Verdict::Equal | Verdict::Differ(_)))
         .unwrap_or(first)
 }

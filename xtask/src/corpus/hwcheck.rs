@@ -4,7 +4,7 @@
 //! A run folder holds `verdicts-corpus-<sm>.tsv` (one row per corpus kernel: job, file,
 //! kernel, verdict, ...) and `jobs/jobs.jsonl` (each job's launch and the SHA-1 of kiln's cubin
 //! as built then, blobs in `jobs/blobs/`). Every `differ*` or `kiln_timeout` row is a case;
-//! the launch is the emulator harness's (`emu::harness::Config`, seed 1, the job's grid,
+//! the launch is the emulator harness's (`harness::Config`, seed 1, the job's grid,
 //! block and dynamic shared memory: `gpu-check prepare` made the GPU's inputs the same way).
 //! Each case is triaged mechanically:
 //!
@@ -14,7 +14,7 @@
 //!   holds no shadow word and the emulator runs it equal to the interpreter (or the launch is
 //!   outside the kernel's contract, below).
 //! * **outside the contract**: the PTX's result at the recorded launch depends on how the
-//!   interpreter interleaves its threads (`emu::harness::schedule_dependence`): a data race
+//!   interpreter interleaves its threads (`harness::schedule_dependence`): a data race
 //!   or order-dependent atomics in the PTX itself.
 //! * **rounding** (`test-data/hardware/triage.tsv`): kiln and ptxas round the same PTX
 //!   differently in IEEE-valid ways; listed with the evidence, not accepted as final.
@@ -267,12 +267,12 @@ fn shadow_words(cubin: &[u8]) -> Result<usize, String> {
     Ok(n)
 }
 
-fn verdict_text(v: &emu::harness::Verdict) -> String {
+fn verdict_text(v: &harness::Verdict) -> String {
     match v {
-        emu::harness::Verdict::Equal => "equal to the interpreter".into(),
-        emu::harness::Verdict::Differ(d) => format!("differs: {d}"),
-        emu::harness::Verdict::Unsupported(r) => format!("emulator refuses: {r}"),
-        emu::harness::Verdict::NotComparable(r) => format!("not comparable: {r}"),
+        harness::Verdict::Equal => "equal to the interpreter".into(),
+        harness::Verdict::Differ(d) => format!("differs: {d}"),
+        harness::Verdict::Unsupported(r) => format!("emulator refuses: {r}"),
+        harness::Verdict::NotComparable(r) => format!("not comparable: {r}"),
     }
 }
 
@@ -328,15 +328,15 @@ fn replay(
         }
         d
     };
-    let cfg = emu::harness::Config {
+    let cfg = harness::Config {
         seed: 1,
         grid: dims("grid"),
         block: dims("block"),
         dynamic_shared: job
             .get("shared")
             .and_then(Json::as_f64)
-            .map_or(emu::harness::Config::default().dynamic_shared, |v| v as u32),
-        ..emu::harness::Config::default()
+            .map_or(harness::Config::default().dynamic_shared, |v| v as u32),
+        ..harness::Config::default()
     };
     let ptx_path = corpus.join(file);
     let Ok(text) = super::read_text(&ptx_path) else {
@@ -350,8 +350,8 @@ fn replay(
         return unexplained("kiln's cubin of the run is not recorded".into());
     };
     let old_shadows = shadow_words(&old).unwrap_or(0);
-    let old_v = super::catch(|| emu::harness::compare(&text, &old, kernel, &cfg))
-        .unwrap_or_else(|p| emu::harness::Verdict::Unsupported(format!("panic: {p}")));
+    let old_v = super::catch(|| harness::compare(&text, &old, kernel, &cfg))
+        .unwrap_or_else(|p| harness::Verdict::Unsupported(format!("panic: {p}")));
     let ((new_v, zero_lanes), new_shadows, today_hazards) =
         match compile_today(&ptx_path, &text, arch) {
             Ok(new) => (
@@ -359,10 +359,10 @@ fn replay(
                 shadow_words(&new).unwrap_or(0),
                 Some(super::hazard::kernel_hazards(&new, kernel)),
             ),
-            Err(e) => ((emu::harness::Verdict::Unsupported(e), false), 0, None),
+            Err(e) => ((harness::Verdict::Unsupported(e), false), 0, None),
         };
     let sm: u32 = arch.trim_start_matches("sm_").parse().unwrap_or(90);
-    let race = super::catch(|| emu::harness::schedule_dependence(&text, kernel, sm, &cfg))
+    let race = super::catch(|| harness::schedule_dependence(&text, kernel, sm, &cfg))
         .ok()
         .and_then(Result::ok)
         .flatten();
@@ -380,17 +380,17 @@ fn replay(
     );
     // The barrier bug explains a case when the old cubin's run reaches a shadow word (the
     // emulator refuses it there); one that never executes its shadow words is triaged on.
-    let hit_shadow = matches!(&old_v, emu::harness::Verdict::Unsupported(r) if r.contains(SHADOW));
+    let hit_shadow = matches!(&old_v, harness::Verdict::Unsupported(r) if r.contains(SHADOW));
     let old_hazards = super::hazard::kernel_hazards(&old, kernel);
     let class = if hit_shadow {
         let passes = match &new_v {
-            emu::harness::Verdict::Equal => true,
+            harness::Verdict::Equal => true,
             // A launch outside the contract: today's cubin is not wrong there, nothing is.
-            emu::harness::Verdict::NotComparable(r) => race.is_some() || r.contains("data race"),
+            harness::Verdict::NotComparable(r) => race.is_some() || r.contains("data race"),
             _ => false,
         };
         Class::KilnBug {
-            flagged: old_v != emu::harness::Verdict::Equal,
+            flagged: old_v != harness::Verdict::Equal,
             fixed: new_shadows == 0 && passes,
         }
     } else if !old_hazards.is_empty() {
@@ -399,9 +399,9 @@ fn replay(
         let new_clean = today_hazards.as_ref().is_some_and(Vec::is_empty);
         Class::KilnBugTiming {
             first: old_hazards[0].clone(),
-            fixed: new_clean && new_v == emu::harness::Verdict::Equal,
+            fixed: new_clean && new_v == harness::Verdict::Equal,
         }
-    } else if let (emu::harness::Verdict::Differ(d), emu::harness::Verdict::Equal) =
+    } else if let (harness::Verdict::Differ(d), harness::Verdict::Equal) =
         (&old_v, &new_v)
     {
         // The emulator now tells the old code from the PTX (the interpreter models ptxas's
@@ -435,12 +435,12 @@ fn compare_today(
     ptx: &str,
     cubin: &[u8],
     kernel: &str,
-    cfg: &emu::harness::Config,
-) -> (emu::harness::Verdict, bool) {
+    cfg: &harness::Config,
+) -> (harness::Verdict, bool) {
     let v = compare_with_retries(ptx, cubin, kernel, cfg);
     match &v {
-        emu::harness::Verdict::NotComparable(r) if r.contains(UNDEFINED_LANES) => {
-            let zero = emu::harness::Config {
+        harness::Verdict::NotComparable(r) if r.contains(UNDEFINED_LANES) => {
+            let zero = harness::Config {
                 zero_undefined_lanes: true,
                 ..cfg.clone()
             };
@@ -457,27 +457,27 @@ const UNDEFINED_LANES: &str = "SHFL read(s) of lanes outside the executing lanes
 const SHADOW: &str = "a form that prints like ptxas's but that ptxas never writes";
 
 /// The emulator's verdict on `cubin` at `cfg`; when that launch is not comparable, the
-/// harness's alternative launches (`emu::retry`, as the corpus stages use them), keeping the
+/// harness's alternative launches (`harness::retry`, as the corpus stages use them), keeping the
 /// first that compares.
 fn compare_with_retries(
     ptx: &str,
     cubin: &[u8],
     kernel: &str,
-    cfg: &emu::harness::Config,
-) -> emu::harness::Verdict {
-    let run = |c: &emu::harness::Config| {
-        super::catch(|| emu::harness::compare(ptx, cubin, kernel, c))
-            .unwrap_or_else(|p| emu::harness::Verdict::Unsupported(format!("panic: {p}")))
+    cfg: &harness::Config,
+) -> harness::Verdict {
+    let run = |c: &harness::Config| {
+        super::catch(|| harness::compare(ptx, cubin, kernel, c))
+            .unwrap_or_else(|p| harness::Verdict::Unsupported(format!("panic: {p}")))
     };
     let first = run(cfg);
-    let emu::harness::Verdict::NotComparable(reason) = &first else {
+    let harness::Verdict::NotComparable(reason) = &first else {
         return first;
     };
-    for alt in emu::retry::alternatives(ptx, kernel, reason, cfg) {
+    for alt in harness::retry::alternatives(ptx, kernel, reason, cfg) {
         let v = run(&alt);
-        if !matches!(v, emu::harness::Verdict::NotComparable(_)) {
+        if !matches!(v, harness::Verdict::NotComparable(_)) {
             return match v {
-                emu::harness::Verdict::Equal => emu::harness::Verdict::Equal,
+                harness::Verdict::Equal => harness::Verdict::Equal,
                 other => other,
             };
         }
@@ -501,27 +501,27 @@ fn layernorm(run: &Path, cubin_path: &Path) -> Case {
             };
         }
     };
-    let cfg = emu::harness::Config {
+    let cfg = harness::Config {
         seed: 1,
         grid: [4, 1, 1],
         block: [128, 1, 1],
-        ..emu::harness::Config::default()
+        ..harness::Config::default()
     };
     let kernel = "layernorm_kernel";
     let old_shadows = shadow_words(&old).unwrap_or(0);
-    let old_v = super::catch(|| emu::harness::compare(&text, &old, kernel, &cfg))
-        .unwrap_or_else(|p| emu::harness::Verdict::Unsupported(format!("panic: {p}")));
+    let old_v = super::catch(|| harness::compare(&text, &old, kernel, &cfg))
+        .unwrap_or_else(|p| harness::Verdict::Unsupported(format!("panic: {p}")));
     let (new_v, new_shadows) = match compile_today(&ptx_path, &text, "sm_90a") {
         Ok(new) => (
             compare_with_retries(&text, &new, kernel, &cfg),
             shadow_words(&new).unwrap_or(0),
         ),
-        Err(e) => (emu::harness::Verdict::Unsupported(e), 0),
+        Err(e) => (harness::Verdict::Unsupported(e), 0),
     };
     let class = if old_shadows > 0 {
         Class::KilnBug {
-            flagged: old_v != emu::harness::Verdict::Equal,
-            fixed: new_shadows == 0 && new_v == emu::harness::Verdict::Equal,
+            flagged: old_v != harness::Verdict::Equal,
+            fixed: new_shadows == 0 && new_v == harness::Verdict::Equal,
         }
     } else {
         Class::Unexplained("no shadow word in the old cubin".into())

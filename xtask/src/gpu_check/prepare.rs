@@ -17,8 +17,8 @@ pub const MAX_PACK_BYTES: u64 = 56 << 20;
 /// A job before its blobs are stored.
 struct Draft {
     kernel: String,
-    cfg: emu::harness::Config,
-    inputs: emu::harness::Inputs,
+    cfg: harness::Config,
+    inputs: harness::Inputs,
     slots: Vec<(u32, u32)>,
     expected: Option<Vec<u32>>,
     check: String,
@@ -163,8 +163,8 @@ fn file_jobs(path: &Path, rel: &str, text: &str, arch: &str) -> Option<FileJobs>
             Exec::Miscompiled(d) => format!("miscompiled: {d}"),
         };
         // The launch the check decided on, with the inputs of its first seed.
-        let cfg = emu::harness::Config { seed: 1, ..cfg };
-        let inputs = emu::harness::kernel_inputs(&prog, k, &cfg);
+        let cfg = harness::Config { seed: 1, ..cfg };
+        let inputs = harness::kernel_inputs(&prog, k, &cfg);
         if !inputs.textures.is_empty() || !inputs.surfaces.is_empty() || inputs.cooperative {
             f.left_out.push((
                 name,
@@ -196,12 +196,12 @@ fn file_jobs(path: &Path, rel: &str, text: &str, arch: &str) -> Option<FileJobs>
 fn interpret(
     prog: &interp::Program,
     k: u32,
-    inputs: &emu::harness::Inputs,
-    cfg: &emu::harness::Config,
+    inputs: &harness::Inputs,
+    cfg: &harness::Config,
 ) -> Option<Vec<u32>> {
     let mut prog = prog.clone();
     let mut mem = interp::Memory::new();
-    let (params, addrs) = emu::harness::place(inputs, &mut mem);
+    let (params, addrs) = harness::place(inputs, &mut mem);
     prog.load(&mut mem);
     let launch = cfg.interp_launch(params);
     prog.run(&mut mem, k, &launch).ok()?;

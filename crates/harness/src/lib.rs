@@ -44,7 +44,9 @@ use interp::devrt::{self, LogComparison};
 use interp::texture::{AddressMode, Filter, TexFormat, TexShape, Texture};
 use interp::{Memory, TextureSource, TextureUse, Ty};
 
-use crate::exec::{EmuError, Launch};
+use emu::exec::{EmuError, Launch};
+
+pub mod retry;
 
 /// Launch shape and input generation.
 #[derive(Debug, Clone)]
@@ -377,7 +379,7 @@ pub struct Side {
 type EmuRun = (Memory, Vec<u64>, Option<String>, (u64, u64));
 
 fn emulate(
-    image: &crate::load::Image,
+    image: &emu::load::Image,
     kernel: &str,
     inp: &Inputs,
     cfg: &Config,
@@ -396,10 +398,10 @@ fn emulate(
         step_limit: cfg.step_limit,
     };
     let mut undefined = (0, 0);
-    let options = crate::RunOptions {
+    let options = emu::RunOptions {
         zero_undefined_lanes: cfg.zero_undefined_lanes,
     };
-    let etrap = match crate::run_with(&eprog, &mut emem, kernel, &elaunch, &options) {
+    let etrap = match emu::run_with(&eprog, &mut emem, kernel, &elaunch, &options) {
         Ok(st) => {
             undefined = (st.undefined_reads, st.undefined_syncs);
             None
@@ -444,7 +446,7 @@ pub fn compare_cubins(
     );
     let mut runs = Vec::new();
     for bytes in [ours, theirs] {
-        let image = match crate::load::decode(bytes) {
+        let image = match emu::load::decode(bytes) {
             Ok(i) => i,
             Err(e) => return Verdict::Unsupported(format!("load: {e}")),
         };
@@ -509,7 +511,7 @@ pub fn compare(ptx: &str, cubin: &[u8], kernel: &str, cfg: &Config) -> Verdict {
         Ok(p) => p,
         Err(e) => return Verdict::NotComparable(format!("interp: lowering: {}", e.message)),
     };
-    let image = match crate::load::decode(cubin) {
+    let image = match emu::load::decode(cubin) {
         Ok(i) => i,
         Err(e) => return Verdict::Unsupported(format!("load: {e}")),
     };
@@ -519,7 +521,7 @@ pub fn compare(ptx: &str, cubin: &[u8], kernel: &str, cfg: &Config) -> Verdict {
 /// [`compare`] with the PTX lowered and the cubin decoded once (for files with many kernels).
 pub fn compare_kernel(
     iprog: &interp::Program,
-    image: &crate::load::Image,
+    image: &emu::load::Image,
     kernel: &str,
     cfg: &Config,
 ) -> Verdict {

@@ -7,10 +7,10 @@
 
 use std::collections::{HashMap, HashSet};
 
-use crate::harness::Config;
+use crate::Config;
 
 /// The alternatives for a launch that was not comparable for `reason` (a
-/// [`crate::harness::Verdict::NotComparable`] text, or the compile stage's `emu: ...` form of
+/// [`crate::Verdict::NotComparable`] text, or the compile stage's `emu: ...` form of
 /// an unsupported one), in the order to try them. Empty when no other launch can help.
 pub fn alternatives(ptx: &str, kernel: &str, reason: &str, plain: &Config) -> Vec<Config> {
     let shapes = |shapes: &[[u32; 3]]| -> Vec<Config> {
