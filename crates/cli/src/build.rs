@@ -26,6 +26,10 @@ pub struct Args {
     /// Print each kernel's SASS listing.
     #[arg(long)]
     sass: bool,
+    /// With `--sass`: print each instruction's control field (waits, scoreboards, yield,
+    /// stall) before it.
+    #[arg(long)]
+    control_codes: bool,
     /// Register budget per thread (as ptxas's `--maxrregcount`).
     #[arg(long)]
     maxrregcount: Option<u32>,
@@ -80,6 +84,7 @@ pub fn run(args: Args) -> Status {
             ptxas_lines: false,
         }),
         sass: args.sass,
+        control_codes: args.control_codes,
         warnings: true,
         warnings_as_errors: false,
     });
@@ -112,6 +117,9 @@ pub struct SassArgs {
     /// Optimization level, as ptxas's `-O0`..`-O3` (default 3).
     #[arg(short = 'O', default_value_t = 3, value_parser = clap::value_parser!(u8).range(0..=3))]
     opt_level: u8,
+    /// Print each instruction's control field (waits, scoreboards, yield, stall) before it.
+    #[arg(long)]
+    control_codes: bool,
 }
 
 pub fn run_sass(args: SassArgs) -> Status {
@@ -121,6 +129,7 @@ pub fn run_sass(args: SassArgs) -> Status {
         output: None,
         verbose: false,
         sass: true,
+        control_codes: args.control_codes,
         maxrregcount: args.maxrregcount,
         opt_level: args.opt_level,
     })

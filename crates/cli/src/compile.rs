@@ -29,6 +29,8 @@ pub struct Request<'a> {
     pub report: Option<Report>,
     /// Print each kernel's SASS listing to standard output.
     pub sass: bool,
+    /// With `sass`: each instruction's control field before it.
+    pub control_codes: bool,
     /// Print warnings (`-w` turns them off).
     pub warnings: bool,
     /// Treat warnings as errors (`-Werror`).
@@ -83,7 +85,7 @@ pub fn compile(req: &Request<'_>) -> Outcome {
             }
             if req.sass {
                 for (kt, _) in &times {
-                    if let Ok(text) = db::sass_text(&db, *kt) {
+                    if let Ok(text) = db::sass_text_with(&db, *kt, req.control_codes) {
                         print!("{text}");
                     }
                 }

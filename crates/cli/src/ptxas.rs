@@ -434,6 +434,7 @@ pub fn run(args: &[String]) -> Status {
             ptxas_lines: true,
         }),
         sass: false,
+        control_codes: false,
         warnings: !cl.has("disable-warnings"),
         warnings_as_errors: cl.has("warning-as-error"),
     });

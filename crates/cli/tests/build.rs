@@ -75,3 +75,55 @@ fn unsupported_input_fails_closed() {
     );
     assert!(!out_path.exists(), "no cubin is written");
 }
+
+/// `kiln sass --control-codes` prints each instruction's control field as `kiln disasm
+/// --control` decodes it from the cubin `kiln build` writes (two independent paths: the
+/// listing's words, and the ELF read back).
+#[test]
+fn sass_control_codes_match_the_cubin() {
+    let ptx = "../../test-data/examples/saxpy.ptx";
+    for arch in ["sm_80", "sm_90"] {
+        let cubin =
+            std::env::temp_dir().join(format!("kiln-cc-{arch}-{}.cubin", std::process::id()));
+        let st = Command::new(env!("CARGO_BIN_EXE_kiln"))
+            .args(["build", "--arch", arch, "-o"])
+            .arg(&cubin)
+            .arg(ptx)
+            .status()
+            .unwrap();
+        assert!(st.success());
+        let sass = Command::new(env!("CARGO_BIN_EXE_kiln"))
+            .args(["sass", "--control-codes", "--arch", arch, ptx])
+            .output()
+            .unwrap();
+        let disasm = Command::new(env!("CARGO_BIN_EXE_kiln"))
+            .args(["disasm", "--control"])
+            .arg(&cubin)
+            .output()
+            .unwrap();
+        let _ = std::fs::remove_file(&cubin);
+        let ours: Vec<(String, String)> = String::from_utf8(sass.stdout)
+            .unwrap()
+            .lines()
+            .filter_map(|l| {
+                let l = l.trim();
+                let (control, rest) = l.split_once("] ")?;
+                Some((
+                    format!("{control}]"),
+                    rest.split_whitespace().next()?.to_string(),
+                ))
+            })
+            .collect();
+        let theirs: Vec<(String, String)> = String::from_utf8(disasm.stdout)
+            .unwrap()
+            .lines()
+            .filter_map(|l| {
+                let (code, control) = l.split_once("// ")?;
+                let pc = code.split_whitespace().next()?.to_string();
+                Some((control.trim().to_string(), pc))
+            })
+            .collect();
+        assert!(ours.len() > 10, "{arch}: {ours:?}");
+        assert_eq!(ours, theirs, "{arch}");
+    }
+}

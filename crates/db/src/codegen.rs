@@ -407,11 +407,26 @@ pub fn encoded<'db>(db: &'db dyn Db, kt: KernelTarget<'db>) -> Result<emit::Enco
 /// A kernel's SASS as `kiln sass` prints it: a `.text.<kernel>` header line, then one
 /// nvdisasm-style line per instruction (what the language server's SASS view shows, too).
 pub fn sass_text(db: &dyn Db, kt: KernelTarget<'_>) -> Result<String, CodegenError> {
+    sass_text_with(db, kt, false)
+}
+
+/// [`sass_text`], with each instruction's control field (`[B------:R-:W0:Y:S02]`: waits,
+/// scoreboards, yield, stall) before it when `control_codes` (`kiln sass --control-codes`).
+pub fn sass_text_with(
+    db: &dyn Db,
+    kt: KernelTarget<'_>,
+    control_codes: bool,
+) -> Result<String, CodegenError> {
     let e = encoded(db, kt).as_ref().map_err(Clone::clone)?;
     let name = kt.function(db).name(db);
     let mut text = format!("//--------------------- .text.{name} --------------------------\n");
-    for l in &e.listing {
+    for (l, word) in e.listing.iter().zip(e.code.chunks_exact(16)) {
         text.push_str("        ");
+        if control_codes {
+            let word = u128::from_le_bytes(word.try_into().expect("16 bytes"));
+            text.push_str(&sass::Control::from_word(word).to_text());
+            text.push(' ');
+        }
         text.push_str(l);
         text.push('\n');
     }

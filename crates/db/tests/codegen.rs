@@ -714,11 +714,7 @@ fn compiled_kernels_execute_like_the_interpreter() {
                         ..harness::Config::default()
                     };
                     let v = harness::compare(&text, bytes, &name, &cfg);
-                    assert_eq!(
-                        v,
-                        harness::Verdict::Equal,
-                        "{path} {sm} {name} seed {seed}"
-                    );
+                    assert_eq!(v, harness::Verdict::Equal, "{path} {sm} {name} seed {seed}");
                 }
             }
             verified += 1;
@@ -774,11 +770,7 @@ fn approximate_math_executes_like_ptxas() {
                         ..harness::Config::default()
                     };
                     let v = harness::compare_cubins(&text, &bytes, &theirs, &name, &cfg);
-                    assert_eq!(
-                        v,
-                        harness::Verdict::Equal,
-                        "{path} {sm} {name} seed {seed}"
-                    );
+                    assert_eq!(v, harness::Verdict::Equal, "{path} {sm} {name} seed {seed}");
                 }
             }
             checked += 1;

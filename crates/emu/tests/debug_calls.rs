@@ -6,9 +6,9 @@
 //! against the PTX interpreter (skipping with a printed reason without the oracle), and check
 //! that a return to an address outside the code traps.
 
-use harness::{Config, Verdict};
 use emu::load::program_from_text;
 use emu::{EmuError, Launch};
+use harness::{Config, Verdict};
 use interp::Memory;
 
 /// The test PTX: two functions, one calling the other twice, called from the kernel.

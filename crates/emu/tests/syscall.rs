@@ -7,9 +7,9 @@
 //! `test-data/devrt/printf.ptx` (nvcc's code for `printf.cu`) with the oracle and skip with a
 //! printed reason when it is not installed.
 
-use harness::{Config, Verdict};
 use emu::load::{EXTERN_WINDOW, Program, program_from_text};
 use emu::{EmuError, Launch};
+use harness::{Config, Verdict};
 use interp::{DeviceLog, Memory, PrintfArg};
 
 /// The externs of the hand-written programs, in bank-4 order: `c[0x4][0x0]`, `[0x8]`,

@@ -255,6 +255,7 @@ pub fn sass_view(
     kernel: Option<&str>,
     at: Option<TextSize>,
     target: Option<&str>,
+    control_codes: bool,
 ) -> Result<SassView, String> {
     let targets = config.targets(db, file);
     let t = match target {
@@ -298,7 +299,7 @@ pub fn sass_view(
         Some(m) => (Err(m.clone()), String::new(), Some(m)),
         None => {
             let stats = db::kernel_stats(db, kt).clone().map_err(|e| e.message);
-            match db::sass_text(db, kt) {
+            match db::sass_text_with(db, kt, control_codes) {
                 Ok(text) => (stats, text, None),
                 Err(e) => (stats, String::new(), Some(e.message)),
             }

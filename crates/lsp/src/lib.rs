@@ -35,6 +35,9 @@ pub mod view_sass {
         pub position: Option<lsp_types::Position>,
         /// `sm_90`; else the first of the file's targets.
         pub target: Option<String>,
+        /// Print each instruction's control field before it (`kiln sass --control-codes`).
+        #[serde(default)]
+        pub control_codes: bool,
     }
 
     pub type Result = crate::analysis::SassView;

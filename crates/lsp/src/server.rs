@@ -623,6 +623,7 @@ fn view_sass(s: &Snapshot, p: &crate::view_sass::Params) -> Result<serde_json::V
         p.kernel.as_deref(),
         at,
         p.target.as_deref(),
+        p.control_codes,
     )?;
     serde_json::to_value(view).map_err(|e| e.to_string())
 }

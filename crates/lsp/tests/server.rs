@@ -162,7 +162,17 @@ fn view_sass_by_name_position_and_target() {
     assert!(md.contains("sm_80 SASS:") && md.contains("IADD3"), "{md}");
     let v = c.ok(
         lsp::view_sass::METHOD,
-        json!({ "textDocument": { "uri": uri }, "kernel": "first", "target": "sm_90" }),
+        json!({ "textDocument": { "uri": uri }, "kernel": "first", "target": "sm_90",
+                "controlCodes": true }),
+    );
+    assert!(
+        v["text"]
+            .as_str()
+            .unwrap()
+            .lines()
+            .skip(1)
+            .all(|l| l.trim_start().starts_with("[B")),
+        "control codes before every instruction: {v}"
     );
     assert_eq!(
         (v["kernel"].as_str(), v["target"].as_str()),

@@ -68,6 +68,7 @@ class SassViews implements vscode.TextDocumentContentProvider {
         textDocument: { uri: q.get("uri") },
         kernel: q.get("kernel"),
         target: q.get("target"),
+        controlCodes: vscode.workspace.getConfiguration("kiln").get<boolean>("sassControlCodes", false),
       });
       const head = `// ${view.summary}\n`;
       // The summary line shifts the SASS text down by one.
@@ -219,6 +220,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (e.affectsConfiguration("kiln")) {
         showTargets();
+        for (const doc of vscode.workspace.textDocuments) {
+          if (doc.uri.scheme === SASS_SCHEME) {
+            views.refresh(new URLSearchParams(doc.uri.query).get("uri") ?? "");
+          }
+        }
         void client?.sendNotification("workspace/didChangeConfiguration", {
           settings: { kiln: serverConfig() },
         });

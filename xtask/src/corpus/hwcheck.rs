@@ -401,9 +401,7 @@ fn replay(
             first: old_hazards[0].clone(),
             fixed: new_clean && new_v == harness::Verdict::Equal,
         }
-    } else if let (harness::Verdict::Differ(d), harness::Verdict::Equal) =
-        (&old_v, &new_v)
-    {
+    } else if let (harness::Verdict::Differ(d), harness::Verdict::Equal) = (&old_v, &new_v) {
         // The emulator now tells the old code from the PTX (the interpreter models ptxas's
         // contraction of mul + add, `hir::contract`) and today's code matches it.
         Class::KilnBugFloat { first: d.clone() }
