@@ -59,14 +59,13 @@ pub fn compile(req: &Request<'_>) -> Outcome {
         .iter()
         .all(|d| d.severity != db::Severity::Error)
     {
-        // Compile kernel by kernel first so that each kernel's compile time is its own; the
-        // `cubin` query then reuses the memoized results.
-        let mut times = Vec::new();
-        for kt in db::kernel_targets(&db, file, &req.target) {
-            let start = Instant::now();
-            let _ = db::kernel_stats(&db, kt);
-            times.push((kt, start.elapsed()));
-        }
+        // Compile the kernels first, in parallel, each timed on its own; the `cubin` query then
+        // reuses the memoized results.
+        let durations = compile_kernels(&db, file, &req.target);
+        let times: Vec<_> = db::kernel_targets(&db, file, &req.target)
+            .into_iter()
+            .zip(durations)
+            .collect();
         let ft = db::FileTarget::new(&db, file, req.target.clone());
         let out = db::cubin(&db, ft);
         diagnostics.extend(out.diagnostics.iter().cloned());
@@ -110,6 +109,67 @@ pub fn compile(req: &Request<'_>) -> Outcome {
         errors,
         stats,
     }
+}
+
+/// Threads compiling the kernels of a module: `KILN_JOBS` if set (1 compiles serially),
+/// else the machine's parallelism.
+fn jobs() -> usize {
+    std::env::var("KILN_JOBS")
+        .ok()
+        .and_then(|j| j.parse::<usize>().ok())
+        .filter(|&j| j > 0)
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+}
+
+/// Compiles every kernel of `file` for `target` (their `kernel_stats` query and everything
+/// below it), spread over [`jobs`] threads, each on a clone of the database (salsa shares the
+/// memoized results); returns each kernel's compile time, in source order. The results do
+/// not depend on which thread computed them: the cubin is the same as a serial build's.
+fn compile_kernels(
+    db: &db::RootDatabase,
+    file: db::SourceFile,
+    target: &db::Target,
+) -> Vec<std::time::Duration> {
+    let n = db::kernel_targets(db, file, target).len();
+    let threads = jobs().min(n).max(1);
+    let mut durations = vec![std::time::Duration::ZERO; n];
+    if threads == 1 {
+        for (k, kt) in db::kernel_targets(db, file, target).into_iter().enumerate() {
+            let start = Instant::now();
+            let _ = db::kernel_stats(db, kt);
+            durations[k] = start.elapsed();
+        }
+        return durations;
+    }
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let results: Vec<Vec<(usize, std::time::Duration)>> = std::thread::scope(|s| {
+        let workers: Vec<_> = (0..threads)
+            .map(|_| {
+                let db = db.clone();
+                let next = &next;
+                s.spawn(move || {
+                    let kts = db::kernel_targets(&db, file, target);
+                    let mut mine = Vec::new();
+                    loop {
+                        let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some(&kt) = kts.get(k) else { break };
+                        let start = Instant::now();
+                        let _ = db::kernel_stats(&db, kt);
+                        mine.push((k, start.elapsed()));
+                    }
+                    mine
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .map(|w| w.join().unwrap_or_default())
+            .collect()
+    });
+    for (k, d) in results.into_iter().flatten() {
+        durations[k] = d;
+    }
+    durations
 }
 
 /// Prints ptxas's `-v` resource report (format checked against ptxas 13.0.88's output).

@@ -127,3 +127,44 @@ fn sass_control_codes_match_the_cubin() {
         assert_eq!(ours, theirs, "{arch}");
     }
 }
+
+/// Kernels compile in parallel (`KILN_JOBS` threads); the cubin and the report do not depend
+/// on it.
+#[test]
+fn parallel_build_is_byte_identical() {
+    let mut ptx = String::from(".version 8.0\n.target sm_80\n.address_size 64\n");
+    for k in 0..12 {
+        ptx.push_str(&format!(
+            ".visible .entry k{k}(.param .u64 p, .param .u32 n)\n{{\n\
+             .reg .pred %p<2>;\n.reg .b32 %r<8>;\n.reg .b64 %rd<5>;\n\
+             ld.param.u64 %rd1, [p];\nld.param.u32 %r1, [n];\ncvta.to.global.u64 %rd2, %rd1;\n\
+             mov.u32 %r2, %tid.x;\nsetp.ge.u32 %p1, %r2, %r1;\n@%p1 bra DONE;\n\
+             mul.wide.u32 %rd3, %r2, 4;\nadd.s64 %rd4, %rd2, %rd3;\nld.global.u32 %r3, [%rd4];\n\
+             mul.lo.u32 %r4, %r3, {};\nadd.u32 %r5, %r4, %r2;\nst.global.u32 [%rd4], %r5;\n\
+             DONE:\nret;\n}}\n",
+            k + 3
+        ));
+    }
+    let dir = std::env::temp_dir().join(format!("kiln-par-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let src = dir.join("m.ptx");
+    std::fs::write(&src, &ptx).unwrap();
+    for arch in ["sm_80", "sm_90"] {
+        let build = |jobs: &str| {
+            let out = dir.join(format!("{arch}-{jobs}.cubin"));
+            let o = Command::new(env!("CARGO_BIN_EXE_kiln"))
+                .env("KILN_JOBS", jobs)
+                .args(["build", "--arch", arch, "-v", "-o"])
+                .arg(&out)
+                .arg(&src)
+                .output()
+                .unwrap();
+            assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+            (std::fs::read(&out).unwrap(), o.stdout)
+        };
+        let serial = build("1");
+        assert_eq!(serial.0, build("3").0, "{arch}: cubin");
+        assert_eq!(serial.1, build("3").1, "{arch}: -v report");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
