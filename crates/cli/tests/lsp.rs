@@ -224,12 +224,10 @@ fn lens_and_sass_view_equal_the_batch_compiler() {
     server.stop();
 }
 
-/// (line, UTF-16 column) of byte offset `at`.
+/// The LSP position of byte offset `at`.
 fn position(text: &str, at: usize) -> Value {
-    let before = &text[..at];
-    let line = before.matches('\n').count();
-    let start = before.rfind('\n').map_or(0, |i| i + 1);
-    json!({ "line": line, "character": text[start..at].encode_utf16().count() })
+    let (line, character) = test_support::lsp_position(text, at);
+    json!({ "line": line, "character": character })
 }
 
 /// Everything the server shows for a file: diagnostics, CodeLens, symbols, and the SASS view

@@ -8,33 +8,7 @@ use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-const MODULE: &str = r#".version 8.0
-.target sm_80
-.address_size 64
-
-.visible .entry first(.param .u64 p)
-{
-    .reg .b32 %r<4>;
-    .reg .b64 %rd<3>;
-    ld.param.u64 %rd1, [p];
-    cvta.to.global.u64 %rd2, %rd1;
-    mov.u32 %r1, %tid.x;
-    st.global.u32 [%rd2], %r1;
-    ret;
-}
-
-.visible .entry second(.param .u64 p)
-{
-    .reg .b32 %r<4>;
-    .reg .b64 %rd<3>;
-    ld.param.u64 %rd1, [p];
-    cvta.to.global.u64 %rd2, %rd1;
-    mov.u32 %r1, %ctaid.x;
-    add.u32 %r2, %r1, 7;
-    st.global.u32 [%rd2+4], %r2;
-    ret;
-}
-"#;
+const MODULE: &str = include_str!("../../../test-data/lsp/two_kernels.ptx");
 
 struct Lines(mpsc::Receiver<String>);
 

@@ -370,11 +370,7 @@ pub fn allocated<'db>(
 
 /// The kernel code to schedule and encode: the optimized kernel, or the allocator's rewrite
 /// of it with spill code.
-pub(crate) fn final_code_of<'a>(f: &'a ir::Func, a: &'a regalloc::Allocation) -> &'a ir::Func {
-    final_code(f, a)
-}
-
-fn final_code<'a>(f: &'a ir::Func, a: &'a regalloc::Allocation) -> &'a ir::Func {
+pub(crate) fn final_code<'a>(f: &'a ir::Func, a: &'a regalloc::Allocation) -> &'a ir::Func {
     a.spill.as_ref().map_or(f, |s| &s.func)
 }
 
@@ -443,16 +439,7 @@ pub fn sass_origins(
 ) -> Result<Vec<Option<TextRange>>, CodegenError> {
     let e = encoded(db, kt).as_ref().map_err(Clone::clone)?;
     let function = kt.function(db);
-    let root = parse(db, function.file(db)).syntax_node();
-    let node = root
-        .children()
-        .filter_map(<syntax::ast::Function as syntax::ast::AstNode>::cast)
-        .find(|f| {
-            f.is_entry()
-                && f.name()
-                    .is_some_and(|n| n.text() == function.name(db).as_str())
-        })
-        .map(|f| syntax::ast::AstNode::syntax(&f).clone())
+    let node = kernel_node(db, kt)
         .ok_or_else(|| CodegenError::plain("the kernel is no longer in the file"))?;
     let relative: Vec<TextRange> = e
         .origins
@@ -464,6 +451,22 @@ pub fn sass_origins(
     let mut out = vec![None];
     out.extend(e.origins.iter().map(|o| o.and_then(|_| mapped.next())));
     Ok(out)
+}
+
+/// The kernel's node in the file's current parse (code-generation origins are ranges in its
+/// trivia-free tree, mapped through this node).
+pub(crate) fn kernel_node(db: &dyn Db, kt: KernelTarget<'_>) -> Option<syntax::SyntaxNode> {
+    let function = kt.function(db);
+    parse(db, function.file(db))
+        .syntax_node()
+        .children()
+        .filter_map(<syntax::ast::Function as syntax::ast::AstNode>::cast)
+        .find(|f| {
+            f.is_entry()
+                && f.name()
+                    .is_some_and(|n| n.text() == function.name(db).as_str())
+        })
+        .map(|f| syntax::ast::AstNode::syntax(&f).clone())
 }
 
 /// What ptxas's `-v` reports for a kernel, plus the instruction count.

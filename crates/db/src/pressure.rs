@@ -10,8 +10,8 @@ use ir::Class;
 use ir::liveness::{Liveness, VSet, walk_block_backward};
 use syntax::TextRange;
 
-use crate::codegen::{CodegenError, allocated, final_code_of, optimized};
-use crate::{Db, KernelTarget, parse};
+use crate::codegen::{CodegenError, allocated, final_code, kernel_node, optimized};
+use crate::{Db, KernelTarget};
 
 /// The register pressure at one PTX construct.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -32,7 +32,7 @@ pub fn register_pressure(
 ) -> Result<Vec<LinePressure>, CodegenError> {
     let f = optimized(db, kt).as_ref().map_err(Clone::clone)?;
     let a = allocated(db, kt).as_ref().map_err(Clone::clone)?;
-    let code = final_code_of(f, a);
+    let code = final_code(f, a);
     let live = Liveness::compute(code);
     // (origin, live registers, live named values) per instruction.
     let mut per_inst: Vec<((u32, u32), u32, Vec<String>)> = Vec::new();
@@ -47,21 +47,10 @@ pub fn register_pressure(
             }
         });
     }
-    // The kernel's current tree: origins are ranges in the lowered (trivia-free) tree.
     let function = kt.function(db);
-    let root = parse(db, function.file(db)).syntax_node();
-    let Some(node) = root
-        .children()
-        .filter_map(<syntax::ast::Function as syntax::ast::AstNode>::cast)
-        .find(|f| {
-            f.is_entry()
-                && f.name()
-                    .is_some_and(|n| n.text() == function.name(db).as_str())
-        })
-    else {
+    let Some(node) = kernel_node(db, kt) else {
         return Ok(Vec::new());
     };
-    let node = syntax::ast::AstNode::syntax(&node).clone();
     let relative: Vec<TextRange> = per_inst
         .iter()
         .map(|((a, b), _, _)| TextRange::new((*a).into(), (*b).max(*a).into()))

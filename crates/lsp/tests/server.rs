@@ -7,33 +7,8 @@ use serde_json::{Value, json};
 
 const SAXPY: &str = include_str!("../../../test-data/examples/saxpy.ptx");
 
-const TWO_KERNELS: &str = r#".version 8.0
-.target sm_80
-.address_size 64
-
-.visible .entry first(.param .u64 p)
-{
-    .reg .b32 %r<4>;
-    .reg .b64 %rd<3>;
-    ld.param.u64 %rd1, [p];
-    cvta.to.global.u64 %rd2, %rd1;
-    mov.u32 %r1, %tid.x;
-    st.global.u32 [%rd2], %r1;
-    ret;
-}
-
-.visible .entry second(.param .u64 p)
-{
-    .reg .b32 %r<4>;
-    .reg .b64 %rd<3>;
-    ld.param.u64 %rd1, [p];
-    cvta.to.global.u64 %rd2, %rd1;
-    mov.u32 %r1, %ctaid.x;
-    add.u32 %r2, %r1, 7;
-    st.global.u32 [%rd2+4], %r2;
-    ret;
-}
-"#;
+/// Two small kernels (`.target sm_80`), shared with `kiln watch`'s test.
+const TWO_KERNELS: &str = include_str!("../../../test-data/lsp/two_kernels.ptx");
 
 fn doc(uri: &str) -> Value {
     json!({ "textDocument": { "uri": uri } })
@@ -260,12 +235,10 @@ impl Rng {
     }
 }
 
-/// (line, UTF-16 column) of byte offset `at`.
+/// The LSP position of byte offset `at`.
 fn position(text: &str, at: usize) -> Value {
-    let before = &text[..at];
-    let line = before.matches('\n').count();
-    let start = before.rfind('\n').map_or(0, |i| i + 1);
-    json!({ "line": line, "character": text[start..at].encode_utf16().count() })
+    let (line, character) = test_support::lsp_position(text, at);
+    json!({ "line": line, "character": character })
 }
 
 #[test]

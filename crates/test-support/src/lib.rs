@@ -157,6 +157,15 @@ pub fn test_data_or_skip(rel: &str) -> Option<PathBuf> {
     }
 }
 
+/// The Language Server Protocol position of byte offset `at` in `text`: (line, column in
+/// UTF-16 code units), both 0-based — what a test client sends.
+pub fn lsp_position(text: &str, at: usize) -> (usize, usize) {
+    let before = &text[..at];
+    let line = before.matches('\n').count();
+    let start = before.rfind('\n').map_or(0, |i| i + 1);
+    (line, text[start..at].encode_utf16().count())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
