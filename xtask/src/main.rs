@@ -11,6 +11,7 @@ mod fuzz;
 mod fuzz_codegen;
 mod fuzz_cubin;
 mod gpu_check;
+mod isa_forms;
 mod math_forms;
 mod mutate;
 mod oracle;
@@ -50,6 +51,9 @@ commands:
                             crates/lower/data/cvt.tsv (templates lower uses)
   math-forms                learn ptxas's f32/f64 rcp/sqrt/div routines (slow paths inlined):
                             writes crates/lower/data/math.tsv
+  isa-forms [--arch sm_XX]... [--opcode OP]... [--verbose]
+                            the PTX ISA's instruction forms as probes: ptxas's verdict, the
+                            judge on ptxas's code, kiln's code verified (target/isa-forms-*.tsv)
   hazard-learn --arch sm_XX [--dir DIR]
                             learn crates/hazard/tables/<sm>.txt (latencies, scoreboard use)
                             from ptxas output for the corpus
@@ -78,6 +82,7 @@ fn main() -> ExitCode {
         "sass-prefer" => sass_prefer::run(rest),
         "cvt-forms" => cvt_forms::run(rest),
         "math-forms" => math_forms::run(rest),
+        "isa-forms" => isa_forms::run(rest),
         "hazard-learn" => corpus::hazard::learn(rest),
         "gpu-check" => gpu_check::run(rest),
         "bench" => bench::run(rest),

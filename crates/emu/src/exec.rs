@@ -1005,5 +1005,26 @@ fn step(ctx: &mut Ctx<'_>, w: &mut Warp, pc: u64, active: u32) -> R<()> {
             }
         }
     }
-    crate::ops::execute(ctx, w, inst, active, exec)
+    let r = crate::ops::execute(ctx, w, inst, active, exec);
+    if trace_enabled() && w.index == 0 && ctx.cta.id == [0, 0, 0] {
+        // The first lane's destination registers after the instruction (up to four words).
+        let lane = exec.trailing_zeros() as usize;
+        if lane < 32
+            && let Some(d) = inst.operands.first()
+            && let OperandKind::Reg(reg) = &d.kind
+            && reg.file == RegFile::R
+            && reg.index < 255
+        {
+            let words: Vec<String> = (0..4u8)
+                .map_while(|k| reg.index.checked_add(k).filter(|i| *i < 255))
+                .map(|i| format!("{:08x}", w.reg(lane, i)))
+                .collect();
+            eprintln!(
+                "[emu]        lane {lane}: R{}.. = {}",
+                reg.index,
+                words.join(" ")
+            );
+        }
+    }
+    r
 }

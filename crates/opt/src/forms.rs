@@ -93,8 +93,45 @@ impl Forms {
         if let Some(&ok) = self.cache.get(&text) {
             return ok;
         }
-        let ok = sass::encode::assemble_line(table, &text, 0, &|_| None).is_ok();
+        let ok = sass::encode::assemble_line(table, &text, 0, &|_| None)
+            .is_ok_and(|word| float_bits_kept(table, word, i));
         self.cache.insert(text, ok);
         ok
     }
+}
+
+/// Whether the float immediates of `i` keep their bits in `word`. The same text can name
+/// different bits in different encodings: `-1.9375` is f32 `0xbff80000` but, in a field
+/// holding a double's high word (`MUFU.RCP64H`'s), the high word `0xbfff0000`. The word is
+/// decoded and each float field's raw value compared with what the IR operand means.
+fn float_bits_kept(table: &sass::Table, word: u128, i: &Inst) -> bool {
+    let wanted: Vec<u64> = i
+        .operands
+        .iter()
+        .filter_map(|o| match o {
+            Operand::F32(b) => Some(u64::from(*b)),
+            // An f64 immediate is encoded as its high word (its low word must be zero).
+            Operand::F64(b) if b & 0xffff_ffff == 0 => Some(b >> 32),
+            Operand::F64(_) => Some(u64::MAX),
+            _ => None,
+        })
+        .collect();
+    if wanted.is_empty() {
+        return true;
+    }
+    let Some(decoded) = table.decode(word, 0) else {
+        return false;
+    };
+    let Ok(inst) = sass::model::Inst::from_decoded(&decoded) else {
+        return false;
+    };
+    let raws: Vec<Option<u64>> = inst
+        .operands
+        .iter()
+        .filter_map(|o| match &o.kind {
+            sass::model::OperandKind::Float { bits, .. } => Some(bits.map(|(_, raw)| raw)),
+            _ => None,
+        })
+        .collect();
+    raws.len() == wanted.len() && raws.iter().zip(&wanted).all(|(r, w)| *r == Some(*w))
 }
