@@ -251,6 +251,11 @@ impl LatencyTable {
         s
     }
 
+    /// Whether the table has seen instructions of `class` (in ptxas's code).
+    pub fn knows(&self, class: &str) -> bool {
+        self.classes.contains_key(class)
+    }
+
     /// Whether results of `class` are variable-latency (guarded by scoreboards). Classes the
     /// table has never seen count as fixed.
     pub fn is_variable(&self, class: &str) -> bool {

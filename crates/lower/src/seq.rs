@@ -181,7 +181,8 @@ impl Cx {
             // `CS2R %q, SRZ`: a 64-bit zero.
             return Operand::Special("SRZ");
         }
-        if a.starts_with(|c: char| c.is_ascii_uppercase()) && !matches!(a, "RZ" | "PT") {
+        let zero_reg = matches!(a.split('.').next(), Some("RZ" | "PT"));
+        if a.starts_with(|c: char| c.is_ascii_uppercase()) && !zero_reg {
             let b = *labels
                 .entry(a.to_string())
                 .or_insert_with(|| self.f.new_block());

@@ -31,6 +31,7 @@
 
 mod instances;
 mod kernel;
+mod learn;
 mod values;
 
 use std::collections::BTreeMap;
@@ -105,6 +106,7 @@ struct Args {
     archs: Vec<String>,
     opcodes: Vec<String>,
     verbose: bool,
+    learn: bool,
 }
 
 fn parse_args(args: &[String]) -> Result<Args, String> {
@@ -112,6 +114,7 @@ fn parse_args(args: &[String]) -> Result<Args, String> {
         archs: Vec::new(),
         opcodes: Vec::new(),
         verbose: false,
+        learn: false,
     };
     let mut it = args.iter();
     while let Some(x) = it.next() {
@@ -123,6 +126,7 @@ fn parse_args(args: &[String]) -> Result<Args, String> {
                 .opcodes
                 .push(it.next().ok_or("--opcode needs a value")?.clone()),
             "--verbose" | "-v" => a.verbose = true,
+            "--learn" => a.learn = true,
             other => return Err(format!("isa-forms: unknown argument `{other}`")),
         }
     }
@@ -135,6 +139,9 @@ fn parse_args(args: &[String]) -> Result<Args, String> {
 pub fn run(args: &[String]) -> Result<(), String> {
     let args = parse_args(args)?;
     corpus::quiet_panics();
+    if args.learn {
+        return learn_table(&args);
+    }
     for arch in &args.archs {
         run_arch(arch, &args)?;
     }
@@ -327,6 +334,76 @@ fn kiln(
     verdict
 }
 
+/// `--learn`: the templates of the all-register instances kiln refuses on sm_80 or sm_90
+/// (`learn.rs`), written to `crates/lower/data/ops.tsv` (the table is learned anew each time).
+fn learn_table(args: &Args) -> Result<(), String> {
+    // What the families refuse, without the table being learned.
+    lower::disable_learned_ops();
+    let mut all: Vec<Instance> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for arch in learn::ARCHS {
+        for i in instances_for(arch, &args.opcodes)?.insts {
+            if seen.insert(i.key.clone()) {
+                all.push(i);
+            }
+        }
+    }
+    let candidates: Vec<(usize, &Instance)> = all
+        .iter()
+        .enumerate()
+        .filter(|(_, i)| {
+            learn::learnable(i).is_ok() && i.mnemonic != "cvt" && !i.mnemonic.starts_with("cvt.")
+        })
+        .collect();
+    let refused = corpus::par_map("isa-forms refused", &candidates, |(idx, inst)| {
+        learn::ARCHS.iter().any(|arch| {
+            matches!(
+                kiln(arch, *idx, inst, &Verdict::NotRun, None),
+                Verdict::Unsupported(_)
+            )
+        })
+    });
+    let to_learn: Vec<&Instance> = candidates
+        .iter()
+        .zip(refused)
+        .filter(|(_, r)| *r)
+        .map(|((_, i), _)| *i)
+        .collect();
+    eprintln!(
+        "isa-forms --learn: {} instances kiln refuses",
+        to_learn.len()
+    );
+    let rows = learn::learn(&to_learn);
+    let mut reasons: BTreeMap<String, usize> = BTreeMap::new();
+    let mut learned = 0;
+    for r in rows.values() {
+        for c in &r.cols {
+            match c {
+                Ok(_) => learned += 1,
+                Err(e) => {
+                    let short: String = e.chars().take(60).collect();
+                    *reasons.entry(short).or_default() += 1;
+                }
+            }
+        }
+    }
+    let path = learn::table_path();
+    std::fs::write(&path, learn::table_text(&rows))
+        .map_err(|e| format!("writing {}: {e}", path.display()))?;
+    println!("not learned (reason: count):");
+    let mut by: Vec<_> = reasons.into_iter().collect();
+    by.sort_by_key(|(r, n)| (std::cmp::Reverse(*n), r.clone()));
+    for (r, n) in by.iter().take(40) {
+        println!("  {n:>5}  {r}");
+    }
+    println!(
+        "RESULT isa-forms-learn instructions={} templates={learned} written={}",
+        rows.len(),
+        path.display()
+    );
+    Ok(())
+}
+
 /// Whether an instruction computes an approximation (MUFU-based in ptxas's code).
 fn approximate(mnemonic: &str) -> bool {
     mnemonic.contains(".approx")
@@ -490,7 +567,8 @@ fn report(
     skipped: &BTreeMap<String, String>,
     verbose: bool,
 ) -> Result<(), String> {
-    let mut tsv = String::from("# key\tsection\tptxas\tjudge\tkiln\tdetail\n");
+    let mut tsv =
+        String::from("# key\tsection\tptxas\tjudge\tkiln\tptxas or judge detail\tkiln detail\n");
     let mut per_op: BTreeMap<&str, [usize; 4]> = BTreeMap::new();
     let mut unsupported: BTreeMap<String, Vec<&str>> = BTreeMap::new();
     let mut problems = Vec::new();
@@ -503,22 +581,17 @@ fn report(
         let row = per_op.entry(opcode).or_default();
         row[0] += 1;
         let ptxas = if o.accepted { "accepted" } else { "rejected" };
-        let detail = if let Some(r) = &o.rejected {
-            r.clone()
-        } else if !o.kiln.detail().is_empty() {
-            o.kiln.detail().to_string()
-        } else {
-            o.judge.detail().to_string()
-        };
+        let clean = |t: &str| t.replace(['\t', '\n'], " ");
         let _ = writeln!(
             tsv,
-            "{}\t{} (isa.txt:{})\t{ptxas}\t{}\t{}\t{}",
+            "{}\t{} (isa.txt:{})\t{ptxas}\t{}\t{}\t{}\t{}",
             inst.key,
             inst.section,
             inst.form_line,
             o.judge.word(),
             o.kiln.word(),
-            detail.replace(['\t', '\n'], " ")
+            clean(o.rejected.as_deref().unwrap_or(o.judge.detail())),
+            clean(o.kiln.detail()),
         );
         if !o.accepted {
             continue;
