@@ -190,7 +190,7 @@ fn pair_operands(op: &str, n: usize) -> Result<Vec<bool>, String> {
     let (dst, srcs) = match base {
         "DEPBAR" => (false, false),
         // DSETP writes predicates and reads pairs.
-        "DSETP" => return Ok((0..n).map(|i| i >= 2 && i < 4).collect()),
+        "DSETP" => return Ok((0..n).map(|i| (2..4).contains(&i)).collect()),
         _ if base.starts_with('D') => (true, true),
         "CS2R" => (!mods.contains(&"32"), false),
         "IMAD" if mods.contains(&"WIDE") => {
@@ -322,7 +322,7 @@ pub fn template(lines: &[String], srcs: &[Shape], dst: Shape) -> Result<String, 
         if !(one_first || zero_first) {
             return Err(format!("predicate result selection: {l}"));
         }
-        result_pred = Some((k, one_first == !neg));
+        result_pred = Some((k, one_first != neg));
         skip_line = Some(i);
     }
     let mut pairs: BTreeSet<u32> = BTreeSet::new();
