@@ -1,6 +1,7 @@
 //! Turns every committed encoding table (`tables/<sm>.txt`, the reviewable source) into the
-//! compact image the crate embeds (`src/image/write.rs` has the layout), LZ4-compressed, in
-//! `$OUT_DIR`, and writes `$OUT_DIR/tables.rs`: `TABLES`, the SMs with their images.
+//! compact image the crate embeds (`src/image/write.rs` has the layout; each part
+//! LZ4-compressed on its own) in `$OUT_DIR`, and writes `$OUT_DIR/tables.rs`: `TABLES`, the
+//! SMs with their images.
 //!
 //! Runs again when a table or the writer changes. `tests/image.rs` checks that each image
 //! decodes to what `Table::parse` makes of the text.
@@ -28,22 +29,22 @@ fn main() {
         .collect();
     sms.sort();
     let mut list = String::from(
-        "/// SMs with a committed table: (name, its compact image, LZ4-compressed with the \
-         size prepended).\npub const TABLES: &[(&str, &[u8])] = &[\n",
+        "/// SMs with a committed table: (name, its compact image).\n\
+         pub const TABLES: &[(&str, &[u8])] = &[\n",
     );
     for (_, sm) in &sms {
         let path = dir.join(format!("{sm}.txt"));
         println!("cargo::rerun-if-changed={}", path.display());
         let text = std::fs::read_to_string(&path)
             .unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
-        let image = write::image_of(sm, &text).unwrap_or_else(|e| panic!("{e}"));
-        let packed = lz4_flex::block::compress_prepend_size(&image);
-        let file = out.join(format!("{sm}.img.lz4"));
+        let lz4 = |b: &[u8]| (write::LZ4, lz4_flex::block::compress_prepend_size(b));
+        let packed = write::image_of(sm, &text, &lz4).unwrap_or_else(|e| panic!("{e}"));
+        let file = out.join(format!("{sm}.img"));
         std::fs::write(&file, &packed)
             .unwrap_or_else(|e| panic!("writing {}: {e}", file.display()));
         let _ = writeln!(
             list,
-            "    ({sm:?}, include_bytes!(concat!(env!(\"OUT_DIR\"), \"/{sm}.img.lz4\"))),"
+            "    ({sm:?}, include_bytes!(concat!(env!(\"OUT_DIR\"), \"/{sm}.img\"))),"
         );
     }
     list.push_str("];\n");

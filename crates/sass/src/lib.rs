@@ -31,17 +31,6 @@ pub use table::{Encoding, Table};
 // from `tables/<sm>.txt`; see [`image`]).
 include!(concat!(env!("OUT_DIR"), "/tables.rs"));
 
-/// The uncompressed image of `TABLES[i]`, decompressed on first use and kept for the life of
-/// the process (the tables borrow from it).
-fn image_bytes(i: usize) -> &'static [u8] {
-    static CACHE: [OnceLock<Box<[u8]>>; TABLES.len()] = [const { OnceLock::new() }; TABLES.len()];
-    CACHE[i].get_or_init(|| {
-        lz4_flex::block::decompress_size_prepended(TABLES[i].1)
-            .expect("images made by build.rs decompress (tested)")
-            .into_boxed_slice()
-    })
-}
-
 /// The text of `tables/<sm>.txt` is not embedded; this is where it lives in the source tree
 /// (for the generators and tests that read it).
 pub fn table_source_path(sm: &str) -> std::path::PathBuf {
@@ -51,15 +40,15 @@ pub fn table_source_path(sm: &str) -> std::path::PathBuf {
 }
 
 /// The table for an SM name (`sm_90`, `sm_90a` and `SM90` all mean sm_90), or `None` when
-/// no table exists for it. The first call for an SM decompresses its image and reads its
-/// header; encodings are decoded per opcode as they are used.
+/// no table exists for it. The first call for an SM decompresses the global part of its
+/// image; encodings are decompressed per opcode and decoded one by one as they are used.
 pub fn table(sm: &str) -> Option<&'static Table> {
     static CACHE: [OnceLock<Table>; TABLES.len()] = [const { OnceLock::new() }; TABLES.len()];
     let key = normalize_sm(sm)?;
     let i = TABLES.iter().position(|(n, _)| *n == key)?;
     Some(CACHE[i].get_or_init(|| {
         let mut t =
-            Table::from_image(TABLES[i].0, image_bytes(i)).expect("committed images load (tested)");
+            Table::from_image(TABLES[i].0, TABLES[i].1).expect("committed images load (tested)");
         if let Some((_, text)) = PREFERENCES.iter().find(|(n, _)| *n == key) {
             let prefs = prefer::parse(&key, text).expect("committed preferences parse (tested)");
             t.apply_preferences(&prefs.preferred)
@@ -82,7 +71,7 @@ pub const PREFERENCES: &[(&str, &str)] = &[
 pub fn table_as_learned(sm: &str) -> Option<Table> {
     let key = normalize_sm(sm)?;
     let i = TABLES.iter().position(|(n, _)| *n == key)?;
-    Table::from_image(&key, image_bytes(i)).ok()
+    Table::from_image(&key, TABLES[i].1).ok()
 }
 
 /// `sm_90a`, `SM90`, `sm90` -> `sm_90`.

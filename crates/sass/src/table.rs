@@ -183,16 +183,19 @@ pub(crate) struct Dispatch {
 }
 
 impl Dispatch {
-    /// The index over `list` (indices of one opcode's encodings, in table order).
-    pub(crate) fn new<'e>(list: &[u32], enc: impl Fn(u32) -> &'e Encoding) -> Dispatch {
-        let key_mask = list.iter().fold(!0u128, |m, &i| m & enc(i).mask);
-        let mut keyed: Vec<(u128, (u32, u128, u128))> = list
+    /// The index over `list` (indices of one opcode's encodings, in table order); `head`
+    /// gives an encoding's mask and value.
+    pub(crate) fn new(list: &[u32], head: impl Fn(u32) -> (u128, u128)) -> Dispatch {
+        let heads: Vec<(u32, u128, u128)> = list
             .iter()
             .map(|&i| {
-                let e = enc(i);
-                (e.value & key_mask, (i, e.mask, e.value))
+                let (mask, value) = head(i);
+                (i, mask, value)
             })
             .collect();
+        let key_mask = heads.iter().fold(!0u128, |m, h| m & h.1);
+        let mut keyed: Vec<(u128, (u32, u128, u128))> =
+            heads.into_iter().map(|h| (h.2 & key_mask, h)).collect();
         // Stable: table order is kept within a group.
         keyed.sort_by_key(|&(k, _)| k);
         let mut keys = Vec::new();
@@ -268,7 +271,12 @@ impl Owned {
         }
         let dispatch = by
             .iter()
-            .map(|l| Dispatch::new(l, |i| &list[i as usize]))
+            .map(|l| {
+                Dispatch::new(l, |i| {
+                    let e = &list[i as usize];
+                    (e.mask, e.value)
+                })
+            })
             .collect();
         let mut by_template: HashMap<String, Vec<u32>> = Default::default();
         // Table order here too: among encodings that print the same text (e.g. sm_80 `STL

@@ -70,7 +70,7 @@ F 947 75 I 1 U
 fn a_small_table_round_trips_through_an_image() {
     let parsed = Table::parse("sm_90", SMALL).expect("parses");
     let bytes: &'static [u8] = Box::leak(
-        sass::image::write::image_of("sm_90", SMALL)
+        sass::image::write::image_of("sm_90", SMALL, &sass::image::write::stored)
             .expect("writes")
             .into_boxed_slice(),
     );
@@ -93,7 +93,7 @@ fn compare_notices_a_changed_encoding() {
     let parsed = Table::parse("sm_90", SMALL).expect("parses");
     let changed = SMALL.replace("T BRA.U %", "T BRA.U.X %");
     let bytes: &'static [u8] = Box::leak(
-        sass::image::write::image_of("sm_90", &changed)
+        sass::image::write::image_of("sm_90", &changed, &sass::image::write::stored)
             .expect("writes")
             .into_boxed_slice(),
     );
@@ -114,6 +114,9 @@ fn the_writer_rejects_bad_lines() {
         "junk\n",
     ] {
         assert!(Table::parse("sm_90", bad).is_err(), "{bad}");
-        assert!(sass::image::write::image_of("sm_90", bad).is_err(), "{bad}");
+        assert!(
+            sass::image::write::image_of("sm_90", bad, &sass::image::write::stored).is_err(),
+            "{bad}"
+        );
     }
 }

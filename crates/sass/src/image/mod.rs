@@ -1,13 +1,17 @@
 //! The compact form of the encoding tables: what `build.rs` makes of each committed
-//! `tables/<sm>.txt` ([`write`] says the layout) and the binary embeds, LZ4-compressed,
-//! instead of the text.
+//! `tables/<sm>.txt` ([`write`] says the layout) and the binary embeds instead of the text.
 //!
-//! [`crate::table`] decompresses an SM's image on the first use of that SM (about 1 MB for
-//! sm_90) and reads it in place: loading reads the fixed header, the chunk list and the
-//! modifier flags; an opcode's encodings are decoded from their records the first time a
-//! word or a template of that opcode is looked up; the template and shape indexes are
-//! binary-searched in the image. Compiling a kernel thus decodes the few dozen opcodes it
-//! uses, not the ~16,000 encodings of the table, and never touches the other SMs.
+//! An image is a small global part (chunk list, bucket list, modifier flags) and, compressed
+//! one by one, a part per *chunk* (the encodings of one 12-bit opcode: fixed-size heads with
+//! mask and value, then records with template and slots) and a part per *bucket* (the
+//! assembler's template and shape indexes for one first mnemonic token, `IMAD`).
+//! [`crate::table`] decompresses the global part on the first use of an SM (about 10 KB);
+//! an opcode's chunk is decompressed, and its dispatch index built from the heads, the first
+//! time a word of that opcode is decoded; an encoding's record is decoded the first time that
+//! encoding is used; a token's bucket is decompressed the first time the assembler looks up a
+//! template with that token, then binary-searched in place. Compiling a kernel thus touches
+//! the few dozen opcodes and tokens it uses and decodes the few hundred encodings it looks
+//! at, not the ~16,000 of the table, and never the other SMs.
 //!
 //! The text stays the reviewable source of truth; `tests/image.rs` checks that every
 //! committed table's image decodes to exactly the structures [`Table::parse`] builds from
@@ -25,21 +29,20 @@ use crate::table::{
 use crate::text::SlotKind;
 use write::*;
 
-/// One run of encodings of one opcode, in table order.
-#[derive(Debug)]
-struct ChunkInfo {
-    first: u32,
-    count: u32,
-    /// Offset of its first record in the image.
-    record: usize,
-}
-
-/// A chunk's encodings, decoded.
+/// One run of encodings of one opcode, in table order, and where its blob is.
 #[derive(Debug)]
 struct Chunk {
-    list: Vec<Encoding>,
-    fields: Vec<Vec<Field>>,
-    composable: Vec<u128>,
+    first: u32,
+    count: u32,
+    blob: std::ops::Range<usize>,
+}
+
+/// One encoding, decoded from its record.
+#[derive(Debug)]
+struct Decoded {
+    encoding: Encoding,
+    fields: Vec<Field>,
+    composable: u128,
 }
 
 /// One opcode's encodings (indices, in table order) and the decoder's index over them.
@@ -49,23 +52,64 @@ struct Group {
     dispatch: Dispatch,
 }
 
+/// A chunk's part and its encodings, each decoded on first use.
+#[derive(Debug)]
+struct Part {
+    bytes: Blob,
+    decoded: Box<[OnceLock<Box<Decoded>>]>,
+}
+
+/// The bytes of a blob: in the image when stored, else decompressed.
+#[derive(Debug)]
+enum Blob {
+    Static(&'static [u8]),
+    Owned(Box<[u8]>),
+}
+
+impl std::ops::Deref for Blob {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            Blob::Static(b) => b,
+            Blob::Owned(b) => b,
+        }
+    }
+}
+
+impl Blob {
+    fn open(b: &'static [u8]) -> Result<Blob, String> {
+        match b.split_first() {
+            Some((&STORED, rest)) => Ok(Blob::Static(rest)),
+            Some((&LZ4, rest)) => lz4_flex::block::decompress_size_prepended(rest)
+                .map(|v| Blob::Owned(v.into_boxed_slice()))
+                .map_err(|e| format!("decompressing: {e}")),
+            _ => Err("unknown blob method".to_string()),
+        }
+    }
+}
+
 /// A table image read in place (see the module docs).
 #[derive(Debug)]
 pub struct Image {
-    bytes: &'static [u8],
+    /// The global part, decompressed at load.
+    global: Blob,
+    /// The chunk blobs (compressed).
+    chunk_area: &'static [u8],
     len: usize,
-    chunks: Vec<ChunkInfo>,
-    chunk_data: Vec<OnceLock<Chunk>>,
+    chunks: Vec<Chunk>,
+    /// Per chunk: its part, decompressed on first use.
+    parts: Vec<OnceLock<Part>>,
     /// Per 12-bit opcode: its slot in `groups` (`u16::MAX`: no encoding).
     group_of: Vec<u16>,
     /// Per group: the chunks of its opcode, in table order.
     group_chunks: Vec<Vec<u32>>,
     groups: Vec<OnceLock<Group>>,
+    /// Per first mnemonic token (sorted): the token and its bucket blob.
+    buckets: Vec<(std::ops::Range<usize>, std::ops::Range<usize>)>,
+    /// Per bucket: its part, decompressed on first use.
+    bucket_parts: Vec<OnceLock<Blob>>,
     kinds: Vec<SlotKind>,
     formats: Vec<FloatFormat>,
-    templates: usize,
-    shapes: usize,
-    lists: usize,
     strings: usize,
 }
 
@@ -124,136 +168,167 @@ fn u32_at(b: &[u8], at: usize) -> u32 {
 }
 
 impl Image {
-    /// The string at (offset, length) of the string pool.
-    fn str_bytes(&self, off: u32, len: u32) -> &'static [u8] {
+    /// The string at (offset, length) of the global string pool.
+    fn str_bytes(&self, off: u32, len: u32) -> &[u8] {
         let a = self.strings + off as usize;
-        &self.bytes[a..a + len as usize]
+        &self.global[a..a + len as usize]
     }
 
-    fn str(&self, off: u32, len: u32) -> &'static str {
+    fn str(&self, off: u32, len: u32) -> &str {
         std::str::from_utf8(self.str_bytes(off, len)).expect("image strings are UTF-8")
     }
 
-    fn list(&self, off: u32, len: u32) -> Indices<'static> {
-        let a = self.lists + 4 * off as usize;
-        Indices::Bytes(self.bytes[a..a + 4 * len as usize].chunks_exact(4))
+    /// The bucket part of templates whose first mnemonic token is `token`.
+    fn bucket(&self, token: &str) -> Option<&[u8]> {
+        let b = binary_search(self.buckets.len(), |k| {
+            self.global[self.buckets[k].0.clone()].cmp(token.as_bytes())
+        })?;
+        Some(self.bucket_at(b))
+    }
+
+    fn bucket_at(&self, b: usize) -> &[u8] {
+        self.bucket_parts[b].get_or_init(|| {
+            Blob::open(&self.chunk_area[self.buckets[b].1.clone()])
+                .expect("images made by build.rs open")
+        })
     }
 
     pub(crate) fn len(&self) -> usize {
         self.len
     }
 
-    /// The chunk holding encoding `i`, decoded, and `i`'s position in it.
-    fn chunk(&self, i: usize) -> Option<(&Chunk, usize)> {
+    /// The part of the chunk holding encoding `i` (decompressed on first use), and `i`'s
+    /// position in it.
+    fn part(&self, i: usize) -> (&Part, usize) {
+        let c = self.chunks.partition_point(|c| c.first as usize <= i) - 1;
+        let chunk = &self.chunks[c];
+        let part = self.parts[c].get_or_init(|| Part {
+            bytes: Blob::open(&self.chunk_area[chunk.blob.clone()])
+                .expect("images made by build.rs open"),
+            decoded: (0..chunk.count).map(|_| OnceLock::new()).collect(),
+        });
+        (part, i - chunk.first as usize)
+    }
+
+    /// Encoding `i`'s mask and value (no decoding).
+    fn head(&self, i: usize) -> (u128, u128) {
+        let (part, j) = self.part(i);
+        let mut c = Cursor::new(&part.bytes, C_HEADS + HEAD_LEN * j);
+        (c.u128(), c.u128())
+    }
+
+    /// Encoding `i`, decoded on first use.
+    fn decoded(&self, i: usize) -> Option<&Decoded> {
         if i >= self.len {
             return None;
         }
-        let c = self.chunks.partition_point(|c| c.first as usize <= i) - 1;
-        let info = &self.chunks[c];
-        let chunk = self.chunk_data[c].get_or_init(|| self.decode_chunk(info));
-        Some((chunk, i - info.first as usize))
+        let (part, j) = self.part(i);
+        Some(part.decoded[j].get_or_init(|| Box::new(self.decode(&part.bytes, j))))
     }
 
-    fn decode_chunk(&self, info: &ChunkInfo) -> Chunk {
-        let mut cur = Cursor::new(self.bytes, info.record);
-        let n = info.count as usize;
-        let mut list = Vec::with_capacity(n);
-        let mut composable = Vec::with_capacity(n);
-        for _ in 0..n {
-            let mask = cur.u128();
-            let value = cur.u128();
-            let defaults = cur.u128();
-            let flags = cur.u8();
-            let guard = match flags & 3 {
-                0 => None,
-                1 => Some(false),
-                _ => Some(true),
-            };
-            composable.push(if flags & REC_COMPOSABLE != 0 {
-                cur.u128()
-            } else {
-                0
-            });
-            let (off, len) = (cur.u32(), cur.u32());
-            let template = self.str(off, len).to_string();
-            let nslots = usize::from(cur.u8());
-            let mut slots = Vec::with_capacity(nslots);
-            for _ in 0..nslots {
-                slots.push(match cur.u8() {
-                    SLOT_LINEAR => {
-                        let kind = self.kinds[usize::from(cur.u8())];
-                        let pcrel = cur.u8() == 1;
-                        let c = cur.varint();
-                        let bits = match cur.u8() {
-                            BITS_LIST => {
-                                let n = cur.varint() as usize;
-                                (0..n).map(|_| (cur.u8(), cur.varint())).collect()
-                            }
-                            form => {
-                                let (lo, n) = (cur.u8(), cur.u8());
-                                (0..n)
-                                    .map(|k| {
-                                        let w = 1i128 << k;
-                                        let top = k + 1 == n && form == BITS_SIGNED_FIELD;
-                                        (lo + k, if top { -w } else { w })
-                                    })
-                                    .collect()
-                            }
-                        };
-                        SlotSpec::Linear {
-                            kind,
-                            c,
-                            pcrel,
-                            bits,
+    /// Encoding `j` of a chunk's part.
+    fn decode(&self, part: &[u8], j: usize) -> Decoded {
+        let mut head = Cursor::new(part, C_HEADS + HEAD_LEN * j);
+        let (mask, value) = (head.u128(), head.u128());
+        let records = u32_at(part, C_RECORDS) as usize;
+        let strings = u32_at(part, C_STRINGS) as usize;
+        let text = |off: u32, len: u32| {
+            let a = strings + off as usize;
+            std::str::from_utf8(&part[a..a + len as usize])
+                .expect("image strings are UTF-8")
+                .to_string()
+        };
+        let mut cur = Cursor::new(part, records + head.u32() as usize);
+        let defaults = cur.u128();
+        let flags = cur.u8();
+        let guard = match flags & 3 {
+            0 => None,
+            1 => Some(false),
+            _ => Some(true),
+        };
+        let composable = if flags & REC_COMPOSABLE != 0 {
+            cur.u128()
+        } else {
+            0
+        };
+        let (off, len) = (cur.u32(), cur.u32());
+        let template = text(off, len);
+        let nslots = usize::from(cur.u8());
+        let mut slots = Vec::with_capacity(nslots);
+        for _ in 0..nslots {
+            slots.push(match cur.u8() {
+                SLOT_LINEAR => {
+                    let kind = self.kinds[usize::from(cur.u8())];
+                    let pcrel = cur.u8() == 1;
+                    let c = cur.varint();
+                    let bits = match cur.u8() {
+                        BITS_LIST => {
+                            let n = cur.varint() as usize;
+                            (0..n).map(|_| (cur.u8(), cur.varint())).collect()
                         }
-                    }
-                    SLOT_FLOAT => {
-                        let format = self.formats[usize::from(cur.u8())];
-                        let n = usize::from(cur.u8());
-                        SlotSpec::Float {
-                            format,
-                            bits: cur.bytes(n).to_vec(),
+                        form => {
+                            let (lo, n) = (cur.u8(), cur.u8());
+                            (0..n)
+                                .map(|k| {
+                                    let w = 1i128 << k;
+                                    let top = k + 1 == n && form == BITS_SIGNED_FIELD;
+                                    (lo + k, if top { -w } else { w })
+                                })
+                                .collect()
                         }
+                    };
+                    SlotSpec::Linear {
+                        kind,
+                        c,
+                        pcrel,
+                        bits,
                     }
-                    _ => {
-                        let kind = self.kinds[usize::from(cur.u8())];
-                        let value = cur.varint();
-                        let (off, len) = (cur.u32(), cur.u32());
-                        SlotSpec::Const {
-                            kind,
-                            value,
-                            text: self.str(off, len).to_string(),
-                        }
+                }
+                SLOT_FLOAT => {
+                    let format = self.formats[usize::from(cur.u8())];
+                    let n = usize::from(cur.u8());
+                    SlotSpec::Float {
+                        format,
+                        bits: cur.bytes(n).to_vec(),
                     }
-                });
-            }
-            list.push(Encoding {
-                mask,
-                value,
-                defaults,
-                guard,
-                template,
-                slots,
+                }
+                _ => {
+                    let kind = self.kinds[usize::from(cur.u8())];
+                    let value = cur.varint();
+                    let (off, len) = (cur.u32(), cur.u32());
+                    SlotSpec::Const {
+                        kind,
+                        value,
+                        text: text(off, len),
+                    }
+                }
             });
         }
-        Chunk {
-            fields: list.iter().map(fields_of).collect(),
-            list,
+        let encoding = Encoding {
+            mask,
+            value,
+            defaults,
+            guard,
+            template,
+            slots,
+        };
+        Decoded {
+            fields: fields_of(&encoding),
+            encoding,
             composable,
         }
     }
 
     pub(crate) fn encoding(&self, i: usize) -> Option<&Encoding> {
-        self.chunk(i).map(|(c, j)| &c.list[j])
+        self.decoded(i).map(|d| &d.encoding)
     }
 
     pub(crate) fn fields(&self, i: usize) -> &[Field] {
-        let (c, j) = self.chunk(i).expect("encoding index in range");
-        &c.fields[j]
+        &self.decoded(i).expect("encoding index in range").fields
     }
 
     pub(crate) fn composable(&self, i: usize) -> u128 {
-        self.chunk(i).map_or(0, |(c, j)| c.composable[j])
+        self.decoded(i).map_or(0, |d| d.composable)
     }
 
     fn group(&self, opcode: usize) -> Option<&Group> {
@@ -269,9 +344,7 @@ impl Image {
                     c.first..c.first + c.count
                 })
                 .collect();
-            let dispatch = Dispatch::new(&indices, |i| {
-                self.encoding(i as usize).expect("index in range")
-            });
+            let dispatch = Dispatch::new(&indices, |i| self.head(i as usize));
             Group { indices, dispatch }
         }))
     }
@@ -284,68 +357,83 @@ impl Image {
         self.group(opcode).map(|g| &g.dispatch)
     }
 
-    /// Entry `k` of a sorted index at `at` with `width` u32 fields.
-    fn entry(&self, at: usize, width: usize, k: usize) -> Cursor<'static> {
-        Cursor::new(self.bytes, at + 4 + 4 * width * k)
-    }
-
-    pub(crate) fn by_template(&self, key: &str) -> Indices<'static> {
-        let n = u32_at(self.bytes, self.templates) as usize;
-        let found = binary_search(n, |k| {
-            let mut c = self.entry(self.templates, 4, k);
-            let (off, len) = (c.u32(), c.u32());
-            self.str_bytes(off, len).cmp(key.as_bytes())
+    pub(crate) fn by_template(&self, key: &str) -> Indices<'_> {
+        let Some(part) = self.bucket(first_token(key)) else {
+            return Indices::empty();
+        };
+        let at = u32_at(part, B_TEMPLATES) as usize;
+        let strings = u32_at(part, B_STRINGS) as usize;
+        let entry = |k: usize| Cursor::new(part, at + 4 + 16 * k);
+        let found = binary_search(u32_at(part, at) as usize, |k| {
+            let mut c = entry(k);
+            let (off, len) = (c.u32() as usize, c.u32() as usize);
+            part[strings + off..strings + off + len].cmp(key.as_bytes())
         });
         match found {
             Some(k) => {
-                let mut c = self.entry(self.templates, 4, k);
+                let mut c = entry(k);
                 c.at += 8;
-                let (off, len) = (c.u32(), c.u32());
-                self.list(off, len)
+                bucket_list(part, c.u32(), c.u32())
             }
             None => Indices::empty(),
         }
     }
 
     pub(crate) fn template_keys(&self) -> Vec<String> {
-        let n = u32_at(self.bytes, self.templates) as usize;
-        (0..n)
-            .map(|k| {
-                let mut c = self.entry(self.templates, 4, k);
-                let (off, len) = (c.u32(), c.u32());
-                self.str(off, len).to_string()
-            })
-            .collect()
+        let mut out = Vec::new();
+        for b in 0..self.buckets.len() {
+            let part = self.bucket_at(b);
+            let at = u32_at(part, B_TEMPLATES) as usize;
+            let strings = u32_at(part, B_STRINGS) as usize;
+            for k in 0..u32_at(part, at) as usize {
+                let mut c = Cursor::new(part, at + 4 + 16 * k);
+                let (off, len) = (c.u32() as usize, c.u32() as usize);
+                let key = std::str::from_utf8(&part[strings + off..strings + off + len]);
+                out.push(key.expect("image strings are UTF-8").to_string());
+            }
+        }
+        out
     }
 
-    pub(crate) fn by_shape(&self, first: &str, operands: usize) -> Indices<'static> {
-        let n = u32_at(self.bytes, self.shapes) as usize;
-        let found = binary_search(n, |k| {
-            let mut c = self.entry(self.shapes, 5, k);
-            let (off, len, ops) = (c.u32(), c.u32(), c.u32());
-            (self.str_bytes(off, len), ops as usize).cmp(&(first.as_bytes(), operands))
+    pub(crate) fn by_shape(&self, first: &str, operands: usize) -> Indices<'_> {
+        let Some(part) = self.bucket(first) else {
+            return Indices::empty();
+        };
+        let at = u32_at(part, B_SHAPES) as usize;
+        let entry = |k: usize| Cursor::new(part, at + 4 + 12 * k);
+        let found = binary_search(u32_at(part, at) as usize, |k| {
+            (entry(k).u32() as usize).cmp(&operands)
         });
         match found {
             Some(k) => {
-                let mut c = self.entry(self.shapes, 5, k);
-                c.at += 12;
-                let (off, len) = (c.u32(), c.u32());
-                self.list(off, len)
+                let mut c = entry(k);
+                c.at += 4;
+                bucket_list(part, c.u32(), c.u32())
             }
             None => Indices::empty(),
         }
     }
 
     pub(crate) fn shape_keys(&self) -> Vec<(String, usize)> {
-        let n = u32_at(self.bytes, self.shapes) as usize;
-        (0..n)
-            .map(|k| {
-                let mut c = self.entry(self.shapes, 5, k);
-                let (off, len, ops) = (c.u32(), c.u32(), c.u32());
-                (self.str(off, len).to_string(), ops as usize)
-            })
-            .collect()
+        let mut out = Vec::new();
+        for b in 0..self.buckets.len() {
+            let token = std::str::from_utf8(&self.global[self.buckets[b].0.clone()])
+                .expect("image strings are UTF-8");
+            let part = self.bucket_at(b);
+            let at = u32_at(part, B_SHAPES) as usize;
+            for k in 0..u32_at(part, at) as usize {
+                let n = u32_at(part, at + 4 + 12 * k) as usize;
+                out.push((token.to_string(), n));
+            }
+        }
+        out
     }
+}
+
+/// A list of a bucket part.
+fn bucket_list(part: &[u8], off: u32, len: u32) -> Indices<'_> {
+    let a = u32_at(part, B_LISTS) as usize + 4 * off as usize;
+    Indices::Bytes(part[a..a + 4 * len as usize].chunks_exact(4))
 }
 
 /// The `k` in `0..n` at which `cmp(k)` is `Equal`, for `cmp` ascending in `k`.
@@ -366,8 +454,17 @@ impl Table {
     /// A table read from an (uncompressed) image made by [`write::image_of`]. Loading reads
     /// the header, the chunk list and the flags; encodings are decoded per opcode on first
     /// use.
-    pub fn from_image(sm: &str, bytes: &'static [u8]) -> Result<Table, String> {
+    pub fn from_image(sm: &str, image: &'static [u8]) -> Result<Table, String> {
         let bad = |m: &str| format!("{sm} table image: {m}");
+        if image.len() < 4 {
+            return Err(bad("truncated"));
+        }
+        let global_len = u32_at(image, 0) as usize;
+        let (global, chunk_area) = image[4..]
+            .split_at_checked(global_len)
+            .ok_or_else(|| bad("truncated"))?;
+        let global = Blob::open(global).map_err(|e| bad(&e))?;
+        let bytes: &[u8] = &global;
         if bytes.len() < HEADER_LEN || &bytes[..8] != MAGIC {
             return Err(bad("not an image"));
         }
@@ -382,36 +479,50 @@ impl Table {
         let mut group_chunks: Vec<Vec<u32>> = Vec::new();
         for c in 0..nchunks {
             let (opcode, first, count) = (cur.u32() as u16, cur.u32(), cur.u32());
-            let record = h(H_RECORDS) + cur.u32() as usize;
+            let (off, blen) = (cur.u32() as usize, cur.u32() as usize);
+            if off + blen > chunk_area.len() {
+                return Err(bad("chunk out of range"));
+            }
             let g = &mut group_of[usize::from(opcode & 0xfff)];
             if *g == u16::MAX {
                 *g = group_chunks.len() as u16;
                 group_chunks.push(Vec::new());
             }
             group_chunks[usize::from(*g)].push(c as u32);
-            chunks.push(ChunkInfo {
+            chunks.push(Chunk {
                 first,
                 count,
-                record,
+                blob: off..off + blen,
             });
         }
+        let (strings, meta_at) = (h(H_STRINGS), h(H_META));
+        let mut cur = Cursor::new(bytes, h(H_BUCKETS));
+        let mut buckets = Vec::new();
+        for _ in 0..cur.u32() {
+            let (toff, tlen) = (strings + cur.u32() as usize, cur.u32() as usize);
+            let (off, blen) = (cur.u32() as usize, cur.u32() as usize);
+            if off + blen > chunk_area.len() || toff + tlen > bytes.len() {
+                return Err(bad("bucket out of range"));
+            }
+            buckets.push((toff..toff + tlen, off..off + blen));
+        }
         let mut image = Image {
-            bytes,
+            global,
+            chunk_area,
             len,
-            chunk_data: (0..nchunks).map(|_| OnceLock::new()).collect(),
+            parts: (0..nchunks).map(|_| OnceLock::new()).collect(),
             groups: (0..group_chunks.len()).map(|_| OnceLock::new()).collect(),
             chunks,
             group_of,
             group_chunks,
+            bucket_parts: (0..buckets.len()).map(|_| OnceLock::new()).collect(),
+            buckets,
             kinds: Vec::new(),
             formats: Vec::new(),
-            templates: h(H_TEMPLATES),
-            shapes: h(H_SHAPES),
-            lists: h(H_LISTS),
-            strings: h(H_STRINGS),
+            strings,
         };
-        let mut meta = Cursor::new(bytes, h(H_META));
-        let words = |meta: &mut Cursor<'_>| -> Vec<&'static str> {
+        let mut meta = Cursor::new(&image.global, meta_at);
+        let words = |meta: &mut Cursor<'_>| -> Vec<&str> {
             let n = meta.u32();
             (0..n)
                 .map(|_| {
