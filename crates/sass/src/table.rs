@@ -353,7 +353,7 @@ impl Encodings {
         self.len() == 0
     }
 
-    /// Encoding `i` (decoded from the image on first use of its opcode).
+    /// Encoding `i` (decoded from the image on its first use).
     pub fn get(&self, i: usize) -> Option<&Encoding> {
         match &self.0 {
             Store::Owned(o) => o.list.get(i),

@@ -87,6 +87,25 @@ fn a_small_table_round_trips_through_an_image() {
     assert_eq!(of, [1, 3]);
 }
 
+/// Changing the flags of an image table (the probe's `--compose` does so on parsed tables)
+/// decodes it into memory first and then behaves as a parsed table does.
+#[test]
+fn set_flags_on_an_image_table() {
+    let mut parsed = Table::parse("sm_90", SMALL).expect("parses");
+    let bytes: &'static [u8] = Box::leak(
+        sass::image::write::image_of("sm_90", SMALL, &sass::image::write::stored)
+            .expect("writes")
+            .into_boxed_slice(),
+    );
+    let mut image = Table::from_image("sm_90", bytes).expect("loads");
+    let composable = vec![0, 0xe000, 0, 0];
+    parsed.set_flags(Default::default(), composable.clone());
+    image.set_flags(Default::default(), composable);
+    assert!(!image.encodings.is_image());
+    sass::image::compare(&parsed, &image).unwrap_or_else(|e| panic!("{e}"));
+    assert!(parsed.flags.is_empty() && image.encodings.composable(1) == 0xe000);
+}
+
 /// The comparison itself notices a difference (so the tests above can fail).
 #[test]
 fn compare_notices_a_changed_encoding() {
