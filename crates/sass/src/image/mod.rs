@@ -5,7 +5,7 @@
 //! one by one, a part per *chunk* (the encodings of one 12-bit opcode: fixed-size heads with
 //! mask and value, then records with template and slots) and a part per *bucket* (the
 //! assembler's template and shape indexes for one first mnemonic token, `IMAD`).
-//! [`crate::table`] decompresses the global part on the first use of an SM (about 10 KB);
+//! [`crate::table`] decompresses the global part on the first use of an SM (42 KB for sm_90);
 //! an opcode's chunk is decompressed, and its dispatch index built from the heads, the first
 //! time a word of that opcode is decoded; an encoding's record is decoded the first time that
 //! encoding is used; a token's bucket is decompressed the first time the assembler looks up a
