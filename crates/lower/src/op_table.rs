@@ -1,7 +1,9 @@
 //! Value instructions lowered from `data/ops.tsv`: ptxas 13.0.88's own SASS for the forms of
 //! the PTX ISA that instruction selection has no family code for, learned per SM by `cargo
 //! xtask isa-forms --learn` and written as templates in the sequence syntax of `seq.rs`
-//! (`%a`, `%b`, ... the sources in order, `%d` the result, `$d` a predicate result).
+//! (`%a`, `%b`, ... the sources in order, `%d` the result, `$d` a predicate result; a
+//! predicate source is passed as a word, 1 where it holds and 0 elsewhere, as ptxas's probe
+//! loaded it).
 //!
 //! Instruction selection asks the table only after its own families refused an instruction
 //! (`Cx::select_or_learned`), so every form that had family code keeps it. Each template was
@@ -132,8 +134,24 @@ impl Cx {
         }
         let mut binds: Vec<(&str, Reg)> = Vec::new();
         for (i, s) in row.srcs.iter().enumerate() {
-            let words = if *s == Shape::Pair { 2 } else { 1 };
-            let r = self.reg_src(&ops[i + 1], words)?;
+            let r = match s {
+                // The template tests a word against zero (ptxas's probe loaded the predicate
+                // as one): 1 where the predicate holds, 0 elsewhere.
+                Shape::Pred => {
+                    let p = self.pred_src(&ops[i + 1])?;
+                    let t = Reg::v(self.tmp(1), 1);
+                    let guard = self.guard.take();
+                    self.push(ir::Inst::new(
+                        "SEL",
+                        vec![ir::Operand::r(t), ir::Operand::Imm(1), ir::Operand::rz(), p],
+                        vec![0],
+                    ));
+                    self.guard = guard;
+                    t
+                }
+                Shape::Pair => self.reg_src(&ops[i + 1], 2)?,
+                _ => self.reg_src(&ops[i + 1], 1)?,
+            };
             binds.push((SOURCES[i], r));
         }
         match row.dst {

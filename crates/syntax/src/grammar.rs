@@ -1058,25 +1058,26 @@ fn name_ref(p: &mut Parser<'_>) -> CompletedMarker {
 }
 
 /// Directive names, which ptxas lexes as keywords: never instruction modifiers (unlike
-/// state-space words such as `.global`, which are both).
+/// state-space words such as `.global`, which are both, and `.weak`, a linkage directive and
+/// the memory order of `ld.weak`/`st.weak`).
 fn is_directive_word(word: &str) -> bool {
-    matches!(
-        word,
-        ".entry"
-            | ".func"
-            | ".version"
-            | ".target"
-            | ".address_size"
-            | ".file"
-            | ".section"
-            | ".visible"
-            | ".extern"
-            | ".weak"
-            | ".common"
-    ) || BODY_DIRECTIVES.contains(&word)
-        || MODULE_DIRECTIVES.contains(&word)
-        || ENTRY_HEADER_DIRECTIVES.contains(&word)
-        || FUNC_HEADER_DIRECTIVES.contains(&word)
+    word != ".weak"
+        && (matches!(
+            word,
+            ".entry"
+                | ".func"
+                | ".version"
+                | ".target"
+                | ".address_size"
+                | ".file"
+                | ".section"
+                | ".visible"
+                | ".extern"
+                | ".common"
+        ) || BODY_DIRECTIVES.contains(&word)
+            || MODULE_DIRECTIVES.contains(&word)
+            || ENTRY_HEADER_DIRECTIVES.contains(&word)
+            || FUNC_HEADER_DIRECTIVES.contains(&word))
 }
 
 /// Dotted words that begin a statement or an item: after a missing `;`, a line starting with

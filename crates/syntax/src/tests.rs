@@ -1135,3 +1135,15 @@ fn module_header_errors() {
         parse(".version 8.4 .target sm_90 .address_size 64\n.entry k() { .target sm_90\n ret; }\n");
     assert!(ok.errors().is_empty(), "{:?}", ok.errors());
 }
+
+#[test]
+fn weak_is_a_memory_order_as_well_as_a_linkage() {
+    // `ld.weak`/`st.weak` (ptxas 13.0.88 accepts them); `.entry` stays a directive.
+    check_errors(
+        ".weak .func f() { ld.weak.global.u32 %r1, [%rd1]; st.weak.u32 [%rd1], %r1; ret; }\n\
+         .entry k() { ld.entry.u32 %r1, [%rd1]; }\n",
+        expect![[r#"
+            2: 97..103 `.entry` is a directive, not an instruction modifier
+        "#]],
+    );
+}

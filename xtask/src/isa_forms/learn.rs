@@ -2,12 +2,13 @@
 //! instruction selection does not cover, as templates `lower` uses (`crates/lower/data/ops.tsv`,
 //! read by `lower/src/op_table.rs`).
 //!
-//! For every all-register instance of a form (one instruction, one result, no predicate
-//! source, no fixed immediate) that kiln refuses with `unsupported: ...`, a learning probe
-//! loads each source from global memory (operand `i` at byte `16 i`; a 16-bit source as the
-//! low half of a loaded word, so that ptxas cannot assume its upper bits, which kiln's 16-bit
-//! registers leave unspecified), applies the instruction and stores the result (a predicate
-//! through `selp`). ptxas 13.0.88 compiles it for sm_80 and sm_90 and nvdisasm lists it. The
+//! For every all-register instance of a form (one instruction, one result, no fixed
+//! immediate) that kiln's instruction selection refuses, a learning probe loads each source
+//! from global memory (operand `i` at byte `16 i`; a 16-bit source as the low half of a loaded
+//! word, so that ptxas cannot assume its upper bits, which kiln's 16-bit registers leave
+//! unspecified; a predicate source as a loaded word tested against zero, the word being what
+//! the template takes), applies the instruction and stores the result (a predicate through
+//! `selp`). ptxas 13.0.88 compiles it for sm_80 and sm_90 and nvdisasm lists it. The
 //! template is everything between the first load and the store, in `lower/src/seq.rs`
 //! syntax: each physical register a temporary (`%rK`, an even register that is half of a
 //! 64-bit operand anywhere a 64-bit `%qK`), the sources copied in first (`MOV %r4, %a`), the
@@ -61,9 +62,9 @@ pub fn learnable(inst: &Instance) -> Result<(Vec<Shape>, Shape), &'static str> {
                     return Err("two results");
                 }
             }
-            Opnd::Src(c) if *c == Class::Pred => return Err("a predicate source"),
             Opnd::Src(c) => srcs.push(shape(*c)),
             Opnd::Imm(_) => return Err("a fixed immediate"),
+            _ => return Err("a vector, memory or named operand"),
         }
     }
     Ok((srcs, dst.ok_or("no result")?))
@@ -96,13 +97,20 @@ pub fn probe(inst: &Instance, arch: &str, srcs: &[Shape], dst: Shape) -> String 
             }
             Shape::Word => body.push_str(&format!("  ld.global.b32 %s{i}, [%q1+{off}];\n")),
             Shape::Pair => body.push_str(&format!("  ld.global.b64 %s{i}, [%q1+{off}];\n")),
-            Shape::Pred => unreachable!("no predicate sources"),
+            // A predicate source: a loaded word tested against zero; the template takes the
+            // word (kiln passes 1 or 0, `op_table.rs`).
+            Shape::Pred => body.push_str(&format!(
+                "  ld.global.b32 %w{i}, [%q1+{off}];\n  setp.ne.b32 %s{i}, %w{i}, 0;\n"
+            )),
         }
         names.push(format!("%s{i}"));
     }
     let mut decls = String::new();
     for (i, s) in srcs.iter().enumerate() {
         decls.push_str(&format!("  .reg {} %s{i};\n", reg_decl(*s)));
+        if *s == Shape::Pred {
+            decls.push_str(&format!("  .reg .b32 %w{i};\n"));
+        }
         if *s == Shape::Half {
             decls.push_str(&format!("  .reg .b32 %w{i};\n  .reg .b16 %h{i};\n"));
         }
@@ -136,14 +144,32 @@ pub fn probe(inst: &Instance, arch: &str, srcs: &[Shape], dst: Shape) -> String 
     )
 }
 
-/// nvdisasm's text of a cubin: instructions and label lines.
+/// nvdisasm's text of a cubin: instructions and label lines (nvdisasm's listing is cached
+/// beside ptxas's cubins, by the cubin's hash).
 fn disassemble(cubin: &std::path::Path) -> Result<Vec<String>, String> {
-    let out = std::process::Command::new(crate::oracle::tool("nvdisasm")?)
-        .arg("-c")
-        .arg(cubin)
-        .output()
-        .map_err(|e| format!("running nvdisasm: {e}"))?;
-    let text = String::from_utf8_lossy(&out.stdout);
+    let bytes = std::fs::read(cubin).map_err(|e| format!("reading {}: {e}", cubin.display()))?;
+    let dir = corpus::cache_dir("nvdisasm");
+    let cached = dir.join(format!("{:016x}.txt", corpus::fnv1a64(&[&bytes])));
+    let text = match std::fs::read_to_string(&cached) {
+        Ok(t) => t,
+        Err(_) => {
+            let out = std::process::Command::new(crate::oracle::tool("nvdisasm")?)
+                .arg("-c")
+                .arg(cubin)
+                .output()
+                .map_err(|e| format!("running nvdisasm: {e}"))?;
+            if !out.status.success() {
+                return Err(format!("nvdisasm fails on {}", cubin.display()));
+            }
+            let t = String::from_utf8_lossy(&out.stdout).into_owned();
+            let _ = std::fs::create_dir_all(&dir);
+            let tmp = cached.with_extension(format!("{}.tmp", std::process::id()));
+            if std::fs::write(&tmp, &t).is_ok() {
+                let _ = std::fs::rename(&tmp, &cached);
+            }
+            t
+        }
+    };
     let mut lines = Vec::new();
     for l in text.lines() {
         let l = l.trim();
@@ -279,8 +305,10 @@ pub fn template(lines: &[String], srcs: &[Shape], dst: Shape) -> Result<String, 
             .split('.')
             .find(|m| matches!(*m, "U16" | "S16" | "U8" | "S8"))
         {
-            Some(_) if srcs[operand] != Shape::Half => {
-                return Err(format!("a sub-word load of a word operand: {l}"));
+            // A narrowed load of a word operand: ptxas found its upper bits irrelevant, so
+            // the template may extend it the same way.
+            Some(_) if !matches!(srcs[operand], Shape::Half | Shape::Word) => {
+                return Err(format!("a sub-word load of a 64-bit operand: {l}"));
             }
             Some("U16") => Some("LOP3.LUT {r}, {a}, 0xffff, RZ, #0xc0, !PT"),
             Some("S16") => Some("PRMT {r}, {a}, 0x9910, RZ"),
@@ -510,7 +538,7 @@ fn rename(
         None => (s, ""),
     };
     // A half selector the sequences know stays on the renamed register.
-    let (core, sel) = match [".H0_H0", ".H1_H1"]
+    let (core, sel) = match [".H0_H0", ".H1_H1", ".SIGN"]
         .into_iter()
         .find_map(|h| core.strip_suffix(h).map(|c| (c, h)))
     {

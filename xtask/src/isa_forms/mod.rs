@@ -26,8 +26,9 @@
 //! Writes `target/isa-forms-<arch>.tsv` (every instance and its outcome). Last line per
 //! target: `RESULT isa-forms <arch> forms=<n> instances=<n> accepted_by_ptxas=<n>
 //! compiled=<n> verified=<n> verified_vs_ptxas=<n> unverifiable=<n> unsupported=<n>
-//! not_comparable=<n> miscompiled=<n>
-//! false_errors=<n> judge_equal=<n> judge_differ=<n> judge_unsupported=<n> panics=<n>`.
+//! not_comparable=<n> miscompiled=<n> false_errors=<n> missed_errors=<n> judge_equal=<n>
+//! judge_differ=<n> judge_unsupported=<n> panics=<n>`; `missed_errors` counts probes ptxas
+//! rejects that kiln's checker accepts.
 
 mod instances;
 mod kernel;
@@ -53,6 +54,8 @@ struct Outcome {
     kiln: Verdict,
     /// ptxas's cubin holding the probe (a batch's).
     ptxas_cubin: Option<std::path::PathBuf>,
+    /// For a probe ptxas rejects: kiln's checker accepts it too (a missed error).
+    missed: bool,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -387,6 +390,28 @@ fn learn_table(args: &Args) -> Result<(), String> {
             }
         }
     }
+    let mut report = String::from("# instruction\tsm_80\tsm_90 (template or why not)\n");
+    for (k, r) in &rows {
+        report.push_str(k);
+        for c in &r.cols {
+            report.push('\t');
+            report.push_str(&match c {
+                Ok(t) => t.clone(),
+                Err(e) => format!("NOT LEARNED: {e}"),
+            });
+        }
+        report.push('\n');
+    }
+    let report_path = corpus::workspace_root().join("target/isa-forms-learn.tsv");
+    std::fs::write(&report_path, report)
+        .map_err(|e| format!("writing {}: {e}", report_path.display()))?;
+    if !args.opcodes.is_empty() {
+        println!(
+            "isa-forms --learn with --opcode: the table is not written (it would lose the other opcodes); see {}",
+            report_path.display()
+        );
+        return Ok(());
+    }
     let path = learn::table_path();
     std::fs::write(&path, learn::table_text(&rows))
         .map_err(|e| format!("writing {}: {e}", path.display()))?;
@@ -402,6 +427,22 @@ fn learn_table(args: &Args) -> Result<(), String> {
         path.display()
     );
     Ok(())
+}
+
+/// Whether kiln's checker (syntax, semantics, `.target`) finds no error in the probe.
+fn sema_accepts(arch: &str, idx: usize, inst: &Instance) -> bool {
+    let Some(sm) = db::Sm::parse(arch) else {
+        return false;
+    };
+    let text = single(arch, idx, inst);
+    corpus::catch(|| {
+        let mut database = db::RootDatabase::default();
+        let file = database.add_file(std::path::Path::new("probe.ptx"), text.as_bytes());
+        let errors = |d: &[db::Diagnostic]| d.iter().any(|d| d.severity == db::Severity::Error);
+        !errors(db::diagnostics(&database, file))
+            && !errors(&db::target_diagnostics(&database, file, sm))
+    })
+    .unwrap_or(false)
 }
 
 /// Whether an instruction computes an approximation (MUFU-based in ptxas's code).
@@ -451,6 +492,15 @@ fn run_arch(arch: &str, args: &Args) -> Result<(), String> {
                 Err(why) => outcomes[i].rejected = Some(why),
             }
         }
+    }
+
+    // kiln's checker on every probe ptxas rejects: it must reject it too.
+    let rejected: Vec<usize> = (0..n).filter(|i| outcomes[*i].rejected.is_some()).collect();
+    let missed = corpus::par_map("isa-forms sema", &rejected, |&i| {
+        sema_accepts(arch, i, &insts[i])
+    });
+    for (i, m) in rejected.iter().zip(missed) {
+        outcomes[*i].missed = m;
     }
 
     // 3: kiln on every accepted probe.
@@ -573,7 +623,7 @@ fn report(
     let mut unsupported: BTreeMap<String, Vec<&str>> = BTreeMap::new();
     let mut problems = Vec::new();
     let (mut accepted, mut compiled, mut verified, mut unsup, mut nc) = (0, 0, 0, 0, 0);
-    let (mut vs_ptxas, mut unverifiable) = (0, 0);
+    let (mut vs_ptxas, mut unverifiable, mut missed) = (0, 0, 0);
     let (mut miscompiled, mut false_errors, mut panics) = (0, 0, 0);
     let (mut judge_equal, mut judge_differ, mut judge_unsup) = (0, 0, 0);
     for (inst, o) in insts.iter().zip(outcomes) {
@@ -593,6 +643,14 @@ fn report(
             clean(o.rejected.as_deref().unwrap_or(o.judge.detail())),
             clean(o.kiln.detail()),
         );
+        if o.missed {
+            missed += 1;
+            problems.push(format!(
+                "kiln accepts what ptxas rejects: {}: {}",
+                inst.key,
+                o.rejected.as_deref().unwrap_or("")
+            ));
+        }
         if !o.accepted {
             continue;
         }
@@ -689,7 +747,7 @@ fn report(
         println!("... {} more (see {})", problems.len() - 60, path.display());
     }
     println!(
-        "RESULT isa-forms {arch} forms={forms} instances={} accepted_by_ptxas={accepted} compiled={compiled} verified={verified} verified_vs_ptxas={vs_ptxas} unverifiable={unverifiable} unsupported={unsup} not_comparable={nc} miscompiled={miscompiled} false_errors={false_errors} judge_equal={judge_equal} judge_differ={judge_differ} judge_unsupported={judge_unsup} panics={panics}",
+        "RESULT isa-forms {arch} forms={forms} instances={} accepted_by_ptxas={accepted} compiled={compiled} verified={verified} verified_vs_ptxas={vs_ptxas} unverifiable={unverifiable} unsupported={unsup} not_comparable={nc} miscompiled={miscompiled} false_errors={false_errors} missed_errors={missed} judge_equal={judge_equal} judge_differ={judge_differ} judge_unsupported={judge_unsup} panics={panics}",
         insts.len()
     );
     Ok(())
