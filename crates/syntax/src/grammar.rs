@@ -1058,10 +1058,11 @@ fn name_ref(p: &mut Parser<'_>) -> CompletedMarker {
 }
 
 /// Directive names, which ptxas lexes as keywords: never instruction modifiers (unlike
-/// state-space words such as `.global`, which are both, and `.weak`, a linkage directive and
-/// the memory order of `ld.weak`/`st.weak`).
+/// state-space words such as `.global`, which are both; `.weak`, a linkage directive and the
+/// memory order of `ld.weak`/`st.weak`/`multimem.ld_reduce.weak`; and `.alias`, a directive and
+/// the proxy of `fence.proxy.alias`: ptxas 13.0.88 accepts all of these as modifiers).
 fn is_directive_word(word: &str) -> bool {
-    word != ".weak"
+    !matches!(word, ".weak" | ".alias")
         && (matches!(
             word,
             ".entry"

@@ -1147,3 +1147,16 @@ fn weak_is_a_memory_order_as_well_as_a_linkage() {
         "#]],
     );
 }
+
+#[test]
+fn weak_and_alias_are_modifiers_other_directives_are_not() {
+    // ptxas 13.0.88 accepts `ld.weak`, `multimem.ld_reduce.weak` and `fence.proxy.alias`
+    // and refuses `.visible` as a modifier.
+    check_errors(
+        ".entry k()\n{\nld.weak.global.u32 %r1, [%rd1];\nfence.proxy.alias;\n\
+         multimem.ld_reduce.weak.global.add.u32 %r1, [%rd1];\nld.visible.u32 %r1, [%rd1];\n}\n",
+        expect![[r#"
+            6: 118..126 `.visible` is a directive, not an instruction modifier
+        "#]],
+    );
+}
