@@ -82,7 +82,13 @@ impl Shard {
             .components()
             .map(|c| c.as_os_str().to_string_lossy().into_owned())
             .collect();
-        fnv1a64(&[key.join("/").as_bytes()]) % self.n + 1 == self.k
+        self.contains_key(&key.join("/"))
+    }
+
+    /// Whether an item named `key` (a `/`-separated relative path, an `isa-forms` instance
+    /// key, ...) belongs to this shard.
+    pub fn contains_key(&self, key: &str) -> bool {
+        fnv1a64(&[key.as_bytes()]) % self.n + 1 == self.k
     }
 }
 

@@ -1,5 +1,5 @@
-//! `cargo xtask isa-forms [--arch sm_XX]... [--opcode OP]... [--verbose]`: the PTX ISA's
-//! instruction forms as a conformance suite for code generation.
+//! `cargo xtask isa-forms [--arch sm_XX]... [--opcode OP]... [--shard K/N] [--verbose]`: the
+//! PTX ISA's instruction forms as a conformance suite for code generation.
 //!
 //! Every form of `crates/ptx`'s table in the value families (`instances.rs`) is instantiated
 //! for every modifier combination with the operand types the ISA gives it, and each instance
@@ -22,6 +22,10 @@
 //!    compared with ptxas's in the emulator instead (`verified_vs_ptxas`, part of
 //!    `verified`). A probe whose code uses an instruction the emulator cannot run is
 //!    `unverifiable` (compiled, not verified, listed).
+//!
+//! `--shard K/N` runs the instances whose key hashes to the K-th of N shards
+//! (`corpus::Shard::contains_key`: deterministic, independent of the order and of the other
+//! instances); CI runs one shard, a full run takes every instance.
 //!
 //! Writes `target/isa-forms-<arch>.tsv` (every instance and its outcome). Last line per
 //! target: `RESULT isa-forms <arch> forms=<n> instances=<n> accepted_by_ptxas=<n>
@@ -110,6 +114,7 @@ struct Args {
     opcodes: Vec<String>,
     verbose: bool,
     learn: bool,
+    shard: Option<corpus::Shard>,
 }
 
 fn parse_args(args: &[String]) -> Result<Args, String> {
@@ -118,6 +123,7 @@ fn parse_args(args: &[String]) -> Result<Args, String> {
         opcodes: Vec::new(),
         verbose: false,
         learn: false,
+        shard: None,
     };
     let mut it = args.iter();
     while let Some(x) = it.next() {
@@ -130,11 +136,17 @@ fn parse_args(args: &[String]) -> Result<Args, String> {
                 .push(it.next().ok_or("--opcode needs a value")?.clone()),
             "--verbose" | "-v" => a.verbose = true,
             "--learn" => a.learn = true,
+            "--shard" => {
+                a.shard = Some(corpus::Shard::parse(it.next().ok_or("--shard needs K/N")?)?)
+            }
             other => return Err(format!("isa-forms: unknown argument `{other}`")),
         }
     }
     if a.archs.is_empty() {
         a.archs = vec!["sm_80".into(), "sm_90".into()];
+    }
+    if a.learn && a.shard.is_some() {
+        return Err("isa-forms --learn reads every instance: no --shard".into());
     }
     Ok(a)
 }
@@ -467,9 +479,19 @@ fn run_arch(arch: &str, args: &Args) -> Result<(), String> {
         forms,
         skipped,
     } = instances_for(arch, &args.opcodes)?;
+    let insts: Vec<Instance> = match args.shard {
+        Some(s) => insts
+            .into_iter()
+            .filter(|i| s.contains_key(&i.key))
+            .collect(),
+        None => insts,
+    };
     let insts = &insts;
     let n = insts.len();
-    eprintln!("isa-forms {arch}: {forms} forms, {n} instances");
+    let shard = args
+        .shard
+        .map_or(String::new(), |s| format!(" (shard {s})"));
+    eprintln!("isa-forms {arch}: {forms} forms, {n} instances{shard}");
     let mut outcomes: Vec<Outcome> = vec![Outcome::default(); n];
 
     // 1 + 2: ptxas in batches, then the judge on each batch's cubin.
