@@ -2,7 +2,7 @@
 //! (an opcode, a modifier, a register, a parameter, a label, a function, ...), names by their
 //! resolution (`hir::names`), and the ranges an editor may fold.
 
-use hir::names::{DefKind, Resolved, resolve_function};
+use hir::names::{DefKind, Resolved};
 use syntax::ast::{self, AstNode};
 use syntax::{SyntaxKind, TextRange};
 
@@ -46,11 +46,10 @@ pub fn semantic_tokens(db: &dyn Db, file: SourceFile) -> Vec<(TextRange, TokenCl
     };
     // Names: declarations and uses, resolved per function.
     let mut names: Vec<(TextRange, TokenClass)> = Vec::new();
-    for f in root.children().filter_map(ast::Function::cast) {
-        if let Some(n) = f.name() {
+    for (node, _, resolved) in crate::resolved_functions(db, file) {
+        if let Some(n) = ast::Function::cast(node).and_then(|f| f.name()) {
             names.push((n.text_range(), TokenClass::Function));
         }
-        let resolved = resolve_function(&f);
         let class_of = |k: DefKind| match k {
             DefKind::Param => TokenClass::Parameter,
             DefKind::Register => TokenClass::Register,

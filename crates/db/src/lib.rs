@@ -33,6 +33,7 @@ mod codegen;
 mod function;
 pub mod highlight;
 mod items;
+mod names;
 pub mod navigate;
 mod pressure;
 mod semantics;
@@ -49,6 +50,7 @@ pub use codegen::{
 };
 pub use function::{Function, FunctionOutline, FunctionSyntax, function_outline};
 pub use items::{ItemKind, ItemSummary, ModuleItems, module_items};
+pub use names::{DefId, function_names, resolved_functions};
 pub use pressure::{LinePressure, register_pressure};
 use salsa::Database as _;
 pub use semantics::{ModuleSemantics, function_diagnostics, module_scope, module_semantics};

@@ -3,8 +3,7 @@
 //! `hir::names` on the current parse of that one function; names a function does not declare
 //! resolve to the module's items.
 
-use hir::names::{Def, DefKind, FunctionNames, Resolved, resolve_function};
-use syntax::ast::{self, AstNode};
+use hir::names::{Def, DefKind, FunctionNames, Resolved};
 use syntax::{SyntaxKind, SyntaxNode, TextRange, TextSize};
 
 use crate::{Db, ItemKind, SourceFile, module_items, parse};
@@ -27,16 +26,12 @@ pub enum Symbol {
     },
 }
 
-/// The functions of the current parse with their names resolved.
+/// The functions of the current parse with their names resolved (`names`: memoized per
+/// function, mapped to the file).
 fn functions(db: &dyn Db, file: SourceFile) -> Vec<(SyntaxNode, FunctionNames)> {
-    parse(db, file)
-        .syntax_node()
-        .children()
-        .filter_map(ast::Function::cast)
-        .map(|f| {
-            let names = resolve_function(&f);
-            (f.syntax().clone(), names)
-        })
+    crate::resolved_functions(db, file)
+        .into_iter()
+        .map(|(node, _, names)| (node, names))
         .collect()
 }
 
