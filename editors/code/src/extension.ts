@@ -47,6 +47,8 @@ class SassViews implements vscode.TextDocumentContentProvider {
   private readonly open = new Set<string>();
   /** The last line map of each open view (view URI → PTX line per SASS line). */
   readonly maps = new Map<string, (number | null)[]>();
+  /** The views with an update in flight, and whether another was asked for meanwhile. */
+  private readonly updating = new Map<string, { again: boolean; timer: ReturnType<typeof setTimeout> }>();
 
   static uri(ptx: vscode.Uri, kernel: string, target: string): vscode.Uri {
     const query = new URLSearchParams({ uri: ptx.toString(), kernel, target });
@@ -58,7 +60,18 @@ class SassViews implements vscode.TextDocumentContentProvider {
   }
 
   async provideTextDocumentContent(uri: vscode.Uri): Promise<string> {
-    this.open.add(uri.toString());
+    const key = uri.toString();
+    this.open.add(key);
+    const text = await this.content(uri);
+    // An update of ours that changes nothing never reaches onDidChangeTextDocument.
+    const doc = vscode.workspace.textDocuments.find((d) => d.uri.toString() === key);
+    if (!doc || sameLines(doc.getText(), text)) {
+      setTimeout(() => this.updated(key), 0);
+    }
+    return text;
+  }
+
+  private async content(uri: vscode.Uri): Promise<string> {
     const q = new URLSearchParams(uri.query);
     if (!client) {
       return "// kiln: the language server is not running";
@@ -76,6 +89,13 @@ class SassViews implements vscode.TextDocumentContentProvider {
       setTimeout(() => highlightAll(this), 0);
       return view.error ? `${head}// ${view.error}\n` : head + view.text;
     } catch (e) {
+      // An edit overtook the request (ContentModified, RequestCancelled): the server sends
+      // kiln/sassChanged for that edit, so keep the text shown until then.
+      const code = (e as { code?: number }).code;
+      const doc = vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri.toString());
+      if (doc && (code === -32801 || code === -32800)) {
+        return doc.getText();
+      }
       return `// kiln: ${e}`;
     }
   }
@@ -85,15 +105,53 @@ class SassViews implements vscode.TextDocumentContentProvider {
     for (const s of this.open) {
       const uri = vscode.Uri.parse(s);
       if (new URLSearchParams(uri.query).get("uri") === ptx) {
-        this.changed.fire(uri);
+        this.update(uri);
       }
+    }
+  }
+
+  /**
+   * Reads a view again, one update at a time: VS Code applies overlapping updates of a
+   * virtual document each against the text before both, and the view then shows the new
+   * listing followed by pieces of the old (seen in code-server while typing, by the e2e
+   * test). While an update is in flight (fired, not yet in the document) a new one waits.
+   */
+  private update(uri: vscode.Uri): void {
+    const key = uri.toString();
+    const pending = this.updating.get(key);
+    if (pending) {
+      pending.again = true;
+      return;
+    }
+    // Should the update never land (the view closed meanwhile), go on after a while.
+    this.updating.set(key, { again: false, timer: setTimeout(() => this.updated(key), 5000) });
+    this.changed.fire(uri);
+  }
+
+  /** The update in flight for `key` is in the document, or changed nothing. */
+  updated(key: string): void {
+    const pending = this.updating.get(key);
+    if (!pending) {
+      return;
+    }
+    clearTimeout(pending.timer);
+    this.updating.delete(key);
+    if (pending.again) {
+      this.update(vscode.Uri.parse(key));
     }
   }
 
   forget(uri: vscode.Uri): void {
     this.open.delete(uri.toString());
     this.maps.delete(uri.toString());
+    clearTimeout(this.updating.get(uri.toString())?.timer);
+    this.updating.delete(uri.toString());
   }
+}
+
+/** Whether two texts have the same lines (VS Code's test before it updates a view). */
+function sameLines(a: string, b: string): boolean {
+  return a.split(/\r\n|\r|\n/).join("\n") === b.split(/\r\n|\r|\n/).join("\n");
 }
 
 const current = vscode.window.createTextEditorDecorationType({
@@ -165,6 +223,15 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   context.subscriptions.push(
     vscode.window.onDidChangeTextEditorSelection((e) => highlightAll(views, e.textEditor)),
     vscode.window.onDidChangeVisibleTextEditors(() => highlightAll(views)),
+    // A view's new text replaces its lines, and with them the decorations set on them (those
+    // set right after `provideTextDocumentContent` answered land before the new text does):
+    // decorate again once the document has changed. Seen in code-server by the e2e test.
+    vscode.workspace.onDidChangeTextDocument((e) => {
+      if (e.document.uri.scheme === SASS_SCHEME) {
+        views.updated(e.document.uri.toString());
+        highlightAll(views);
+      }
+    }),
   );
 
   context.subscriptions.push(
