@@ -166,7 +166,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
                     );
                 }
             }
-            if seen.insert((q.dev, header)) || hash(&launch) % SAMPLE_BUCKETS == 0 {
+            if seen.insert((q.dev, header)) || hash(&launch).is_multiple_of(SAMPLE_BUCKETS) {
                 let _ = writeln!(
                     sample,
                     "{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}",

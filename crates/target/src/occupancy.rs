@@ -254,11 +254,7 @@ impl OccupancyLimits {
                 None => return 0,
             }
         };
-        if allocated == 0 {
-            UNLIMITED
-        } else {
-            per_sm / allocated
-        }
+        per_sm.checked_div(allocated).unwrap_or(UNLIMITED)
     }
 }
 
