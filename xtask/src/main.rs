@@ -14,6 +14,7 @@ mod gpu_check;
 mod isa_forms;
 mod math_forms;
 mod mutate;
+mod occupancy_check;
 mod oracle;
 mod sass_prefer;
 mod sass_probe;
@@ -60,6 +61,10 @@ commands:
   bench compile --arch sm_XX [--runs N]
                             kiln vs ptxas, whole process, cold, on the corpus files kiln
                             compiles completely (time and peak memory)
+  occupancy-check [--cuda-root DIR] [--write-sample]
+                            compare kiln's per-SM occupancy limits and occupancy function
+                            with NVIDIA's cuda_occupancy.h (built with g++; no GPU), and
+                            check crates/target/data/occupancy-sample.tsv
   gpu-check [prepare | compare RESULTS] [--arch sm_XX] [--out DIR] [--limit N]
                             run kiln's and ptxas's cubins on an NVIDIA GPU and compare
                             (needs a GPU; not part of CI; see xtask/src/gpu_check/mod.rs)
@@ -86,6 +91,7 @@ fn main() -> ExitCode {
         "hazard-learn" => corpus::hazard::learn(rest),
         "gpu-check" => gpu_check::run(rest),
         "bench" => bench::run(rest),
+        "occupancy-check" => occupancy_check::run(rest),
         "-h" | "--help" | "help" => {
             print!("{USAGE}");
             Ok(())

@@ -15,7 +15,7 @@ pub struct Report {
     /// Print to standard error (as ptxas does) rather than standard output.
     pub to_stderr: bool,
     /// Also print the module's `N bytes gmem` line and each kernel's `Compile time` line,
-    /// as ptxas does.
+    /// as ptxas does, and nothing ptxas does not print (otherwise each kernel's occupancy).
     pub ptxas_lines: bool,
 }
 
@@ -178,6 +178,21 @@ fn compile_kernels(
     durations
 }
 
+/// `Occupancy 100% at 256 threads: 8 blocks, 64 of 64 warps per SM, limited by warps, blocks`.
+fn occupancy_line(s: &db::KernelStats) -> String {
+    let o = &s.occupancy;
+    let summary = s.occupancy_summary();
+    let limiters: Vec<&str> = o.limiters.iter().map(|l| l.name()).collect();
+    format!(
+        "O{}: {} blocks, {} of {} warps per SM, limited by {}",
+        &summary[1..],
+        o.blocks,
+        o.warps,
+        o.max_warps,
+        limiters.join(", ")
+    )
+}
+
 /// Prints ptxas's `-v` resource report (format checked against ptxas 13.0.88's output).
 fn print_report(
     report: Report,
@@ -226,6 +241,10 @@ fn print_report(
             "{info}Used {} registers, used {} barriers{stack}{smem}{cmem}\n",
             s.registers, s.barriers
         ));
+        // kiln's own line (ptxas prints no occupancy: `kiln ptxas -v` stays byte-compatible).
+        if !report.ptxas_lines {
+            text.push_str(&format!("{info}{}\n", occupancy_line(s)));
+        }
         if report.ptxas_lines {
             text.push_str(&format!(
                 "{info}Compile time = {:.3} ms\n",

@@ -42,6 +42,14 @@ fn embedded_example_builds_for_both_sms() {
         );
         assert!(stdout.contains("0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads"));
         assert!(stdout.contains(" registers, used 0 barriers"), "{stdout}");
+        // saxpy's 8 registers: the warps limit 256-thread blocks (cuda_occupancy.h's rules).
+        assert!(
+            stdout.contains(
+                "kiln info    : Occupancy 100% at 256 threads: 8 blocks, 64 of 64 warps per SM, \
+                 limited by warps\n"
+            ),
+            "{stdout}"
+        );
         let bytes = std::fs::read(&out_path).unwrap();
         let c = cubin::read(&bytes).expect("a readable cubin");
         let f = c.functions();
@@ -235,4 +243,64 @@ fn make_jobserver_tokens_are_returned() {
         assert_eq!(back, tokens, "tokens given back");
     }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The occupancy line is at the kernel's `.reqntid` or `.maxntid` when it declares one, and
+/// `kiln ptxas -v` prints none (ptxas prints no occupancy).
+#[test]
+fn occupancy_at_the_declared_block_size() {
+    let src = tmp("occupancy.ptx");
+    let body = "{\n    .reg .b32 %r<3>; .reg .b64 %rd<3>;\n    ld.param.u64 %rd1, [a];\n    \
+                cvta.to.global.u64 %rd2, %rd1;\n    mov.u32 %r1, %tid.x;\n    \
+                st.global.u32 [%rd2], %r1;\n    ret;\n}\n";
+    std::fs::write(
+        &src,
+        format!(
+            ".version 8.0\n.target sm_80\n.address_size 64\n\
+             .visible .entry req(.param .u64 a) .reqntid 32, 2\n{body}\
+             .visible .entry max(.param .u64 a) .maxntid 1024\n{body}"
+        ),
+    )
+    .unwrap();
+    let out_path = tmp("occupancy.cubin");
+    let out = kiln(&[
+        "build",
+        "--arch",
+        "sm_90",
+        "-v",
+        "-o",
+        out_path.to_str().unwrap(),
+        src.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let lines: Vec<&str> = stdout.lines().filter(|l| l.contains("Occupancy")).collect();
+    // 64 threads: 2 warps a block, 32 blocks (the most an sm_90 SM holds) = 64 warps;
+    // 1024 threads: 32 warps a block, 2 blocks.
+    assert_eq!(
+        lines,
+        [
+            "kiln info    : Occupancy 100% at 64 threads (.reqntid): 32 blocks, 64 of 64 warps \
+             per SM, limited by warps, blocks",
+            "kiln info    : Occupancy 100% at 1024 threads (.maxntid): 2 blocks, 64 of 64 warps \
+             per SM, limited by warps",
+        ],
+        "{stdout}"
+    );
+    let out = kiln(&[
+        "ptxas",
+        "-arch=sm_90",
+        "-v",
+        "-o",
+        out_path.to_str().unwrap(),
+        src.to_str().unwrap(),
+    ]);
+    assert!(out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("Used "), "{stderr}");
+    assert!(!stderr.to_lowercase().contains("occupancy"), "{stderr}");
 }

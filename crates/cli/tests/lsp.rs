@@ -125,8 +125,9 @@ impl Server {
     }
 }
 
-/// `(kernel, registers, stack, spill stores, spill loads)` from `kiln build -v`.
-fn report(path: &str, arch: &str) -> Vec<(String, u32, u32, u32, u32)> {
+/// `(kernel, registers, stack, spill stores, spill loads, occupancy)` from `kiln build -v`
+/// (the occupancy as its line words it: `100% at 256 threads`).
+fn report(path: &str, arch: &str) -> Vec<(String, u32, u32, u32, u32, String)> {
     let out = Command::new(env!("CARGO_BIN_EXE_kiln"))
         .args(["build", "--arch", arch, "-v", "-o"])
         .arg(std::env::temp_dir().join(format!("kiln-lsp-test-{arch}.cubin")))
@@ -148,7 +149,17 @@ fn report(path: &str, arch: &str) -> Vec<(String, u32, u32, u32, u32)> {
         } else if line.contains("bytes stack frame") {
             frame = (nums[0], nums[1], nums[2]);
         } else if line.contains("Used ") {
-            rows.push((name.clone(), nums[0], frame.0, frame.1, frame.2));
+            rows.push((
+                name.clone(),
+                nums[0],
+                frame.0,
+                frame.1,
+                frame.2,
+                String::new(),
+            ));
+        } else if let Some(rest) = line.strip_prefix("kiln info    : Occupancy ") {
+            let (summary, _) = rest.split_once(':').unwrap();
+            rows.last_mut().unwrap().5 = summary.to_string();
         }
     }
     rows
@@ -192,14 +203,18 @@ fn lens_and_sass_view_equal_the_batch_compiler() {
         let mut checked = 0;
         for arch in targets {
             let batch_sass = kiln_sass(path, arch);
-            for (kernel, regs, stack, stores, loads) in report(path, arch) {
+            for (kernel, regs, stack, stores, loads, occupancy) in report(path, arch) {
                 let want = format!(
                     "{arch} · {regs} regs · {} B spills · {stack} B stack",
                     stores + loads
                 );
+                let end = format!(" · occupancy {occupancy}");
+                assert!(!occupancy.is_empty(), "{path} {kernel}: no occupancy line");
                 assert!(
-                    titles.iter().any(|t| t.starts_with(&want)),
-                    "{path} {kernel}: no lens starting {want:?} in {titles:?}"
+                    titles
+                        .iter()
+                        .any(|t| t.starts_with(&want) && t.ends_with(&end)),
+                    "{path} {kernel}: no lens starting {want:?} and ending {end:?} in {titles:?}"
                 );
                 let view = server.request(
                     "kiln/viewSass",

@@ -482,7 +482,56 @@ pub struct KernelStats {
     /// Bytes of constant bank 0 (parameter base + parameters), as ptxas's `cmem[0]`.
     pub cmem0: u32,
     pub instructions: usize,
+    /// Threads per block the occupancy is computed at, and where the number comes from.
+    pub block_threads: u32,
+    pub block_threads_from: BlockThreads,
+    /// Active blocks and warps per SM for blocks of `block_threads` threads with the kernel's
+    /// registers, static shared memory and barriers, no dynamic shared memory and the default
+    /// carveout (`target::OccupancyLimits::occupancy`, CUDA's occupancy calculator).
+    pub occupancy: ::target::Occupancy,
 }
+
+impl KernelStats {
+    /// `occupancy 100% at 256 threads`, with `(.reqntid)` or `(.maxntid)` after the block
+    /// size when the kernel declares it: the CodeLens's and `kiln build -v`'s wording.
+    pub fn occupancy_summary(&self) -> String {
+        let from = self
+            .block_threads_from
+            .directive()
+            .map(|d| format!(" ({d})"))
+            .unwrap_or_default();
+        format!(
+            "occupancy {}% at {} threads{from}",
+            self.occupancy.percent(),
+            self.block_threads
+        )
+    }
+}
+
+/// Where a kernel's block size for the occupancy comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BlockThreads {
+    /// The kernel's `.reqntid` (the product of its dimensions).
+    Reqntid,
+    /// The kernel's `.maxntid` (the largest block it accepts).
+    Maxntid,
+    /// Neither is declared: [`DEFAULT_BLOCK_THREADS`].
+    Default,
+}
+
+impl BlockThreads {
+    /// The directive's name, `None` for the default.
+    pub fn directive(self) -> Option<&'static str> {
+        match self {
+            BlockThreads::Reqntid => Some(".reqntid"),
+            BlockThreads::Maxntid => Some(".maxntid"),
+            BlockThreads::Default => None,
+        }
+    }
+}
+
+/// The block size occupancy is reported at when a kernel declares none.
+pub const DEFAULT_BLOCK_THREADS: u32 = 256;
 
 /// Per-kernel statistics.
 #[salsa::tracked(returns(ref))]
@@ -500,19 +549,35 @@ pub fn kernel_stats<'db>(
         .map(|p| p.offset + p.size)
         .max()
         .unwrap_or(0);
+    // As ptxas reports it: without sm_90's reserved 1 KiB.
+    let shared_bytes = l
+        .shared_size
+        .saturating_sub(profile.reserved_shared_first());
+    let product = |d: [u32; 3]| d.iter().fold(1u32, |p, &n| p.saturating_mul(n));
+    let (block_threads, block_threads_from) = match (l.reqntid, l.max_threads) {
+        (Some(d), _) => (product(d), BlockThreads::Reqntid),
+        (None, Some(d)) => (product(d), BlockThreads::Maxntid),
+        (None, None) => (DEFAULT_BLOCK_THREADS, BlockThreads::Default),
+    };
+    let occupancy = profile.occupancy_limits().occupancy(&::target::Launch::new(
+        a.registers,
+        block_threads,
+        shared_bytes,
+        u32::from(l.num_barriers),
+    ));
     Ok(KernelStats {
         name: kt.function(db).name(db).clone(),
         registers: a.registers,
         stack_frame: a.spill.as_ref().map_or(l.frame_size, |s| s.frame_size),
         spill_stores: a.spill.as_ref().map_or(0, |s| s.store_bytes),
         spill_loads: a.spill.as_ref().map_or(0, |s| s.load_bytes),
-        // As ptxas reports it: without sm_90's reserved 1 KiB.
-        shared_bytes: l
-            .shared_size
-            .saturating_sub(profile.reserved_shared_first()),
+        shared_bytes,
         barriers: u32::from(l.num_barriers),
         cmem0: profile.param_base + params_end,
         instructions: e.instructions,
+        block_threads,
+        block_threads_from,
+        occupancy,
     })
 }
 

@@ -180,8 +180,9 @@ pub fn kernels(db: &RootDatabase, file: SourceFile, t: &Target) -> Vec<KernelVie
 }
 
 /// The CodeLens text of a kernel on a target:
-/// `sm_90 · 32 regs · 0 B spills · 0 B stack · 4.0 KiB smem · 146 instrs`, the numbers of
-/// `kiln ptxas -v` (spills: bytes stored plus bytes loaded).
+/// `sm_90 · 32 regs · 0 B spills · 0 B stack · 4.0 KiB smem · 146 instrs · occupancy 100% at
+/// 256 threads`, the numbers of `kiln build -v` (spills: bytes stored plus bytes loaded; the
+/// occupancy at the kernel's `.reqntid`/`.maxntid`, else at 256 threads).
 pub fn lens_text(sm: db::Sm, stats: &Result<KernelStats, String>) -> String {
     match stats {
         Ok(s) => {
@@ -198,6 +199,7 @@ pub fn lens_text(sm: db::Sm, stats: &Result<KernelStats, String>) -> String {
                 text.push_str(&format!(" · {} barriers", s.barriers));
             }
             text.push_str(&format!(" · {} instrs", s.instructions));
+            text.push_str(&format!(" · {}", s.occupancy_summary()));
             text
         }
         Err(m) => format!("{sm} · not compiled: {m}"),

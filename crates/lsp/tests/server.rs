@@ -70,13 +70,14 @@ fn code_lens_per_kernel_and_target() {
     let uri = "file:///two.ptx";
     c.open(uri, TWO_KERNELS);
     let titles = lens_titles(&c.ok("textDocument/codeLens", doc(uri)));
-    // Checked against `kiln build -v` (the numbers of ptxas's `-v`) for both targets.
+    // Checked against `kiln build -v` (the numbers of ptxas's `-v`, and kiln's occupancy line:
+    // 6 registers, 256-thread blocks: 8 blocks, the warps limit) for both targets.
     expect_test::expect![[r#"
         [
-            "sm_80 · 6 regs · 0 B spills · 0 B stack · 7 instrs",
-            "sm_90 · 6 regs · 0 B spills · 0 B stack · 7 instrs",
-            "sm_80 · 6 regs · 0 B spills · 0 B stack · 8 instrs",
-            "sm_90 · 6 regs · 0 B spills · 0 B stack · 8 instrs",
+            "sm_80 · 6 regs · 0 B spills · 0 B stack · 7 instrs · occupancy 100% at 256 threads",
+            "sm_90 · 6 regs · 0 B spills · 0 B stack · 7 instrs · occupancy 100% at 256 threads",
+            "sm_80 · 6 regs · 0 B spills · 0 B stack · 8 instrs · occupancy 100% at 256 threads",
+            "sm_90 · 6 regs · 0 B spills · 0 B stack · 8 instrs · occupancy 100% at 256 threads",
         ]
     "#]]
     .assert_debug_eq(&titles);

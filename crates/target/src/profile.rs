@@ -1,5 +1,7 @@
 //! What differs between the SMs kiln knows, one [`Profile`] per SM.
 
+use crate::OccupancyLimits;
+
 /// Bytes of shared memory ptxas reserves at the start of a CTA's window on sm_90 and later
 /// (`.nv.shared.reserved.0`; user shared memory starts at 0x400: `UMOV UR4, 0x400` before
 /// `ULEA UR4, UR5, UR4, 0x18` in ptxas 13.0.88's sm_90/sm_100/sm_120 code).
@@ -275,6 +277,13 @@ impl Profile {
     /// The SM's name (`sm_90`).
     pub fn name(&self) -> String {
         format!("sm_{}", self.number)
+    }
+
+    /// The SM's occupancy limits (`data/occupancy.tsv`): registers, warps, blocks and shared
+    /// memory per SM, and CUDA's occupancy function over them.
+    pub fn occupancy_limits(&self) -> &'static OccupancyLimits {
+        OccupancyLimits::of(u32::from(self.number))
+            .expect("data/occupancy.tsv has a column for every profile (tested)")
     }
 
     /// Bytes of the reserved block at the start of the shared window (0 when it lies after
