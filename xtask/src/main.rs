@@ -7,6 +7,7 @@ mod bench;
 mod corpus;
 mod cubin_names;
 mod cvt_forms;
+mod e2e_editor;
 mod fuzz;
 mod fuzz_codegen;
 mod fuzz_cubin;
@@ -52,7 +53,7 @@ commands:
                             crates/lower/data/cvt.tsv (templates lower uses)
   math-forms                learn ptxas's f32/f64 rcp/sqrt/div routines (slow paths inlined):
                             writes crates/lower/data/math.tsv
-  isa-forms [--arch sm_XX]... [--opcode OP]... [--verbose]
+  isa-forms [--arch sm_XX]... [--opcode OP]... [--shard K/N] [--learn] [--verbose]
                             the PTX ISA's instruction forms as probes: ptxas's verdict, the
                             judge on ptxas's code, kiln's code verified (target/isa-forms-*.tsv)
   hazard-learn --arch sm_XX [--dir DIR]
@@ -65,6 +66,8 @@ commands:
                             compare kiln's per-SM occupancy limits and occupancy function
                             with NVIDIA's cuda_occupancy.h (built with g++; no GPU), and
                             check crates/target/data/occupancy-sample.tsv
+  e2e-editor                the VS Code extension's end-to-end test in code-server and
+                            Chromium (editors/code/e2e/run.sh; installs on first use)
   gpu-check [prepare | compare RESULTS] [--arch sm_XX] [--out DIR] [--limit N]
                             run kiln's and ptxas's cubins on an NVIDIA GPU and compare
                             (needs a GPU; not part of CI; see xtask/src/gpu_check/mod.rs)
@@ -92,6 +95,7 @@ fn main() -> ExitCode {
         "gpu-check" => gpu_check::run(rest),
         "bench" => bench::run(rest),
         "occupancy-check" => occupancy_check::run(rest),
+        "e2e-editor" => e2e_editor::run(rest),
         "-h" | "--help" | "help" => {
             print!("{USAGE}");
             Ok(())
