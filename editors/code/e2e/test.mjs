@@ -51,7 +51,7 @@ const lines = original.split("\n");
 // ---------------------------------------------------------------------------------------
 // Expected values, from kiln outside the editor.
 
-/** `kiln build -v` of a text: kernel -> { regs, spills, stack }. */
+/** `kiln build -v` of a text: kernel -> { regs, spills, stack, occupancy }. */
 function buildReport(text) {
   const f = path.join(dirs.scratch, "report.ptx");
   fs.writeFileSync(f, text);
@@ -63,13 +63,16 @@ function buildReport(text) {
   const out = {};
   let kernel = null;
   let props = null;
+  let last = null;
   for (const l of (r.stdout + r.stderr).split("\n")) {
     let m;
-    if ((m = l.match(/Function properties for (\S+)/))) kernel = m[1];
+    if ((m = l.match(/Occupancy (\d+% at \d+ threads)/)) && last) out[last].occupancy = m[1];
+    else if ((m = l.match(/Function properties for (\S+)/))) kernel = m[1];
     else if ((m = l.match(/(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads/)))
       props = { stack: +m[1], spills: +m[2] + +m[3] };
     else if ((m = l.match(/Used (\d+) registers/)) && kernel && props) {
       out[kernel] = { regs: +m[1], ...props };
+      last = kernel;
       kernel = props = null;
     }
   }
@@ -159,8 +162,18 @@ async function expected(text) {
     const lens = server.lenses.find((l) => l.line === line);
     const r = report[k];
     const prefix = `${TARGET} · ${r.regs} regs · ${r.spills} B spills · ${r.stack} B stack`;
-    if (!lens || !lens.title.startsWith(prefix) || !/ · \d+ instrs$/.test(lens.title)) {
-      throw new Error(`kiln lsp's lens for ${k} (${lens?.title}) does not start with kiln build -v's ${prefix}`);
+    // kiln build -v's `Occupancy N% at T threads` line ends the lens (with `(.reqntid)` or
+    // `(.maxntid)` after it where the kernel declares its block size).
+    const occupancy = ` · occupancy ${r.occupancy}`;
+    if (
+      !lens ||
+      !lens.title.startsWith(prefix) ||
+      !r.occupancy ||
+      !new RegExp(` · \\d+ instrs${occupancy.replace(/[.%]/g, "\\$&")}( \\(\\.(reqntid|maxntid)\\))?$`).test(lens.title)
+    ) {
+      throw new Error(
+        `kiln lsp's lens for ${k} (${lens?.title}) is not kiln build -v's ${prefix} ... ${occupancy}`,
+      );
     }
     const view = server.views[k];
     if (view.error || !sass.includes(view.text)) {
