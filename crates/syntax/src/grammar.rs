@@ -870,7 +870,9 @@ fn instruction(p: &mut Parser<'_>) {
     }
     while p.at(DOT_IDENT) {
         let word = p.current_text();
-        if is_directive_word(word) {
+        // `.weak` (a memory order: `ld.weak`, `multimem.ld_reduce.weak`) and `.alias`
+        // (`fence.proxy.alias`) are modifiers too; ptxas 13.0.88 accepts both.
+        if is_directive_word(word) && !matches!(word, ".weak" | ".alias") {
             let range = p.current_range_strict();
             p.error_at(
                 range,

@@ -1135,3 +1135,16 @@ fn module_header_errors() {
         parse(".version 8.4 .target sm_90 .address_size 64\n.entry k() { .target sm_90\n ret; }\n");
     assert!(ok.errors().is_empty(), "{:?}", ok.errors());
 }
+
+#[test]
+fn weak_and_alias_are_modifiers_other_directives_are_not() {
+    // ptxas 13.0.88 accepts `ld.weak`, `multimem.ld_reduce.weak` and `fence.proxy.alias`
+    // and refuses `.visible` as a modifier.
+    check_errors(
+        ".entry k()\n{\nld.weak.global.u32 %r1, [%rd1];\nfence.proxy.alias;\n\
+         multimem.ld_reduce.weak.global.add.u32 %r1, [%rd1];\nld.visible.u32 %r1, [%rd1];\n}\n",
+        expect![[r#"
+            6: 118..126 `.visible` is a directive, not an instruction modifier
+        "#]],
+    );
+}
