@@ -226,7 +226,8 @@ impl Cx {
         }
         let arrive = has(".arrive");
         // `bar a` (PTX 1.x) is `bar.sync a`.
-        if !arrive && !has(".sync") && !(opcode == "bar" && mods.is_empty()) {
+        let sync = has(".sync") || (opcode == "bar" && mods.is_empty());
+        if !arrive && !sync {
             return Err(malformed(node, "barrier without .sync or .arrive"));
         }
         if self.guard.is_some() {

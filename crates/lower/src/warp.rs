@@ -903,6 +903,67 @@ pub(crate) fn single_constant_registers(
         .collect()
 }
 
+impl Cx {
+    /// `elect.sync d|p, membermask` (sm_90) with the full mask → `WARPSYNC.ALL` (like every
+    /// collective; dropped where the kernel cannot diverge) + `ELECT Pp, URd, PT` and `MOV d,
+    /// URd`, ptxas 13.0.88's form. Other masks (ptxas: `WARPSYNC.EXCLUSIVE` inside a
+    /// `BSSY` region) are refused.
+    pub(crate) fn elect(
+        &mut self,
+        node: &SyntaxNode,
+        mods: &[String],
+        ops: &[ast::Operand],
+    ) -> Result<(), LowerError> {
+        if !self.target.forms.elect {
+            return Err(unsupported(node, "elect.sync before sm_90"));
+        }
+        if mods.iter().any(|m| m != ".sync") || ops.len() != 2 {
+            return Err(malformed(node, "elect.sync d|p, membermask"));
+        }
+        if self.guard.is_some() {
+            return Err(unsupported(node, "predicated elect.sync"));
+        }
+        let (d, p) = match &ops[0] {
+            ast::Operand::Binary(b) if b.op().is_some_and(|t| t.text() == "|") => {
+                let (Some(l), Some(r)) = (b.lhs(), b.rhs()) else {
+                    return Err(malformed(node, "elect.sync d|p, membermask"));
+                };
+                let d = match &l {
+                    ast::Operand::Name(n) if n.is_sink() => None,
+                    _ => Some(self.dst(&l, 1)?),
+                };
+                (d, self.pred_dst(&r)?)
+            }
+            _ => return Err(malformed(node, "elect.sync d|p, membermask")),
+        };
+        if self.collective_sync(node, &ops[1], false)?.is_some() {
+            return Err(unsupported(
+                node,
+                "elect.sync with a member mask other than -1",
+            ));
+        }
+        let u = self.f.new_vreg(ir::Class::UR, 1, "");
+        let ur = if d.is_some() {
+            Reg::v(u, 1)
+        } else {
+            Reg::Zero(ir::Class::UR)
+        };
+        self.push(Inst::new(
+            "ELECT",
+            vec![Operand::r(p), Operand::r(ur), Operand::pt()],
+            vec![0, 1],
+        ));
+        if let Some(d) = d {
+            self.push(Inst::new(
+                "MOV",
+                vec![Operand::r(d), Operand::r(ur)],
+                vec![0],
+            ));
+        }
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use syntax::ast::AstNode;
@@ -985,66 +1046,5 @@ mod tests {
             at_vote(&format!("{decl}mov.u32 %r1, -1;\n{{ {vote} }}"), "%r1"),
             Value(u64::MAX)
         );
-    }
-}
-
-impl Cx {
-    /// `elect.sync d|p, membermask` (sm_90) with the full mask → `WARPSYNC.ALL` (like every
-    /// collective; dropped where the kernel cannot diverge) + `ELECT Pp, URd, PT` and `MOV d,
-    /// URd`, ptxas 13.0.88's form. Other masks (ptxas: `WARPSYNC.EXCLUSIVE` inside a
-    /// `BSSY` region) are refused.
-    pub(crate) fn elect(
-        &mut self,
-        node: &SyntaxNode,
-        mods: &[String],
-        ops: &[ast::Operand],
-    ) -> Result<(), LowerError> {
-        if !self.target.forms.elect {
-            return Err(unsupported(node, "elect.sync before sm_90"));
-        }
-        if mods.iter().any(|m| m != ".sync") || ops.len() != 2 {
-            return Err(malformed(node, "elect.sync d|p, membermask"));
-        }
-        if self.guard.is_some() {
-            return Err(unsupported(node, "predicated elect.sync"));
-        }
-        let (d, p) = match &ops[0] {
-            ast::Operand::Binary(b) if b.op().is_some_and(|t| t.text() == "|") => {
-                let (Some(l), Some(r)) = (b.lhs(), b.rhs()) else {
-                    return Err(malformed(node, "elect.sync d|p, membermask"));
-                };
-                let d = match &l {
-                    ast::Operand::Name(n) if n.is_sink() => None,
-                    _ => Some(self.dst(&l, 1)?),
-                };
-                (d, self.pred_dst(&r)?)
-            }
-            _ => return Err(malformed(node, "elect.sync d|p, membermask")),
-        };
-        if self.collective_sync(node, &ops[1], false)?.is_some() {
-            return Err(unsupported(
-                node,
-                "elect.sync with a member mask other than -1",
-            ));
-        }
-        let u = self.f.new_vreg(ir::Class::UR, 1, "");
-        let ur = if d.is_some() {
-            Reg::v(u, 1)
-        } else {
-            Reg::Zero(ir::Class::UR)
-        };
-        self.push(Inst::new(
-            "ELECT",
-            vec![Operand::r(p), Operand::r(ur), Operand::pt()],
-            vec![0, 1],
-        ));
-        if let Some(d) = d {
-            self.push(Inst::new(
-                "MOV",
-                vec![Operand::r(d), Operand::r(ur)],
-                vec![0],
-            ));
-        }
-        Ok(())
     }
 }
