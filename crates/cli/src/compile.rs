@@ -112,7 +112,8 @@ pub fn compile(req: &Request<'_>) -> Outcome {
 }
 
 /// Threads compiling the kernels of a module: `KILN_JOBS` if set (1 compiles serially),
-/// else the machine's parallelism.
+/// else the machine's parallelism; under a make jobserver, no more than the jobs it grants
+/// (`jobserver`).
 fn jobs() -> usize {
     std::env::var("KILN_JOBS")
         .ok()
@@ -131,7 +132,12 @@ fn compile_kernels(
     target: &db::Target,
 ) -> Vec<std::time::Duration> {
     let n = db::kernel_targets(db, file, target).len();
-    let threads = jobs().min(n).max(1);
+    let mut threads = jobs().min(n).max(1);
+    // Held until the kernels are compiled, then given back to make.
+    let tokens = crate::jobserver::acquire(threads - 1);
+    if let Some(t) = &tokens {
+        threads = 1 + t.extra();
+    }
     let mut durations = vec![std::time::Duration::ZERO; n];
     if threads == 1 {
         for (k, kt) in db::kernel_targets(db, file, target).into_iter().enumerate() {

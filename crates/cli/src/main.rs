@@ -8,6 +8,7 @@
 mod build;
 mod check;
 mod compile;
+mod jobserver;
 mod objdump;
 mod parse;
 mod ptxas;

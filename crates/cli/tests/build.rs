@@ -55,7 +55,7 @@ fn unsupported_input_fails_closed() {
     let src = tmp("bfe.ptx");
     std::fs::write(
         &src,
-        ".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry k(.param .u64 a)\n{\n    .reg .b32 %r<3>; .reg .b64 %rd<3>;\n    ld.param.u64 %rd1, [a];\n    bfe.u64 %rd2, %rd1, 0, 8;\n    ret;\n}\n",
+        ".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry k(.param .u64 a)\n{\n    .reg .b32 %r<3>; .reg .b64 %rd<3>;\n    ld.param.u64 %rd1, [a];\n    cp.async.wait_all;\n    ret;\n}\n",
     )
     .unwrap();
     let out_path = tmp("bfe.cubin");
@@ -70,7 +70,7 @@ fn unsupported_input_fails_closed() {
     assert_eq!(out.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        stderr.contains(":8:5: error: kernel `k`: unsupported: bfe of a 64-bit type"),
+        stderr.contains(":8:5: error: kernel `k`: unsupported: instruction `cp`"),
         "{stderr}"
     );
     assert!(!out_path.exists(), "no cubin is written");
@@ -165,6 +165,74 @@ fn parallel_build_is_byte_identical() {
         let serial = build("1");
         assert_eq!(serial.0, build("3").0, "{arch}: cubin");
         assert_eq!(serial.1, build("3").1, "{arch}: -v report");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Under a make jobserver (`MAKEFLAGS=--jobserver-auth=fifo:PATH`), kiln takes the tokens it
+/// can without waiting and gives every one back; with none it compiles serially. The cubin is
+/// the same either way.
+#[test]
+fn make_jobserver_tokens_are_returned() {
+    use std::io::{Read, Write};
+    use std::os::unix::fs::OpenOptionsExt;
+    let dir = std::env::temp_dir().join(format!("kiln-js-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut ptx = String::from(".version 8.0\n.target sm_90\n.address_size 64\n");
+    for k in 0..6 {
+        ptx.push_str(&format!(
+            ".visible .entry k{k}(.param .u64 p)\n{{\n.reg .b32 %r<4>;\n.reg .b64 %rd<3>;\n\
+             ld.param.u64 %rd1, [p];\ncvta.to.global.u64 %rd2, %rd1;\nmov.u32 %r1, %tid.x;\n\
+             mul.lo.u32 %r2, %r1, {};\nst.global.u32 [%rd2], %r2;\nret;\n}}\n",
+            k + 2
+        ));
+    }
+    let src = dir.join("m.ptx");
+    std::fs::write(&src, &ptx).unwrap();
+    let build = |name: &str, makeflags: Option<String>| {
+        let out = dir.join(format!("{name}.cubin"));
+        let mut c = Command::new(env!("CARGO_BIN_EXE_kiln"));
+        c.env_remove("KILN_JOBS").env_remove("MAKEFLAGS");
+        if let Some(m) = makeflags {
+            c.env("MAKEFLAGS", m);
+        }
+        let o = c
+            .args(["build", "--arch", "sm_90", "-o"])
+            .arg(&out)
+            .arg(&src)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        std::fs::read(&out).unwrap()
+    };
+    let plain = build("plain", None);
+    for tokens in [0usize, 2] {
+        let fifo = dir.join(format!("fifo{tokens}"));
+        let _ = std::fs::remove_file(&fifo);
+        assert!(
+            Command::new("mkfifo")
+                .arg(&fifo)
+                .status()
+                .unwrap()
+                .success()
+        );
+        // Kept open: a FIFO's bytes last only while a descriptor does. O_NONBLOCK (Linux).
+        let mut f = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .custom_flags(0o4000)
+            .open(&fifo)
+            .unwrap();
+        f.write_all(&vec![b'+'; tokens]).unwrap();
+        let flags = format!("-j3 --jobserver-auth=fifo:{}", fifo.display());
+        assert_eq!(
+            build(&format!("js{tokens}"), Some(flags)),
+            plain,
+            "{tokens} tokens"
+        );
+        let mut buf = [0u8; 16];
+        let back = f.read(&mut buf).unwrap_or(0);
+        assert_eq!(back, tokens, "tokens given back");
     }
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -46,6 +46,7 @@ use interp::{Memory, TextureSource, TextureUse, Ty};
 
 use emu::exec::{EmuError, Launch};
 
+mod memo;
 pub mod retry;
 
 /// Launch shape and input generation.
@@ -431,7 +432,8 @@ pub fn compare_cubins(
     kernel: &str,
     cfg: &Config,
 ) -> Verdict {
-    let prog = match interp::Program::from_text(ptx) {
+    let prog = memo::program(ptx);
+    let prog = match prog.as_ref() {
         Ok(p) => p,
         Err(e) => return Verdict::NotComparable(format!("interp: lowering: {}", e.message)),
     };
@@ -446,11 +448,12 @@ pub fn compare_cubins(
     );
     let mut runs = Vec::new();
     for bytes in [ours, theirs] {
-        let image = match emu::load::decode(bytes) {
+        let image = memo::image(bytes);
+        let image = match image.as_ref() {
             Ok(i) => i,
             Err(e) => return Verdict::Unsupported(format!("load: {e}")),
         };
-        match emulate(&image, kernel, &inp, cfg) {
+        match emulate(image, kernel, &inp, cfg) {
             Ok(r) => runs.push(r),
             Err(v) => return v,
         }
@@ -507,15 +510,17 @@ pub fn kernel_inputs(prog: &interp::Program, k: u32, cfg: &Config) -> Inputs {
 
 /// Runs `kernel` of `ptx` in the interpreter and `cubin` in the emulator and compares.
 pub fn compare(ptx: &str, cubin: &[u8], kernel: &str, cfg: &Config) -> Verdict {
-    let prog = match interp::Program::from_text(ptx) {
+    let prog = memo::program(ptx);
+    let prog = match prog.as_ref() {
         Ok(p) => p,
         Err(e) => return Verdict::NotComparable(format!("interp: lowering: {}", e.message)),
     };
-    let image = match emu::load::decode(cubin) {
+    let image = memo::image(cubin);
+    let image = match image.as_ref() {
         Ok(i) => i,
         Err(e) => return Verdict::Unsupported(format!("load: {e}")),
     };
-    compare_kernel(&prog, &image, kernel, cfg)
+    compare_kernel(prog, image, kernel, cfg)
 }
 
 /// [`compare`] with the PTX lowered and the cubin decoded once (for files with many kernels).
@@ -770,7 +775,7 @@ pub fn schedule_dependence(
     sm: u32,
     cfg: &Config,
 ) -> Result<Option<String>, String> {
-    let mut prog = interp::Program::from_text(ptx).map_err(|e| e.message)?;
+    let mut prog = memo::program(ptx).as_ref().clone().map_err(|e| e.message)?;
     prog.set_shared_layout(interp::SharedLayout::for_sm(sm));
     let k = prog
         .kernel(kernel)

@@ -127,7 +127,7 @@ pub struct LaunchBounds {
 /// The launch bounds `kernel` declares in `ptx`.
 pub fn launch_bounds(ptx: &str, kernel: &str) -> LaunchBounds {
     use syntax::ast::{self, AstNode};
-    let parse = syntax::parse(ptx);
+    let parse = crate::memo::parse(ptx);
     let mut b = LaunchBounds::default();
     let Some(file) = ast::SourceFile::cast(parse.syntax_node()) else {
         return b;
@@ -190,7 +190,7 @@ pub fn contract_config(ptx: &str, kernel: &str, plain: &Config) -> Config {
 /// counts rather than pointers).
 pub fn unaddressed_params(ptx: &str, kernel: &str) -> Vec<String> {
     use syntax::ast::{self, AstNode, DeclLike};
-    let parse = syntax::parse(ptx);
+    let parse = crate::memo::parse(ptx);
     let Some(file) = ast::SourceFile::cast(parse.syntax_node()) else {
         return Vec::new();
     };

@@ -1188,15 +1188,19 @@ impl Cx<'_> {
                 let t = t.expect("one type");
                 rules.push((1, t, Fit::Wider));
             }
+            // `atom{.L2::cache_hint} d, [a], b{, c}{, policy}`: `c` only for `.cas`; the cache
+            // policy is a 64-bit operand of its own (not of the instruction's type).
             "atom"
                 if one_type
-                    && (ops.len() == 3 || ops.len() == 4)
+                    && (ops.len() == 3 || ops.len() == 4 || ops.len() == 5)
                     && !mods.iter().any(|m| m.starts_with(".v")) =>
             {
                 let t = t.expect("one type");
+                let hint = mods.contains(&".L2::cache_hint");
+                let values = ops.len() - usize::from(hint);
                 rules.push((0, t, Fit::Exact));
                 rules.push((2, t, Fit::Exact));
-                if ops.len() == 4 {
+                if values == 4 {
                     rules.push((3, t, Fit::Exact));
                 }
             }

@@ -414,3 +414,24 @@ fn comparisons() {
         "#]],
     );
 }
+
+#[test]
+fn atom_cache_policy_is_a_64_bit_operand() {
+    // ptxas 13.0.88 accepts the policy operand of `atom.add` (found by `cargo xtask
+    // isa-forms`), refuses `.L2::cache_hint` on `atom.cas` ("Illegal modifier") and a 32-bit
+    // `cas` value given as a 64-bit register.
+    check(
+        &kernel(
+            "8.0",
+            "sm_80",
+            "createpolicy.fractional.L2::evict_last.b64 %rd3, 1.0;\n\
+             atom.global.L2::cache_hint.add.u32 %r1, [%rd1], %r2, %rd3;\n\
+             atom.global.L2::cache_hint.cas.b32 %r1, [%rd1], %r2, %r3, %rd3;\n\
+             atom.global.cas.b32 %r1, [%rd1], %r2, %rd3;",
+        ),
+        expect![[r#"
+            12: Error: Unexpected instruction types or modifiers specified for 'atom': no form of 'atom.global.L2::cache_hint.cas.b32' exists in PTX ISA 9.0
+            13: Error: Arguments mismatch for instruction 'atom': operand 4 is a .u64 register, the instruction needs a register of 32 bits
+        "#]],
+    );
+}

@@ -102,6 +102,8 @@ pub enum Sel {
     None,
     H0H0,
     H1H1,
+    /// The register's sign bit as a predicate source (`PLOP3.LUT P0, PT, R0.SIGN, ...`).
+    Sign,
 }
 
 impl Sel {
@@ -111,6 +113,7 @@ impl Sel {
             Sel::None => "",
             Sel::H0H0 => ".H0_H0",
             Sel::H1H1 => ".H1_H1",
+            Sel::Sign => ".SIGN",
         }
     }
 }

@@ -219,6 +219,6 @@ impl Cx {
 const LEARNED_SMS: [u16; 2] = [80, 90];
 
 /// The column of the learned tables for the target's SM; `None`: nothing was learned for it.
-fn learned_column(t: crate::LowerTarget) -> Option<usize> {
+pub(crate) fn learned_column(t: crate::LowerTarget) -> Option<usize> {
     LEARNED_SMS.iter().position(|&n| n == t.profile.number)
 }

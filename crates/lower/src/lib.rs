@@ -36,6 +36,8 @@ mod half;
 mod local;
 mod memory;
 mod modvar;
+mod op_table;
+pub use op_table::disable_learned_ops;
 mod operands;
 mod param;
 mod param_ptr;
@@ -1113,10 +1115,33 @@ impl Cx {
         let opcode = i.opcode().map(|t| t.text().to_string()).unwrap_or_default();
         let mods: Vec<String> = i.modifiers().map(|t| t.text().to_string()).collect();
         let ops: Vec<ast::Operand> = i.operands().collect();
-        let r = self.select(node, &opcode, &mods, &ops);
+        let r = self.select_or_learned(node, &opcode, &mods, &ops);
         self.guard = None;
         self.origin = None;
         r
+    }
+
+    /// [`Cx::select`], and where its families refuse the instruction without having emitted
+    /// anything, ptxas's learned code for it (`op_table.rs`).
+    fn select_or_learned(
+        &mut self,
+        node: &SyntaxNode,
+        opcode: &str,
+        mods: &[String],
+        ops: &[ast::Operand],
+    ) -> Result<(), LowerError> {
+        let (emitted, blocks, cur) = (self.emitted, self.f.order.len(), self.cur);
+        match self.select(node, opcode, mods, ops) {
+            Err(e)
+                if self.emitted == emitted && self.f.order.len() == blocks && self.cur == cur =>
+            {
+                match self.op_from_table(opcode, mods, ops) {
+                    Ok(true) => Ok(()),
+                    _ => Err(e),
+                }
+            }
+            r => r,
+        }
     }
 
     /// The single type modifier of an instruction (the last type word).

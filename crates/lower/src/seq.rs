@@ -11,7 +11,7 @@
 //!   predicate temporary, created on first use; names given in `binds` stand for the
 //!   instruction's operands instead; `%x.0` / `%x.1` is the low / high word of a 64-bit one;
 //! * `RZ`, `PT`, `!PT`, `SRZ`; source modifiers `-%x`, `|%x|`, `-|%x|`, `!$p`; half selectors
-//!   `%x.H0_H0`, `%x.H1_H1`;
+//!   `%x.H0_H0`, `%x.H1_H1`; `%x.SIGN` (the sign bit as a predicate source);
 //! * `0x1f`, `-0x40`: integer immediates; `#0xc0`: a LUT/flag field; `f:1.0`, `f:+INF`,
 //!   `f:0x3f800000`: a float immediate (value or bits); `d:0.5`: a 64-bit float immediate.
 //!
@@ -181,7 +181,8 @@ impl Cx {
             // `CS2R %q, SRZ`: a 64-bit zero.
             return Operand::Special("SRZ");
         }
-        if a.starts_with(|c: char| c.is_ascii_uppercase()) && !matches!(a, "RZ" | "PT") {
+        let zero_reg = matches!(a.split('.').next(), Some("RZ" | "PT"));
+        if a.starts_with(|c: char| c.is_ascii_uppercase()) && !zero_reg {
             let b = *labels
                 .entry(a.to_string())
                 .or_insert_with(|| self.f.new_block());
@@ -205,6 +206,8 @@ impl Cx {
             (r, ir::Sel::H0H0)
         } else if let Some(r) = s.strip_suffix(".H1_H1") {
             (r, ir::Sel::H1H1)
+        } else if let Some(r) = s.strip_suffix(".SIGN") {
+            (r, ir::Sel::Sign)
         } else {
             (s, ir::Sel::None)
         };

@@ -251,12 +251,12 @@ fn indirect_calls_are_refused() {
 fn unsupported_code_in_a_callee_names_the_callee() {
     let src = format!(
         "{}{CALLER}",
-        func("f", "    .reg .b64 %x<3>;\n    bfe.u64 %x1, %x2, 0, 8;\n")
+        func("f", "    .reg .b64 %x<3>;\n    cp.async.wait_all;\n")
     );
     let (message, function, at) = refusal(&src);
-    assert_eq!(message, "unsupported: bfe of a 64-bit type");
+    assert_eq!(message, "unsupported: instruction `cp`");
     assert_eq!(function.as_deref(), Some("f"));
-    assert_eq!(at, "bfe.u64 %x1, %x2, 0, 8;");
+    assert_eq!(at, "cp.async.wait_all;");
 }
 
 #[test]

@@ -187,7 +187,7 @@ impl Table {
             Some(ei) => Some(self.decode_as(ei, word, pc)),
             None => {
                 let (base, e) = self.compose_lookup(word)?;
-                Some(self.decode_with(e, &self.fields[base], word, pc))
+                Some(self.decode_with(e, self.encodings.fields(base), word, pc))
             }
         }
     }
@@ -204,11 +204,11 @@ impl Table {
         pc: u64,
     ) -> Option<Instruction<'_>> {
         let e = self.compose_with(base, set)?;
-        Some(self.decode_with(e, &self.fields[base], word, pc))
+        Some(self.decode_with(e, self.encodings.fields(base), word, pc))
     }
 
     pub fn decode_as(&self, ei: usize, word: u128, pc: u64) -> Instruction<'_> {
-        self.decode_with(&self.encodings[ei], &self.fields[ei], word, pc)
+        self.decode_with(&self.encodings[ei], self.encodings.fields(ei), word, pc)
     }
 
     fn decode_with<'t>(

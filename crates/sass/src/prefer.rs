@@ -101,9 +101,16 @@ pub fn render(p: &Preference) -> String {
 impl Table {
     /// Index of the encoding with exactly this mask and value.
     pub fn find_encoding(&self, mask: u128, value: u128) -> Option<usize> {
+        // An encoding's opcode bits are in its mask, so only that opcode's encodings (in
+        // table order) can be it.
         self.encodings
+            .of_opcode((value & crate::table::OPCODE_MASK) as usize)
             .iter()
-            .position(|e| e.mask == mask && e.value == value)
+            .map(|&i| i as usize)
+            .find(|&i| {
+                let e = &self.encodings[i];
+                e.mask == mask && e.value == value
+            })
     }
 
     /// Makes each preferred encoding the first the assembler tries for its template. An

@@ -56,7 +56,7 @@ impl FloatFormat {
         }
     }
 
-    fn from_name(s: &str) -> Option<FloatFormat> {
+    pub fn from_name(s: &str) -> Option<FloatFormat> {
         Some(match s {
             "f16" => FloatFormat::F16,
             "bf16" => FloatFormat::Bf16,
@@ -137,52 +137,389 @@ impl Encoding {
 }
 
 /// All encodings known for one SM.
+///
+/// A table is either built from encodings ([`Table::new`], [`Table::parse`]: the probe and
+/// tests) or read lazily from the compact image `build.rs` makes of the committed text
+/// ([`crate::table`]: each opcode's encodings are decoded from the image on first use; see
+/// [`crate::image`]). Both answer every query the same way (`tests/image.rs`).
 #[derive(Debug, Default)]
 pub struct Table {
     pub sm: String,
     /// Header comment lines (generator, input hash).
     pub header: Vec<String>,
-    pub encodings: Vec<Encoding>,
-    /// For each 12-bit opcode value, indices of encodings in table (priority) order.
-    by_opcode: Vec<Vec<u32>>,
-    /// Per 12-bit opcode: the bits every encoding of that opcode fixes, and the encodings
-    /// grouped by the word's value under those bits (sorted by key, each group in table
-    /// order) — the decoder's index.
-    dispatch: Vec<Dispatch>,
-    /// Template without reuse markers -> indices of encodings, in table order.
-    by_template: HashMap<String, Vec<u32>>,
-    /// Per encoding and slot: `(lo, width, signed)` when a linear slot is a plain contiguous
-    /// bit field (weights 1, 2, 4, ..., the top one negative when signed), for fast decoding.
-    pub(crate) fields: Vec<Vec<Option<(u8, u8, bool)>>>,
+    /// The encodings in table (priority) order, with the indexes over them.
+    pub encodings: Encodings,
     /// Modifier flags ([`crate::compose`]): (12-bit opcode, bit) -> the edit setting the bit
     /// makes (`F` lines).
     pub flags: BTreeMap<(u16, u8), FlagEdit>,
-    /// Per encoding: the flag bits (clear in its `value`) whose combinations it decodes too
-    /// (`X` lines; 0 for most).
-    pub composable: Vec<u128>,
     /// Encodings built from a base encoding and a set of flags, made on first use and kept
     /// for the life of the process (a handful per table: words no encoding matches).
     composed: Mutex<HashMap<(u32, u128), &'static Encoding>>,
-    /// Encodings with flags by (first mnemonic token, operand count), for the assembler.
-    by_shape: OnceLock<HashMap<(String, usize), Vec<u32>>>,
     /// [`Table::composed_by_template`]'s answers: template -> (encoding, flag set).
     composed_keys: Mutex<HashMap<String, Vec<(u32, u128)>>>,
+    /// Templates whose assembler order [`crate::prefer`] changed: the whole list, in the
+    /// order the assembler tries it.
+    preferred: HashMap<String, Vec<u32>>,
     /// Encodings that print like one ptxas writes but that ptxas never writes
     /// ([`crate::prefer::Shadow`]).
     pub(crate) shadows: std::collections::BTreeSet<u32>,
 }
 
+/// Per encoding and slot: `(lo, width, signed)` when a linear slot is a plain contiguous bit
+/// field (weights 1, 2, 4, ..., the top one negative when signed), for fast decoding.
+pub(crate) type Field = Option<(u8, u8, bool)>;
+
 /// The decoder's index for one opcode (see [`Table::lookup_index`]).
-#[derive(Debug, Default)]
-struct Dispatch {
+#[derive(Debug, Default, PartialEq)]
+pub(crate) struct Dispatch {
     /// Bits fixed by every encoding of the opcode.
-    key_mask: u128,
+    pub(crate) key_mask: u128,
     /// Sorted distinct values of `value & key_mask`.
-    keys: Vec<u128>,
-    /// Group `g` is `encodings[starts[g]..starts[g + 1]]`.
-    starts: Vec<u32>,
-    encodings: Vec<u32>,
+    pub(crate) keys: Vec<u128>,
+    /// Group `g` is `entries[starts[g]..starts[g + 1]]`.
+    pub(crate) starts: Vec<u32>,
+    /// (encoding index, mask, value), each group in table order.
+    pub(crate) entries: Vec<(u32, u128, u128)>,
 }
+
+impl Dispatch {
+    /// The index over `list` (indices of one opcode's encodings, in table order); `head`
+    /// gives an encoding's mask and value.
+    pub(crate) fn new(list: &[u32], head: impl Fn(u32) -> (u128, u128)) -> Dispatch {
+        let heads: Vec<(u32, u128, u128)> = list
+            .iter()
+            .map(|&i| {
+                let (mask, value) = head(i);
+                (i, mask, value)
+            })
+            .collect();
+        let key_mask = heads.iter().fold(!0u128, |m, h| m & h.1);
+        let mut keyed: Vec<(u128, (u32, u128, u128))> =
+            heads.into_iter().map(|h| (h.2 & key_mask, h)).collect();
+        // Stable: table order is kept within a group.
+        keyed.sort_by_key(|&(k, _)| k);
+        let mut keys = Vec::new();
+        let mut starts = Vec::new();
+        for (j, &(k, _)) in keyed.iter().enumerate() {
+            if keys.last() != Some(&k) {
+                keys.push(k);
+                starts.push(j as u32);
+            }
+        }
+        starts.push(keyed.len() as u32);
+        Dispatch {
+            key_mask,
+            keys,
+            starts,
+            entries: keyed.into_iter().map(|(_, e)| e).collect(),
+        }
+    }
+
+    /// The first encoding (in table order) of the word's group that matches it.
+    fn lookup(&self, word: u128) -> Option<usize> {
+        let g = self.keys.binary_search(&(word & self.key_mask)).ok()?;
+        self.entries[self.starts[g] as usize..self.starts[g + 1] as usize]
+            .iter()
+            .find(|&&(_, mask, value)| word & mask == value)
+            .map(|&(i, _, _)| i as usize)
+    }
+}
+
+/// A table's encodings (in table order) and the indexes over them: built in memory, or read
+/// from an image one opcode at a time. Indexing (`encodings[i]`), [`Encodings::len`] and
+/// [`Encodings::iter`] work on both (iterating an image decodes all of it).
+#[derive(Debug)]
+pub struct Encodings(Store);
+
+#[derive(Debug)]
+enum Store {
+    Owned(Box<Owned>),
+    Image(Box<crate::image::Image>),
+}
+
+impl Default for Encodings {
+    fn default() -> Encodings {
+        Encodings(Store::Owned(Box::new(Owned::new(Vec::new()))))
+    }
+}
+
+/// Encodings held in memory, with every index built up front.
+#[derive(Debug)]
+struct Owned {
+    list: Vec<Encoding>,
+    fields: Vec<Vec<Field>>,
+    /// Per encoding: its composable flag bits (0 for most).
+    composable: Vec<u128>,
+    /// For each 12-bit opcode value, indices of encodings in table (priority) order.
+    by_opcode: Vec<Vec<u32>>,
+    /// Per 12-bit opcode: the decoder's index.
+    dispatch: Vec<Dispatch>,
+    /// Template without reuse markers -> indices of encodings, in table order.
+    by_template: HashMap<String, Vec<u32>>,
+    /// Encodings with flags by (first mnemonic token, operand count), for the assembler;
+    /// built on first use.
+    by_shape: OnceLock<HashMap<(String, usize), Vec<u32>>>,
+}
+
+impl Owned {
+    fn new(list: Vec<Encoding>) -> Owned {
+        let mut by = vec![Vec::new(); 1 << 12];
+        // Decode priority is the order of the list (the probe writes it learned: aliases
+        // before the general forms they override).
+        for (i, e) in list.iter().enumerate() {
+            by[(e.value & OPCODE_MASK) as usize].push(i as u32);
+        }
+        let dispatch = by
+            .iter()
+            .map(|l| {
+                Dispatch::new(l, |i| {
+                    let e = &list[i as usize];
+                    (e.mask, e.value)
+                })
+            })
+            .collect();
+        let mut by_template: HashMap<String, Vec<u32>> = Default::default();
+        // Table order here too: among encodings that print the same text (e.g. sm_80 `STL
+        // [R1+0x8]` from opcode 0x387, and from 0x987 with `URZ` pinned), the assembler takes
+        // the first that prints the text back, and the table lists opcodes in increasing
+        // order with aliases before general forms.
+        for (i, e) in list.iter().enumerate() {
+            by_template
+                .entry(strip_reuse_markers(&e.template))
+                .or_default()
+                .push(i as u32);
+        }
+        Owned {
+            fields: list.iter().map(fields_of).collect(),
+            composable: vec![0; list.len()],
+            by_opcode: by,
+            dispatch,
+            by_template,
+            by_shape: OnceLock::new(),
+            list,
+        }
+    }
+}
+
+/// The fast-decoding fields of an encoding's slots.
+pub(crate) fn fields_of(e: &Encoding) -> Vec<Field> {
+    e.slots
+        .iter()
+        .map(|s| match s {
+            SlotSpec::Linear { bits, .. } => contiguous(bits),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Encoding indices from an index: a list in memory or one in an image (u32 LE each).
+#[derive(Clone)]
+pub(crate) enum Indices<'a> {
+    Slice(std::slice::Iter<'a, u32>),
+    Bytes(std::slice::ChunksExact<'a, u8>),
+}
+
+impl Iterator for Indices<'_> {
+    type Item = usize;
+    fn next(&mut self) -> Option<usize> {
+        match self {
+            Indices::Slice(it) => it.next().map(|&i| i as usize),
+            Indices::Bytes(it) => it
+                .next()
+                .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize),
+        }
+    }
+}
+
+impl Indices<'_> {
+    pub(crate) fn empty() -> Indices<'static> {
+        Indices::Slice([].iter())
+    }
+}
+
+impl Encodings {
+    pub(crate) fn from_image(image: crate::image::Image) -> Encodings {
+        Encodings(Store::Image(Box::new(image)))
+    }
+
+    pub fn len(&self) -> usize {
+        match &self.0 {
+            Store::Owned(o) => o.list.len(),
+            Store::Image(im) => im.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Encoding `i` (decoded from the image on its first use).
+    pub fn get(&self, i: usize) -> Option<&Encoding> {
+        match &self.0 {
+            Store::Owned(o) => o.list.get(i),
+            Store::Image(im) => im.encoding(i),
+        }
+    }
+
+    /// All encodings in table order.
+    pub fn iter(&self) -> Iter<'_> {
+        Iter {
+            encodings: self,
+            range: 0..self.len(),
+        }
+    }
+
+    /// Whether the encodings are read from an image (not built in memory).
+    pub fn is_image(&self) -> bool {
+        matches!(self.0, Store::Image(_))
+    }
+
+    pub(crate) fn fields(&self, i: usize) -> &[Field] {
+        match &self.0 {
+            Store::Owned(o) => &o.fields[i],
+            Store::Image(im) => im.fields(i),
+        }
+    }
+
+    /// Encoding `i`'s composable flag bits (`X` lines; 0 for most).
+    pub fn composable(&self, i: usize) -> u128 {
+        match &self.0 {
+            Store::Owned(o) => o.composable.get(i).copied().unwrap_or(0),
+            Store::Image(im) => im.composable(i),
+        }
+    }
+
+    /// Indices of the encodings whose opcode bits are `opcode`, in table order.
+    pub(crate) fn of_opcode(&self, opcode: usize) -> &[u32] {
+        match &self.0 {
+            Store::Owned(o) => o.by_opcode.get(opcode).map_or(&[], Vec::as_slice),
+            Store::Image(im) => im.of_opcode(opcode),
+        }
+    }
+
+    pub(crate) fn dispatch(&self, opcode: usize) -> Option<&Dispatch> {
+        match &self.0 {
+            Store::Owned(o) => o.dispatch.get(opcode),
+            Store::Image(im) => im.dispatch(opcode),
+        }
+    }
+
+    /// Indices of the encodings whose template without reuse markers is `key`.
+    pub(crate) fn by_template(&self, key: &str) -> Indices<'_> {
+        match &self.0 {
+            Store::Owned(o) => match o.by_template.get(key) {
+                Some(l) => Indices::Slice(l.iter()),
+                None => Indices::empty(),
+            },
+            Store::Image(im) => im.by_template(key),
+        }
+    }
+
+    /// Every template key (without reuse markers), in no particular order.
+    pub(crate) fn template_keys(&self) -> Vec<String> {
+        match &self.0 {
+            Store::Owned(o) => o.by_template.keys().cloned().collect(),
+            Store::Image(im) => im.template_keys(),
+        }
+    }
+
+    /// Indices of the encodings with modifier flags whose template has this first mnemonic
+    /// token and operand count.
+    pub(crate) fn by_shape(&self, first: &str, operands: usize) -> Indices<'_> {
+        match &self.0 {
+            Store::Owned(o) => {
+                let m = o.by_shape.get_or_init(|| {
+                    let mut m: HashMap<(String, usize), Vec<u32>> = HashMap::new();
+                    for (i, e) in o.list.iter().enumerate() {
+                        if o.composable[i] != 0 {
+                            let (f, n) = crate::compose::shape(&e.template);
+                            m.entry((f.to_string(), n)).or_default().push(i as u32);
+                        }
+                    }
+                    m
+                });
+                match m.get(&(first.to_string(), operands)) {
+                    Some(l) => Indices::Slice(l.iter()),
+                    None => Indices::empty(),
+                }
+            }
+            Store::Image(im) => im.by_shape(first, operands),
+        }
+    }
+
+    /// Every shape with flagged encodings.
+    pub(crate) fn shape_keys(&self) -> Vec<(String, usize)> {
+        match &self.0 {
+            Store::Owned(o) => {
+                // Built by `by_shape` on first use.
+                let _ = self.by_shape("", 0);
+                o.by_shape
+                    .get()
+                    .map(|m| m.keys().cloned().collect())
+                    .unwrap_or_default()
+            }
+            Store::Image(im) => im.shape_keys(),
+        }
+    }
+
+    /// The in-memory form (an image is decoded whole), for changes.
+    fn owned(&mut self) -> &mut Owned {
+        if let Store::Image(im) = &self.0 {
+            let list: Vec<Encoding> = (0..im.len())
+                .map(|i| im.encoding(i).expect("in range").clone())
+                .collect();
+            let composable = (0..im.len()).map(|i| im.composable(i)).collect();
+            let mut o = Owned::new(list);
+            o.composable = composable;
+            self.0 = Store::Owned(Box::new(o));
+        }
+        match &mut self.0 {
+            Store::Owned(o) => o,
+            Store::Image(_) => unreachable!("made owned above"),
+        }
+    }
+}
+
+impl std::ops::Index<usize> for Encodings {
+    type Output = Encoding;
+    fn index(&self, i: usize) -> &Encoding {
+        self.get(i)
+            .unwrap_or_else(|| panic!("encoding index {i} out of range ({} encodings)", self.len()))
+    }
+}
+
+impl<'a> IntoIterator for &'a Encodings {
+    type Item = &'a Encoding;
+    type IntoIter = Iter<'a>;
+    fn into_iter(self) -> Iter<'a> {
+        self.iter()
+    }
+}
+
+/// [`Encodings::iter`].
+#[derive(Clone)]
+pub struct Iter<'a> {
+    encodings: &'a Encodings,
+    range: std::ops::Range<usize>,
+}
+
+impl<'a> Iterator for Iter<'a> {
+    type Item = &'a Encoding;
+    fn next(&mut self) -> Option<&'a Encoding> {
+        self.range.next().map(|i| &self.encodings[i])
+    }
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.range.size_hint()
+    }
+}
+
+impl DoubleEndedIterator for Iter<'_> {
+    fn next_back(&mut self) -> Option<Self::Item> {
+        self.range.next_back().map(|i| &self.encodings[i])
+    }
+}
+
+impl ExactSizeIterator for Iter<'_> {}
 
 /// Recognizes a contiguous (possibly two's-complement) bit field among linear weights.
 fn contiguous(bits: &[(u8, i128)]) -> Option<(u8, u8, bool)> {
@@ -217,37 +554,47 @@ pub const OPCODE_MASK: u128 = 0xfff;
 impl Table {
     /// Builds a table (and its lookup index) from encodings.
     pub fn new(sm: &str, header: Vec<String>, encodings: Vec<Encoding>) -> Table {
-        let mut t = Table {
+        Table::with_encodings(
+            sm,
+            header,
+            Encodings(Store::Owned(Box::new(Owned::new(encodings)))),
+            BTreeMap::new(),
+        )
+    }
+
+    /// A table over `encodings` (built or read from an image) with these flags.
+    pub(crate) fn with_encodings(
+        sm: &str,
+        header: Vec<String>,
+        encodings: Encodings,
+        flags: BTreeMap<(u16, u8), FlagEdit>,
+    ) -> Table {
+        Table {
             sm: sm.to_string(),
             header,
             encodings,
-            by_opcode: Vec::new(),
-            dispatch: Vec::new(),
-            by_template: Default::default(),
-            fields: Vec::new(),
-            flags: BTreeMap::new(),
-            composable: Vec::new(),
+            flags,
             composed: Mutex::new(HashMap::new()),
-            by_shape: OnceLock::new(),
             composed_keys: Mutex::new(HashMap::new()),
+            preferred: HashMap::new(),
             shadows: Default::default(),
-        };
-        t.index();
-        t
+        }
     }
 
     /// Sets the modifier flags and each encoding's composable flag bits (`composable` in
     /// table order; bits set in an encoding's `value` are ignored).
     pub fn set_flags(&mut self, flags: BTreeMap<(u16, u8), FlagEdit>, composable: Vec<u128>) {
         assert_eq!(composable.len(), self.encodings.len());
-        self.composable = composable
+        let o = self.encodings.owned();
+        o.composable = composable
             .iter()
-            .zip(&self.encodings)
+            .zip(&o.list)
             .map(|(&c, e)| c & e.mask)
             .collect();
+        o.by_shape = OnceLock::new();
         self.flags = flags;
         self.composed.lock().expect("not poisoned").clear();
-        self.by_shape = OnceLock::new();
+        self.composed_keys.lock().expect("not poisoned").clear();
     }
 
     /// Encoding `ei`'s template with its flag bits `toggled`: the edits of bits clear in its
@@ -280,10 +627,9 @@ impl Table {
     /// except for some of its composable flag bits and that decodes the word with those bits
     /// as in its value, and the encoding those flags make of it.
     pub fn compose_lookup(&self, word: u128) -> Option<(usize, &Encoding)> {
-        let list = self.by_opcode.get((word & OPCODE_MASK) as usize)?;
-        for &i in list {
+        for &i in self.encodings.of_opcode((word & OPCODE_MASK) as usize) {
             let i = i as usize;
-            let f = self.composable.get(i).copied().unwrap_or(0);
+            let f = self.encodings.composable(i);
             let e = &self.encodings[i];
             if f == 0 || (word ^ e.value) & e.mask & !f != 0 {
                 continue;
@@ -328,25 +674,12 @@ impl Table {
     /// [`Table::composed_by_template`] without its cache: (encoding, flag set) pairs.
     fn find_composed(&self, key: &str) -> Vec<(u32, u128)> {
         let (first, operands) = crate::compose::shape(key);
-        // Encodings with flags by (first mnemonic token, operand count), built on first use.
-        let by_shape = self.by_shape.get_or_init(|| {
-            let mut m: HashMap<(String, usize), Vec<u32>> = HashMap::new();
-            for (i, e) in self.encodings.iter().enumerate() {
-                if self.composable.get(i).copied().unwrap_or(0) != 0 {
-                    let (f, n) = crate::compose::shape(&e.template);
-                    m.entry((f.to_string(), n)).or_default().push(i as u32);
-                }
-            }
-            m
-        });
-        let list: &[u32] = by_shape
-            .get(&(first.to_string(), operands))
-            .map_or(&[], Vec::as_slice);
+        let list = self.encodings.by_shape(first, operands);
         // The flags whose edit the text shows (made where the encoding has not made it,
         // undone where it has and the text does not show it).
         let shown = |i: usize| -> u128 {
             let e = &self.encodings[i];
-            let f = self.composable[i];
+            let f = self.encodings.composable(i);
             let base = strip_reuse_markers(&e.template);
             let opcode = (e.value & OPCODE_MASK) as u16;
             (0..128u8)
@@ -372,25 +705,25 @@ impl Table {
                     .is_some_and(|t| strip_reuse_markers(&t) == key)
         };
         let mut out = Vec::new();
-        for &i in list {
-            let set = shown(i as usize);
-            if makes(i as usize, set) {
-                out.push((i, set));
+        for i in list {
+            let set = shown(i);
+            if makes(i, set) {
+                out.push((i as u32, set));
                 continue;
             }
             // Two flags of one field can make together a text neither shows alone (sm_90
             // `F2I.S64.F16.TRUNC` from `F2I.S64.F16`: the rounding field's two bits): each
             // set one or two flags away from the shown one is tried too (the assembler keeps
             // only a word that prints the text back).
-            let f = self.composable[i as usize];
+            let f = self.encodings.composable(i);
             let bits: Vec<u128> = (0..128u8)
                 .filter(|b| f >> b & 1 == 1)
                 .map(|b| 1u128 << b)
                 .collect();
             for (a, &x) in bits.iter().enumerate() {
                 for &y in std::iter::once(&0).chain(&bits[a + 1..]) {
-                    if makes(i as usize, set ^ x ^ y) {
-                        out.push((i, set ^ x ^ y));
+                    if makes(i, set ^ x ^ y) {
+                        out.push((i as u32, set ^ x ^ y));
                     }
                 }
             }
@@ -418,87 +751,29 @@ impl Table {
         Some(c)
     }
 
-    fn index(&mut self) {
-        let mut by = vec![Vec::new(); 1 << 12];
-        // Decode priority is the order of the list (the probe writes it learned: aliases
-        // before the general forms they override).
-        for (i, e) in self.encodings.iter().enumerate() {
-            by[(e.value & OPCODE_MASK) as usize].push(i as u32);
-        }
-        self.dispatch = by
-            .iter()
-            .map(|list| {
-                let key_mask = list
-                    .iter()
-                    .fold(!0u128, |m, &i| m & self.encodings[i as usize].mask);
-                let mut keyed: Vec<(u128, u32)> = list
-                    .iter()
-                    .map(|&i| (self.encodings[i as usize].value & key_mask, i))
-                    .collect();
-                // Stable: table order is kept within a group.
-                keyed.sort_by_key(|&(k, _)| k);
-                let mut keys = Vec::new();
-                let mut starts = Vec::new();
-                for (j, &(k, _)) in keyed.iter().enumerate() {
-                    if keys.last() != Some(&k) {
-                        keys.push(k);
-                        starts.push(j as u32);
-                    }
-                }
-                starts.push(keyed.len() as u32);
-                Dispatch {
-                    key_mask,
-                    keys,
-                    starts,
-                    encodings: keyed.into_iter().map(|(_, i)| i).collect(),
-                }
-            })
-            .collect();
-        self.by_opcode = by;
-        let mut bt: HashMap<String, Vec<u32>> = Default::default();
-        for (i, e) in self.encodings.iter().enumerate() {
-            bt.entry(strip_reuse_markers(&e.template))
-                .or_default()
-                .push(i as u32);
-        }
-        // Table order here too: among encodings that print the same text (e.g. sm_80 `STL [R1+0x8]`
-        // from opcode 0x387, and from 0x987 with `URZ` pinned), the assembler takes the first
-        // that prints the text back, and the table lists opcodes in increasing order with
-        // aliases before general forms.
-        self.by_template = bt;
-        self.fields = self
-            .encodings
-            .iter()
-            .map(|e| {
-                e.slots
-                    .iter()
-                    .map(|s| match s {
-                        SlotSpec::Linear { bits, .. } => contiguous(bits),
-                        _ => None,
-                    })
-                    .collect()
-            })
-            .collect();
-    }
-
     /// Moves encoding `i` to the front of the assembler's list for template `key`
     /// ([`crate::prefer`]).
     pub(crate) fn prefer_for_template(&mut self, key: &str, i: u32) {
-        if let Some(list) = self.by_template.get_mut(key)
-            && let Some(pos) = list.iter().position(|&j| j == i)
-        {
+        let mut list: Vec<u32> = self.template_indices(key).map(|j| j as u32).collect();
+        if let Some(pos) = list.iter().position(|&j| j == i) {
             let e = list.remove(pos);
             list.insert(0, e);
+            self.preferred.insert(key.to_string(), list);
+        }
+    }
+
+    /// Indices of the encodings whose template, reuse markers removed, is `key`, in the
+    /// order the assembler tries them (table order, [`crate::prefer`]'s choice first).
+    pub fn template_indices(&self, key: &str) -> impl Iterator<Item = usize> + '_ {
+        match self.preferred.get(key) {
+            Some(l) => Indices::Slice(l.iter()),
+            None => self.encodings.by_template(key),
         }
     }
 
     /// Encodings whose template, reuse markers removed, is `key`.
     pub fn by_template(&self, key: &str) -> impl Iterator<Item = &Encoding> {
-        self.by_template
-            .get(key)
-            .into_iter()
-            .flatten()
-            .map(|&i| &self.encodings[i as usize])
+        self.template_indices(key).map(|i| &self.encodings[i])
     }
 
     /// The encoding that decodes `word`, if the table knows one.
@@ -508,20 +783,16 @@ impl Table {
 
     /// Index (in `encodings`) of the encoding that decodes `word`.
     pub fn lookup_index(&self, word: u128) -> Option<usize> {
-        let d = self.dispatch.get((word & OPCODE_MASK) as usize)?;
-        let g = d.keys.binary_search(&(word & d.key_mask)).ok()?;
-        d.encodings[d.starts[g] as usize..d.starts[g + 1] as usize]
-            .iter()
-            .map(|&i| i as usize)
-            .find(|&i| word & self.encodings[i].mask == self.encodings[i].value)
+        self.encodings
+            .dispatch((word & OPCODE_MASK) as usize)?
+            .lookup(word)
     }
 
     /// Indices of the encodings whose opcode bits are `opcode`.
     pub fn candidates(&self, opcode: u16) -> impl Iterator<Item = &Encoding> {
-        self.by_opcode
-            .get(usize::from(opcode))
-            .into_iter()
-            .flatten()
+        self.encodings
+            .of_opcode(usize::from(opcode))
+            .iter()
             .map(|&i| &self.encodings[i as usize])
     }
 
@@ -571,9 +842,8 @@ impl Table {
                     }
                 }
             }
-            if let Some(&x) = self.composable.get(i)
-                && x != 0
-            {
+            let x = self.encodings.composable(i);
+            if x != 0 {
                 let _ = writeln!(s, "X {x:032x}");
             }
         }

@@ -870,9 +870,7 @@ fn instruction(p: &mut Parser<'_>) {
     }
     while p.at(DOT_IDENT) {
         let word = p.current_text();
-        // `.weak` (a memory order: `ld.weak`, `multimem.ld_reduce.weak`) and `.alias`
-        // (`fence.proxy.alias`) are modifiers too; ptxas 13.0.88 accepts both.
-        if is_directive_word(word) && !matches!(word, ".weak" | ".alias") {
+        if is_directive_word(word) {
             let range = p.current_range_strict();
             p.error_at(
                 range,
@@ -1060,25 +1058,27 @@ fn name_ref(p: &mut Parser<'_>) -> CompletedMarker {
 }
 
 /// Directive names, which ptxas lexes as keywords: never instruction modifiers (unlike
-/// state-space words such as `.global`, which are both).
+/// state-space words such as `.global`, which are both; `.weak`, a linkage directive and the
+/// memory order of `ld.weak`/`st.weak`/`multimem.ld_reduce.weak`; and `.alias`, a directive and
+/// the proxy of `fence.proxy.alias`: ptxas 13.0.88 accepts all of these as modifiers).
 fn is_directive_word(word: &str) -> bool {
-    matches!(
-        word,
-        ".entry"
-            | ".func"
-            | ".version"
-            | ".target"
-            | ".address_size"
-            | ".file"
-            | ".section"
-            | ".visible"
-            | ".extern"
-            | ".weak"
-            | ".common"
-    ) || BODY_DIRECTIVES.contains(&word)
-        || MODULE_DIRECTIVES.contains(&word)
-        || ENTRY_HEADER_DIRECTIVES.contains(&word)
-        || FUNC_HEADER_DIRECTIVES.contains(&word)
+    !matches!(word, ".weak" | ".alias")
+        && (matches!(
+            word,
+            ".entry"
+                | ".func"
+                | ".version"
+                | ".target"
+                | ".address_size"
+                | ".file"
+                | ".section"
+                | ".visible"
+                | ".extern"
+                | ".common"
+        ) || BODY_DIRECTIVES.contains(&word)
+            || MODULE_DIRECTIVES.contains(&word)
+            || ENTRY_HEADER_DIRECTIVES.contains(&word)
+            || FUNC_HEADER_DIRECTIVES.contains(&word))
 }
 
 /// Dotted words that begin a statement or an item: after a missing `;`, a line starting with

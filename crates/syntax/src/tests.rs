@@ -1137,6 +1137,18 @@ fn module_header_errors() {
 }
 
 #[test]
+fn weak_is_a_memory_order_as_well_as_a_linkage() {
+    // `ld.weak`/`st.weak` (ptxas 13.0.88 accepts them); `.entry` stays a directive.
+    check_errors(
+        ".weak .func f() { ld.weak.global.u32 %r1, [%rd1]; st.weak.u32 [%rd1], %r1; ret; }\n\
+         .entry k() { ld.entry.u32 %r1, [%rd1]; }\n",
+        expect![[r#"
+            2: 97..103 `.entry` is a directive, not an instruction modifier
+        "#]],
+    );
+}
+
+#[test]
 fn weak_and_alias_are_modifiers_other_directives_are_not() {
     // ptxas 13.0.88 accepts `ld.weak`, `multimem.ld_reduce.weak` and `fence.proxy.alias`
     // and refuses `.visible` as a modifier.

@@ -505,7 +505,7 @@ pub fn run(args: &CorpusArgs) -> Result<(), String> {
             }
         }
     }
-    let files = super::files_for_arch(&args.dir, &arch);
+    let files = args.files_for_arch(&arch);
     // A folder without ptxas's per-kernel table (never-seen PTX such as test-data/unseen):
     // ptxas's `-v` report gives the registers.
     if ptxas_regs.is_empty() {

@@ -242,7 +242,8 @@ pub fn run(args: &CorpusArgs) -> Result<(), String> {
     oracle::tool("ptxas")?;
     oracle::tool("cuobjdump")?;
     super::quiet_panics();
-    let files: Vec<PathBuf> = super::ptx_files(&args.dir)
+    let files: Vec<PathBuf> = args
+        .ptx_files()
         .into_iter()
         .filter(|f| super::is_accepted(f))
         .collect();

@@ -156,7 +156,8 @@ pub fn run(args: &CorpusArgs) -> Result<(), String> {
         ));
     }
     super::quiet_panics();
-    let files: Vec<_> = super::ptx_files(&args.dir)
+    let files: Vec<_> = args
+        .ptx_files()
         .into_iter()
         .filter(|f| super::is_accepted(f))
         .collect();

@@ -304,7 +304,8 @@ pub fn run(args: &CorpusArgs) -> Result<(), String> {
         .and_then(|v| v.parse().ok());
     quiet_panics();
     let cfg = Config::default();
-    let mut files: Vec<_> = super::ptx_files(&args.dir)
+    let mut files: Vec<_> = args
+        .ptx_files()
         .into_iter()
         .filter(|f| super::is_accepted(f))
         .collect();

@@ -41,7 +41,7 @@ fn file_sections(
 }
 
 fn accepted_files(args: &CorpusArgs) -> Vec<PathBuf> {
-    super::ptx_files(&args.dir)
+    args.ptx_files()
         .into_iter()
         .filter(|f| super::is_accepted(f))
         .collect()

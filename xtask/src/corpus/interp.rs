@@ -148,7 +148,20 @@ pub fn run(args: &CorpusArgs) -> Result<(), String> {
     let tests = doc
         .as_array()
         .ok_or("zluda_run_tests.json is not an array")?;
-    let runnable: Vec<&Json> = tests.iter().filter(|t| t.get("output").is_some()).collect();
+    // With `--shard`, the tests whose PTX file is in the shard (the files' own selection).
+    let in_shard = |t: &Json| {
+        args.shard.is_none_or(|s| {
+            t.get("corpus_path")
+                .and_then(Json::as_str)
+                .is_some_and(|p| s.contains(Path::new(p)))
+        })
+    };
+    let tests: Vec<&Json> = tests.iter().filter(|t| in_shard(t)).collect();
+    let runnable: Vec<&Json> = tests
+        .iter()
+        .copied()
+        .filter(|t| t.get("output").is_some())
+        .collect();
     let skipped = tests.len() - runnable.len();
     quiet_panics();
     let verbose = args.rest.iter().any(|a| a == "-v" || a == "--verbose");
@@ -194,7 +207,8 @@ pub fn run(args: &CorpusArgs) -> Result<(), String> {
     }
     // Lowering robustness over the whole accepted corpus: every file must lower or give a
     // clean error, never panic.
-    let files: Vec<_> = super::ptx_files(&args.dir)
+    let files: Vec<_> = args
+        .ptx_files()
         .into_iter()
         .filter(|f| super::is_accepted(f))
         .collect();

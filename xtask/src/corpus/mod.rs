@@ -1,8 +1,16 @@
-//! `cargo xtask corpus <stage> [--dir DIR] [--arch sm_XX]`: the conformance harness.
+//! `cargo xtask corpus <stage> [--dir DIR] [--arch sm_XX] [--shard K/N]`: the conformance
+//! harness.
 //!
 //! DIR defaults to `../shared/corpus` beside the workspace (or `$KILN_CORPUS`); any folder with
 //! the same layout works: `ptx/**.ptx` (files ptxas accepts), `rejected/**.ptx` (files it
 //! rejects), `ptxas_results.tsv`, `ptxas_kernels.tsv`, `zluda_run_tests.json`.
+//!
+//! `--shard K/N` (1 <= K <= N) runs a stage on the K-th of N deterministic shards of the
+//! corpus files: a file belongs to shard `fnv1a64(its path relative to DIR, '/'-separated) % N
+//! + 1`, so the selection depends on neither the file order, the machine nor the other files,
+//! and the N shards partition the corpus. CI runs its slow stages on one shard; without the
+//! flag every stage sees every file. File discovery applies it ([`CorpusArgs::ptx_files`],
+//! [`CorpusArgs::files_for_arch`]), so every stage that walks the corpus honours it.
 //!
 //! Each stage lives in its own module and ends its output with one `RESULT <stage> ...` line.
 //! This module holds what the stages share: argument parsing, file discovery, the `.target`
@@ -32,14 +40,62 @@ pub mod json;
 pub mod parse;
 pub mod sema;
 
-const USAGE: &str = "usage: cargo xtask corpus <stage> [--dir DIR] [--arch sm_XX] [stage options]";
+const USAGE: &str =
+    "usage: cargo xtask corpus <stage> [--dir DIR] [--arch sm_XX] [--shard K/N] [stage options]";
 
 /// Options common to every stage. Stage-specific flags stay in `rest`.
 #[derive(Debug, Clone)]
 pub struct CorpusArgs {
     pub dir: PathBuf,
     pub arch: Option<String>,
+    /// `--shard K/N`: only the files of that shard (see the module documentation).
+    pub shard: Option<Shard>,
     pub rest: Vec<String>,
+}
+
+/// One of `n` deterministic shards of the corpus files, `k` in `1..=n` (`--shard K/N`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shard {
+    pub k: u64,
+    pub n: u64,
+}
+
+impl Shard {
+    /// Parses `K/N` with `1 <= K <= N`.
+    pub fn parse(s: &str) -> Result<Shard, String> {
+        let bad = || format!("--shard wants K/N with 1 <= K <= N, not `{s}`");
+        let (k, n) = s.split_once('/').ok_or_else(bad)?;
+        let (k, n): (u64, u64) = (
+            k.trim().parse().map_err(|_| bad())?,
+            n.trim().parse().map_err(|_| bad())?,
+        );
+        if k == 0 || k > n {
+            return Err(bad());
+        }
+        Ok(Shard { k, n })
+    }
+
+    /// Whether the file at `rel` (relative to the corpus folder) belongs to this shard: by a
+    /// stable hash of the path's components joined with `/`, never by order or at random.
+    pub fn contains(&self, rel: &Path) -> bool {
+        let key: Vec<String> = rel
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy().into_owned())
+            .collect();
+        self.contains_key(&key.join("/"))
+    }
+
+    /// Whether an item named `key` (a `/`-separated relative path, an `isa-forms` instance
+    /// key, ...) belongs to this shard.
+    pub fn contains_key(&self, key: &str) -> bool {
+        fnv1a64(&[key.as_bytes()]) % self.n + 1 == self.k
+    }
+}
+
+impl std::fmt::Display for Shard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.k, self.n)
+    }
 }
 
 pub fn run(args: &[String]) -> Result<(), String> {
@@ -50,7 +106,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
     if stage == "hwcheck" {
         return hwcheck::run(rest);
     }
-    let args = CorpusArgs::parse(rest)?;
+    let args = CorpusArgs::parse_stage(rest)?;
     match stage.as_str() {
         "interp" => interp::run(&args),
         "sema" => sema::run(&args),
@@ -65,25 +121,48 @@ pub fn run(args: &[String]) -> Result<(), String> {
 }
 
 impl CorpusArgs {
+    /// The options of a corpus stage (`cargo xtask corpus <stage> ...`): `--shard` allowed.
+    pub fn parse_stage(args: &[String]) -> Result<CorpusArgs, String> {
+        Self::parse_with(args, true)
+    }
+
+    /// The same options for the commands that learn tables from the whole corpus
+    /// (`hazard-learn`, `sass-probe`): `--shard` is refused there, since a table learned from
+    /// part of the corpus would be a different table.
     pub fn parse(args: &[String]) -> Result<CorpusArgs, String> {
+        Self::parse_with(args, false)
+    }
+
+    fn parse_with(args: &[String], allow_shard: bool) -> Result<CorpusArgs, String> {
         let mut dir = None;
         let mut arch = None;
+        let mut shard = None;
         let mut rest = Vec::new();
         let mut it = args.iter();
         while let Some(a) = it.next() {
             match a.as_str() {
                 "--dir" => dir = Some(PathBuf::from(it.next().ok_or("--dir needs a value")?)),
                 "--arch" => arch = Some(it.next().ok_or("--arch needs a value")?.clone()),
+                "--shard" => {
+                    shard = Some(Shard::parse(it.next().ok_or("--shard needs K/N")?)?);
+                }
                 _ => {
                     if let Some(v) = a.strip_prefix("--dir=") {
                         dir = Some(PathBuf::from(v));
                     } else if let Some(v) = a.strip_prefix("--arch=") {
                         arch = Some(v.to_string());
+                    } else if let Some(v) = a.strip_prefix("--shard=") {
+                        shard = Some(Shard::parse(v)?);
                     } else {
                         rest.push(a.clone());
                     }
                 }
             }
+        }
+        if let (Some(s), false) = (shard, allow_shard) {
+            return Err(format!(
+                "--shard {s}: only corpus stages take a shard (this command reads every file)"
+            ));
         }
         let dir = match dir {
             Some(d) => d,
@@ -96,7 +175,36 @@ impl CorpusArgs {
         if !dir.is_dir() {
             return Err(format!("corpus folder {} does not exist", dir.display()));
         }
-        Ok(CorpusArgs { dir, arch, rest })
+        Ok(CorpusArgs {
+            dir,
+            arch,
+            shard,
+            rest,
+        })
+    }
+
+    /// Every `.ptx` file of the corpus folder ([`ptx_files`]), sorted, relative to it: those of
+    /// the `--shard` when one is given. Prints the shard's size first, so that a log says which
+    /// part of the corpus a stage saw.
+    pub fn ptx_files(&self) -> Vec<PathBuf> {
+        let all = ptx_files(&self.dir);
+        let Some(shard) = self.shard else {
+            return all;
+        };
+        let total = all.len();
+        let mine: Vec<PathBuf> = all.into_iter().filter(|f| shard.contains(f)).collect();
+        println!(
+            "shard {shard}: {} of {total} files under {} (cargo xtask corpus without --shard runs all)",
+            mine.len(),
+            self.dir.display()
+        );
+        mine
+    }
+
+    /// [`files_for_arch`] over [`CorpusArgs::ptx_files`]: the accepted files compiled for
+    /// `arch`, restricted to the `--shard` when one is given.
+    pub fn files_for_arch(&self, arch: &str) -> Vec<(PathBuf, String, String)> {
+        select_for_arch(&self.dir, self.ptx_files(), arch)
     }
 
     /// The `--arch` value, or an error naming the stage that needs it.
@@ -132,7 +240,8 @@ pub fn cache_dir(what: &str) -> PathBuf {
     target.join("kiln-cache").join(what)
 }
 
-/// Every `.ptx` file under `dir`, sorted, as paths relative to `dir`.
+/// Every `.ptx` file under `dir`, sorted, as paths relative to `dir`. Corpus stages call
+/// [`CorpusArgs::ptx_files`] instead, which applies `--shard`.
 pub fn ptx_files(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
@@ -412,7 +521,12 @@ pub fn ptxas_cubin(ptx_text: &str, arch: &str, extra: &[&str]) -> Result<PtxasOu
 /// The accepted corpus files (under `dir`) that the corpus stages compile for `arch`: (path,
 /// path relative to `dir`, text). The selection every arch-specific stage uses.
 pub fn files_for_arch(dir: &Path, arch: &str) -> Vec<(PathBuf, String, String)> {
-    ptx_files(dir)
+    select_for_arch(dir, ptx_files(dir), arch)
+}
+
+/// The files of `files` (relative to `dir`) that [`files_for_arch`] keeps.
+fn select_for_arch(dir: &Path, files: Vec<PathBuf>, arch: &str) -> Vec<(PathBuf, String, String)> {
+    files
         .into_iter()
         .filter_map(|rel| {
             if !is_accepted(&rel) {
@@ -500,6 +614,58 @@ mod tests {
             scan_targets(text),
             vec!["sm_80".to_string(), "debug".to_string()]
         );
+    }
+
+    #[test]
+    fn shard_parse() {
+        assert_eq!(Shard::parse("1/4"), Ok(Shard { k: 1, n: 4 }));
+        assert_eq!(Shard::parse("4/4"), Ok(Shard { k: 4, n: 4 }));
+        for bad in ["0/4", "5/4", "1/0", "4", "a/4", "1/b", ""] {
+            assert!(Shard::parse(bad).is_err(), "{bad}");
+        }
+        let args: Vec<String> = ["--shard", "2/3", "--no-perturb"]
+            .map(String::from)
+            .to_vec();
+        let dir = std::env::temp_dir();
+        let mut with_dir = args;
+        with_dir.extend(["--dir".to_string(), dir.display().to_string()]);
+        let a = CorpusArgs::parse_stage(&with_dir).unwrap();
+        assert_eq!(a.shard, Some(Shard { k: 2, n: 3 }));
+        assert_eq!(a.rest, vec!["--no-perturb".to_string()]);
+        // Commands that learn tables from the corpus refuse a shard.
+        assert!(CorpusArgs::parse(&with_dir).is_err());
+    }
+
+    #[test]
+    fn shards_partition_the_files_stably() {
+        let files: Vec<PathBuf> = (0..400)
+            .map(|i| PathBuf::from(format!("ptx/group{}/file{i}.ptx", i % 7)))
+            .collect();
+        for n in 1..=5 {
+            let mut seen = vec![0; files.len()];
+            for k in 1..=n {
+                let s = Shard { k, n };
+                let mine = files.iter().filter(|f| s.contains(f)).count();
+                // Roughly even: each shard within 30% of its share.
+                let share = files.len() as f64 / n as f64;
+                assert!((mine as f64 - share).abs() <= 0.3 * share, "{s}: {mine}");
+                for (i, f) in files.iter().enumerate() {
+                    seen[i] += usize::from(s.contains(f));
+                }
+            }
+            assert!(
+                seen.iter().all(|&c| c == 1),
+                "every file in exactly one of {n}"
+            );
+        }
+        // The selection is a function of the relative path alone: fixed across runs and
+        // machines, so that a floor measured on a shard stays the floor of that shard.
+        // Pinned: if this changes, every floor in .ci/run measured on a shard must be measured
+        // again.
+        let s = |k| Shard { k, n: 3 };
+        let p: PathBuf = ["ptx", "triton", "a.ptx"].iter().collect();
+        assert!(s(2).contains(&p));
+        assert!(!s(1).contains(&p) && !s(3).contains(&p));
     }
 
     #[test]

@@ -18,7 +18,7 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use super::{CorpusArgs, GroupCounts, catch, group_of, is_accepted, ptx_files, quiet_panics};
+use super::{CorpusArgs, GroupCounts, catch, group_of, is_accepted, quiet_panics};
 
 /// How many syntax errors in accepted files to print when `--errors` is not given.
 const SHOW_ERRORS: usize = 20;
@@ -81,7 +81,7 @@ pub fn run(args: &CorpusArgs) -> Result<(), String> {
             other => return Err(format!("corpus parse: unknown option `{other}`")),
         }
     }
-    let files = ptx_files(&args.dir);
+    let files = args.ptx_files();
     if files.is_empty() {
         return Err(format!("no .ptx files under {}", args.dir.display()));
     }

@@ -17,8 +17,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use super::{
-    CorpusArgs, GroupCounts, catch, group_of, is_accepted, par_map, ptx_files, quiet_panics,
-    read_text,
+    CorpusArgs, GroupCounts, catch, group_of, is_accepted, par_map, quiet_panics, read_text,
 };
 
 /// Our verdict on one file: the first error (line, message), if any.
@@ -109,7 +108,7 @@ fn message_line(msg: &str) -> Option<usize> {
 }
 
 pub fn run(args: &CorpusArgs) -> Result<(), String> {
-    let files = ptx_files(&args.dir);
+    let files = args.ptx_files();
     if files.is_empty() {
         return Err(format!("no .ptx files under {}", args.dir.display()));
     }

@@ -15,6 +15,21 @@ use super::values::Class;
 /// Modifier combinations of one form enumerated in full up to this many.
 pub const FULL_PRODUCT: usize = 4608;
 
+/// Where a memory operand points.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Space {
+    /// The thread's 32-byte slot of the `buf` parameter's buffer, as a global address.
+    Global,
+    /// The same slot as a generic address.
+    Generic,
+    /// The thread's 32-byte slot of a shared array (filled before, copied out after).
+    Shared,
+    /// A 32-byte local array of the thread (filled before, copied out after).
+    Local,
+    /// 16 bytes of the `.const` table of 64-bit values.
+    Const,
+}
+
 /// One operand of a statement.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Opnd {
@@ -24,6 +39,18 @@ pub enum Opnd {
     Src(Class),
     /// A literal.
     Imm(String),
+    /// A vector of results (`{%r0, %r1}`), each stored.
+    DstVec(Class, usize),
+    /// A vector of sources.
+    SrcVec(Class, usize),
+    /// A memory operand `[addr]` into the thread's memory of a space.
+    Addr(Space),
+    /// A register defined here and not stored (a cache policy): named, of a class.
+    Def(&'static str, Class),
+    /// A register defined by an earlier `Def`.
+    Use(&'static str),
+    /// The thread's address in a space as a register (`isspacep`'s operand).
+    AddrReg(Space),
 }
 
 /// One PTX instruction of a probe.
@@ -46,6 +73,20 @@ pub struct Instance {
     pub key: String,
     pub stmts: Vec<Stmt>,
 }
+
+/// The memory and synchronization opcodes instantiated (`memory_roles`).
+pub const MEMORY_OPCODES: &[&str] = &[
+    "ld",
+    "ldu",
+    "st",
+    "atom",
+    "red",
+    "prefetch",
+    "prefetchu",
+    "fence",
+    "membar",
+    "isspacep",
+];
 
 /// The opcodes instantiated (value families).
 pub const VALUE_OPCODES: &[&str] = &[
@@ -217,23 +258,55 @@ pub fn combinations(form: &ptx::Form) -> Vec<Vec<&'static str>> {
         }
         out.clear();
     }
+    // Groups of memory forms that matter together: the state space (each variation is tried
+    // in the generic, global and shared spaces) and the memory order with its scope.
+    let find = |m: &str| groups.iter().position(|g| g.contains(&Some(m)));
+    let (space_g, sem_g, scope_g) = (find(".global"), find(".relaxed"), find(".gpu"));
+    let spaces: Vec<usize> = match space_g {
+        Some(sg) => groups[sg]
+            .iter()
+            .enumerate()
+            .filter(|(_, m)| matches!(m, None | Some(".global") | Some(".shared")))
+            .map(|(i, _)| i)
+            .collect(),
+        None => vec![0],
+    };
     let base = vec![0usize; groups.len()];
     let mut seen = BTreeSet::new();
     let type_group = groups.len().checked_sub(1);
+    let mut push = |c: Vec<usize>, out: &mut Vec<Vec<&'static str>>| {
+        let mods = flatten(&c);
+        if valid(&mods) && seen.insert(c) {
+            out.push(mods);
+        }
+    };
     for k in 0..groups.len() {
         for i in 0..groups[k].len() {
             let types = type_group.map_or(1, |t| groups[t].len());
             for t in 0..types {
-                let mut c = base.clone();
-                c[k] = i;
-                if let Some(tg) = type_group
-                    && tg != k
-                {
-                    c[tg] = t;
-                }
-                let mods = flatten(&c);
-                if valid(&mods) && seen.insert(c) {
-                    out.push(mods);
+                for &sp in &spaces {
+                    let mut c = base.clone();
+                    if let Some(sg) = space_g {
+                        c[sg] = sp;
+                    }
+                    if let Some(tg) = type_group
+                        && tg != k
+                    {
+                        c[tg] = t;
+                    }
+                    c[k] = i;
+                    // A memory order needs a scope (`ld.relaxed.gpu`).
+                    if Some(k) == sem_g
+                        && let Some(scg) = scope_g
+                        && c[scg] == 0
+                    {
+                        for sc in 1..groups[scg].len() {
+                            let mut c = c.clone();
+                            c[scg] = sc;
+                            push(c, &mut out);
+                        }
+                    }
+                    push(c, &mut out);
                 }
             }
         }
@@ -245,6 +318,9 @@ pub fn combinations(form: &ptx::Form) -> Vec<Vec<&'static str>> {
 /// not instantiated.
 fn roles(opcode: &str, mods: &[&str], form: &ptx::Form) -> Result<Vec<Stmt>, &'static str> {
     use Opnd::{Dst, Imm, Src};
+    if MEMORY_OPCODES.contains(&opcode) {
+        return memory_roles(opcode, mods);
+    }
     let has = |m: &str| mods.contains(&m);
     let types: Vec<Class> = mods.iter().filter_map(|m| class_of(m)).collect();
     let t = *types.last().ok_or("no type modifier")?;
@@ -461,10 +537,136 @@ fn roles(opcode: &str, mods: &[&str], form: &ptx::Form) -> Result<Vec<Stmt>, &'s
     }
 }
 
+/// The state space of a memory instruction's modifiers.
+fn space_of(mods: &[&str]) -> Result<Space, &'static str> {
+    let mut space = Space::Generic;
+    for m in mods {
+        space = match *m {
+            ".global" => Space::Global,
+            ".shared" | ".shared::cta" => Space::Shared,
+            ".local" => Space::Local,
+            ".const" => Space::Const,
+            ".param" | ".param::entry" | ".param::func" | ".shared::cluster" => {
+                return Err("parameter or cluster state space");
+            }
+            _ => continue,
+        };
+    }
+    Ok(space)
+}
+
+/// The statements of a memory instruction's probe.
+fn memory_roles(opcode: &str, mods: &[&str]) -> Result<Vec<Stmt>, &'static str> {
+    use Opnd::{Addr, Def, Dst, DstVec, Imm, Src, SrcVec, Use};
+    let has = |m: &str| mods.contains(&m);
+    let mnemonic = format!("{opcode}{}", mods.concat());
+    let types: Vec<Class> = mods.iter().filter_map(|m| class_of(m)).collect();
+    let vec_n = if has(".v2") {
+        2
+    } else if has(".v4") {
+        4
+    } else if has(".v8") {
+        8
+    } else {
+        1
+    };
+    let mut stmts = Vec::new();
+    let mut policy = Vec::new();
+    if has(".L2::cache_hint") {
+        stmts.push(Stmt {
+            mnemonic: "createpolicy.fractional.L2::evict_last.b64".into(),
+            operands: vec![Def("pol", Class::I64), Imm("1.0".into())],
+        });
+        policy.push(Use("pol"));
+    }
+    let one = |t: Class, dst: bool| match (vec_n, dst) {
+        (1, true) => Dst(t),
+        (1, false) => Src(t),
+        (n, true) => DstVec(t, n),
+        (n, false) => SrcVec(t, n),
+    };
+    let operands = match opcode {
+        "ld" | "ldu" | "st" => {
+            if has(".b128") {
+                return Err("128-bit registers");
+            }
+            if has(".v8") {
+                // 256-bit accesses are sm_100's; ptxas 13.0.88 accepts `ld.global.v8.b8` for
+                // sm_90 and loads the first element only.
+                return Err("256-bit vectors");
+            }
+            let t = *types.last().ok_or("no type modifier")?;
+            let space = space_of(mods)?;
+            let bytes = t.bytes().max(1) * vec_n;
+            if bytes > 32 || (space == Space::Const && bytes > 16) {
+                return Err("access wider than the thread's slot");
+            }
+            if opcode == "st" && space == Space::Const {
+                return Err("store to constant memory");
+            }
+            let mut v = if opcode == "st" {
+                vec![Addr(space), one(t, false)]
+            } else {
+                vec![one(t, true), Addr(space)]
+            };
+            v.extend(policy);
+            v
+        }
+        "atom" | "red" => {
+            let t = *types.last().ok_or("no type modifier")?;
+            if has(".b128") {
+                return Err("128-bit registers");
+            }
+            let space = space_of(mods)?;
+            if matches!(space, Space::Local | Space::Const) {
+                return Err("atomic in this state space");
+            }
+            let b = if has(".inc") || has(".dec") {
+                Class::I32
+            } else {
+                t
+            };
+            let mut v = Vec::new();
+            if opcode == "atom" {
+                v.push(one(t, true));
+            }
+            v.push(Addr(space));
+            v.push(one(b, false));
+            if has(".cas") {
+                v.push(Src(t));
+            }
+            v.extend(policy);
+            v
+        }
+        "prefetch" | "prefetchu" => {
+            if has(".tensormap") {
+                return Err("tensor maps");
+            }
+            vec![Addr(space_of(mods)?)]
+        }
+        "fence" | "membar" => {
+            if has(".proxy") || has(".mbarrier_init") {
+                return Err("proxy and mbarrier fences");
+            }
+            Vec::new()
+        }
+        "isspacep" => {
+            if space_of(mods)? == Space::Const {
+                return Err("constant space test");
+            }
+            // A generic pointer into global memory: true for `.global` only.
+            vec![Dst(Class::Pred), Opnd::AddrReg(Space::Generic)]
+        }
+        _ => return Err("family not instantiated"),
+    };
+    stmts.push(Stmt { mnemonic, operands });
+    Ok(stmts)
+}
+
 /// The instances of `form`: every modifier combination, each with all-register sources and,
 /// where the form's last value source takes an immediate, one variant per immediate.
 pub fn instances(form: &'static ptx::Form) -> Result<Vec<Instance>, &'static str> {
-    if !VALUE_OPCODES.contains(&form.opcode) {
+    if !VALUE_OPCODES.contains(&form.opcode) && !MEMORY_OPCODES.contains(&form.opcode) {
         return Err("family not instantiated");
     }
     if form
@@ -557,7 +759,10 @@ fn shape_of(s: &Stmt) -> String {
     s.operands
         .iter()
         .map(|o| match o {
-            Opnd::Dst(_) | Opnd::Src(_) => "r".to_string(),
+            Opnd::Dst(_) | Opnd::Src(_) | Opnd::Def(..) | Opnd::Use(_) => "r".to_string(),
+            Opnd::DstVec(_, n) | Opnd::SrcVec(_, n) => format!("v{n}"),
+            Opnd::Addr(_) => "[a]".to_string(),
+            Opnd::AddrReg(_) => "a".to_string(),
             Opnd::Imm(v) => format!("i:{v}"),
         })
         .collect::<Vec<_>>()

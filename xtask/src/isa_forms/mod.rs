@@ -1,5 +1,5 @@
-//! `cargo xtask isa-forms [--arch sm_XX]... [--opcode OP]... [--verbose]`: the PTX ISA's
-//! instruction forms as a conformance suite for code generation.
+//! `cargo xtask isa-forms [--arch sm_XX]... [--opcode OP]... [--shard K/N] [--verbose]`: the
+//! PTX ISA's instruction forms as a conformance suite for code generation.
 //!
 //! Every form of `crates/ptx`'s table in the value families (`instances.rs`) is instantiated
 //! for every modifier combination with the operand types the ISA gives it, and each instance
@@ -23,14 +23,20 @@
 //!    `verified`). A probe whose code uses an instruction the emulator cannot run is
 //!    `unverifiable` (compiled, not verified, listed).
 //!
+//! `--shard K/N` runs the instances whose key hashes to the K-th of N shards
+//! (`corpus::Shard::contains_key`: deterministic, independent of the order and of the other
+//! instances); CI runs one shard, a full run takes every instance.
+//!
 //! Writes `target/isa-forms-<arch>.tsv` (every instance and its outcome). Last line per
 //! target: `RESULT isa-forms <arch> forms=<n> instances=<n> accepted_by_ptxas=<n>
 //! compiled=<n> verified=<n> verified_vs_ptxas=<n> unverifiable=<n> unsupported=<n>
-//! not_comparable=<n> miscompiled=<n>
-//! false_errors=<n> judge_equal=<n> judge_differ=<n> judge_unsupported=<n> panics=<n>`.
+//! not_comparable=<n> miscompiled=<n> false_errors=<n> missed_errors=<n> judge_equal=<n>
+//! judge_differ=<n> judge_unsupported=<n> panics=<n>`; `missed_errors` counts probes ptxas
+//! rejects that kiln's checker accepts.
 
 mod instances;
 mod kernel;
+mod learn;
 mod values;
 
 use std::collections::BTreeMap;
@@ -52,6 +58,8 @@ struct Outcome {
     kiln: Verdict,
     /// ptxas's cubin holding the probe (a batch's).
     ptxas_cubin: Option<std::path::PathBuf>,
+    /// For a probe ptxas rejects: kiln's checker accepts it too (a missed error).
+    missed: bool,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -105,6 +113,8 @@ struct Args {
     archs: Vec<String>,
     opcodes: Vec<String>,
     verbose: bool,
+    learn: bool,
+    shard: Option<corpus::Shard>,
 }
 
 fn parse_args(args: &[String]) -> Result<Args, String> {
@@ -112,6 +122,8 @@ fn parse_args(args: &[String]) -> Result<Args, String> {
         archs: Vec::new(),
         opcodes: Vec::new(),
         verbose: false,
+        learn: false,
+        shard: None,
     };
     let mut it = args.iter();
     while let Some(x) = it.next() {
@@ -123,11 +135,18 @@ fn parse_args(args: &[String]) -> Result<Args, String> {
                 .opcodes
                 .push(it.next().ok_or("--opcode needs a value")?.clone()),
             "--verbose" | "-v" => a.verbose = true,
+            "--learn" => a.learn = true,
+            "--shard" => {
+                a.shard = Some(corpus::Shard::parse(it.next().ok_or("--shard needs K/N")?)?)
+            }
             other => return Err(format!("isa-forms: unknown argument `{other}`")),
         }
     }
     if a.archs.is_empty() {
         a.archs = vec!["sm_80".into(), "sm_90".into()];
+    }
+    if a.learn && a.shard.is_some() {
+        return Err("isa-forms --learn reads every instance: no --shard".into());
     }
     Ok(a)
 }
@@ -135,6 +154,9 @@ fn parse_args(args: &[String]) -> Result<Args, String> {
 pub fn run(args: &[String]) -> Result<(), String> {
     let args = parse_args(args)?;
     corpus::quiet_panics();
+    if args.learn {
+        return learn_table(&args);
+    }
     for arch in &args.archs {
         run_arch(arch, &args)?;
     }
@@ -327,6 +349,114 @@ fn kiln(
     verdict
 }
 
+/// `--learn`: the templates of the all-register instances kiln refuses on sm_80 or sm_90
+/// (`learn.rs`), written to `crates/lower/data/ops.tsv` (the table is learned anew each time).
+fn learn_table(args: &Args) -> Result<(), String> {
+    // What the families refuse, without the table being learned.
+    lower::disable_learned_ops();
+    let mut all: Vec<Instance> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for arch in learn::ARCHS {
+        for i in instances_for(arch, &args.opcodes)?.insts {
+            if seen.insert(i.key.clone()) {
+                all.push(i);
+            }
+        }
+    }
+    let candidates: Vec<(usize, &Instance)> = all
+        .iter()
+        .enumerate()
+        .filter(|(_, i)| {
+            learn::learnable(i).is_ok() && i.mnemonic != "cvt" && !i.mnemonic.starts_with("cvt.")
+        })
+        .collect();
+    let refused = corpus::par_map("isa-forms refused", &candidates, |(idx, inst)| {
+        learn::ARCHS.iter().any(|arch| {
+            matches!(
+                kiln(arch, *idx, inst, &Verdict::NotRun, None),
+                Verdict::Unsupported(_)
+            )
+        })
+    });
+    let to_learn: Vec<&Instance> = candidates
+        .iter()
+        .zip(refused)
+        .filter(|(_, r)| *r)
+        .map(|((_, i), _)| *i)
+        .collect();
+    eprintln!(
+        "isa-forms --learn: {} instances kiln refuses",
+        to_learn.len()
+    );
+    let rows = learn::learn(&to_learn);
+    let mut reasons: BTreeMap<String, usize> = BTreeMap::new();
+    let mut learned = 0;
+    for r in rows.values() {
+        for c in &r.cols {
+            match c {
+                Ok(_) => learned += 1,
+                Err(e) => {
+                    let short: String = e.chars().take(60).collect();
+                    *reasons.entry(short).or_default() += 1;
+                }
+            }
+        }
+    }
+    let mut report = String::from("# instruction\tsm_80\tsm_90 (template or why not)\n");
+    for (k, r) in &rows {
+        report.push_str(k);
+        for c in &r.cols {
+            report.push('\t');
+            report.push_str(&match c {
+                Ok(t) => t.clone(),
+                Err(e) => format!("NOT LEARNED: {e}"),
+            });
+        }
+        report.push('\n');
+    }
+    let report_path = corpus::workspace_root().join("target/isa-forms-learn.tsv");
+    std::fs::write(&report_path, report)
+        .map_err(|e| format!("writing {}: {e}", report_path.display()))?;
+    if !args.opcodes.is_empty() {
+        println!(
+            "isa-forms --learn with --opcode: the table is not written (it would lose the other opcodes); see {}",
+            report_path.display()
+        );
+        return Ok(());
+    }
+    let path = learn::table_path();
+    std::fs::write(&path, learn::table_text(&rows))
+        .map_err(|e| format!("writing {}: {e}", path.display()))?;
+    println!("not learned (reason: count):");
+    let mut by: Vec<_> = reasons.into_iter().collect();
+    by.sort_by_key(|(r, n)| (std::cmp::Reverse(*n), r.clone()));
+    for (r, n) in by.iter().take(40) {
+        println!("  {n:>5}  {r}");
+    }
+    println!(
+        "RESULT isa-forms-learn instructions={} templates={learned} written={}",
+        rows.len(),
+        path.display()
+    );
+    Ok(())
+}
+
+/// Whether kiln's checker (syntax, semantics, `.target`) finds no error in the probe.
+fn sema_accepts(arch: &str, idx: usize, inst: &Instance) -> bool {
+    let Some(sm) = db::Sm::parse(arch) else {
+        return false;
+    };
+    let text = single(arch, idx, inst);
+    corpus::catch(|| {
+        let mut database = db::RootDatabase::default();
+        let file = database.add_file(std::path::Path::new("probe.ptx"), text.as_bytes());
+        let errors = |d: &[db::Diagnostic]| d.iter().any(|d| d.severity == db::Severity::Error);
+        !errors(db::diagnostics(&database, file))
+            && !errors(&db::target_diagnostics(&database, file, sm))
+    })
+    .unwrap_or(false)
+}
+
 /// Whether an instruction computes an approximation (MUFU-based in ptxas's code).
 fn approximate(mnemonic: &str) -> bool {
     mnemonic.contains(".approx")
@@ -349,9 +479,19 @@ fn run_arch(arch: &str, args: &Args) -> Result<(), String> {
         forms,
         skipped,
     } = instances_for(arch, &args.opcodes)?;
+    let insts: Vec<Instance> = match args.shard {
+        Some(s) => insts
+            .into_iter()
+            .filter(|i| s.contains_key(&i.key))
+            .collect(),
+        None => insts,
+    };
     let insts = &insts;
     let n = insts.len();
-    eprintln!("isa-forms {arch}: {forms} forms, {n} instances");
+    let shard = args
+        .shard
+        .map_or(String::new(), |s| format!(" (shard {s})"));
+    eprintln!("isa-forms {arch}: {forms} forms, {n} instances{shard}");
     let mut outcomes: Vec<Outcome> = vec![Outcome::default(); n];
 
     // 1 + 2: ptxas in batches, then the judge on each batch's cubin.
@@ -374,6 +514,15 @@ fn run_arch(arch: &str, args: &Args) -> Result<(), String> {
                 Err(why) => outcomes[i].rejected = Some(why),
             }
         }
+    }
+
+    // kiln's checker on every probe ptxas rejects: it must reject it too.
+    let rejected: Vec<usize> = (0..n).filter(|i| outcomes[*i].rejected.is_some()).collect();
+    let missed = corpus::par_map("isa-forms sema", &rejected, |&i| {
+        sema_accepts(arch, i, &insts[i])
+    });
+    for (i, m) in rejected.iter().zip(missed) {
+        outcomes[*i].missed = m;
     }
 
     // 3: kiln on every accepted probe.
@@ -490,12 +639,13 @@ fn report(
     skipped: &BTreeMap<String, String>,
     verbose: bool,
 ) -> Result<(), String> {
-    let mut tsv = String::from("# key\tsection\tptxas\tjudge\tkiln\tdetail\n");
+    let mut tsv =
+        String::from("# key\tsection\tptxas\tjudge\tkiln\tptxas or judge detail\tkiln detail\n");
     let mut per_op: BTreeMap<&str, [usize; 4]> = BTreeMap::new();
     let mut unsupported: BTreeMap<String, Vec<&str>> = BTreeMap::new();
     let mut problems = Vec::new();
     let (mut accepted, mut compiled, mut verified, mut unsup, mut nc) = (0, 0, 0, 0, 0);
-    let (mut vs_ptxas, mut unverifiable) = (0, 0);
+    let (mut vs_ptxas, mut unverifiable, mut missed) = (0, 0, 0);
     let (mut miscompiled, mut false_errors, mut panics) = (0, 0, 0);
     let (mut judge_equal, mut judge_differ, mut judge_unsup) = (0, 0, 0);
     for (inst, o) in insts.iter().zip(outcomes) {
@@ -503,23 +653,26 @@ fn report(
         let row = per_op.entry(opcode).or_default();
         row[0] += 1;
         let ptxas = if o.accepted { "accepted" } else { "rejected" };
-        let detail = if let Some(r) = &o.rejected {
-            r.clone()
-        } else if !o.kiln.detail().is_empty() {
-            o.kiln.detail().to_string()
-        } else {
-            o.judge.detail().to_string()
-        };
+        let clean = |t: &str| t.replace(['\t', '\n'], " ");
         let _ = writeln!(
             tsv,
-            "{}\t{} (isa.txt:{})\t{ptxas}\t{}\t{}\t{}",
+            "{}\t{} (isa.txt:{})\t{ptxas}\t{}\t{}\t{}\t{}",
             inst.key,
             inst.section,
             inst.form_line,
             o.judge.word(),
             o.kiln.word(),
-            detail.replace(['\t', '\n'], " ")
+            clean(o.rejected.as_deref().unwrap_or(o.judge.detail())),
+            clean(o.kiln.detail()),
         );
+        if o.missed {
+            missed += 1;
+            problems.push(format!(
+                "kiln accepts what ptxas rejects: {}: {}",
+                inst.key,
+                o.rejected.as_deref().unwrap_or("")
+            ));
+        }
         if !o.accepted {
             continue;
         }
@@ -616,7 +769,7 @@ fn report(
         println!("... {} more (see {})", problems.len() - 60, path.display());
     }
     println!(
-        "RESULT isa-forms {arch} forms={forms} instances={} accepted_by_ptxas={accepted} compiled={compiled} verified={verified} verified_vs_ptxas={vs_ptxas} unverifiable={unverifiable} unsupported={unsup} not_comparable={nc} miscompiled={miscompiled} false_errors={false_errors} judge_equal={judge_equal} judge_differ={judge_differ} judge_unsupported={judge_unsup} panics={panics}",
+        "RESULT isa-forms {arch} forms={forms} instances={} accepted_by_ptxas={accepted} compiled={compiled} verified={verified} verified_vs_ptxas={vs_ptxas} unverifiable={unverifiable} unsupported={unsup} not_comparable={nc} miscompiled={miscompiled} false_errors={false_errors} missed_errors={missed} judge_equal={judge_equal} judge_differ={judge_differ} judge_unsupported={judge_unsup} panics={panics}",
         insts.len()
     );
     Ok(())

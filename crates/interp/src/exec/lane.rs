@@ -623,7 +623,8 @@ impl Cta<'_> {
                     } else {
                         cf
                     };
-                    cf < 0.0
+                    // `d = (c >= 0) ? a : b`: a NaN `c` selects `b`.
+                    cf.partial_cmp(&0.0).is_none_or(|o| o.is_lt())
                 } else {
                     (c as u32 as i32) < 0
                 };
