@@ -860,9 +860,12 @@ impl Cta<'_> {
                 self.barriers[id as usize].waiting.push((w, l));
             }
         }
-        // The generation completes as soon as enough warps arrived (a later arrival belongs to
-        // the next one).
-        if self.barrier_complete(id as usize) {
+        // With a thread count the generation completes as soon as enough warps arrived (a
+        // later arrival belongs to the next one). Without one every warp with threads left is
+        // waiting once it completes, so nothing can arrive before the end of the scheduler's
+        // pass, which releases it (`release_barriers`): the order in which warps run on after
+        // a `bar.sync 0` stays the scheduler's.
+        if self.barriers[id as usize].expected.is_some() && self.barrier_complete(id as usize) {
             self.release_barrier(id as usize);
         }
         Ok(())
