@@ -76,10 +76,23 @@ const EXAMPLES: &[&str] = &[
     "../../test-data/codegen/approx_f64.ptx",
     "../../test-data/codegen/abs_neg.ptx",
     "../../test-data/codegen/bfi_fold.ptx",
+    "../../test-data/codegen/cache_hints.ptx",
+    "../../test-data/codegen/named_barriers.ptx",
+    "../../test-data/codegen/special_regs.ptx",
+    "../../test-data/codegen/special_regs_cluster.ptx",
+    "../../test-data/codegen/atom_half.ptx",
+    "../../test-data/codegen/atom_vector.ptx",
+    "../../test-data/codegen/elect_fence.ptx",
 ];
 
 /// The refusals the examples are expected to meet: (file, SM).
-const REFUSED: &[(&str, &str)] = &[("griddep.ptx", "sm_80"), ("half2_bf16.ptx", "sm_80")];
+const REFUSED: &[(&str, &str)] = &[
+    ("griddep.ptx", "sm_80"),
+    ("half2_bf16.ptx", "sm_80"),
+    ("special_regs_cluster.ptx", "sm_80"),
+    ("atom_vector.ptx", "sm_80"),
+    ("elect_fence.ptx", "sm_80"),
+];
 
 /// Examples executed against ptxas's cubin in the emulator instead of the interpreter
 /// (`approximate_math_executes_like_ptxas`): approximate math (MUFU), which the interpreter

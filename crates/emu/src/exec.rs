@@ -2,8 +2,6 @@
 //!
 //! Instruction semantics live in [`crate::ops`]; this module owns the state they act on.
 
-use std::collections::HashMap;
-
 use interp::Memory;
 use interp::mem::{
     CONST_WINDOW, LOCAL_WINDOW, RESERVED_SMEM_SIZE, ReservedSmem, SHARED_WINDOW, SharedLayout,
@@ -187,6 +185,36 @@ pub struct Cta {
     pub undefined_syncs: u64,
     /// See [`RunOptions::zero_undefined_lanes`].
     pub zero_undefined_lanes: bool,
+    /// `BAR` arrivals since the last barrier release pass, in execution order (the pass,
+    /// which sees every warp, counts them: [`release_cta_barriers`]).
+    pub arrivals: Vec<Arrival>,
+    /// The 16 CTA barriers' current generations.
+    pub barriers: Vec<BarrierGen>,
+}
+
+/// Lanes of one warp executing a `BAR` instruction.
+#[derive(Debug, Clone, Copy)]
+pub struct Arrival {
+    pub id: u8,
+    pub warp: u32,
+    pub lanes: u32,
+    /// The thread count operand, if any.
+    pub count: Option<u32>,
+    /// The lanes wait for the generation to complete (`BAR.SYNC`, `BAR.RED`; not `BAR.ARV`).
+    pub wait: bool,
+}
+
+/// One CTA barrier's current generation: as the hardware counts (and the interpreter), a warp
+/// has arrived once all its lanes that have not exited executed the barrier; with a thread
+/// count `b` the generation completes when `32 * arrived warps >= b`, without one when every
+/// warp with lanes left has arrived. Completion releases the waiting lanes.
+#[derive(Debug, Clone, Default)]
+pub struct BarrierGen {
+    pub expected: Option<u32>,
+    /// Per warp: lanes that arrived in this generation.
+    pub arrived: Vec<u32>,
+    /// Per warp: lanes that wait for it.
+    pub waiting: Vec<u32>,
 }
 
 /// How to run a launch beyond its shape.
@@ -248,6 +276,20 @@ pub mod driver {
     pub const STACK_TOP: u32 = 0x28;
     /// `c[0x0][0x2c]`: `%dynamic_smem_size`, the launch's dynamic shared memory in bytes.
     pub const DYNAMIC_SMEM: u32 = 0x2c;
+    /// `c[0x0][0x30]` (u64): `%gridid` (zero: the emulator's only grid).
+    pub const GRIDID: u32 = 0x30;
+    /// `c[0x0][0x10c]`: `%nsmid`.
+    pub const NSMID: u32 = 0x10c;
+    /// sm_90's cluster words (`target::DriverWords::cluster_words`): `%is_explicit_cluster`,
+    pub const CLUSTER_EXPLICIT: u32 = 0x140;
+    /// `%cluster_nctaid.{x,y,z}`,
+    pub const CLUSTER_SHAPE: u32 = 0x144;
+    /// their reciprocals (f32),
+    pub const CLUSTER_RCP: u32 = 0x150;
+    /// `%nclusterid.{x,y,z}`,
+    pub const NCLUSTERID: u32 = 0x15c;
+    /// `%cluster_nctarank`.
+    pub const CLUSTER_NCTARANK: u32 = 0x188;
     /// `c[0x0][0x114]`: bytes of shared memory the driver reserves per CTA; ptxas computes
     /// `%total_smem_size` as `SR_SMEMSZ` minus it, and before sm_90 also
     /// `%reserved_smem_offset_0`/`_begin`.
@@ -327,6 +369,29 @@ pub fn build_cbank0(
         driver::DYNAMIC_SMEM,
         &launch.dynamic_shared.to_le_bytes(),
     );
+    // `%nsmid`: the emulator is one SM (`%smid` 0).
+    put(&mut c, driver::NSMID, &1u32.to_le_bytes());
+    if d.cluster_words {
+        // A launch without clusters: each CTA is a cluster of one.
+        if c.len() < driver::CLUSTER_NCTARANK as usize + 4 {
+            c.resize(driver::CLUSTER_NCTARANK as usize + 4, 0);
+        }
+        put(&mut c, driver::CLUSTER_EXPLICIT, &0u32.to_le_bytes());
+        for i in 0..3 {
+            put(&mut c, driver::CLUSTER_SHAPE + 4 * i, &1u32.to_le_bytes());
+            put(
+                &mut c,
+                driver::CLUSTER_RCP + 4 * i,
+                &1.0f32.to_bits().to_le_bytes(),
+            );
+            put(
+                &mut c,
+                driver::NCLUSTERID + 4 * i,
+                &launch.grid[i as usize].to_le_bytes(),
+            );
+        }
+        put(&mut c, driver::CLUSTER_NCTARANK, &1u32.to_le_bytes());
+    }
     let smap = shared_map(prog, k, launch);
     put(
         &mut c,
@@ -358,7 +423,8 @@ pub fn build_cbank0(
 /// Which driver words of bank 0 (below the parameter base) the emulator models.
 /// `cooperative`: whether the launch is cooperative (then `%envreg1`/`%envreg2` are known).
 /// The global memory descriptor (`desc[URx]` operands) is known: the emulator ignores
-/// descriptors, the value is zero.
+/// descriptors, the value is zero. `%gridid` (zero), `%nsmid` and sm_90's cluster words
+/// (`build_cbank0`) are known.
 pub fn driver_word_known(d: &target::DriverWords, off: u32, cooperative: bool) -> bool {
     let (end, offset1) = (d.reserved_smem_end, d.reserved_smem_offset1);
     (cooperative && (driver::envreg(d, 1)..driver::envreg(d, 3)).contains(&off))
@@ -368,6 +434,11 @@ pub fn driver_word_known(d: &target::DriverWords, off: u32, cooperative: bool) -
         || (driver::RESERVED_SMEM_SIZE..driver::RESERVED_SMEM_SIZE + 4).contains(&off)
         || (end..end + 4).contains(&off)
         || (offset1..offset1 + 4).contains(&off)
+        || (driver::GRIDID..driver::GRIDID + 8).contains(&off)
+        || (driver::NSMID..driver::NSMID + 4).contains(&off)
+        || (d.cluster_words
+            && ((driver::CLUSTER_EXPLICIT..driver::NCLUSTERID + 12).contains(&off)
+                || (driver::CLUSTER_NCTARANK..driver::CLUSTER_NCTARANK + 4).contains(&off)))
 }
 
 impl Ctx<'_> {
@@ -734,6 +805,8 @@ fn run_cta(
         undefined_reads: 0,
         undefined_syncs: 0,
         zero_undefined_lanes: options.zero_undefined_lanes,
+        arrivals: Vec::new(),
+        barriers: vec![BarrierGen::default(); 16],
     };
     let mut warps: Vec<Warp> = (0..nwarps)
         .map(|wi| {
@@ -802,8 +875,17 @@ fn run_cta(
                 progress = true;
             }
         }
-        if release_cta_barriers(&mut warps) {
-            progress = true;
+        match release_cta_barriers(&mut warps, &mut cta) {
+            Ok(true) => progress = true,
+            Ok(false) => {}
+            Err((message, w, lane)) => {
+                return Err(EmuError::Trap {
+                    message,
+                    pc: warps[w as usize].pc[lane],
+                    thread: thread_of(launch, w * 32 + lane as u32),
+                    cta: id,
+                });
+            }
         }
         let live = warps.iter().any(|w| w.live_mask() != 0);
         if !live {
@@ -906,57 +988,111 @@ fn release_warp_waits(w: &mut Warp) {
     }
 }
 
-/// Releases CTA barriers every live thread has reached (exited threads count as arrived).
-fn release_cta_barriers(warps: &mut [Warp]) -> bool {
-    let mut waiting: HashMap<u8, u32> = HashMap::new();
-    let mut live = 0u32;
-    for w in warps.iter() {
-        for l in 0..32 {
-            match w.state[l] {
-                LaneState::Bar(id) => {
-                    *waiting.entry(id).or_default() += 1;
-                    live += 1;
-                }
-                LaneState::Absent | LaneState::Exited => {}
-                _ => live += 1,
-            }
-        }
-    }
+/// Counts the `BAR` arrivals of the last pass in order and releases the barrier generations
+/// they (or exits) complete ([`BarrierGen`]). A misuse the hardware leaves undefined (a
+/// thread count that is not a whole number of warps, different counts in one generation) is
+/// an error: (message, warp, lane).
+fn release_cta_barriers(warps: &mut [Warp], cta: &mut Cta) -> Result<bool, (String, u32, usize)> {
+    let n = warps.len();
+    let live: Vec<u32> = warps.iter().map(Warp::live_mask).collect();
     let mut released = false;
-    for (id, n) in waiting {
-        if n == live {
-            // `BAR.RED`: the predicate reduction over the lanes that arrived with one.
-            let (mut count, mut all, mut any) = (0u32, true, false);
-            for w in warps.iter() {
-                for l in 0..32 {
-                    if w.state[l] == LaneState::Bar(id)
-                        && let Some((_, v)) = w.bar_red[l]
-                    {
-                        count += u32::from(v);
-                        all &= v;
-                        any |= v;
-                    }
-                }
+    let complete = |b: &BarrierGen| {
+        if b.arrived.iter().all(|&m| m == 0) {
+            return false;
+        }
+        let arrived = |w: usize| b.arrived[w] != 0 && live[w] & !b.arrived[w] == 0;
+        match b.expected {
+            Some(c) => 32 * (0..n).filter(|&w| arrived(w)).count() as u64 >= u64::from(c),
+            None => (0..n).all(|w| arrived(w) || live[w] == 0),
+        }
+    };
+    let arrivals = std::mem::take(&mut cta.arrivals);
+    for a in arrivals {
+        let b = &mut cta.barriers[a.id as usize];
+        b.arrived.resize(n, 0);
+        b.waiting.resize(n, 0);
+        if let Some(c) = a.count {
+            let earlier = b.expected.filter(|_| b.arrived.iter().any(|&m| m != 0));
+            let lane = a.lanes.trailing_zeros() as usize;
+            if c % 32 != 0 {
+                return Err((
+                    format!(
+                        "barrier misuse: barrier {}: thread count {c} is not a multiple of the warp size",
+                        a.id
+                    ),
+                    a.warp,
+                    lane,
+                ));
             }
-            for w in warps.iter_mut() {
-                for l in 0..32 {
-                    if w.state[l] == LaneState::Bar(id) {
-                        if let Some((op, _)) = w.bar_red[l].take() {
-                            w.bar_result[l] = match op {
-                                0 => count,
-                                1 => u32::from(all),
-                                _ => u32::from(any),
-                            };
-                        }
-                        w.state[l] = LaneState::Running;
-                        w.pc[l] += 16;
-                    }
-                }
+            if let Some(e) = earlier.filter(|&e| e != c) {
+                return Err((
+                    format!(
+                        "barrier misuse: barrier {}: threads arrive with thread counts {e} and {c}",
+                        a.id
+                    ),
+                    a.warp,
+                    lane,
+                ));
             }
+            b.expected = Some(c);
+        }
+        b.arrived[a.warp as usize] |= a.lanes;
+        if a.wait {
+            b.waiting[a.warp as usize] |= a.lanes;
+        }
+        if complete(b) {
+            let b = std::mem::take(b);
+            release_generation(warps, a.id, &b);
             released = true;
         }
     }
-    released
+    // Exits can complete a generation too.
+    for id in 0..cta.barriers.len() {
+        if complete(&cta.barriers[id]) {
+            let b = std::mem::take(&mut cta.barriers[id]);
+            release_generation(warps, id as u8, &b);
+            released = true;
+        }
+    }
+    Ok(released)
+}
+
+/// Lets the lanes waiting for a completed generation of barrier `id` run on, with
+/// `BAR.RED`'s predicate reduction over them.
+fn release_generation(warps: &mut [Warp], id: u8, b: &BarrierGen) {
+    let waiting = |w: &Warp, l: usize| {
+        b.waiting
+            .get(w.index as usize)
+            .is_some_and(|m| m >> l & 1 == 1)
+            && w.state[l] == LaneState::Bar(id)
+    };
+    let (mut count, mut all, mut any) = (0u32, true, false);
+    for w in warps.iter() {
+        for l in 0..32 {
+            if waiting(w, l)
+                && let Some((_, v)) = w.bar_red[l]
+            {
+                count += u32::from(v);
+                all &= v;
+                any |= v;
+            }
+        }
+    }
+    for w in warps.iter_mut() {
+        for l in 0..32 {
+            if waiting(w, l) {
+                if let Some((op, _)) = w.bar_red[l].take() {
+                    w.bar_result[l] = match op {
+                        0 => count,
+                        1 => u32::from(all),
+                        _ => u32::from(any),
+                    };
+                }
+                w.state[l] = LaneState::Running;
+                w.pc[l] += 16;
+            }
+        }
+    }
 }
 
 /// Whether `KILN_EMU_TRACE` is set: every instruction warp 0 of CTA 0 executes is printed to

@@ -32,7 +32,7 @@ pub fn lanes(mask: u32) -> impl Iterator<Item = usize> {
 /// Modifiers that only tune caching, ordering or scheduling and have no functional effect in
 /// a single-CTA-at-a-time sequential emulator.
 const NEUTRAL_MEM_MODS: &[&str] = &[
-    "E", "CONSTANT", "STRONG", "GPU", "SYS", "SM", "CTA", "VC", "EF", "EL", "LU", "LTC128B",
+    "E", "CONSTANT", "STRONG", "GPU", "SYS", "SM", "CTA", "VC", "EF", "EL", "EU", "LU", "LTC128B",
     "LTC64B", "LTC256B", "NA", "BYPASS", "PRIVATE", "MMIO", "CONSTANT", "WEAK", "ZFILL",
 ];
 
@@ -737,6 +737,33 @@ pub fn execute(ctx: &mut Ctx<'_>, w: &mut Warp, inst: &Inst, active: u32, exec: 
         }
         "REDUX" => {
             redux(ctx, w, inst, exec)?;
+            next(w);
+            Ok(())
+        }
+        "ELECT" => {
+            // `ELECT Pd, URd, Ps` (`elect.sync`): among the executing lanes whose Ps holds, the
+            // lowest is the leader (the interpreter elects the same lane); Pd is true in the
+            // leader only, URd (uniform) its lane number.
+            check_mods(inst, &[])?;
+            let (pd, d, ps) = (op_at(inst, 0)?, op_at(inst, 1)?, op_at(inst, 2)?);
+            let mut members = 0u32;
+            for l in lanes(exec) {
+                if pred(w, l, ps)? {
+                    members |= 1 << l;
+                }
+            }
+            let leader = members.trailing_zeros();
+            match &d.kind {
+                OperandKind::Reg(r) if r.file == RegFile::Ur => {
+                    if r.index != 63 {
+                        w.set_ureg(r.index, leader);
+                    }
+                }
+                k => return unsupported(format!("ELECT destination {k:?}")),
+            }
+            for l in lanes(exec) {
+                wp(w, l, pd, l as u32 == leader)?;
+            }
             next(w);
             Ok(())
         }

@@ -163,9 +163,17 @@ struct Thread {
     bar_dst: Option<(Operand, Ty)>,
 }
 
+/// One CTA barrier's current generation. Barriers count warps, as the hardware does (PTX:
+/// "waits for all non-exited threads from its warp and marks the warp's arrival"): a warp
+/// has arrived once every thread of it that has not exited has executed the barrier
+/// instruction in this generation. With a thread count `b` the generation completes when
+/// `32 * arrived warps >= b`; without one when every warp that has threads left has arrived.
+/// Completion releases the waiting threads (`bar.sync`, `bar.red`; `bar.arrive` does not
+/// wait) and starts the next generation.
 #[derive(Debug, Default, Clone)]
 struct Barrier {
-    arrived: u32,
+    /// Per warp: the lanes that executed the barrier in this generation.
+    arrived: Vec<u32>,
     expected: Option<u32>,
     /// bar.red accumulators: popc count, and, or.
     popc: u32,
@@ -426,28 +434,48 @@ impl Cta<'_> {
         }
     }
 
-    fn release_barriers(&mut self) -> bool {
-        let exited = self
-            .warps
+    /// The lanes of warp `w` that have not exited.
+    fn live_lanes(&self, w: usize) -> u32 {
+        self.warps[w]
             .iter()
-            .flatten()
-            .filter(|t| t.st == St::Exited)
-            .count() as u32;
+            .enumerate()
+            .filter(|(_, t)| t.st != St::Exited)
+            .fold(0, |m, (l, _)| m | 1 << l)
+    }
+
+    /// Whether barrier `b`'s generation is complete (see [`Barrier`]).
+    fn barrier_complete(&self, b: usize) -> bool {
+        let bar = &self.barriers[b];
+        if bar.arrived.iter().all(|&m| m == 0) {
+            return false;
+        }
+        let arrived = |w: usize| {
+            let m = bar.arrived.get(w).copied().unwrap_or(0);
+            m != 0 && self.live_lanes(w) & !m == 0
+        };
+        match bar.expected {
+            Some(c) => {
+                32 * (0..self.warps.len()).filter(|&w| arrived(w)).count() as u64 >= u64::from(c)
+            }
+            None => (0..self.warps.len()).all(|w| arrived(w) || self.live_lanes(w) == 0),
+        }
+    }
+
+    /// Releases the barriers whose generation is complete (exits can complete one).
+    fn release_barriers(&mut self) -> bool {
         let mut released = false;
         for b in 0..self.barriers.len() {
-            let bar = &self.barriers[b];
-            if bar.waiting.is_empty() && bar.arrived == 0 {
-                continue;
+            if self.barrier_complete(b) {
+                self.release_barrier(b);
+                released = true;
             }
-            let expected = bar.expected.unwrap_or(self.nthreads);
-            let done = if bar.expected.is_some() {
-                bar.arrived >= expected
-            } else {
-                bar.arrived + exited >= self.nthreads
-            };
-            if !done {
-                continue;
-            }
+        }
+        released
+    }
+
+    /// Ends barrier `b`'s generation: its waiting threads run again (with `bar.red`'s result).
+    fn release_barrier(&mut self, b: usize) {
+        {
             let bar = std::mem::take(&mut self.barriers[b]);
             if let Some(san) = &mut self.san {
                 san.barrier(bar.waiting.iter().map(|&(w, l)| w * 32 + l));
@@ -465,9 +493,7 @@ impl Cta<'_> {
                     set(f, t, &dst, ty, v);
                 }
             }
-            released = true;
         }
-        released
     }
 
     /// Picks the next group of lanes of warp `w`: (mask, depth, func, pc).
@@ -639,6 +665,7 @@ impl Cta<'_> {
             | Op::Redux
             | Op::BarWarp
             | Op::Activemask
+            | Op::Elect
             | Op::Ldmatrix
             | Op::Mma
             | Op::Wmma => {
@@ -756,7 +783,10 @@ impl Cta<'_> {
         let id = id_op
             .map(|o| self.get(f, t0, o, Ty::U32) as u32)
             .unwrap_or(0);
-        let count = count_op.map(|o| self.get(f, t0, o, Ty::U32) as u32);
+        // A thread count of 0 is every thread (ptxas drops it: `BAR.SYNC 0x3`).
+        let count = count_op
+            .map(|o| self.get(f, t0, o, Ty::U32) as u32)
+            .filter(|&c| c != 0);
         if id as usize >= self.barriers.len() {
             return Err(trap_of(
                 self,
@@ -764,6 +794,25 @@ impl Cta<'_> {
                 t0,
                 format!("barrier {id} out of range (0..15)"),
             ));
+        }
+        // Misuse the hardware does not define: a count that is not a whole number of warps,
+        // or threads of one generation giving different counts.
+        if let Some(c) = count {
+            let earlier = self.barriers[id as usize]
+                .expected
+                .filter(|_| self.barriers[id as usize].arrived.iter().any(|&m| m != 0));
+            if c % 32 != 0 || earlier.is_some_and(|e| e != c) {
+                let why = match earlier {
+                    Some(e) if e != c => format!("threads arrive with thread counts {e} and {c}"),
+                    _ => format!("thread count {c} is not a multiple of the warp size"),
+                };
+                return Err(trap_of(
+                    self,
+                    inst.line,
+                    t0,
+                    format!("barrier misuse: barrier {id}: {why}"),
+                ));
+            }
         }
         for l in Self::lanes(active) {
             let t = &self.warps[w][l];
@@ -773,13 +822,15 @@ impl Cta<'_> {
             } else {
                 None
             };
+            let nwarps = self.warps.len();
             let b = &mut self.barriers[id as usize];
-            if b.arrived == 0 && b.waiting.is_empty() {
+            if b.arrived.iter().all(|&m| m == 0) && b.waiting.is_empty() {
                 b.all = true;
                 b.any = false;
                 b.popc = 0;
             }
-            b.arrived += 1;
+            b.arrived.resize(nwarps, 0);
+            b.arrived[w] |= 1 << l;
             if let Some(c) = count {
                 b.expected = Some(c);
             }
@@ -808,6 +859,14 @@ impl Cta<'_> {
                 }
                 self.barriers[id as usize].waiting.push((w, l));
             }
+        }
+        // With a thread count the generation completes as soon as enough warps arrived (a
+        // later arrival belongs to the next one). Without one every warp with threads left is
+        // waiting once it completes, so nothing can arrive before the end of the scheduler's
+        // pass, which releases it (`release_barriers`): the order in which warps run on after
+        // a `bar.sync 0` stays the scheduler's.
+        if self.barriers[id as usize].expected.is_some() && self.barrier_complete(id as usize) {
+            self.release_barrier(id as usize);
         }
         Ok(())
     }

@@ -78,6 +78,16 @@ pub enum Sreg {
     ReservedSmem(ReservedSmem),
     /// `%pmN`: read as zero here (documented).
     Zero,
+    /// The cluster registers (sm_90). Every launch here is a launch without clusters: each
+    /// CTA is a cluster of one (`%cluster_ctaid` 0, `%cluster_nctaid` 1, `%clusterid` the
+    /// CTA's index, `%nclusterid` the grid, rank 0 of 1, `%is_explicit_cluster` false).
+    ClusterCtaid(u8),
+    ClusterNctaid(u8),
+    Clusterid(u8),
+    Nclusterid(u8),
+    ClusterCtarank,
+    ClusterNctarank,
+    IsExplicitCluster,
     /// `%envreg1` / `%envreg2`: the high / low word of the cooperative-launch workspace
     /// address (`crate::Memory::cooperative_workspace`); a launch without one cannot run it.
     CooperativeWorkspace(bool),
@@ -251,6 +261,8 @@ pub enum Op {
     Vote,
     Match,
     Activemask,
+    /// `elect.sync d|p, membermask`.
+    Elect,
     Redux,
     Shfl,
     /// `ldmatrix.sync.aligned.m8n8.{x1,x2,x4}[.trans].b16`

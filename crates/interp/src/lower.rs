@@ -666,6 +666,37 @@ impl FnCx<'_> {
                 Err(e) => return Err(e),
             }
         }
+        if opcode == "createpolicy" && mods.iter().any(|m| m == ".fractional") {
+            // ptxas's folded policy (`hir::fold::createpolicy_fractional`).
+            let prios: Vec<&str> = mods
+                .iter()
+                .map(String::as_str)
+                .filter(|m| m.starts_with(".L2::evict_"))
+                .collect();
+            let fraction = match operands.get(1) {
+                None => Some(1.0),
+                Some(ast::Operand::Immediate(l)) => match l.value() {
+                    Some(LiteralValue::F64(v)) => Some(v),
+                    Some(LiteralValue::F64Bits(b)) => Some(f64::from_bits(b)),
+                    Some(LiteralValue::F32Bits(b)) => Some(f64::from(f32::from_bits(b))),
+                    _ => None,
+                },
+                Some(_) => None,
+            };
+            let policy = fraction.filter(|_| !prios.is_empty()).and_then(|f| {
+                hir::fold::createpolicy_fractional(prios[0], prios.get(1).copied(), f)
+            });
+            let Some(v) = policy else {
+                inst.op = Op::Unsupported;
+                inst.unsupported = Some(
+                    "`createpolicy.fractional` with a fraction in a register is not implemented by the interpreter".into(),
+                );
+                inst.args.clear();
+                return Ok(inst);
+            };
+            inst.args.truncate(1);
+            inst.args.push(Operand::Imm(Imm::Int(v)));
+        }
         if inst.op == Op::CpAsync && mods.iter().any(|m| m == ".L2::cache_hint") {
             // The trailing cache-policy operand: a hint.
             inst.args.pop();

@@ -19,9 +19,15 @@
 //! * generic `add` of `.f32`/`.f64`/`.u64`: a `QSPC.E.S` test, then the shared loop on the
 //!   shared address or the generic `ATOM.E.ADD...` ([`Cx::generic_add`]).
 //!
+//! * `.noftz` half-precision adds on global memory: `ATOMG.E.ADD.F16x2.RN` /
+//!   `RED[G].E.ADD.BF16x2.RN`; sm_90's vector adds (`.v2/.v4` of f32, f16x2, bf16x2):
+//!   `ATOMG.E.ADD.F32x4.FTZ.RN`, `.F16x8.RN`, ... ([`Cx::vector_atom`]); `.L2::cache_hint`'s
+//!   policy is dropped (a hint).
+//!
 //! Refused: 64-bit `cas`; 64-bit and float generic atomics other than `add` (ptxas adds a
 //! shared-window fallback); float and 64-bit shared atomics other than `add` (more
-//! compare-and-swap loops).
+//! compare-and-swap loops); scalar f16/bf16 atomics and half atomics off global memory
+//! (compare-and-swap loops in ptxas's code).
 
 use ir::{Inst, Operand, Reg};
 use syntax::SyntaxNode;
@@ -42,6 +48,9 @@ impl Cx {
         let mut ty = None;
         let (mut release, mut acquire) = (false, false);
         let mut scope = ".gpu";
+        let mut noftz = false;
+        let mut hint = false;
+        let mut vector = 1u8;
         for m in mods {
             match m.as_str() {
                 ".global" => space = MemSpace::Global,
@@ -53,9 +62,15 @@ impl Cx {
                 ".cta" | ".gpu" | ".sys" => scope = m.as_str(),
                 ".add" | ".min" | ".max" | ".inc" | ".dec" | ".and" | ".or" | ".xor" | ".exch"
                 | ".cas" => op = Some(m[1..].to_ascii_uppercase()),
-                ".b32" | ".u32" | ".s32" | ".f32" | ".b64" | ".u64" | ".s64" | ".f64" => {
-                    ty = Some(m.as_str())
-                }
+                ".b32" | ".u32" | ".s32" | ".f32" | ".b64" | ".u64" | ".s64" | ".f64"
+                | ".f16x2" | ".bf16x2" | ".f16" | ".bf16" => ty = Some(m.as_str()),
+                // Half-precision adds keep subnormals (`.noftz`, required by PTX for them).
+                ".noftz" => noftz = true,
+                // The L2 cache policy operand: a hint, dropped (the default descriptor).
+                ".L2::cache_hint" => hint = true,
+                ".v2" => vector = 2,
+                ".v4" => vector = 4,
+                ".v8" => vector = 8,
                 other => {
                     return Err(unsupported(
                         node,
@@ -72,15 +87,42 @@ impl Cx {
             (true, _) => 2,
             (false, true) => 4,
             (false, false) => 3,
-        };
+        } + usize::from(hint);
         if ops.len() != want {
             return Err(malformed(node, format!("expected {want} operands")));
         }
         let words: u8 = if ty.ends_with("64") { 2 } else { 1 };
-        let float = ty.starts_with(".f");
+        let half = matches!(ty, ".f16x2" | ".bf16x2" | ".f16" | ".bf16");
+        let float = ty.starts_with(".f") || half;
+        if half && !noftz {
+            return Err(malformed(node, "half-precision atomics need .noftz"));
+        }
+        if noftz && !half {
+            return Err(malformed(node, ".noftz applies to half-precision atomics"));
+        }
+        if vector > 1 {
+            let v = VectorAtom {
+                is_red,
+                space,
+                op: &op,
+                ty,
+                n: vector,
+                scope,
+                release,
+                acquire,
+            };
+            return self.vector_atom(node, &v, ops);
+        }
         let suffix = match (op.as_str(), ty) {
             ("ADD", ".f32") => ".F32.FTZ.RN",
             ("ADD", ".f64") => ".F64.RN",
+            // ptxas 13.0.88: `ATOMG.E.ADD.F16x2.RN`, `REDG.E.ADD.BF16x2.RN` (sm_80: `RED.E`);
+            // scalar f16/bf16 adds are compare-and-swap loops (refused).
+            ("ADD", ".f16x2") => ".F16x2.RN",
+            ("ADD", ".bf16x2") => ".BF16x2.RN",
+            (_, ".f16" | ".bf16") => {
+                return Err(unsupported(node, "scalar f16/bf16 atomics"));
+            }
             (_, ".f32" | ".f64") => return Err(unsupported(node, "this floating-point atomic")),
             ("MIN" | "MAX", ".s32") => ".S32",
             ("MIN" | "MAX", ".s64") => ".S64",
@@ -91,6 +133,13 @@ impl Cx {
             _ => "",
         };
         let shared = space == MemSpace::Shared;
+        if half && space != MemSpace::Global {
+            // ptxas builds these from compare-and-swap loops on shared-window addresses.
+            return Err(unsupported(
+                node,
+                "half-precision atomics on shared or generic addresses",
+            ));
+        }
         // ptxas builds float and 64-bit arithmetic shared atomics from compare-and-swap
         // loops; kiln does the same for `add` ([`Cx::shared_add_loop`]).
         let add_loop = shared && op == "ADD" && (float || words == 2);
@@ -462,5 +511,153 @@ impl Cx {
             self.start_block(end);
         }
         old
+    }
+}
+
+/// A vector atomic (`atom.global.v4.f32.add`, sm_90): what [`Cx::atom`] parsed.
+struct VectorAtom<'a> {
+    is_red: bool,
+    space: MemSpace,
+    op: &'a str,
+    ty: &'a str,
+    n: u8,
+    scope: &'a str,
+    release: bool,
+    acquire: bool,
+}
+
+impl Cx {
+    /// sm_90's vector atomic adds, ptxas 13.0.88's forms: `atom.global.v4.f32.add` →
+    /// `ATOMG.E.ADD.F32x4.FTZ.RN.STRONG.GPU PT, d, [a], b` (`REDG.E...` for `red`, generic
+    /// `ATOM.E...` with `RZ` for `red`), `.v2.f16x2` → `.F16x4.RN`, `.v4.bf16x2` →
+    /// `.BF16x8.RN`; the elements in aligned register groups. Refused: `min`/`max` (ptxas
+    /// refuses them for sm_90), vectors of scalar halves (ptxas packs them with `PRMT`), shared
+    /// memory.
+    fn vector_atom(
+        &mut self,
+        node: &SyntaxNode,
+        v: &VectorAtom<'_>,
+        ops: &[ast::Operand],
+    ) -> Result<(), LowerError> {
+        if !self.target.forms.vector_atomics {
+            return Err(unsupported(node, "vector atomics before sm_90"));
+        }
+        let elems_per_word: u8 = match v.ty {
+            ".f32" => 1,
+            ".f16x2" | ".bf16x2" => 2,
+            _ => return Err(unsupported(node, format!("vector atomics of {}", v.ty))),
+        };
+        if v.op != "ADD" {
+            return Err(unsupported(
+                node,
+                format!("vector atom.{}", v.op.to_lowercase()),
+            ));
+        }
+        if v.space == MemSpace::Shared {
+            return Err(unsupported(node, "vector atomics on shared memory"));
+        }
+        let words = v.n;
+        if words > 4 {
+            return Err(malformed(node, "a vector atomic of more than 128 bits"));
+        }
+        let lanes = words * elems_per_word;
+        let suffix = match v.ty {
+            ".f32" => format!(".F32x{lanes}.FTZ.RN"),
+            ".f16x2" => format!(".F16x{lanes}.RN"),
+            _ => format!(".BF16x{lanes}.RN"),
+        };
+        let strong = match v.scope {
+            ".cta" => "SM",
+            ".sys" => "SYS",
+            _ => "GPU",
+        };
+        let addr_i = usize::from(!v.is_red);
+        let (name, off) = self.address_name(&ops[addr_i])?;
+        let offset = i32::try_from(off)
+            .ok()
+            .filter(|o| (-(1 << 23)..(1 << 23)).contains(o))
+            .ok_or_else(|| unsupported(ops[addr_i].syntax(), "address offset out of range"))?;
+        let base = self.global_base(&name, &ops[addr_i])?;
+        self.needs_desc = true;
+        let desc_operand = self.target.forms.desc_operand;
+        let mem = Operand::Mem {
+            base: Reg::v(base, 2),
+            offset,
+            desc: desc_operand.then(desc_reg),
+        };
+        let implicit: Vec<Reg> = if desc_operand {
+            vec![]
+        } else {
+            vec![desc_reg()]
+        };
+        let vec_of = |o: &ast::Operand| -> Result<Vec<ast::Operand>, LowerError> {
+            match o {
+                ast::Operand::Vector(v) => Ok(v.elements().collect()),
+                _ => Err(malformed(o.syntax(), "a vector operand")),
+            }
+        };
+        let srcs = vec_of(&ops[addr_i + 1])?;
+        if srcs.len() != usize::from(words) {
+            return Err(malformed(node, "vector operand of another length"));
+        }
+        // The values in an aligned group.
+        let b = self.tmp(words);
+        for (k, e) in srcs.iter().enumerate() {
+            let r = self.reg_src(e, 1)?;
+            self.push(Inst::new(
+                "MOV",
+                vec![Operand::r(Reg::part(b, k as u8)), Operand::r(r)],
+                vec![0],
+            ));
+        }
+        let fence_mods = [".acq_rel".to_string(), v.scope.to_string()];
+        if v.release {
+            self.fence(node, "fence", &fence_mods)?;
+        }
+        let generic = v.space == MemSpace::Generic;
+        let mnemonic = match (generic, v.is_red) {
+            (false, true) => format!("REDG.E.ADD{suffix}.STRONG.{strong}"),
+            (false, false) => format!("ATOMG.E.ADD{suffix}.STRONG.{strong}"),
+            (true, _) => format!("ATOM.E.ADD{suffix}.STRONG.{strong}"),
+        };
+        let bval = Operand::r(Reg::v(b, words));
+        if v.is_red {
+            let operands = if generic {
+                vec![Operand::pt(), Operand::rz(), mem, bval]
+            } else {
+                vec![mem, bval]
+            };
+            let mut i = Inst::new(mnemonic, operands, vec![]);
+            i.implicit_uses = implicit;
+            self.push(i);
+        } else {
+            let d = self.tmp(words);
+            let mut i = Inst::new(
+                mnemonic,
+                vec![Operand::pt(), Operand::r(Reg::v(d, words)), mem, bval],
+                vec![1],
+            );
+            i.implicit_uses = implicit;
+            self.push(i);
+            let dsts = vec_of(&ops[0])?;
+            if dsts.len() != usize::from(words) {
+                return Err(malformed(node, "vector operand of another length"));
+            }
+            for (k, e) in dsts.iter().enumerate() {
+                if matches!(e, ast::Operand::Name(n) if n.is_sink()) {
+                    continue;
+                }
+                let r = self.dst(e, 1)?;
+                self.push(Inst::new(
+                    "MOV",
+                    vec![Operand::r(r), Operand::r(Reg::part(d, k as u8))],
+                    vec![0],
+                ));
+            }
+        }
+        if v.acquire {
+            self.fence(node, "fence", &fence_mods)?;
+        }
+        Ok(())
     }
 }

@@ -4,10 +4,12 @@
 //! `MEMBAR.<SC|ALL>.<CTA|GPU|SYS>` (SC for `membar` and `fence.sc`, ALL for
 //! `fence.acq_rel`), and beyond the CTA scope `ERRBAR`, on sm_90 `CGAERRBAR`, and
 //! `CCTL.IVALL` (invalidate the non-coherent L1 lines); a guarded fence predicates each of
-//! them. Other fences (`.cluster` scope,
-//! `fence.proxy`, `fence.mbarrier_init`) are refused. Also `griddepcontrol`.
+//! them. On sm_90 the `.cluster` scope is the GPU one, `fence.proxy.async` is
+//! `FENCE.VIEW.ASYNC` (after a `MEMBAR`), `fence.mbarrier_init` emits nothing;
+//! `fence.proxy.alias` is the `.sys` fence; `fence.proxy.tensormap` is refused. Also
+//! `griddepcontrol` and the CTA barriers (`bar`/`barrier`).
 
-use ir::{Inst, Operand};
+use ir::{Class, Inst, Operand, Reg};
 use syntax::SyntaxNode;
 use syntax::ast;
 
@@ -21,12 +23,22 @@ impl Cx {
         mods: &[String],
     ) -> Result<(), LowerError> {
         let m: Vec<&str> = mods.iter().map(String::as_str).collect();
+        if opcode == "fence" && m.first() == Some(&".proxy") {
+            return self.fence_proxy(node, &m);
+        }
+        if opcode == "fence" && m.first() == Some(&".mbarrier_init") {
+            // `fence.mbarrier_init.release.cluster` (sm_90): ptxas 13.0.88 emits nothing.
+            if !self.target.forms.clusters {
+                return Err(unsupported(node, "fence.mbarrier_init before sm_90"));
+            }
+            return Ok(());
+        }
         let (order, scope) = match (opcode, m.as_slice()) {
             ("membar", [".cta"]) => ("SC", "CTA"),
             ("membar", [".gl"]) => ("SC", "GPU"),
             ("membar", [".sys"]) => ("SC", "SYS"),
-            ("fence", [".sc", s]) | ("fence", [s, ".sc"]) => ("SC", scope_name(s)),
-            ("fence", [".acq_rel", s]) | ("fence", [s, ".acq_rel"]) => ("ALL", scope_name(s)),
+            ("fence", [".sc", s]) | ("fence", [s, ".sc"]) => ("SC", self.scope_name(s)),
+            ("fence", [".acq_rel", s]) | ("fence", [s, ".acq_rel"]) => ("ALL", self.scope_name(s)),
             _ => ("", ""),
         };
         if scope.is_empty() {
@@ -72,23 +84,179 @@ impl Cx {
     }
 }
 
-/// The SASS scope of a PTX fence scope (`""` when not handled).
-fn scope_name(s: &str) -> &'static str {
-    match s {
-        ".cta" => "CTA",
-        ".gpu" => "GPU",
-        ".sys" => "SYS",
-        _ => "",
+impl Cx {
+    /// The SASS scope of a PTX fence scope (`""` when not handled): `.cluster` is the GPU
+    /// scope on sm_90 (ptxas 13.0.88: `fence.acq_rel.cluster` is `MEMBAR.ALL.GPU`, `ERRBAR`,
+    /// `CGAERRBAR`, `CCTL.IVALL`).
+    fn scope_name(&self, s: &str) -> &'static str {
+        match s {
+            ".cta" => "CTA",
+            ".gpu" => "GPU",
+            ".cluster" if self.target.forms.clusters => "GPU",
+            ".sys" => "SYS",
+            _ => "",
+        }
+    }
+
+    /// `fence.proxy.async[.global|.shared::cta|.shared::cluster]` (sm_90) → ptxas 13.0.88's
+    /// `MEMBAR.ALL.GPU` + `FENCE.VIEW.ASYNC.S` (`.shared::cta`: `MEMBAR.ALL.CTA` first;
+    /// `.global`: `FENCE.VIEW.ASYNC.G` alone). `fence.proxy.alias` → the `.sys` fence
+    /// (`MEMBAR.SC.SYS`, ...): ptxas chooses between `MEMBAR.SC.SYS` and `MEMBAR.SC.GPU` on a
+    /// driver word at run time; the system-scope fence orders at least as much. Other proxy
+    /// fences (`.tensormap::generic`) are refused.
+    fn fence_proxy(&mut self, node: &SyntaxNode, m: &[&str]) -> Result<(), LowerError> {
+        match m {
+            [".proxy", ".alias"] => self.fence(node, "membar", &[".sys".to_string()]),
+            [".proxy", ".async", rest @ ..] if self.target.forms.clusters => {
+                let (membar, view) = match rest {
+                    [] | [".shared::cluster"] => (Some("MEMBAR.ALL.GPU"), "FENCE.VIEW.ASYNC.S"),
+                    [".shared::cta"] => (Some("MEMBAR.ALL.CTA"), "FENCE.VIEW.ASYNC.S"),
+                    [".global"] => (None, "FENCE.VIEW.ASYNC.G"),
+                    _ => return Err(unsupported(node, format!("fence{}", m.concat()))),
+                };
+                if let Some(mb) = membar {
+                    self.push(Inst::new(mb, vec![], vec![]));
+                }
+                self.push(Inst::new(view, vec![], vec![]));
+                Ok(())
+            }
+            _ => Err(unsupported(node, format!("fence{}", m.concat()))),
+        }
     }
 }
 
 impl Cx {
-    /// `bar.red.{popc.u32,and.pred,or.pred} d, 0, {!}p` (barrier 0, every thread of the CTA)
-    /// → `BAR.RED.{POPC,AND,OR}.DEFER_BLOCKING 0x0, p` + `B2R.RESULT d` (`B2R.RESULT RZ, Pd`
-    /// for the predicate forms), ptxas 13.0.88's forms on sm_80 and sm_90.
+    /// The operands of a CTA barrier: its id and optional thread count, as ptxas 13.0.88
+    /// writes them on sm_80 and sm_90 — immediates as immediates (`BAR.SYNC 0x1, 0x40`), one
+    /// register alone (`BAR.ARV R0, 0x40`, `BAR.SYNC 0x2, R0`), and an id and a count both in
+    /// registers packed into one register given twice, the count in the high half
+    /// (`SHF.L.U32 t, count, 0x10, RZ; LOP3.LUT t, t, 0xf, id, 0xf8, !PT; BAR.SYNC t, t`). An
+    /// immediate count of 0 is no count (every thread, ptxas's form). Records the barriers
+    /// used (the highest id + 1, 16 for an id in a register).
+    fn barrier_operands(
+        &mut self,
+        node: &SyntaxNode,
+        id: &ast::Operand,
+        count: Option<&ast::Operand>,
+    ) -> Result<Vec<Operand>, LowerError> {
+        let id = match id.as_int() {
+            Some(v) if v < 16 => {
+                self.num_barriers = self.num_barriers.max(v as u8 + 1);
+                Err(v)
+            }
+            Some(v) => {
+                return Err(malformed(
+                    node,
+                    format!("barrier {} out of range (0..15)", v as i64),
+                ));
+            }
+            None => {
+                self.num_barriers = 16;
+                Ok(self.reg_src(id, 1)?)
+            }
+        };
+        let count = match count {
+            None => None,
+            Some(c) => match c.as_int() {
+                Some(0) => None,
+                Some(v) if v % 32 == 0 && v <= 1024 => Some(Err(v)),
+                Some(_) => {
+                    return Err(malformed(
+                        node,
+                        "a barrier's thread count must be a multiple of the warp size (at most 1024)",
+                    ));
+                }
+                None => Some(Ok(self.reg_src(c, 1)?)),
+            },
+        };
+        let imm = |v: u64| Operand::Imm(v as i64);
+        Ok(match (id, count) {
+            (Err(i), None) => vec![imm(i)],
+            (Ok(r), None) => vec![Operand::r(r)],
+            (Err(i), Some(Err(c))) => vec![imm(i), imm(c)],
+            (Ok(r), Some(Err(c))) => vec![Operand::r(r), imm(c)],
+            (Err(i), Some(Ok(c))) => vec![imm(i), Operand::r(c)],
+            (Ok(r), Some(Ok(c))) => {
+                let hi = Reg::v(self.tmp(1), 1);
+                self.push(Inst::new(
+                    "SHF.L.U32",
+                    vec![
+                        Operand::r(hi),
+                        Operand::r(c),
+                        Operand::Imm(0x10),
+                        Operand::rz(),
+                    ],
+                    vec![0],
+                ));
+                let t = Reg::v(self.tmp(1), 1);
+                self.push(Inst::new(
+                    "LOP3.LUT",
+                    vec![
+                        Operand::r(t),
+                        Operand::r(hi),
+                        Operand::Imm(0xf),
+                        Operand::r(r),
+                        Operand::Hex(0xf8),
+                        Operand::not(Reg::Zero(Class::P)),
+                    ],
+                    vec![0],
+                ));
+                vec![Operand::r(t), Operand::r(t)]
+            }
+        })
+    }
+
+    /// `bar{.cta}.sync a{, b}`, `barrier{.cta}.sync{.aligned} a{, b}`, `bar{.cta}.arrive a, b`,
+    /// `barrier{.cta}.arrive{.aligned} a, b` → `BAR.SYNC.DEFER_BLOCKING` / `BAR.ARV` (sm_80's
+    /// `barrier.sync` without `.aligned`: `BAR.SYNC`), ptxas 13.0.88's forms. A guarded
+    /// barrier is refused (ptxas branches around it; kiln keeps no such form yet).
+    pub(crate) fn barrier(
+        &mut self,
+        node: &SyntaxNode,
+        opcode: &str,
+        mods: &[String],
+        ops: &[ast::Operand],
+    ) -> Result<(), LowerError> {
+        let has = |m: &str| mods.iter().any(|x| x == m);
+        if let Some(m) = mods
+            .iter()
+            .find(|m| !matches!(m.as_str(), ".sync" | ".arrive" | ".aligned" | ".cta"))
+        {
+            return Err(unsupported(node, format!("{opcode} modifier {m}")));
+        }
+        let arrive = has(".arrive");
+        // `bar a` (PTX 1.x) is `bar.sync a`.
+        let sync = has(".sync") || (opcode == "bar" && mods.is_empty());
+        if !arrive && !sync {
+            return Err(malformed(node, "barrier without .sync or .arrive"));
+        }
+        if self.guard.is_some() {
+            return Err(unsupported(node, "predicated barriers"));
+        }
+        if ops.is_empty() || ops.len() > 2 || (arrive && ops.len() != 2) {
+            return Err(malformed(node, "a barrier takes an id and a thread count"));
+        }
+        let operands = self.barrier_operands(node, &ops[0], ops.get(1))?;
+        let aligned = opcode == "bar" || has(".aligned");
+        let op = if arrive {
+            "BAR.ARV"
+        } else if aligned || self.target.forms.barrier_sync_deferred {
+            "BAR.SYNC.DEFER_BLOCKING"
+        } else {
+            "BAR.SYNC"
+        };
+        self.push(Inst::new(op, operands, vec![]));
+        Ok(())
+    }
+
+    /// `bar{.cta}.red.{popc.u32,and.pred,or.pred} d, a{, b}, {!}p` (and `barrier{.cta}.red`)
+    /// → `BAR.RED.{POPC,AND,OR}.DEFER_BLOCKING a{, b}, p` + `B2R.RESULT d` (`B2R.RESULT RZ,
+    /// Pd` for the predicate forms), ptxas 13.0.88's forms on sm_80 and sm_90 (the id and
+    /// count as in [`Cx::barrier`]).
     pub(crate) fn bar_red(
         &mut self,
         node: &SyntaxNode,
+        opcode: &str,
         mods: &[String],
         ops: &[ast::Operand],
     ) -> Result<(), LowerError> {
@@ -96,10 +264,10 @@ impl Cx {
         if self.guard.is_some() {
             return Err(unsupported(node, "predicated bar.red"));
         }
-        if ops.len() != 3 || ops[1].as_int() != Some(0) {
-            return Err(unsupported(
+        if ops.len() != 3 && ops.len() != 4 {
+            return Err(malformed(
                 node,
-                "bar.red other than on barrier 0 with every thread",
+                format!("{opcode}.red takes 3 or 4 operands"),
             ));
         }
         let (op, popc) = if has(".popc") {
@@ -111,11 +279,13 @@ impl Cx {
         } else {
             return Err(malformed(node, "bar.red without .popc, .and or .or"));
         };
-        let p = self.pred_src(&ops[2])?;
-        self.uses_barrier = true;
+        let p = self.pred_src(&ops[ops.len() - 1])?;
+        let count = (ops.len() == 4).then(|| &ops[2]);
+        let mut operands = self.barrier_operands(node, &ops[1], count)?;
+        operands.push(p);
         self.push(Inst::new(
             format!("BAR.RED.{op}.DEFER_BLOCKING"),
-            vec![Operand::Imm(0), p],
+            operands,
             vec![],
         ));
         if popc {

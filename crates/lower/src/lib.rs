@@ -132,7 +132,7 @@ pub struct Lowered {
     pub shared_size: u32,
     /// Bytes of the per-thread stack frame (`.local` variables).
     pub frame_size: u32,
-    /// Named barriers used (`bar.sync 0` only: 0 or 1).
+    /// Named barriers used: the highest barrier id + 1 (16 with an id in a register).
     pub num_barriers: u8,
     /// `%reserved_smem_offset_*` reads (`EIATTR_RESERVED_SMEM_USED`, sm_90 symbols).
     pub reserved_smem: ReservedSmemUse,
@@ -241,6 +241,9 @@ enum Sreg {
     },
     /// `%reserved_smem_offset_*` (`rsmem.rs`).
     Reserved(rsmem::ReservedReg),
+    /// Registers read with a short sequence (`operands.rs`: `%warpid`, `%gridid`, `%pm0`,
+    /// the cluster registers, ...).
+    Computed(operands::Computed),
 }
 
 /// A declaration to undo at the end of a `{ }` block: the name and what it meant before (a
@@ -276,7 +279,9 @@ struct Cx {
     pending_acquire: bool,
     /// Module-scope shared names on sm_90, refused where used.
     needs_shared_base: bool,
-    uses_barrier: bool,
+    /// CTA barriers the kernel uses (EIATTR_NUM_BARRIERS): the highest immediate id + 1, 16
+    /// with an id in a register.
+    num_barriers: u8,
     /// `%reserved_smem_offset_*` reads (`rsmem.rs`).
     reserved_smem: ReservedSmemUse,
     /// Declared registers of types outside the subset (an error where used).
@@ -395,7 +400,7 @@ pub fn lower_kernel(
         frame_align: 1,
         pending_acquire: false,
         needs_shared_base: false,
-        uses_barrier: false,
+        num_barriers: 0,
         reserved_smem: ReservedSmemUse::default(),
         origin: None,
         guard: None,
@@ -643,7 +648,7 @@ pub fn lower_kernel(
         } else {
             cx.shared_size
         },
-        num_barriers: u8::from(cx.uses_barrier),
+        num_barriers: cx.num_barriers,
         frame_size: cx.frame_size,
         reserved_smem: cx.reserved_smem,
         system_calls: cx.system_called,
@@ -1079,6 +1084,7 @@ impl Cx {
                 vec![0],
             )),
             Sreg::Reserved(r) => self.reserved_smem(dst, r),
+            Sreg::Computed(c) => self.computed_special(dst, c),
         }
     }
 

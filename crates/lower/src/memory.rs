@@ -44,14 +44,25 @@ impl Cx {
         load: bool,
         space: MemSpace,
     ) -> Result<(), LowerError> {
-        Self::need(node, ops, 2)?;
+        // `.L2::cache_hint` takes the cache policy as a third operand.
+        let hint = mods.iter().any(|m| m == ".L2::cache_hint");
+        Self::need(node, ops, if hint { 3 } else { 2 })?;
         // Shared and local memory: 32-bit window addresses, no memory descriptor.
         let shared = matches!(space, MemSpace::Shared | MemSpace::Local);
         let local = space == MemSpace::Local;
         let mut nc = false;
         let mut volatile = false;
+        let mut mmio = false;
         let mut strong: Option<&'static str> = None;
         let mut evict: Option<&'static str> = None;
+        // The L2 prefetch size (`.L2::64B/128B/256B` → `.LTC64B/128B/256B`).
+        let mut prefetch: Option<&'static str> = None;
+        let mut set_evict = |e: &'static str| -> Result<(), LowerError> {
+            if evict.replace(e).is_some() {
+                return Err(malformed(node, "two L1 eviction priorities"));
+            }
+            Ok(())
+        };
         let mut size = None;
         let mut vector = 1u32;
         // Memory orders (`.relaxed`/`.acquire`/`.release` with a scope): strong accesses at
@@ -78,8 +89,22 @@ impl Cx {
                 ".cg" if !shared => strong = Some(".STRONG.GPU"),
                 ".cv" if load && !shared => strong = Some(".STRONG.SYS"),
                 ".wt" if !load && !shared => strong = Some(".STRONG.SYS"),
-                ".cs" if !shared => evict = Some(".EF"),
-                ".lu" if load && !shared => evict = Some(".LU"),
+                ".cs" if !shared => set_evict(".EF")?,
+                ".lu" if load && !shared => set_evict(".LU")?,
+                // Eviction priorities and L2 prefetch sizes (cache hints: results do not
+                // change), as ptxas 13.0.88 prints them on sm_80 and sm_90:
+                // `LDG.E.EL.LTC256B.128.CONSTANT`. `.L1::evict_normal` is the default.
+                ".L1::evict_normal" if !shared => {}
+                ".L1::evict_first" if !shared => set_evict(".EF")?,
+                ".L1::evict_last" if !shared => set_evict(".EL")?,
+                ".L1::evict_unchanged" if !shared => set_evict(".EU")?,
+                ".L1::no_allocate" if !shared => set_evict(".NA")?,
+                ".L2::64B" if load && !shared => prefetch = Some(".LTC64B"),
+                ".L2::128B" if load && !shared => prefetch = Some(".LTC128B"),
+                ".L2::256B" if load && !shared => prefetch = Some(".LTC256B"),
+                ".L2::cache_hint" if !shared => {}
+                // Memory-mapped I/O (`.mmio.relaxed.sys`): `LDG.E.MMIO.SYS R, [R]`.
+                ".mmio" if !shared => mmio = true,
                 ".v2" => vector = 2,
                 ".v4" => vector = 4,
                 // Sub-word accesses: (bytes, SASS suffix, sign-extending).
@@ -104,7 +129,16 @@ impl Cx {
         if ordered && (volatile || strong.is_some() || nc || local) {
             return Err(unsupported(node, "this combination of ld/st modifiers"));
         }
-        if ordered && !shared {
+        if mmio && (scope != ".sys" || acquire || release || evict.is_some() || vector > 1) {
+            return Err(malformed(
+                node,
+                ".mmio needs .relaxed.sys and a scalar type",
+            ));
+        }
+        if nc && prefetch == Some(".LTC256B") && self.target.forms.nc_prefetch_128 {
+            prefetch = Some(".LTC128B");
+        }
+        if ordered && !shared && !mmio {
             strong = Some(match scope {
                 ".cta" => ".STRONG.SM",
                 ".sys" => ".STRONG.SYS",
@@ -150,6 +184,38 @@ impl Cx {
         };
         let (name, off) = self.address_name(addr_op)?;
         let desc_operand = self.target.forms.desc_operand;
+        // Registers the access reads without naming them (sm_80's memory descriptor, the
+        // pair of an MMIO address).
+        let mut implicit: Vec<Reg> = Vec::new();
+        // A constant L2 cache policy (`createpolicy.fractional` with an immediate fraction,
+        // or `mov` of a literal) goes into a uniform pair that is the descriptor, as ptxas
+        // does; any other policy is dropped (a hint: the default descriptor reads the same
+        // memory).
+        let constant_policy = match hint.then(|| &ops[2]) {
+            Some(ast::Operand::Name(n)) => {
+                let name = n.name().map(|t| t.text().to_string()).unwrap_or_default();
+                Ok(self.constants.get(&name).copied())
+            }
+            Some(o) => o
+                .as_int()
+                .map(Some)
+                .ok_or_else(|| unsupported(o.syntax(), "this cache-policy operand")),
+            None => Ok(None),
+        }?;
+        let policy = match constant_policy {
+            Some(v) if !shared => Some({
+                let u = self.f.new_vreg(Class::UR, 2, "");
+                for (k, word) in [(0u8, v as u32), (1, (v >> 32) as u32)] {
+                    self.push(Inst::new(
+                        "UMOV",
+                        vec![Operand::r(Reg::part(u, k)), Operand::Imm(i64::from(word))],
+                        vec![0],
+                    ));
+                }
+                Reg::v(u, 2)
+            }),
+            _ => None,
+        };
         let (mem, mut op) = if shared {
             // Shared addresses are 32-bit offsets in the CTA's window (sm_80: window offset 0
             // is the first static variable); a 64-bit register holds one in its low word.
@@ -232,10 +298,34 @@ impl Cx {
             } else {
                 (base, offset)
             };
-            let mem = Operand::Mem {
-                base: Reg::v(base, 2),
-                offset,
-                desc: desc_operand.then(desc_reg),
+            let mem = if mmio {
+                // nvdisasm prints an MMIO access's 64-bit address as its low register,
+                // without the descriptor (`LDG.E.MMIO.SYS R3, [R2]`); the pair stays live
+                // through an implicit use.
+                implicit.push(Reg::v(base, 2));
+                Operand::Mem {
+                    base: Reg::part(base, 0),
+                    offset,
+                    desc: None,
+                }
+            } else if let Some(p) = policy {
+                // The L2 cache policy is the access's descriptor (`desc[UR6]`), printed on
+                // sm_80 too.
+                Operand::Mem {
+                    base: Reg::v(base, 2),
+                    offset,
+                    desc: Some(p),
+                }
+            } else {
+                if !desc_operand {
+                    // sm_80 LDG/STG read the memory descriptor from UR4 without printing it.
+                    implicit.push(desc_reg());
+                }
+                Operand::Mem {
+                    base: Reg::v(base, 2),
+                    offset,
+                    desc: desc_operand.then(desc_reg),
+                }
             };
             let op = match (generic, load) {
                 (false, true) => "LDG.E",
@@ -248,11 +338,16 @@ impl Cx {
         if let Some(e) = evict {
             op.push_str(e);
         }
+        if let Some(p) = prefetch {
+            op.push_str(p);
+        }
         op.push_str(suffix);
         if nc {
             op.push_str(".CONSTANT");
         }
-        if volatile && !shared {
+        if mmio {
+            op.push_str(".MMIO.SYS");
+        } else if volatile && !shared {
             op.push_str(".STRONG.SYS");
         } else if let Some(st) = strong {
             op.push_str(st);
@@ -286,9 +381,7 @@ impl Cx {
             };
             if load {
                 let mut inst = Inst::new(op, vec![Operand::r(Reg::v(t, w)), mem], vec![0]);
-                if !desc_operand && !shared {
-                    inst.implicit_uses.push(desc_reg());
-                }
+                inst.implicit_uses.extend(implicit.iter().copied());
                 self.push(inst);
                 for (k, e) in elems.iter().enumerate() {
                     if matches!(e, ast::Operand::Name(n) if n.is_sink()) {
@@ -345,9 +438,7 @@ impl Cx {
                 }
             }
             let mut inst = Inst::new(op, vec![mem, Operand::r(Reg::v(t, w))], vec![]);
-            if !desc_operand && !shared {
-                inst.implicit_uses.push(desc_reg());
-            }
+            inst.implicit_uses.extend(implicit.iter().copied());
             self.push(inst);
             return Ok(());
         }
@@ -356,9 +447,7 @@ impl Cx {
                 // Into a 64-bit register: load the low word, then extend.
                 let d = self.dst(val_op, 2)?;
                 let mut load = Inst::new(op, vec![Operand::r(sub(d, 0)), mem], vec![0]);
-                if !self.target.forms.desc_operand && !shared {
-                    load.implicit_uses.push(desc_reg());
-                }
+                load.implicit_uses.extend(implicit.iter().copied());
                 self.push(load);
                 let signed = mods
                     .iter()
@@ -402,9 +491,7 @@ impl Cx {
                 // Load into an aligned group, then copy out (after the load, below).
                 let t = self.tmp(w);
                 let mut load = Inst::new(op, vec![Operand::r(Reg::v(t, w)), mem], vec![0]);
-                if !self.target.forms.desc_operand && !shared {
-                    load.implicit_uses.push(desc_reg());
-                }
+                load.implicit_uses.extend(implicit.iter().copied());
                 self.push(load);
                 for (k, e) in elems.iter().flatten().enumerate() {
                     if matches!(e, ast::Operand::Name(n) if n.is_sink()) {
@@ -426,10 +513,7 @@ impl Cx {
                 return Ok(());
             }
         };
-        if !desc_operand && !shared {
-            // sm_80 LDG/STG read the memory descriptor from UR4 without printing it.
-            inst.implicit_uses.push(desc_reg());
-        }
+        inst.implicit_uses.extend(implicit.iter().copied());
         self.push(inst);
         self.finish_acquire();
         Ok(())
@@ -440,5 +524,112 @@ impl Cx {
         if std::mem::take(&mut self.pending_acquire) {
             self.push(Inst::new("CCTL.IVALL", vec![], vec![]));
         }
+    }
+}
+
+/// The policy `createpolicy.fractional` with these modifiers and operands creates, when the
+/// fraction is an immediate or absent (1.0): ptxas's folded value
+/// ([`hir::fold::createpolicy_fractional`]).
+pub(crate) fn fractional_policy(mods: &[String], ops: &[ast::Operand]) -> Option<u64> {
+    if !mods.iter().any(|m| m == ".fractional") {
+        return None;
+    }
+    let prios: Vec<&str> = mods
+        .iter()
+        .map(String::as_str)
+        .filter(|m| m.starts_with(".L2::evict_"))
+        .collect();
+    let fraction = match ops.get(1) {
+        None => 1.0,
+        Some(ast::Operand::Immediate(l)) => match l.value()? {
+            LiteralValue::F64(v) => v,
+            LiteralValue::F64Bits(b) => f64::from_bits(b),
+            LiteralValue::F32Bits(b) => f64::from(f32::from_bits(b)),
+            LiteralValue::Int { .. } => return None,
+        },
+        Some(_) => return None,
+    };
+    if ops.len() > 2 || prios.is_empty() || prios.len() > 2 {
+        return None;
+    }
+    hir::fold::createpolicy_fractional(prios[0], prios.get(1).copied(), fraction)
+}
+
+impl Cx {
+    /// `createpolicy`: `.fractional` with an immediate (or no) fraction is ptxas's folded
+    /// constant; `.cvt.L2` is the value itself (ptxas: a copy on sm_80 and sm_90). The
+    /// fraction in a register and `.range` (ptxas computes them with a uniform loop) are
+    /// refused.
+    pub(crate) fn createpolicy(
+        &mut self,
+        node: &SyntaxNode,
+        mods: &[String],
+        ops: &[ast::Operand],
+    ) -> Result<(), LowerError> {
+        let has = |m: &str| mods.iter().any(|x| x == m);
+        if has(".cvt") {
+            Self::need(node, ops, 2)?;
+            let d = self.dst(&ops[0], 2)?;
+            return self.copy(node, d, &ops[1], 2);
+        }
+        if !has(".fractional") {
+            return Err(unsupported(node, format!("createpolicy{}", mods.concat())));
+        }
+        let v = fractional_policy(mods, ops).ok_or_else(|| {
+            unsupported(
+                node,
+                "createpolicy.fractional with a fraction in a register",
+            )
+        })?;
+        let d = self.dst(&ops[0], 2)?;
+        self.mov_imm(sub(d, 0), v as u32);
+        self.mov_imm(sub(d, 1), (v >> 32) as u32);
+        Ok(())
+    }
+}
+
+impl Cx {
+    /// `prefetch{.global}.{L1,L2}`, `prefetch.global.L2::evict_{last,normal}`, `prefetchu.L1`
+    /// → `CCTL.E.PF1/PF2/PML2 [a]` (ptxas 13.0.88 on sm_80 and sm_90; nvdisasm prints the
+    /// 64-bit address as its low register). A hint: nothing changes in memory. Local-memory
+    /// prefetches (`CCTLL`) are refused.
+    pub(crate) fn prefetch(
+        &mut self,
+        node: &SyntaxNode,
+        opcode: &str,
+        mods: &[String],
+        ops: &[ast::Operand],
+    ) -> Result<(), LowerError> {
+        Self::need(node, ops, 1)?;
+        let mut kind = None;
+        for m in mods {
+            match m.as_str() {
+                ".global" => {}
+                ".L1" => kind = Some("PF1"),
+                ".L2" | ".L2::evict_normal" => kind = Some("PF2"),
+                ".L2::evict_last" => kind = Some("PML2"),
+                ".local" => return Err(unsupported(node, "prefetch.local")),
+                other => return Err(unsupported(node, format!("{opcode} modifier {other}"))),
+            }
+        }
+        let kind = kind.ok_or_else(|| malformed(node, "prefetch without a cache level"))?;
+        let (name, off) = self.address_name(&ops[0])?;
+        let offset = i32::try_from(off)
+            .ok()
+            .filter(|o| (-(1 << 23)..(1 << 23)).contains(o))
+            .ok_or_else(|| unsupported(ops[0].syntax(), "address offset out of range"))?;
+        let base = self.global_base(&name, &ops[0])?;
+        let mut inst = Inst::new(
+            format!("CCTL.E.{kind}"),
+            vec![Operand::Mem {
+                base: Reg::part(base, 0),
+                offset,
+                desc: None,
+            }],
+            vec![],
+        );
+        inst.implicit_uses.push(Reg::v(base, 2));
+        self.push(inst);
+        Ok(())
     }
 }

@@ -83,6 +83,58 @@ impl Cx {
                         wide: true,
                         timer: true,
                     },
+                    // Hardware placement (nondeterministic: the corpus stages do not compare
+                    // kernels reading them) and launch facts, in ptxas 13.0.88's forms on
+                    // sm_80 and sm_90 (nvdisasm of small kernels storing each).
+                    ("%smid", None) => Sreg::S2r("SR_VIRTUALSMID"),
+                    ("%nsmid", None) => Sreg::Cbank(NSMID_WORD),
+                    ("%warpid", None) => Sreg::Computed(Computed::Field {
+                        sr: "SR_VIRTID",
+                        shift: 8,
+                        bits: 7,
+                    }),
+                    // sm_80: the constant 64 (ptxas folds it); sm_90: a field of SR_VIRTCFG.
+                    ("%nwarpid", None) if !self.target.forms.nwarpid_virtcfg => {
+                        return Ok(Src::Imm(64));
+                    }
+                    ("%nwarpid", None) => Sreg::Computed(Computed::Field {
+                        sr: "SR_VIRTCFG",
+                        shift: 8,
+                        bits: 8,
+                    }),
+                    ("%dynamic_smem_size", None) => Sreg::Cbank(DYNAMIC_SMEM_WORD),
+                    ("%total_smem_size", None) => Sreg::Computed(Computed::TotalSmem),
+                    ("%gridid", None) => Sreg::Computed(Computed::Cbank64(GRIDID_WORD)),
+                    ("%clock_hi", None) => Sreg::Computed(Computed::Cs2r {
+                        sr: "SR_CLOCKHI",
+                        wide: false,
+                    }),
+                    ("%globaltimer_hi", None) => Sreg::Computed(Computed::Cs2r {
+                        sr: "SR_GLOBALTIMERHI",
+                        wide: false,
+                    }),
+                    (pm, None) if let Some((sr, wide)) = performance_counter(pm) => {
+                        Sreg::Computed(Computed::Cs2r { sr, wide })
+                    }
+                    // Clusters (sm_90): the driver's cluster words in bank 0, ptxas's forms.
+                    ("%cluster_ctarank", None) if self.target.forms.clusters => {
+                        Sreg::S2r("SR_CgaCtaId")
+                    }
+                    ("%cluster_nctarank", None) if self.target.forms.clusters => {
+                        Sreg::Cbank(CLUSTER_NCTARANK_WORD)
+                    }
+                    ("%cluster_nctaid", Some(a)) if self.target.forms.clusters => {
+                        Sreg::Cbank(CLUSTER_NCTAID_WORD + 4 * a)
+                    }
+                    ("%nclusterid", Some(a)) if self.target.forms.clusters => {
+                        Sreg::Cbank(NCLUSTERID_WORD + 4 * a)
+                    }
+                    ("%clusterid", Some(a)) if self.target.forms.clusters => {
+                        Sreg::Computed(Computed::ClusterId(a))
+                    }
+                    ("%cluster_ctaid", Some(a)) if self.target.forms.clusters => {
+                        Sreg::Computed(Computed::ClusterCtaid(a))
+                    }
                     (e, None)
                         if let Some(k) = e
                             .strip_prefix("%envreg")
@@ -176,13 +228,13 @@ impl Cx {
                 }
                 Ok(Reg::v(t, words))
             }
-            Src::Special(s @ Sreg::Clock { wide: true, .. }) if words == 2 => {
+            Src::Special(s) if words == 2 && special_words(s) == 2 => {
                 let t = self.tmp(2);
                 self.special(Reg::v(t, 2), s);
                 Ok(Reg::v(t, 2))
             }
             Src::Special(s) => {
-                if words != 1 || matches!(s, Sreg::Clock { wide: true, .. }) {
+                if words != 1 || special_words(s) == 2 {
                     return Err(unsupported(o.syntax(), "64-bit special registers"));
                 }
                 let t = self.tmp(1);
@@ -273,13 +325,14 @@ impl Cx {
                 }
                 Ok(())
             }
-            Src::Special(s @ Sreg::Clock { wide: true, .. }) if w == 2 => {
+            Src::Special(s) if w == 2 && special_words(s) == 2 => {
                 self.special(d, s);
                 Ok(())
             }
-            Src::Special(Sreg::Clock { wide: true, .. }) => Err(unsupported(
+            Src::Special(s) if special_words(s) == 2 => Err(unsupported(
                 node,
-                "a 64-bit clock (%clock64, %globaltimer) into a 32-bit register",
+                "a 64-bit special register (%clock64, %globaltimer, %gridid, %pmN_64) into a \
+                 32-bit register",
             )),
             Src::Special(s) if w == 1 => {
                 self.special(d, s);
@@ -354,5 +407,197 @@ impl Cx {
             negated: false,
         });
         self.push(i);
+    }
+}
+
+/// `c[0x0][0x10c]`: `%nsmid` (ptxas 13.0.88 on sm_80 and sm_90).
+pub(crate) const NSMID_WORD: u32 = 0x10c;
+/// `c[0x0][0x2c]`: `%dynamic_smem_size`.
+pub(crate) const DYNAMIC_SMEM_WORD: u32 = 0x2c;
+/// `c[0x0][0x30]` (64 bits): `%gridid`.
+pub(crate) const GRIDID_WORD: u32 = 0x30;
+/// `c[0x0][0x114]`: the shared memory the driver reserves per CTA (`%total_smem_size` is
+/// `SR_SMEMSZ` minus it).
+pub(crate) const RESERVED_SMEM_WORD: u32 = 0x114;
+/// sm_90's cluster words: `%cluster_nctaid.{x,y,z}`.
+pub(crate) const CLUSTER_NCTAID_WORD: u32 = 0x144;
+/// `1.0 / %cluster_nctaid.{x,y,z}` as f32 (ptxas divides `%ctaid` by the cluster shape
+/// with it).
+pub(crate) const CLUSTER_RCP_WORD: u32 = 0x150;
+/// `%nclusterid.{x,y,z}`.
+pub(crate) const NCLUSTERID_WORD: u32 = 0x15c;
+/// `%cluster_nctarank`.
+pub(crate) const CLUSTER_NCTARANK_WORD: u32 = 0x188;
+
+/// Special registers read with a short sequence (ptxas 13.0.88's, sm_80 and sm_90).
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Computed {
+    /// `bits` bits from bit `shift` of an `S2R` source: `S2R t, SR; SHF.R.U32.HI t, RZ,
+    /// shift, t; SGXT.U32 d, t, bits` (`%warpid`: `SR_VIRTID` 8/7; sm_90 `%nwarpid`:
+    /// `SR_VIRTCFG` 8/8).
+    Field {
+        sr: &'static str,
+        shift: u32,
+        bits: u32,
+    },
+    /// A `CS2R` source: `CS2R.32 d, SR` or, `wide`, the pair `CS2R d, SR` (`%pmN`,
+    /// `%pmN_64`, `%clock_hi`, `%globaltimer_hi`).
+    Cs2r { sr: &'static str, wide: bool },
+    /// A 64-bit word pair of bank 0 (`%gridid`).
+    Cbank64(u32),
+    /// `%total_smem_size`: `SR_SMEMSZ - c[0x0][0x114]`.
+    TotalSmem,
+    /// `%clusterid.<axis>` (sm_90): `F2I.U32.TRUNC.NTZ(I2FP(%ctaid) * c[0x0][0x150 + 4a])`.
+    ClusterId(u32),
+    /// `%cluster_ctaid.<axis>` (sm_90): `%ctaid - %clusterid * %cluster_nctaid`.
+    ClusterCtaid(u32),
+}
+
+/// Words of a special register's value.
+fn special_words(s: Sreg) -> u8 {
+    match s {
+        Sreg::Clock { wide: true, .. }
+        | Sreg::Computed(Computed::Cs2r { wide: true, .. } | Computed::Cbank64(_)) => 2,
+        _ => 1,
+    }
+}
+
+/// `%pm0`..`%pm7` (32 bits) and `%pm0_64`..`%pm7_64`: the `CS2R` source and width.
+fn performance_counter(name: &str) -> Option<(&'static str, bool)> {
+    const PM: [&str; 8] = [
+        "SR_PM0", "SR_PM1", "SR_PM2", "SR_PM3", "SR_PM4", "SR_PM5", "SR_PM6", "SR_PM7",
+    ];
+    let rest = name.strip_prefix("%pm")?;
+    let (digit, wide) = match rest.strip_suffix("_64") {
+        Some(d) => (d, true),
+        None => (rest, false),
+    };
+    let k: usize = digit.parse().ok().filter(|k| *k < 8 && digit.len() == 1)?;
+    Some((PM[k], wide))
+}
+
+impl Cx {
+    /// `dst` = the value of a [`Computed`] special register.
+    pub(crate) fn computed_special(&mut self, dst: Reg, c: Computed) {
+        let s2r = |cx: &mut Self, d: Reg, sr: &'static str| {
+            cx.push(Inst::new(
+                "S2R",
+                vec![Operand::r(d), Operand::Special(sr)],
+                vec![0],
+            ));
+        };
+        match c {
+            Computed::Field { sr, shift, bits } => {
+                let t = Reg::v(self.tmp(1), 1);
+                s2r(self, t, sr);
+                let u = Reg::v(self.tmp(1), 1);
+                self.push(Inst::new(
+                    "SHF.R.U32.HI",
+                    vec![
+                        Operand::r(u),
+                        Operand::rz(),
+                        Operand::Imm(i64::from(shift)),
+                        Operand::r(t),
+                    ],
+                    vec![0],
+                ));
+                self.push(Inst::new(
+                    "SGXT.U32",
+                    vec![
+                        Operand::r(dst),
+                        Operand::r(u),
+                        Operand::Imm(i64::from(bits)),
+                    ],
+                    vec![0],
+                ));
+            }
+            Computed::Cs2r { sr, wide } => self.push(Inst::new(
+                if wide { "CS2R" } else { "CS2R.32" },
+                vec![Operand::r(dst), Operand::Special(sr)],
+                vec![0],
+            )),
+            Computed::Cbank64(off) => self.const_load(Operand::r(dst), off, 2),
+            Computed::TotalSmem => {
+                let t = Reg::v(self.tmp(1), 1);
+                s2r(self, t, "SR_SMEMSZ");
+                let r = Reg::v(self.tmp(1), 1);
+                self.const_load(Operand::r(r), RESERVED_SMEM_WORD, 1);
+                self.push(Inst::new(
+                    "IADD3",
+                    vec![
+                        Operand::r(dst),
+                        Operand::neg(r),
+                        Operand::r(t),
+                        Operand::rz(),
+                    ],
+                    vec![0],
+                ));
+            }
+            Computed::ClusterId(a) => {
+                let ctaid = Reg::v(self.tmp(1), 1);
+                self.cluster_id(ctaid, dst, a);
+            }
+            Computed::ClusterCtaid(a) => {
+                let ctaid = Reg::v(self.tmp(1), 1);
+                let id = Reg::v(self.tmp(1), 1);
+                self.cluster_id(ctaid, id, a);
+                let n = Reg::v(self.tmp(1), 1);
+                self.const_load(Operand::r(n), CLUSTER_NCTAID_WORD + 4 * a, 1);
+                let neg = Reg::v(self.tmp(1), 1);
+                self.push(Inst::new(
+                    "IADD3",
+                    vec![
+                        Operand::r(neg),
+                        Operand::neg(id),
+                        Operand::rz(),
+                        Operand::rz(),
+                    ],
+                    vec![0],
+                ));
+                self.push(Inst::new(
+                    "IMAD",
+                    vec![
+                        Operand::r(dst),
+                        Operand::r(n),
+                        Operand::r(neg),
+                        Operand::r(ctaid),
+                    ],
+                    vec![0],
+                ));
+            }
+        }
+    }
+
+    /// `ctaid` = `%ctaid.<a>`, `id` = the cluster's index along `a`:
+    /// `F2I.U32.TRUNC.NTZ(I2FP.F32.U32(ctaid) * c[0x0][0x150 + 4a])` (ptxas's form with the
+    /// driver's reciprocal of the cluster shape).
+    fn cluster_id(&mut self, ctaid: Reg, id: Reg, a: u32) {
+        self.push(Inst::new(
+            "S2R",
+            vec![
+                Operand::r(ctaid),
+                Operand::Special(["SR_CTAID.X", "SR_CTAID.Y", "SR_CTAID.Z"][a as usize]),
+            ],
+            vec![0],
+        ));
+        let f = Reg::v(self.tmp(1), 1);
+        self.push(Inst::new(
+            "I2FP.F32.U32",
+            vec![Operand::r(f), Operand::r(ctaid)],
+            vec![0],
+        ));
+        let rcp = Reg::v(self.tmp(1), 1);
+        self.const_load(Operand::r(rcp), CLUSTER_RCP_WORD + 4 * a, 1);
+        let g = Reg::v(self.tmp(1), 1);
+        self.push(Inst::new(
+            "FMUL",
+            vec![Operand::r(g), Operand::r(f), Operand::r(rcp)],
+            vec![0],
+        ));
+        self.push(Inst::new(
+            "F2I.U32.TRUNC.NTZ",
+            vec![Operand::r(id), Operand::r(g)],
+            vec![0],
+        ));
     }
 }

@@ -566,25 +566,8 @@ impl Cx {
                 }
                 Ok(())
             }
-            "bar" | "barrier" if has(".red") => self.bar_red(node, mods, ops),
-            "bar" | "barrier" => {
-                let ok = mods
-                    .iter()
-                    .all(|m| matches!(m.as_str(), ".sync" | ".aligned"))
-                    && (has(".sync") || (opcode == "bar" && mods.is_empty()))
-                    && ops.len() == 1
-                    && ops[0].as_int() == Some(0);
-                if !ok || self.guard.is_some() {
-                    return unsup("barrier forms other than `bar.sync 0`");
-                }
-                self.uses_barrier = true;
-                self.push(Inst::new(
-                    "BAR.SYNC.DEFER_BLOCKING",
-                    vec![Operand::Imm(0)],
-                    vec![],
-                ));
-                Ok(())
-            }
+            "bar" | "barrier" if has(".red") => self.bar_red(node, opcode, mods, ops),
+            "bar" | "barrier" => self.barrier(node, opcode, mods, ops),
             "shfl" => self.shfl(node, mods, ops),
             "tex" => self.tex(node, mods, ops),
             "sad" if mods.len() == 1 && (has(".s32") || has(".u32")) => {
@@ -617,6 +600,9 @@ impl Cx {
             "match" => self.match_sync(node, mods, ops),
             "redux" => self.redux(node, mods, ops),
             "membar" | "fence" => self.fence(node, opcode, mods),
+            "createpolicy" => self.createpolicy(node, mods, ops),
+            "prefetch" | "prefetchu" => self.prefetch(node, opcode, mods, ops),
+            "elect" => self.elect(node, mods, ops),
             "griddepcontrol" => self.griddepcontrol(node, mods),
             "mul24" => self.mul24(node, mods, ops),
             "nanosleep" => {

@@ -138,8 +138,11 @@ impl Cx {
         }
         let has = |m: &str| mods.iter().any(|x| x == m);
         let ok = match opcode {
-            "mov" | "selp" | "ld" | "st" | "cvt" | "add" | "sub" | "and" | "or" | "xor" | "not"
-            | "shl" => mods.len() <= 3 && !has(".sat") && !has(".cc"),
+            // Loads and stores check their modifiers themselves (cache hints, orders, ...).
+            "ld" | "st" => true,
+            "mov" | "selp" | "cvt" | "add" | "sub" | "and" | "or" | "xor" | "not" | "shl" => {
+                mods.len() <= 3 && !has(".sat") && !has(".cc")
+            }
             "mul" => has(".lo"),
             "div" | "rem" => mods.len() == 1,
             "setp" => true,

@@ -879,7 +879,8 @@ pub(crate) fn single_definitions(
 /// Registers of a kernel body that hold one constant throughout: their only definition
 /// ([`single_definitions`]) is `mov` of an integer literal. Used to recognize member masks
 /// written `mov.u32 %r, -1; vote.sync.ballot.b32 %r2, %p, %r;`. Values are sign-extended
-/// literals (`-1` is `u64::MAX`).
+/// literals (`-1` is `u64::MAX`). A `createpolicy.fractional` with an immediate fraction is
+/// a constant too (its folded policy: the cache-policy operand of loads and stores).
 pub(crate) fn single_constant_registers(
     defs: &rustc_hash::FxHashMap<String, ast::Instruction>,
 ) -> rustc_hash::FxHashMap<String, u64> {
@@ -887,12 +888,80 @@ pub(crate) fn single_constant_registers(
         .filter_map(|(n, i)| {
             let opcode = i.opcode()?;
             let ops: Vec<ast::Operand> = i.operands().collect();
-            if opcode.text() != "mov" || i.guard().is_some() || ops.len() != 2 {
+            if i.guard().is_some() {
+                return None;
+            }
+            if opcode.text() == "createpolicy" {
+                let mods: Vec<String> = i.modifiers().map(|t| t.text().to_string()).collect();
+                return Some((n.clone(), super::memory::fractional_policy(&mods, &ops)?));
+            }
+            if opcode.text() != "mov" || ops.len() != 2 {
                 return None;
             }
             Some((n.clone(), ops[1].as_int()?))
         })
         .collect()
+}
+
+impl Cx {
+    /// `elect.sync d|p, membermask` (sm_90) with the full mask → `WARPSYNC.ALL` (like every
+    /// collective; dropped where the kernel cannot diverge) + `ELECT Pp, URd, PT` and `MOV d,
+    /// URd`, ptxas 13.0.88's form. Other masks (ptxas: `WARPSYNC.EXCLUSIVE` inside a
+    /// `BSSY` region) are refused.
+    pub(crate) fn elect(
+        &mut self,
+        node: &SyntaxNode,
+        mods: &[String],
+        ops: &[ast::Operand],
+    ) -> Result<(), LowerError> {
+        if !self.target.forms.elect {
+            return Err(unsupported(node, "elect.sync before sm_90"));
+        }
+        if mods.iter().any(|m| m != ".sync") || ops.len() != 2 {
+            return Err(malformed(node, "elect.sync d|p, membermask"));
+        }
+        if self.guard.is_some() {
+            return Err(unsupported(node, "predicated elect.sync"));
+        }
+        let (d, p) = match &ops[0] {
+            ast::Operand::Binary(b) if b.op().is_some_and(|t| t.text() == "|") => {
+                let (Some(l), Some(r)) = (b.lhs(), b.rhs()) else {
+                    return Err(malformed(node, "elect.sync d|p, membermask"));
+                };
+                let d = match &l {
+                    ast::Operand::Name(n) if n.is_sink() => None,
+                    _ => Some(self.dst(&l, 1)?),
+                };
+                (d, self.pred_dst(&r)?)
+            }
+            _ => return Err(malformed(node, "elect.sync d|p, membermask")),
+        };
+        if self.collective_sync(node, &ops[1], false)?.is_some() {
+            return Err(unsupported(
+                node,
+                "elect.sync with a member mask other than -1",
+            ));
+        }
+        let u = self.f.new_vreg(ir::Class::UR, 1, "");
+        let ur = if d.is_some() {
+            Reg::v(u, 1)
+        } else {
+            Reg::Zero(ir::Class::UR)
+        };
+        self.push(Inst::new(
+            "ELECT",
+            vec![Operand::r(p), Operand::r(ur), Operand::pt()],
+            vec![0, 1],
+        ));
+        if let Some(d) = d {
+            self.push(Inst::new(
+                "MOV",
+                vec![Operand::r(d), Operand::r(ur)],
+                vec![0],
+            ));
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]

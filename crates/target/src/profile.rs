@@ -51,6 +51,11 @@ pub struct DriverWords {
     pub reserved_smem_end: u32,
     /// `%reserved_smem_offset_1`.
     pub reserved_smem_offset1: u32,
+    /// The driver writes the launch's cluster shape into bank 0 (sm_90, read from ptxas's
+    /// code for the `%cluster*` registers): `0x140` whether the launch has explicit clusters,
+    /// `0x144` the shape (x, y, z), `0x150` its reciprocals as f32, `0x15c` the grid of
+    /// clusters, `0x188` the CTAs per cluster.
+    pub cluster_words: bool,
 }
 
 /// The layout of a CTA's shared memory window.
@@ -133,6 +138,18 @@ pub struct Forms {
     /// `DADD`/`DMUL`/`DFMA`/`DSETP` are fixed-latency (ptxas's sm_90 schedules; scoreboarded
     /// on sm_80).
     pub fp64_fixed_latency: bool,
+    /// A non-coherent load's `.L2::256B` prefetch is `LTC128B` (ptxas 13.0.88 on sm_80;
+    /// otherwise `LTC256B`, as for every coherent load).
+    pub nc_prefetch_128: bool,
+    /// `%nwarpid` reads `SR_VIRTCFG` (bits 8..15); otherwise it is the constant 64.
+    pub nwarpid_virtcfg: bool,
+    /// `barrier.sync` without `.aligned` is `BAR.SYNC.DEFER_BLOCKING` like `bar.sync`
+    /// (otherwise plain `BAR.SYNC`).
+    pub barrier_sync_deferred: bool,
+    /// Vector atomic adds (`atom.global.v4.f32.add`; PTX: sm_90 and later).
+    pub vector_atomics: bool,
+    /// `elect.sync` (`ELECT`; PTX: sm_90 and later).
+    pub elect: bool,
 }
 
 const BEFORE_SM90_DRIVER: DriverWords = DriverWords {
@@ -141,6 +158,7 @@ const BEFORE_SM90_DRIVER: DriverWords = DriverWords {
     const_window: 0x50,
     reserved_smem_end: 0x120,
     reserved_smem_offset1: 0x124,
+    cluster_words: false,
 };
 
 const BEFORE_SM90_CUBIN: CubinLayout = CubinLayout {
@@ -191,6 +209,11 @@ static PROFILES: [Profile; 7] = [
             bf16x2_arith: false,
             tex_uniform_header: false,
             fp64_fixed_latency: false,
+            nc_prefetch_128: true,
+            nwarpid_virtcfg: false,
+            barrier_sync_deferred: false,
+            vector_atomics: false,
+            elect: false,
         }),
     ),
     before_sm90(86, None),
@@ -204,6 +227,7 @@ static PROFILES: [Profile; 7] = [
             const_window: 0xd0,
             reserved_smem_end: 0x68,
             reserved_smem_offset1: 0x6c,
+            cluster_words: true,
         }),
         shared_reserve: SharedReserve::First,
         cubin: CubinLayout {
@@ -226,6 +250,11 @@ static PROFILES: [Profile; 7] = [
             bf16x2_arith: true,
             tex_uniform_header: true,
             fp64_fixed_latency: true,
+            nc_prefetch_128: false,
+            nwarpid_virtcfg: true,
+            barrier_sync_deferred: true,
+            vector_atomics: true,
+            elect: true,
         }),
     },
     Profile {

@@ -9,6 +9,11 @@ pub(crate) fn breg(op: &Operand) -> R<usize> {
     }
 }
 
+/// `BAR.SYNC[.DEFER_BLOCKING] id[, count]`, `BAR.ARV id, count`, `BAR.RED.{POPC,AND,OR}
+/// id[, count], P`: the executing lanes arrive at barrier `id` (`SYNC`/`RED` lanes wait for
+/// the generation to complete, `ARV` lanes go on); `BAR.SYNC R, R` (one register twice) holds
+/// the count in its high half and the id in its low bits. The arrivals are counted, in order,
+/// by the release pass that sees every warp (`exec::release_cta_barriers`).
 pub(crate) fn bar(ctx: &mut Ctx<'_>, w: &mut Warp, inst: &Inst, active: u32, exec: u32) -> R<()> {
     check_mods(
         inst,
@@ -25,32 +30,53 @@ pub(crate) fn bar(ctx: &mut Ctx<'_>, w: &mut Warp, inst: &Inst, active: u32, exe
             2
         }
     });
-    if inst.operands.len() > usize::from(red.is_some()) + 1 {
-        return unsupported("BAR with a thread count");
+    let n_ops = inst.operands.len() - usize::from(red.is_some());
+    if n_ops == 0 || n_ops > 2 {
+        return unsupported("BAR operand layout");
     }
     if let Some(op) = red {
-        let p = op_at(inst, 1)?;
+        let p = op_at(inst, n_ops)?;
         for l in lanes(exec) {
             let v = pred(w, l, p)?;
             w.bar_red[l] = Some((op, v));
         }
     }
-    let id = match inst.operands.first() {
-        Some(o) => {
-            let l0 = lanes(active).next().unwrap_or(0);
-            raw32(ctx, w, l0, o)? as u8
-        }
-        None => 0,
+    let l0 = lanes(exec)
+        .next()
+        .or_else(|| lanes(active).next())
+        .unwrap_or(0);
+    let a = raw32(ctx, w, l0, op_at(inst, 0)?)?;
+    let same_register = n_ops == 2
+        && inst.operands[0].kind == inst.operands[1].kind
+        && matches!(&inst.operands[0].kind, OperandKind::Reg(r) if r.file == RegFile::R && r.index != 255);
+    let (id, count): (u8, Option<u32>) = if same_register {
+        ((a & 0xf) as u8, Some(a >> 16))
+    } else if n_ops == 2 {
+        ((a & 0xf) as u8, Some(raw32(ctx, w, l0, op_at(inst, 1)?)?))
+    } else {
+        ((a & 0xf) as u8, None)
     };
+    // A count of 0 is every thread (as ptxas reads an immediate 0).
+    let count = count.filter(|&c| c != 0);
+    if inst.has_mod("ARV") && count.is_none() {
+        return unsupported("BAR.ARV without a thread count");
+    }
+    let wait = !inst.has_mod("ARV");
     for l in lanes(active) {
-        if exec >> l & 1 == 1 && (inst.has_mod("SYNC") || red.is_some()) {
+        if exec >> l & 1 == 1 && wait {
             w.state[l] = LaneState::Bar(id);
         } else {
             w.pc[l] = ctx.pc + 16;
         }
     }
-    if inst.has_mod("ARV") {
-        return unsupported("BAR.ARV (producer/consumer barriers)");
+    if exec != 0 {
+        ctx.cta.arrivals.push(crate::exec::Arrival {
+            id,
+            warp: w.index,
+            lanes: exec,
+            count,
+            wait,
+        });
     }
     Ok(())
 }

@@ -62,6 +62,14 @@ pub(crate) fn s2r(ctx: &Ctx<'_>, w: &mut Warp, inst: &Inst, l: usize, active: u3
         // The CTA's whole shared memory (user part, rounding, reserved block).
         "SR_SMEMSZ" => ctx.cta.shared.len() as u64,
         "SR_WARPID" => u64::from(w.index),
+        // The hardware placement registers, as the interpreter models them (one CTA per SM):
+        // `%smid` 0, `%warpid` (bits 8..14 of SR_VIRTID) the warp's index in its CTA,
+        // `%nwarpid` (bits 8..15 of sm_90's SR_VIRTCFG) the SM's 64 warp slots.
+        "SR_VIRTUALSMID" => 0,
+        "SR_VIRTID" => u64::from(w.index) << 8,
+        "SR_VIRTCFG" => 64 << 8,
+        // Performance counters: zero, as in the interpreter.
+        "SR_PM0" | "SR_PM1" | "SR_PM2" | "SR_PM3" | "SR_PM4" | "SR_PM5" | "SR_PM6" | "SR_PM7" => 0,
         // The warp's instruction count (monotonic; see `Warp::clock`).
         "SR_CLOCKLO" => w.clock,
         "SR_CLOCKHI" => w.clock >> 32,

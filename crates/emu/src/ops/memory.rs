@@ -225,7 +225,8 @@ pub(crate) fn atom(ctx: &mut Ctx<'_>, w: &mut Warp, inst: &Inst, l: usize) -> R<
         "ADD", "MIN", "MAX", "INC", "DEC", "AND", "OR", "XOR", "EXCH", "CAS",
     ];
     const TYS: &[&str] = &[
-        "S32", "U32", "64", "S64", "U64", "F32", "F64", "F16x2", "BF16x2",
+        "S32", "U32", "64", "S64", "U64", "F32", "F64", "F16x2", "BF16x2", "F32x2", "F32x4",
+        "F16x4", "F16x8", "BF16x4", "BF16x8",
     ];
     let allowed: Vec<&str> = NEUTRAL_MEM_MODS
         .iter()
@@ -299,8 +300,13 @@ pub(crate) fn atom(ctx: &mut Ctx<'_>, w: &mut Warp, inst: &Inst, l: usize) -> R<
     } else {
         "U32"
     });
-    if matches!(ty, "F16x2" | "BF16x2") {
-        return unsupported(format!("{}.{ty}", inst.opcode));
+    if let Some(packed) = find_mod(
+        inst,
+        &[
+            "F16x2", "BF16x2", "F32x2", "F32x4", "F16x4", "F16x8", "BF16x4", "BF16x8",
+        ],
+    ) {
+        return atom_packed(ctx, w, inst, l, op, packed);
     }
     let src = |i: usize| -> R<u64> {
         let o = op_at(inst, i)?;
@@ -395,6 +401,76 @@ pub(crate) fn atom(ctx: &mut Ctx<'_>, w: &mut Warp, inst: &Inst, l: usize) -> R<
         } else {
             wr(w, l, d, old as u32)?;
         }
+    }
+    Ok(())
+}
+
+/// Packed and vector floating-point atomic adds (`ATOMG.E.ADD.F16x2.RN`, sm_90's
+/// `REDG.E.ADD.F32x4.FTZ.RN`, `.F16x8.RN`, `.BF16x4.RN`, ...): each element is added
+/// round-to-nearest like `HADD2`/`FADD` (`.FTZ` flushes f32 subnormals), the old words go to
+/// the destination group.
+fn atom_packed(
+    ctx: &mut Ctx<'_>,
+    w: &mut Warp,
+    inst: &Inst,
+    l: usize,
+    op: &str,
+    ty: &str,
+) -> R<()> {
+    if op != "ADD" {
+        return unsupported(format!("{}.{op}.{ty}", inst.opcode));
+    }
+    let (fmt, elem_bits, words) = match ty {
+        "F16x2" => (F16, 16, 1),
+        "BF16x2" => (BF16, 16, 1),
+        "F16x4" => (F16, 16, 2),
+        "BF16x4" => (BF16, 16, 2),
+        "F16x8" => (F16, 16, 4),
+        "BF16x8" => (BF16, 16, 4),
+        "F32x2" => (F32, 32, 2),
+        _ => (F32, 32, 4),
+    };
+    let (space, wide) = space_of(&inst.opcode);
+    let (mi, addr) = mem_operand(inst)?;
+    let a = address(w, l, addr, wide)?;
+    let b = rd_n(w, l, op_at(inst, mi + 1)?, words)?;
+    let mut buf = [0u8; 16];
+    ctx.load(w, l, space, a, &mut buf[..4 * words])?;
+    let old: Vec<u32> = buf[..4 * words]
+        .chunks(4)
+        .map(|c| u32::from_le_bytes(c.try_into().expect("4 bytes")))
+        .collect();
+    let ftz = inst.has_mod("FTZ");
+    let add = |x: u64, y: u64| -> u64 {
+        if elem_bits == 32 {
+            let fl = |v: u64| if ftz { F32.ftz(v) } else { v };
+            fl(float::add(
+                f64::from(f32::from_bits(fl(x) as u32)),
+                f64::from(f32::from_bits(fl(y) as u32)),
+                Rnd::Ne,
+                F32,
+            ))
+        } else {
+            float::add(fmt.to_f64(x), fmt.to_f64(y), Rnd::Ne, fmt)
+        }
+    };
+    let new: Vec<u32> = old
+        .iter()
+        .zip(&b)
+        .map(|(&o, &v)| {
+            if elem_bits == 32 {
+                add(u64::from(o), u64::from(v)) as u32
+            } else {
+                let lo = add(u64::from(o & 0xffff), u64::from(v & 0xffff)) as u32 & 0xffff;
+                let hi = add(u64::from(o >> 16), u64::from(v >> 16)) as u32 & 0xffff;
+                hi << 16 | lo
+            }
+        })
+        .collect();
+    let bytes: Vec<u8> = new.iter().flat_map(|x| x.to_le_bytes()).collect();
+    ctx.store(w, l, space, a, &bytes)?;
+    if mi >= 1 {
+        wr_n(w, l, op_at(inst, mi - 1)?, &old)?;
     }
     Ok(())
 }

@@ -15,13 +15,20 @@ impl Cta<'_> {
             Sreg::Nctaid(d) => g[d as usize] as u64,
             Sreg::Laneid => lane as u64,
             Sreg::Warpid => warp as u64,
-            Sreg::Nwarpid => self.warps.len() as u64,
+            // The SM's warp slots: ptxas folds 64 on sm_80 and reads SR_VIRTCFG on sm_90 (the
+            // SASS emulator gives 64 there too); not the CTA's warp count.
+            Sreg::Nwarpid => 64,
             Sreg::Smid | Sreg::Gridid | Sreg::Zero => 0,
             Sreg::CooperativeWorkspace(high) => {
                 let a = self.mem.cooperative_workspace().unwrap_or(0);
                 if high { a >> 32 } else { a & 0xffff_ffff }
             }
             Sreg::Nsmid => 1,
+            Sreg::ClusterCtaid(_) | Sreg::ClusterCtarank => 0,
+            Sreg::ClusterNctaid(_) | Sreg::ClusterNctarank => 1,
+            Sreg::Clusterid(d) => self.ctaid[d as usize] as u64,
+            Sreg::Nclusterid(d) => g[d as usize] as u64,
+            Sreg::IsExplicitCluster => 0,
             Sreg::LanemaskEq => 1u64 << lane,
             Sreg::LanemaskLe => ((1u64 << (lane + 1)) - 1) & 0xffff_ffff,
             Sreg::LanemaskLt => (1u64 << lane) - 1,

@@ -20,6 +20,7 @@ impl Cta<'_> {
             Op::Match => args.last(),
             Op::Redux => args.get(2),
             Op::BarWarp => args.first(),
+            Op::Elect => args.get(1),
             _ => None,
         };
         // Each thread's own member mask (threads with different masks may execute one
@@ -52,6 +53,23 @@ impl Cta<'_> {
         }
         match inst.op {
             Op::BarWarp => {}
+            Op::Elect => {
+                // The leader is the lowest lane of the member mask that executes (the PTX ISA
+                // only promises the same leader for the same mask; the emulator's ELECT
+                // elects the same lane).
+                let parts = match &args[0] {
+                    Operand::Vec(p) if p.len() == 2 => p.clone(),
+                    other => vec![other.clone()],
+                };
+                for l in Self::lanes(active) {
+                    let leader = (masks[l] & active).trailing_zeros() as u64;
+                    let t = &mut self.warps[w][l];
+                    set(f, t, &parts[0], Ty::B32, leader);
+                    if let Some(p) = parts.get(1) {
+                        set(f, t, p, Ty::Pred, u64::from(leader == l as u64));
+                    }
+                }
+            }
             Op::Activemask => {
                 for l in Self::lanes(active) {
                     let t = &mut self.warps[w][l];

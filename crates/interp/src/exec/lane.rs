@@ -815,6 +815,48 @@ impl Cta<'_> {
                 }
             }
             Op::Suld | Op::Sust => self.surface_access(w, l, f, inst)?,
+            Op::Atom | Op::Red if m.vec > 1 => {
+                // Vector atomics (sm_90: `.v2/.v4/.v8` of f32, f16x2, bf16x2, f16, bf16):
+                // element `i` is one atomic at `a + i * size`, each returning its old value.
+                let space = m.space.unwrap_or(Space::Generic);
+                let (sp, addr) =
+                    self.address(t!(), &a[if inst.op == Op::Atom { 1 } else { 0 }], space);
+                let base = if inst.op == Op::Atom { 2 } else { 1 };
+                let elems = |o: &Operand| match o {
+                    Operand::Vec(v) => v.clone(),
+                    other => vec![other.clone()],
+                };
+                let (srcs, dsts) = (elems(&a[base]), elems(&a[0]));
+                if srcs.len() != m.vec as usize {
+                    return Err(RunError::Unsupported {
+                        reason: "vector atomic with another number of elements".into(),
+                        line: inst.line,
+                    });
+                }
+                let n = ty.size() as usize;
+                for (i, s) in srcs.iter().enumerate() {
+                    let b = self.get(f, t!(), s, ty);
+                    let at = addr + (i * n) as u64;
+                    let mut buf = [0u8; 8];
+                    self.in_atomic = true;
+                    let loaded = self.load(w, l, sp, at, &mut buf[..n], inst.line);
+                    self.in_atomic = false;
+                    loaded?;
+                    let old = u64::from_le_bytes(buf);
+                    let new = atom_op(m.atom.unwrap_or(AtomOp::Add), ty, old, b, 0);
+                    self.in_atomic = true;
+                    let stored = self.store(w, l, sp, at, &new.to_le_bytes()[..n], inst.line);
+                    self.in_atomic = false;
+                    stored?;
+                    if inst.op == Op::Atom {
+                        let t = &mut self.warps[w][l];
+                        set(f, t, &dsts[i], ty, old);
+                    }
+                }
+                if let Some(san) = &mut self.san {
+                    san.synchronize(w * 32 + l);
+                }
+            }
             Op::Atom | Op::Red => {
                 let space = m.space.unwrap_or(Space::Generic);
                 let (sp, addr) =
@@ -853,6 +895,7 @@ impl Cta<'_> {
             | Op::Redux
             | Op::BarWarp
             | Op::Activemask
+            | Op::Elect
             | Op::Bar
             | Op::Ldmatrix
             | Op::Mma

@@ -38,6 +38,13 @@ pub(crate) fn sreg(name: &str, comp: Option<&str>) -> Option<Sreg> {
         "%globaltimer_lo" => Sreg::GlobaltimerLo,
         "%globaltimer_hi" => Sreg::GlobaltimerHi,
         "%dynamic_smem_size" => Sreg::DynamicSmemSize,
+        "%cluster_ctaid" => Sreg::ClusterCtaid(d),
+        "%cluster_nctaid" => Sreg::ClusterNctaid(d),
+        "%clusterid" => Sreg::Clusterid(d),
+        "%nclusterid" => Sreg::Nclusterid(d),
+        "%cluster_ctarank" => Sreg::ClusterCtarank,
+        "%cluster_nctarank" => Sreg::ClusterNctarank,
+        "%is_explicit_cluster" => Sreg::IsExplicitCluster,
         "%total_smem_size" => Sreg::TotalSmemSize,
         n if n.starts_with("%reserved_smem_offset_") => {
             Sreg::ReservedSmem(crate::mem::ReservedSmem::from_name(n)?)
@@ -214,6 +221,7 @@ pub(crate) fn parse_op(opcode: &str, mods: &[String]) -> (Op, Mods, Option<Strin
         "vote" => Op::Vote,
         "match" => Op::Match,
         "activemask" => Op::Activemask,
+        "elect" => Op::Elect,
         "redux" => Op::Redux,
         "ldmatrix" => Op::Ldmatrix,
         "mma" => Op::Mma,
@@ -244,6 +252,9 @@ pub(crate) fn parse_op(opcode: &str, mods: &[String]) -> (Op, Mods, Option<Strin
                 )),
             );
         }
+        // `createpolicy.fractional` (an immediate fraction) and `.cvt`: a move of the policy
+        // (`Cx::instruction` replaces the operands); `.range` is not modelled.
+        "createpolicy" if mods.iter().any(|m| m == ".fractional" || m == ".cvt") => Op::Mov,
         "nanosleep" | "prefetch" | "prefetchu" | "pmevent" | "griddepcontrol" | "discard"
         | "applypriority" => Op::Nop,
         other => {
@@ -261,6 +272,11 @@ pub(crate) fn parse_op(opcode: &str, mods: &[String]) -> (Op, Mods, Option<Strin
         space: None,
         ..Mods::default()
     };
+    if matches!(op, Op::Membar) && opcode == "fence" {
+        // Every fence (`.sc`, `.acq_rel`, `.proxy.*`, `.mbarrier_init`, any scope): ordering
+        // only, which the sanitizer takes as synchronization.
+        return (op, m, None);
+    }
     if matches!(op, Op::Nop) {
         // Hints and launch-ordering instructions (`griddepcontrol.wait`): no effect on one
         // launch's results, whatever their modifiers.
@@ -464,6 +480,7 @@ pub(crate) fn parse_op(opcode: &str, mods: &[String]) -> (Op, Mods, Option<Strin
             | ".unified" | ".mmio" => {}
             s if s.starts_with(".L1::") || s.starts_with(".L2::") => {}
             ".u16x2" | ".s16x2" => {}
+            ".fractional" | ".cvt" if opcode == "createpolicy" => {}
             ".async" if op == Op::CpAsync => {}
             other => {
                 return (
