@@ -5,9 +5,9 @@ use std::collections::{HashMap, HashSet};
 use syntax::TextRange;
 use syntax::ast::{self, AstNode, DeclLike};
 
-use crate::Diagnostic;
 use crate::module::{ModuleScope, gate_directive_words, gate_type, vector_after_type};
 use crate::types::{Class, Fit, Ty, fits};
+use crate::{Diagnostic, Severity};
 
 /// A name declared in a function scope.
 #[derive(Debug, Clone)]
@@ -450,6 +450,19 @@ impl Cx<'_> {
             self.shape(&opcode, &mod_refs, &operands, op_tok.text_range(), range);
         }
         self.typing(&opcode, &mod_refs, &operands, range);
+        // The modifier rules of the ISA's prose, where the form table found nothing.
+        if !self.d[start..]
+            .iter()
+            .any(|d| d.severity == Severity::Error)
+            && let Some(b) = crate::rules::check(&opcode, &mod_refs)
+        {
+            let at = b
+                .modifier
+                .and_then(|m| i.modifiers().find(|t| t.text() == m))
+                .map_or(op_tok.text_range(), |t| t.text_range());
+            self.err(at, b.message);
+            return;
+        }
         if matches!(opcode.as_str(), "setp" | "set") {
             self.comparison(&opcode, &mod_refs, &operands, op_tok.text_range(), range);
         }

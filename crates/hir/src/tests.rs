@@ -435,3 +435,39 @@ fn atom_cache_policy_is_a_64_bit_operand() {
         "#]],
     );
 }
+
+/// The modifier rules of `rules.rs`: one broken rule per line, each line rejected by ptxas
+/// 13.0.88 (sm_90, PTX 8.7) with the message our message starts with.
+#[test]
+fn modifier_rules() {
+    check(
+        &kernel(
+            "8.7",
+            "sm_90",
+            ".reg .f64 %fd<3>;\n.reg .b16 %h<3>;\ncvt.f32.s32 %f1, %r1;\ncvt.rn.f32.f16 %f1, %h1;\ncvt.ftz.s32.u32 %r1, %r2;\ncvt.sat.u64.u32 %rd1, %r1;\ncvt.ftz.f64.f16 %fd1, %h1;\nsetp.eq.ftz.f64 %p1, %fd1, %fd2;\nset.eq.f16.f16x2 %h1, %r1, %r2;\natom.weak.global.add.u32 %r1, [%rd1], 1;\nred.acquire.gpu.global.add.u32 [%rd1], 1;\natom.shared.add.L2::cache_hint.u32 %r1, [%rd1], 1, %rd2;\natom.global.add.f16 %h1, [%rd1], %h2;\natom.global.min.f32 %f1, [%rd1], %f2;\nred.global.add.noftz.f32 [%rd1], %f2;\nld.relaxed.global.u32 %r1, [%rd1];\nst.weak.gpu.global.u32 [%rd1], %r1;\nld.gpu.global.u32 %r1, [%rd1];\nld.release.gpu.global.u32 %r1, [%rd1];\nld.shared.L1::evict_last.u32 %r1, [%rd1];\nld.global.nc.lu.u32 %r1, [%rd1];\nld.global.L2::evict_last.u32 %r1, [%rd1];\nld.global.pred %p1, [%rd1];\ncvt.rn.f32.s32 %f1, %r1;\ncvt.rni.sat.s32.f32 %r1, %f1;\natom.relaxed.gpu.global.add.noftz.f16 %h1, [%rd1], %h2;\nld.relaxed.gpu.global.L1::evict_last.u32 %r1, [%rd1];",
+        ),
+        expect![[r#"
+            12: Error: Rounding modifier required for instruction 'cvt': an integer-to-float conversion needs a floating-point rounding (.rn, .rz, .rm, .rp) (.f32.s32)
+            13: Error: Illegal rounding modifier for instruction 'cvt': .rn does not apply to a widening float conversion, which is exact (.f32.f16)
+            14: Error: Illegal modifier '.ftz' for instruction 'cvt': .ftz applies to conversions from or to .f32 (.s32.u32)
+            15: Error: Illegal modifier '.sat' for instruction 'cvt': every source value fits the destination type (.u64.u32)
+            16: Error: Modifier '.ftz' does not apply to this type of convert operation: .ftz applies to conversions from or to .f32 (.f64.f16)
+            17: Error: Illegal modifier '.ftz' for instruction 'setp': .ftz applies to .f32, .f16 and .f16x2 comparisons, not to .f64 operands
+            18: Error: Unexpected instruction types specified for 'set': a .f16x2 comparison cannot give a .f16 result
+            19: Error: Illegal modifier '.weak' for instruction 'atom': its memory orders are .relaxed, .acquire, .release, .acq_rel
+            20: Error: Illegal modifier '.acquire' for instruction 'red': its memory orders are .relaxed, .release
+            21: Error: Modifier '.L2::cache_hint' cannot be applied to '.shared' space for instruction 'atom': cache hints are for global memory
+            22: Error: '.noftz' modifier required for instruction 'atom' with type '.f16'
+            23: Error: Operation .min requires .u32 or .s32 or .u64 or .s64 or .f16 or .f16x2 or .bf16 or .bf16x2 type for instruction 'atom'
+            24: Error: Illegal modifier '.noftz' for instruction 'red': it applies to .add, .min and .max of .f16, .f16x2, .bf16 and .bf16x2
+            25: Error: Modifier '.relaxed' requires scope with 'ld' instruction (.cta, .cluster, .gpu or .sys)
+            26: Error: Modifier '.weak' cannot be combined with modifier '.gpu'
+            27: Error: Modifier '.gpu' requires memory order with 'ld' instruction (.relaxed or .acquire)
+            28: Error: Illegal modifier '.release' for instruction 'ld': its memory orders are .weak, .volatile, .relaxed, .acquire
+            29: Error: Modifier '.evict_last' cannot be applied to '.shared' space for instruction 'ld': cache eviction priorities and hints are for global memory
+            30: Error: Illegal cache operation for instruction 'ld.nc': .lu (ld.global.nc takes .ca, .cg or .cs)
+            31: Error: Instruction 'ld' requires '.v8.b32/.v4.b64' type with '.L2::evict_last' modifier.
+            32: Error: Unexpected instruction types specified for 'ld': .pred is not a type memory can hold
+        "#]],
+    );
+}

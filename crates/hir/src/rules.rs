@@ -1,0 +1,570 @@
+//! Modifier rules the instruction-form table (`ptx`'s `isa.txt`) does not express: which
+//! modifiers a form's groups may combine, per type and per state space.
+//!
+//! `isa.txt` lists each instruction's syntax as the PTX ISA's syntax blocks write it (every
+//! group independent). The prose under each block restricts the combinations: a rounding
+//! modifier required or illegal by conversion kind, `.ftz` only for some types, memory orders
+//! per instruction, cache hints on global memory only, `.noftz` for the half types of
+//! atomics, and so on. Each rule below names its PTX ISA 9.0 section; every rule and message
+//! was checked against ptxas 13.0.88 with `cargo xtask isa-forms --sema` (each instance of
+//! every form, every modifier combination: a rule must reject none that ptxas accepts) and
+//! the messages are ptxas's, with what it leaves out (the types, the spaces) added.
+//!
+//! [`check`] returns the first broken rule of one instruction, with the modifier to point at.
+
+/// A broken rule: the message and the modifier it is about (`None`: the instruction).
+pub(crate) struct Broken {
+    pub message: String,
+    pub modifier: Option<String>,
+}
+
+fn broken(message: impl Into<String>, modifier: Option<&str>) -> Option<Broken> {
+    Some(Broken {
+        message: message.into(),
+        modifier: modifier.map(str::to_string),
+    })
+}
+
+/// The first rule `opcode` with modifiers `mods` (as written, with their dots) breaks.
+pub(crate) fn check(opcode: &str, mods: &[&str]) -> Option<Broken> {
+    match opcode {
+        "cvt" => cvt(mods),
+        "set" | "setp" => set_ftz(opcode, mods).or_else(|| set_half(opcode, mods)),
+        "atom" | "red" => atomic(opcode, mods),
+        "ld" | "st" => memory(opcode, mods),
+        _ => None,
+    }
+}
+
+fn has(mods: &[&str], m: &str) -> bool {
+    mods.contains(&m)
+}
+
+/// The scalar types of `cvt`'s main form (PTX ISA 9.0 §9.7.9.21) and `.bf16`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct Num {
+    float: bool,
+    signed: bool,
+    bits: u32,
+    bf16: bool,
+}
+
+fn num(m: &str) -> Option<Num> {
+    let (float, signed, bits, bf16) = match m {
+        ".u8" => (false, false, 8, false),
+        ".u16" => (false, false, 16, false),
+        ".u32" => (false, false, 32, false),
+        ".u64" => (false, false, 64, false),
+        ".s8" => (false, true, 8, false),
+        ".s16" => (false, true, 16, false),
+        ".s32" => (false, true, 32, false),
+        ".s64" => (false, true, 64, false),
+        ".f16" => (true, true, 16, false),
+        ".f32" => (true, true, 32, false),
+        ".f64" => (true, true, 64, false),
+        ".bf16" => (true, true, 16, true),
+        _ => return None,
+    };
+    Some(Num {
+        float,
+        signed,
+        bits,
+        bf16,
+    })
+}
+
+const FRND: [&str; 4] = [".rn", ".rz", ".rm", ".rp"];
+const IRND: [&str; 4] = [".rni", ".rzi", ".rmi", ".rpi"];
+
+/// `cvt.frnd/irnd.ftz.sat.dtype.atype` (PTX ISA 9.0 §9.7.9.21, "Description" and
+/// "Semantics"): integer rounding is required from a float to an integer and allowed from a
+/// float to the same float type (round to an integral value); floating-point rounding is
+/// required from an integer to a float and from a float to a narrower float, and allowed
+/// from and to `.bf16` otherwise; a conversion to a wider float takes none; `.ftz` applies
+/// when the source or the destination is `.f32`; `.sat` on an integer-to-integer conversion
+/// only where the source's range does not fit the destination's; conversions with `.bf16`
+/// take no `.sat` and no 8-bit integer. Only the plain form (no `.relu`/`.satfinite`/
+/// `.pack`, two scalar types) is checked here.
+fn cvt(mods: &[&str]) -> Option<Broken> {
+    if mods
+        .iter()
+        .any(|m| matches!(*m, ".relu" | ".satfinite" | ".pack"))
+    {
+        return None;
+    }
+    let types: Vec<Num> = mods.iter().filter_map(|m| num(m)).collect();
+    let [d, a] = types[..] else { return None };
+    if mods
+        .iter()
+        .filter(|m| m.starts_with(".") && num(m).is_none())
+        .any(|m| !FRND.contains(m) && !IRND.contains(m) && !matches!(*m, ".ftz" | ".sat"))
+    {
+        return None;
+    }
+    let tname = |n: Num| match (n.float, n.bf16, n.signed, n.bits) {
+        (_, true, _, _) => "bf16".to_string(),
+        (true, _, _, b) => format!("f{b}"),
+        (false, _, true, b) => format!("s{b}"),
+        (false, _, false, b) => format!("u{b}"),
+    };
+    let pair = format!(".{}.{}", tname(d), tname(a));
+    let bf = d.bf16 || a.bf16;
+    if bf && ((!d.float && d.bits == 8) || (!a.float && a.bits == 8)) {
+        return broken(
+            format!(
+                "Unexpected instruction types specified for 'cvt': no conversion {pair} between .bf16 and an 8-bit integer"
+            ),
+            None,
+        );
+    }
+    let frnd = mods.iter().find(|m| FRND.contains(m)).copied();
+    let irnd = mods.iter().find(|m| IRND.contains(m)).copied();
+    let illegal = |m: &str, why: &str| {
+        broken(
+            format!("Illegal rounding modifier for instruction 'cvt': {m} {why} ({pair})"),
+            Some(m),
+        )
+    };
+    let required = |what: &str| {
+        broken(
+            format!("Rounding modifier required for instruction 'cvt': {what} ({pair})"),
+            None,
+        )
+    };
+    match (d.float, a.float) {
+        (false, false) => {
+            if let Some(m) = frnd.or(irnd) {
+                return illegal(m, "does not apply to an integer-to-integer conversion");
+            }
+        }
+        (false, true) => {
+            if let Some(m) = frnd {
+                return illegal(
+                    m,
+                    "is a floating-point rounding; a float-to-integer conversion takes an integer rounding (.rni, .rzi, .rmi, .rpi)",
+                );
+            }
+            if irnd.is_none() {
+                return required(
+                    "a float-to-integer conversion needs an integer rounding (.rni, .rzi, .rmi, .rpi)",
+                );
+            }
+        }
+        (true, false) => {
+            if let Some(m) = irnd {
+                return illegal(
+                    m,
+                    "is an integer rounding; an integer-to-float conversion takes a floating-point rounding (.rn, .rz, .rm, .rp)",
+                );
+            }
+            if frnd.is_none() {
+                return required(
+                    "an integer-to-float conversion needs a floating-point rounding (.rn, .rz, .rm, .rp)",
+                );
+            }
+        }
+        (true, true) => {
+            if bf {
+                if let Some(m) = irnd {
+                    return illegal(m, "does not apply to a conversion with .bf16");
+                }
+                if d.bf16 && a.bits > 16 && frnd.is_none() {
+                    return required(
+                        "a narrowing float conversion needs a floating-point rounding (.rn, .rz, .rm, .rp)",
+                    );
+                }
+            } else if d.bits < a.bits {
+                if let Some(m) = irnd {
+                    return illegal(
+                        m,
+                        "is an integer rounding; a narrowing float conversion takes a floating-point rounding (.rn, .rz, .rm, .rp)",
+                    );
+                }
+                if frnd.is_none() {
+                    return required(
+                        "a narrowing float conversion needs a floating-point rounding (.rn, .rz, .rm, .rp)",
+                    );
+                }
+            } else if d.bits == a.bits {
+                if let Some(m) = frnd {
+                    return illegal(
+                        m,
+                        "does not apply to a conversion between the same float type (round to an integral value with .rni, .rzi, .rmi, .rpi)",
+                    );
+                }
+            } else if let Some(m) = frnd.or(irnd) {
+                return illegal(
+                    m,
+                    "does not apply to a widening float conversion, which is exact",
+                );
+            }
+        }
+    }
+    if has(mods, ".ftz") {
+        let f32 = |n: Num| n.float && !n.bf16 && n.bits == 32;
+        let ok = if bf {
+            d.bf16 && f32(a)
+        } else {
+            f32(d) || f32(a)
+        };
+        if !ok {
+            let msg = if !d.float && !a.float {
+                format!(
+                    "Illegal modifier '.ftz' for instruction 'cvt': .ftz applies to conversions from or to .f32 ({pair})"
+                )
+            } else {
+                format!(
+                    "Modifier '.ftz' does not apply to this type of convert operation: .ftz applies to conversions from or to .f32 ({pair})"
+                )
+            };
+            return broken(msg, Some(".ftz"));
+        }
+    }
+    if has(mods, ".sat") {
+        let fits = |s: Num, t: Num| match (s.signed, t.signed) {
+            (false, false) | (true, true) => s.bits <= t.bits,
+            (false, true) => s.bits < t.bits,
+            (true, false) => false,
+        };
+        let why = if bf {
+            Some("a conversion with .bf16 does not saturate")
+        } else if !d.float && !a.float && fits(a, d) {
+            Some("every source value fits the destination type")
+        } else {
+            None
+        };
+        if let Some(why) = why {
+            return broken(
+                format!("Illegal modifier '.sat' for instruction 'cvt': {why} ({pair})"),
+                Some(".sat"),
+            );
+        }
+    }
+    None
+}
+
+/// `.ftz` of `set`/`setp` (PTX ISA 9.0 §9.7.6.1-2, §9.7.7.1-2): it flushes `.f32` (and
+/// half-precision) operands; the `.bf16` results of `set` take none.
+fn set_ftz(opcode: &str, mods: &[&str]) -> Option<Broken> {
+    if !has(mods, ".ftz") {
+        return None;
+    }
+    let types: Vec<&str> = mods
+        .iter()
+        .copied()
+        .filter(|m| ptx::Type::parse(m).is_some())
+        .collect();
+    let compared = *types.last()?;
+    let dest_bf = opcode == "set" && types.len() == 2 && types[0].starts_with(".bf16");
+    if !matches!(compared, ".f32" | ".f16" | ".f16x2") || dest_bf {
+        let what = if dest_bf {
+            format!("a {} result", types[0])
+        } else {
+            format!("{compared} operands")
+        };
+        return broken(
+            format!(
+                "Illegal modifier '.ftz' for instruction '{opcode}': .ftz applies to .f32, .f16 and .f16x2 comparisons, not to {what}"
+            ),
+            Some(".ftz"),
+        );
+    }
+    None
+}
+
+/// `set` of half-precision operands (PTX ISA 9.0 §9.7.7.1): a `.f16` comparison gives a
+/// scalar result, a `.f16x2` one a 32-bit result (`.f16x2`, `.u32`, `.s32`).
+fn set_half(opcode: &str, mods: &[&str]) -> Option<Broken> {
+    if opcode != "set" {
+        return None;
+    }
+    let types: Vec<&str> = mods
+        .iter()
+        .copied()
+        .filter(|m| ptx::Type::parse(m).is_some())
+        .collect();
+    let [d, a] = types[..] else { return None };
+    let ok = match a {
+        ".f16" => !d.ends_with("x2"),
+        ".f16x2" => matches!(d, ".f16x2" | ".u32" | ".s32"),
+        _ => true,
+    };
+    if ok {
+        return None;
+    }
+    broken(
+        format!(
+            "Unexpected instruction types specified for 'set': a {a} comparison cannot give a {d} result"
+        ),
+        None,
+    )
+}
+
+const NON_GLOBAL: [&str; 9] = [
+    ".shared",
+    ".shared::cta",
+    ".shared::cluster",
+    ".local",
+    ".const",
+    ".param",
+    ".param::entry",
+    ".param::func",
+    ".tex",
+];
+const HALVES: [&str; 4] = [".f16", ".f16x2", ".bf16", ".bf16x2"];
+
+fn space<'a>(mods: &[&'a str]) -> Option<&'a str> {
+    mods.iter().copied().find(|m| NON_GLOBAL.contains(m))
+}
+
+/// `atom`/`red` (PTX ISA 9.0 §9.7.12.5-6): the orders `atom` takes are `.relaxed`,
+/// `.acquire`, `.release`, `.acq_rel` and those of `red` `.relaxed`, `.release`;
+/// `.L2::cache_hint` is for global memory; `.add/.min/.max` of the half types need `.noftz`
+/// and no other type takes it; `.min/.max` of half types need a vector, and take no `.f32`;
+/// vectors live in global memory, and `.v8` holds 16-bit elements only.
+fn atomic(opcode: &str, mods: &[&str]) -> Option<Broken> {
+    if has(mods, ".async") {
+        return None;
+    }
+    let allowed: &[&str] = if opcode == "atom" {
+        &[".relaxed", ".acquire", ".release", ".acq_rel"]
+    } else {
+        &[".relaxed", ".release"]
+    };
+    if let Some(m) = mods.iter().find(|m| {
+        matches!(
+            **m,
+            ".weak" | ".volatile" | ".relaxed" | ".acquire" | ".release" | ".acq_rel"
+        ) && !allowed.contains(m)
+    }) {
+        return broken(
+            format!(
+                "Illegal modifier '{m}' for instruction '{opcode}': its memory orders are {}",
+                allowed.join(", ")
+            ),
+            Some(m),
+        );
+    }
+    let sp = space(mods);
+    if has(mods, ".L2::cache_hint")
+        && let Some(s) = sp
+    {
+        return broken(
+            format!(
+                "Modifier '.L2::cache_hint' cannot be applied to '{s}' space for instruction '{opcode}': cache hints are for global memory"
+            ),
+            Some(".L2::cache_hint"),
+        );
+    }
+    let ty = mods
+        .iter()
+        .copied()
+        .find(|m| ptx::Type::parse(m).is_some())?;
+    let op = mods
+        .iter()
+        .copied()
+        .find(|m| matches!(*m, ".add" | ".min" | ".max"));
+    let vec = mods
+        .iter()
+        .copied()
+        .find(|m| matches!(*m, ".v2" | ".v4" | ".v8"));
+    if let Some(op) = op {
+        if op != ".add" && ty == ".f32" {
+            return broken(
+                format!(
+                    "Operation {op} requires .u32 or .s32 or .u64 or .s64 or .f16 or .f16x2 or .bf16 or .bf16x2 type for instruction '{opcode}'"
+                ),
+                Some(op),
+            );
+        }
+        if HALVES.contains(&ty) && !has(mods, ".noftz") {
+            return broken(
+                format!("'.noftz' modifier required for instruction '{opcode}' with type '{ty}'"),
+                None,
+            );
+        }
+    }
+    if has(mods, ".noftz") && !(op.is_some() && HALVES.contains(&ty)) {
+        return broken(
+            format!(
+                "Illegal modifier '.noftz' for instruction '{opcode}': it applies to .add, .min and .max of .f16, .f16x2, .bf16 and .bf16x2"
+            ),
+            Some(".noftz"),
+        );
+    }
+    if let Some(op) = op
+        && op != ".add"
+        && HALVES.contains(&ty)
+        && vec.is_none()
+    {
+        let at = sp.map_or(" with generic state space".to_string(), |s| s.to_string());
+        return broken(
+            format!("Vector modifier required for instruction '{opcode}{op}{ty}{at}'"),
+            None,
+        );
+    }
+    if let Some(v) = vec {
+        if let Some(s) = sp {
+            return broken(
+                format!(
+                    "State space incorrect for feature '{opcode} instruction with vector types': {s} (vectors need global memory)"
+                ),
+                Some(s),
+            );
+        }
+        if v == ".v8" && ty == ".f32" {
+            return broken(
+                format!(
+                    "Only .v2 or .v4 vector modifier supported with type .f32 on .add operation for {opcode} instruction with vector types"
+                ),
+                Some(v),
+            );
+        }
+    }
+    None
+}
+
+/// `ld`/`st` (PTX ISA 9.0 §9.7.9.8, §9.7.9.11, and §8 "Memory Consistency Model"): the
+/// forms are `.weak`/`.volatile` without a scope, or `.relaxed`/`.acquire` (`ld`),
+/// `.relaxed`/`.release` (`st`) with one; a scope needs such an order. Cache eviction
+/// priorities, `.L2::cache_hint` and prefetch sizes are for global memory; the L2 eviction
+/// priorities only on 256-bit accesses (`.v8.b32`/`.v4.b64`); `.pred` is no memory type;
+/// `ld.global.nc` takes no `.lu`/`.cv`; `.unified` is not accepted by ptxas 13.0.88.
+fn memory(opcode: &str, mods: &[&str]) -> Option<Broken> {
+    if mods
+        .iter()
+        .any(|m| matches!(*m, ".async" | ".bulk" | ".mmio"))
+    {
+        return None;
+    }
+    if has(mods, ".unified") {
+        return broken(
+            format!(
+                "Parsing error near '.unified': syntax error (ptxas 13.0.88 does not accept '{opcode}.unified')"
+            ),
+            Some(".unified"),
+        );
+    }
+    if has(mods, ".pred") {
+        return broken(
+            format!(
+                "Unexpected instruction types specified for '{opcode}': .pred is not a type memory can hold"
+            ),
+            Some(".pred"),
+        );
+    }
+    let (forbidden, ordered): (&[&str], &[&str]) = if opcode == "ld" {
+        (&[".release", ".acq_rel"], &[".relaxed", ".acquire"])
+    } else {
+        (&[".acquire", ".acq_rel"], &[".relaxed", ".release"])
+    };
+    if let Some(m) = mods.iter().find(|m| forbidden.contains(m)) {
+        return broken(
+            format!(
+                "Illegal modifier '{m}' for instruction '{opcode}': its memory orders are .weak, .volatile, {}",
+                ordered.join(", ")
+            ),
+            Some(m),
+        );
+    }
+    let scope = mods
+        .iter()
+        .copied()
+        .find(|m| matches!(*m, ".cta" | ".cluster" | ".gpu" | ".sys"));
+    let order = mods.iter().copied().find(|m| {
+        matches!(
+            *m,
+            ".weak" | ".volatile" | ".relaxed" | ".acquire" | ".release"
+        )
+    });
+    match (order, scope) {
+        (Some(o @ (".weak" | ".volatile")), Some(s)) => {
+            return broken(
+                format!("Modifier '{o}' cannot be combined with modifier '{s}'"),
+                Some(s),
+            );
+        }
+        (Some(o @ (".relaxed" | ".acquire" | ".release")), None) => {
+            return broken(
+                format!(
+                    "Modifier '{o}' requires scope with '{opcode}' instruction (.cta, .cluster, .gpu or .sys)"
+                ),
+                Some(o),
+            );
+        }
+        (None, Some(s)) => {
+            return broken(
+                format!(
+                    "Modifier '{s}' requires memory order with '{opcode}' instruction ({})",
+                    ordered.join(" or ")
+                ),
+                Some(s),
+            );
+        }
+        _ => {}
+    }
+    let sp = space(mods);
+    if let Some(s) = sp {
+        let hint = mods.iter().copied().find(|m| {
+            *m == ".L2::cache_hint"
+                || m.starts_with(".L1::evict_")
+                || *m == ".L1::no_allocate"
+                || m.starts_with(".L2::evict_")
+        });
+        if let Some(h) = hint {
+            let short = h.rsplit("::").next().unwrap_or(h);
+            let shown = if h == ".L2::cache_hint" {
+                h.to_string()
+            } else {
+                format!(".{short}")
+            };
+            return broken(
+                format!(
+                    "Modifier '{shown}' cannot be applied to '{s}' space for instruction '{opcode}': cache eviction priorities and hints are for global memory"
+                ),
+                Some(h),
+            );
+        }
+        if let Some(p) = mods
+            .iter()
+            .copied()
+            .find(|m| matches!(*m, ".L2::64B" | ".L2::128B" | ".L2::256B"))
+        {
+            return broken(
+                format!(
+                    "State space incorrect for feature 'cache prefetching': {p} prefetches into L2 from global memory, not {s}"
+                ),
+                Some(p),
+            );
+        }
+    }
+    if let Some(e) = mods.iter().copied().find(|m| m.starts_with(".L2::evict_")) {
+        let wide = (has(mods, ".v8")
+            && mods
+                .iter()
+                .any(|m| matches!(*m, ".b32" | ".u32" | ".s32" | ".f32")))
+            || (has(mods, ".v4")
+                && mods
+                    .iter()
+                    .any(|m| matches!(*m, ".b64" | ".u64" | ".s64" | ".f64")));
+        if !wide {
+            return broken(
+                format!(
+                    "Instruction '{opcode}' requires '.v8.b32/.v4.b64' type with '{e}' modifier."
+                ),
+                Some(e),
+            );
+        }
+    }
+    if has(mods, ".nc")
+        && let Some(c) = mods.iter().copied().find(|m| matches!(*m, ".lu" | ".cv"))
+    {
+        return broken(
+            format!(
+                "Illegal cache operation for instruction 'ld.nc': {c} (ld.global.nc takes .ca, .cg or .cs)"
+            ),
+            Some(c),
+        );
+    }
+    None
+}
