@@ -454,7 +454,7 @@ impl Cx<'_> {
         if !self.d[start..]
             .iter()
             .any(|d| d.severity == Severity::Error)
-            && let Some(b) = crate::rules::check(&opcode, &mod_refs)
+            && let Some(b) = crate::rules::check(&opcode, &mod_refs, operands.len(), self.m.target)
         {
             let at = b
                 .modifier

@@ -25,10 +25,69 @@ fn broken(message: impl Into<String>, modifier: Option<&str>) -> Option<Broken> 
     })
 }
 
-/// The first rule `opcode` with modifiers `mods` (as written, with their dots) breaks.
-pub(crate) fn check(opcode: &str, mods: &[&str]) -> Option<Broken> {
+/// The first rule `opcode` with modifiers `mods` (as written, with their dots) and `n_ops`
+/// operands breaks on `target` (`None`: no `.target`, target rules skipped).
+pub(crate) fn check(
+    opcode: &str,
+    mods: &[&str],
+    n_ops: usize,
+    target: Option<ptx::Sm>,
+) -> Option<Broken> {
+    if let Some(t) = target
+        && let Some(b) = gate(opcode, mods, n_ops, t)
+    {
+        return Some(b);
+    }
     match opcode {
+        "cvt" if has(mods, ".pack") => cvt_pack(mods),
+        "cvt" if mods.iter().any(|m| matches!(*m, ".relu" | ".satfinite")) => cvt_relu(mods),
         "cvt" => cvt(mods),
+        "min" | "max" => min_max(opcode, mods),
+        // PTX ISA 9.0 §9.7.3.7: from PTX 1.4, `mad.f32` for sm_20 and later needs a rounding
+        // modifier (ptxas accepts it without one in `.target sm_1x` files).
+        "mad"
+            if has(mods, ".f32")
+                && !mods.iter().any(|m| FRND.contains(m))
+                && target.is_some_and(|t| t.satisfies(ptx::Sm::new(20))) =>
+        {
+            broken(
+                "Rounding modifier required for instruction 'mad': mad.f32 for sm_20 and later rounds with .rn, .rz, .rm or .rp",
+                None,
+            )
+        }
+        "add" | "sub" | "mad" | "mad24" => sat_int(opcode, mods),
+        "slct" if has(mods, ".ftz") && mods.last().is_none_or(|m| *m != ".f32") => broken(
+            "Illegal modifier '.ftz' for instruction 'slct': .ftz applies to an .f32 selector",
+            Some(".ftz"),
+        ),
+        "fma" => fma_half(mods),
+        "fence"
+            if mods.iter().any(|m| matches!(*m, ".sc" | ".acq_rel"))
+                && !mods
+                    .iter()
+                    .any(|m| matches!(*m, ".cta" | ".cluster" | ".gpu" | ".sys")) =>
+        {
+            broken(
+                "Scope modifier required for instruction 'fence' (.cta, .cluster, .gpu or .sys)",
+                None,
+            )
+        }
+        "ex2" if has(mods, ".ftz") && mods.iter().any(|m| matches!(*m, ".f16" | ".f16x2")) => {
+            broken(
+                "Illegal modifier '.ftz' for instruction 'ex2': ex2.approx of .f16 and .f16x2 takes no .ftz",
+                Some(".ftz"),
+            )
+        }
+        "ldu" => ldu(mods),
+        "vadd2" | "vsub2" | "vavrg2" | "vabsdiff2" | "vmin2" | "vmax2" | "vadd4" | "vsub4"
+        | "vavrg4" | "vabsdiff4" | "vmin4" | "vmax4"
+            if has(mods, ".sat") && has(mods, ".add") =>
+        {
+            broken(
+                "Illegal combination of .sat and .add modifiers",
+                Some(".sat"),
+            )
+        }
         "set" | "setp" => set_ftz(opcode, mods).or_else(|| set_half(opcode, mods)),
         "atom" | "red" => atomic(opcode, mods),
         "ld" | "st" => memory(opcode, mods),
@@ -397,7 +456,10 @@ fn atomic(opcode: &str, mods: &[&str]) -> Option<Broken> {
         && HALVES.contains(&ty)
         && vec.is_none()
     {
-        let at = sp.map_or(" with generic state space".to_string(), |s| s.to_string());
+        let at = mods
+            .iter()
+            .find(|m| **m == ".global" || NON_GLOBAL.contains(m))
+            .map_or(" with generic state space".to_string(), |s| s.to_string());
         return broken(
             format!("Vector modifier required for instruction '{opcode}{op}{ty}{at}'"),
             None,
@@ -564,6 +626,219 @@ fn memory(opcode: &str, mods: &[&str]) -> Option<Broken> {
                 "Illegal cache operation for instruction 'ld.nc': {c} (ld.global.nc takes .ca, .cg or .cs)"
             ),
             Some(c),
+        );
+    }
+    None
+}
+
+/// Features newer than their instruction's form, by target (PTX ISA 9.0, each instruction's
+/// "Target ISA Notes"): the `.cluster` scope needs sm_90; `atom`/`red` `.add.noftz` of
+/// `.bf16`/`.bf16x2` sm_90; `min`/`max` `.abs` sm_86, integer `.relu` sm_90, `.f32` with
+/// three sources sm_100; `set` to `.bf16` sm_90; `fma` `.oob` sm_90.
+fn gate(opcode: &str, mods: &[&str], n_ops: usize, t: ptx::Sm) -> Option<Broken> {
+    let need = |sm: u16, what: String, at: Option<&str>| {
+        if t.satisfies(ptx::Sm::new(sm)) {
+            None
+        } else {
+            broken(format!("{what} requires .target sm_{sm} or higher"), at)
+        }
+    };
+    match opcode {
+        "atom" | "red" | "ld" | "st" | "fence" if has(mods, ".cluster") => {
+            need(90, "Feature '.cluster scope'".into(), Some(".cluster"))
+        }
+        "atom" | "red"
+            if has(mods, ".add") && mods.iter().any(|m| matches!(*m, ".bf16" | ".bf16x2")) =>
+        {
+            let ty = mods.iter().find(|m| matches!(**m, ".bf16" | ".bf16x2"))?;
+            let at = mods
+                .iter()
+                .find(|m| **m == ".global" || NON_GLOBAL.contains(m))
+                .map_or(" with generic state space".to_string(), |s| s.to_string());
+            need(90, format!("Instruction '{opcode}.add{ty}{at}'"), None)
+        }
+        "min" | "max" => {
+            if has(mods, ".abs") {
+                return need(86, "Feature '.abs'".into(), Some(".abs"));
+            }
+            if has(mods, ".relu") && mods.iter().any(|m| matches!(*m, ".s32" | ".s16x2")) {
+                return need(90, format!("Feature '{opcode}.relu'"), Some(".relu"));
+            }
+            if has(mods, ".f32") && n_ops == 4 {
+                return need(
+                    100,
+                    format!("Feature '{opcode}.f32 with 3 input operands'"),
+                    None,
+                );
+            }
+            None
+        }
+        "set" if mods.iter().any(|m| matches!(*m, ".bf16" | ".bf16x2")) => {
+            need(90, "Feature 'set.bf16'".into(), None)
+        }
+        "fma" if has(mods, ".oob") => need(90, "Modifier '.oob'".into(), Some(".oob")),
+        _ => None,
+    }
+}
+
+/// `cvt.pack.sat.convertType.abType{.cType}` (PTX ISA 9.0 §9.7.9.22): `.sat` is required,
+/// the sources are `.s32`, and the 8-bit (and narrower) results take the `.b32` third
+/// source, the 16-bit ones none.
+fn cvt_pack(mods: &[&str]) -> Option<Broken> {
+    let types: Vec<&str> = mods
+        .iter()
+        .copied()
+        .filter(|m| ptx::Type::parse(m).is_some())
+        .collect();
+    let (d, rest) = types.split_first()?;
+    let narrow = matches!(*d, ".u8" | ".s8");
+    let want: &[&str] = if narrow { &[".s32", ".b32"] } else { &[".s32"] };
+    if rest != want {
+        return broken(
+            format!(
+                "Unexpected instruction types specified for 'cvt.pack': {d} packs from {}",
+                want.join("")
+            ),
+            None,
+        );
+    }
+    if !has(mods, ".sat") {
+        return broken(".sat modifier required for instruction 'cvt.pack'", None);
+    }
+    None
+}
+
+/// `cvt` with `.relu`/`.satfinite` to `.bf16` (PTX ISA 9.0 §9.7.9.21): only from `.f32`, and
+/// with `.rn` or `.rz`.
+fn cvt_relu(mods: &[&str]) -> Option<Broken> {
+    let types: Vec<&str> = mods
+        .iter()
+        .copied()
+        .filter(|m| ptx::Type::parse(m).is_some())
+        .collect();
+    if types.first() != Some(&".bf16") {
+        return None;
+    }
+    if types.get(1) != Some(&".f32") {
+        return broken(
+            format!(
+                "Unexpected instruction types specified for 'cvt': .relu and .satfinite convert .f32 to .bf16, not {}",
+                types.get(1).unwrap_or(&"")
+            ),
+            None,
+        );
+    }
+    let rnd = mods
+        .iter()
+        .copied()
+        .find(|m| FRND.contains(m) || IRND.contains(m));
+    match rnd {
+        Some(".rn" | ".rz") => None,
+        None => broken(
+            "Rounding modifier required for instruction 'cvt': .bf16.f32 with .relu or .satfinite rounds with .rn or .rz",
+            None,
+        ),
+        Some(r) if has(mods, ".satfinite") => broken(
+            format!("Modifier '.satfinite' cannot be combined with modifier '{r}'"),
+            Some(r),
+        ),
+        Some(r) => broken(
+            format!(
+                "Illegal rounding modifier for instruction 'cvt': {r} (.relu rounds with .rn or .rz)"
+            ),
+            Some(r),
+        ),
+    }
+}
+
+/// `min`/`max` (PTX ISA 9.0 §9.7.1.12-13, §9.7.3.11-12, §9.7.4.7-8): `.relu` applies to `.s32`
+/// and `.s16x2`; `.abs` comes with `.xorsign`.
+fn min_max(opcode: &str, mods: &[&str]) -> Option<Broken> {
+    let ty = mods
+        .iter()
+        .copied()
+        .find(|m| ptx::Type::parse(m).is_some())?;
+    if has(mods, ".relu") && (ty.starts_with(".u") || matches!(ty, ".s16" | ".s64")) {
+        return broken(
+            format!("Illegal modifier '.relu' for instruction '{opcode}' with type '{ty}'"),
+            Some(".relu"),
+        );
+    }
+    if has(mods, ".abs") && !has(mods, ".xorsign") {
+        return broken("Modifier '.abs' requires modifier '.xorsign'", Some(".abs"));
+    }
+    None
+}
+
+/// `.sat` of integer `add`/`sub`/`mad`/`mad24` (PTX ISA 9.0 §9.7.1): only `.s32`, and for
+/// `mad`/`mad24` only with `.hi`.
+fn sat_int(opcode: &str, mods: &[&str]) -> Option<Broken> {
+    if !has(mods, ".sat") {
+        return None;
+    }
+    let ty = mods
+        .iter()
+        .copied()
+        .find(|m| ptx::Type::parse(m).is_some())?;
+    if !(ty.starts_with(".s") || ty.starts_with(".u")) || ty.ends_with("x2") {
+        return None;
+    }
+    if matches!(opcode, "mad" | "mad24") && has(mods, ".lo") {
+        return broken(
+            format!(
+                "Illegal modifier '.sat' for instruction '{opcode}.lo': .sat applies to {opcode}.hi.s32"
+            ),
+            Some(".sat"),
+        );
+    }
+    if ty != ".s32" {
+        return broken(
+            format!("Modifier '.sat' does not apply to '{ty}' type (only .s32 saturates)"),
+            Some(".sat"),
+        );
+    }
+    None
+}
+
+/// Half-precision `fma` (PTX ISA 9.0 §9.7.4.4): `.relu` excludes `.sat`, `.oob` excludes
+/// `.ftz`.
+fn fma_half(mods: &[&str]) -> Option<Broken> {
+    if has(mods, ".relu") && has(mods, ".sat") {
+        return broken(
+            "Modifier '.relu' cannot be combined with modifier '.sat'",
+            Some(".relu"),
+        );
+    }
+    if has(mods, ".ftz") && has(mods, ".oob") {
+        return broken(
+            "Modifier '.ftz' cannot be combined with modifier '.oob'",
+            Some(".ftz"),
+        );
+    }
+    None
+}
+
+/// `ldu` (PTX ISA 9.0 §9.7.9.10): at most 128 bits, and no `.pred`.
+fn ldu(mods: &[&str]) -> Option<Broken> {
+    if has(mods, ".pred") {
+        return broken(
+            "Unexpected instruction types specified for 'ldu': .pred is not a type memory can hold",
+            Some(".pred"),
+        );
+    }
+    let n = mods.iter().find_map(|m| match *m {
+        ".v2" => Some(2),
+        ".v4" => Some(4),
+        _ => None,
+    })?;
+    let bits = mods
+        .iter()
+        .find_map(|m| ptx::Type::parse(m))
+        .map(|t| t.bits())?;
+    if n * bits > 128 {
+        return broken(
+            format!("Vector type too large, exceeds 128 bit limit ({n} x {bits} bits)"),
+            None,
         );
     }
     None

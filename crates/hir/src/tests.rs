@@ -471,3 +471,50 @@ fn modifier_rules() {
         "#]],
     );
 }
+
+/// More of `rules.rs`: target gates on sm_80, then rules of other instructions on sm_90; each
+/// line's message checked against ptxas 13.0.88 for the same line and target.
+#[test]
+fn modifier_rules_more() {
+    let regs = ".reg .f64 %fd<3>;\n.reg .b16 %h<3>;\n";
+    check(
+        &kernel(
+            "8.7",
+            "sm_80",
+            &format!(
+                "{regs}atom.relaxed.cluster.global.add.u32 %r1, [%rd1], 1;\nmax.relu.s32 %r1, %r2, %r3;\nmin.xorsign.abs.f32 %f1, %f2, %f3;\ncvt.pack.s16.s32 %r1, %r2, %r3;\natom.global.add.noftz.bf16 %h1, [%rd1], %h2;"
+            ),
+        ),
+        expect![[r#"
+            12: Error: Feature '.cluster scope' requires .target sm_90 or higher
+            13: Error: Feature 'max.relu' requires .target sm_90 or higher
+            14: Error: Feature '.abs' requires .target sm_86 or higher
+            15: Error: .sat modifier required for instruction 'cvt.pack'
+            16: Error: Instruction 'atom.add.bf16.global' requires .target sm_90 or higher
+        "#]],
+    );
+    check(
+        &kernel(
+            "8.7",
+            "sm_90",
+            &format!(
+                "{regs}min.relu.u32 %r1, %r2, %r3;\nmin.abs.f16 %h1, %h2, %h1;\nadd.sat.u32 %r1, %r2, %r3;\nmad.lo.sat.s32 %r1, %r2, %r3, %r1;\nmad.f32 %f1, %f2, %f3, %f1;\nslct.ftz.b32.s32 %r1, %r2, %r3, %r1;\nfma.rn.sat.relu.f16 %h1, %h2, %h1, %h1;\nfence.sc;\nex2.approx.ftz.f16 %h1, %h2;\nldu.global.v4.b64 {{%rd1, %rd2, %rd3, %rd1}}, [%rd1];\nvadd2.s32.s32.s32.sat.add %r1, %r2, %r3, %r1;\nmax.f32 %f1, %f2, %f3, %f1;\nmax.relu.s32 %r1, %r2, %r3;\nmad.rn.f32 %f1, %f2, %f3, %f1;\ncvt.pack.sat.s16.s32 %r1, %r2, %r3;\ncvt.rm.relu.bf16.f32 %h1, %f1;"
+            ),
+        ),
+        expect![[r#"
+            12: Error: Illegal modifier '.relu' for instruction 'min' with type '.u32'
+            13: Error: Modifier '.abs' requires modifier '.xorsign'
+            14: Error: Modifier '.sat' does not apply to '.u32' type (only .s32 saturates)
+            15: Error: Illegal modifier '.sat' for instruction 'mad.lo': .sat applies to mad.hi.s32
+            16: Error: Rounding modifier required for instruction 'mad': mad.f32 for sm_20 and later rounds with .rn, .rz, .rm or .rp
+            17: Error: Illegal modifier '.ftz' for instruction 'slct': .ftz applies to an .f32 selector
+            18: Error: Modifier '.relu' cannot be combined with modifier '.sat'
+            19: Error: Scope modifier required for instruction 'fence' (.cta, .cluster, .gpu or .sys)
+            20: Error: Illegal modifier '.ftz' for instruction 'ex2': ex2.approx of .f16 and .f16x2 takes no .ftz
+            21: Error: Vector type too large, exceeds 128 bit limit (4 x 64 bits)
+            22: Error: Illegal combination of .sat and .add modifiers
+            23: Error: Feature 'max.f32 with 3 input operands' requires .target sm_100 or higher
+            27: Error: Illegal rounding modifier for instruction 'cvt': .rm (.relu rounds with .rn or .rz)
+        "#]],
+    );
+}
