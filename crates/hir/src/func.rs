@@ -454,7 +454,13 @@ impl Cx<'_> {
         if !self.d[start..]
             .iter()
             .any(|d| d.severity == Severity::Error)
-            && let Some(b) = crate::rules::check(&opcode, &mod_refs, operands.len(), self.m.target)
+            && let Some(b) = crate::rules::check(
+                &opcode,
+                &mod_refs,
+                operands.len(),
+                operands.iter().skip(1).any(|o| int_literal(o).is_some()),
+                self.m.target,
+            )
         {
             let at = b
                 .modifier
@@ -463,11 +469,43 @@ impl Cx<'_> {
             self.err(at, b.message);
             return;
         }
+        if !self.d[start..]
+            .iter()
+            .any(|d| d.severity == Severity::Error)
+        {
+            self.field_immediates(&opcode, &operands);
+        }
         if matches!(opcode.as_str(), "setp" | "set") {
             self.comparison(&opcode, &mod_refs, &operands, op_tok.text_range(), range);
         }
         if self.d.len() == start {
             self.wide_256(&opcode, &mod_refs, range);
+        }
+    }
+
+    /// `bfe`'s and `bfi`'s position and length (PTX ISA 9.0 §9.7.1.19-20: "b" and "c" take
+    /// values 0..255): ptxas 13.0.88 refuses an immediate outside that range ("Argument 3 of
+    /// instruction 'bfe': value '-3' out of range, expected to be in range [0..255]"; it
+    /// counts operands from 0 and prints the value in decimal).
+    fn field_immediates(&mut self, opcode: &str, ops: &[ast::Operand]) {
+        let first = match opcode {
+            "bfe" => 2,
+            "bfi" => 3,
+            _ => return,
+        };
+        for (i, o) in ops.iter().enumerate().skip(first) {
+            if let Some(v) = o.as_int()
+                && !(0..=255).contains(&(v as i64))
+            {
+                self.err(
+                    o.syntax().text_range(),
+                    format!(
+                        "Argument {i} of instruction '{opcode}': value '{}' out of range, expected to be in range [0..255]",
+                        v as i64
+                    ),
+                );
+                return;
+            }
         }
     }
 

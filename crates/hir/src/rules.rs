@@ -26,11 +26,13 @@ fn broken(message: impl Into<String>, modifier: Option<&str>) -> Option<Broken> 
 }
 
 /// The first rule `opcode` with modifiers `mods` (as written, with their dots) and `n_ops`
-/// operands breaks on `target` (`None`: no `.target`, target rules skipped).
+/// operands (`imm_source`: a source is an immediate) breaks on `target` (`None`: no
+/// `.target`, target rules skipped).
 pub(crate) fn check(
     opcode: &str,
     mods: &[&str],
     n_ops: usize,
+    imm_source: bool,
     target: Option<ptx::Sm>,
 ) -> Option<Broken> {
     if let Some(t) = target
@@ -42,6 +44,17 @@ pub(crate) fn check(
         "cvt" if has(mods, ".pack") => cvt_pack(mods),
         "cvt" if mods.iter().any(|m| matches!(*m, ".relu" | ".satfinite")) => cvt_relu(mods),
         "cvt" => cvt(mods),
+        // `add`/`min`/`max` of `.u16x2`/`.s16x2` take register sources (PTX ISA 9.0 §9.7.1).
+        "add" | "min" | "max"
+            if imm_source && mods.iter().any(|m| matches!(*m, ".u16x2" | ".s16x2")) =>
+        {
+            broken(
+                format!(
+                    "Arguments mismatch for instruction '{opcode}': the sources of a .u16x2/.s16x2 '{opcode}' are registers"
+                ),
+                None,
+            )
+        }
         "min" | "max" => min_max(opcode, mods),
         // PTX ISA 9.0 §9.7.3.7: from PTX 1.4, `mad.f32` for sm_20 and later needs a rounding
         // modifier (ptxas accepts it without one in `.target sm_1x` files).
@@ -55,6 +68,12 @@ pub(crate) fn check(
                 None,
             )
         }
+        // The table's `sub.u16x2/.s16x2` (listed with `add`'s in PTX ISA 9.0 §9.7.1):
+        // ptxas 13.0.88 knows no such instruction.
+        "sub" if mods.iter().any(|m| matches!(*m, ".u16x2" | ".s16x2")) => broken(
+            "Unexpected instruction types specified for 'sub': ptxas 13.0.88 has no sub.u16x2/.s16x2 (add, min and max have them)",
+            None,
+        ),
         "add" | "sub" | "mad" | "mad24" => sat_int(opcode, mods),
         "slct" if has(mods, ".ftz") && mods.last().is_none_or(|m| *m != ".f32") => broken(
             "Illegal modifier '.ftz' for instruction 'slct': .ftz applies to an .f32 selector",
@@ -658,20 +677,22 @@ fn gate(opcode: &str, mods: &[&str], n_ops: usize, t: ptx::Sm) -> Option<Broken>
             need(90, format!("Instruction '{opcode}.add{ty}{at}'"), None)
         }
         "min" | "max" => {
-            if has(mods, ".abs") {
-                return need(86, "Feature '.abs'".into(), Some(".abs"));
-            }
-            if has(mods, ".relu") && mods.iter().any(|m| matches!(*m, ".s32" | ".s16x2")) {
-                return need(90, format!("Feature '{opcode}.relu'"), Some(".relu"));
-            }
-            if has(mods, ".f32") && n_ops == 4 {
-                return need(
-                    100,
-                    format!("Feature '{opcode}.f32 with 3 input operands'"),
-                    None,
-                );
-            }
-            None
+            let abs = has(mods, ".abs")
+                .then(|| need(86, "Feature '.abs'".into(), Some(".abs")))
+                .flatten();
+            let relu = (has(mods, ".relu") && mods.iter().any(|m| matches!(*m, ".s32" | ".s16x2")))
+                .then(|| need(90, format!("Feature '{opcode}.relu'"), Some(".relu")))
+                .flatten();
+            let three = (has(mods, ".f32") && n_ops == 4)
+                .then(|| {
+                    need(
+                        100,
+                        format!("Feature '{opcode}.f32 with 3 input operands'"),
+                        None,
+                    )
+                })
+                .flatten();
+            abs.or(relu).or(three)
         }
         "set" if mods.iter().any(|m| matches!(*m, ".bf16" | ".bf16x2")) => {
             need(90, "Feature 'set.bf16'".into(), None)
@@ -752,7 +773,7 @@ fn cvt_relu(mods: &[&str]) -> Option<Broken> {
 }
 
 /// `min`/`max` (PTX ISA 9.0 §9.7.1.12-13, §9.7.3.11-12, §9.7.4.7-8): `.relu` applies to `.s32`
-/// and `.s16x2`; `.abs` comes with `.xorsign`.
+/// and `.s16x2`; `.abs` and `.xorsign` come together.
 fn min_max(opcode: &str, mods: &[&str]) -> Option<Broken> {
     let ty = mods
         .iter()
@@ -766,6 +787,12 @@ fn min_max(opcode: &str, mods: &[&str]) -> Option<Broken> {
     }
     if has(mods, ".abs") && !has(mods, ".xorsign") {
         return broken("Modifier '.abs' requires modifier '.xorsign'", Some(".abs"));
+    }
+    if has(mods, ".xorsign") && !has(mods, ".abs") {
+        return broken(
+            "Modifier '.xorsign' requires modifier '.abs'",
+            Some(".xorsign"),
+        );
     }
     None
 }
@@ -783,10 +810,12 @@ fn sat_int(opcode: &str, mods: &[&str]) -> Option<Broken> {
     if !(ty.starts_with(".s") || ty.starts_with(".u")) || ty.ends_with("x2") {
         return None;
     }
-    if matches!(opcode, "mad" | "mad24") && has(mods, ".lo") {
+    if matches!(opcode, "mad" | "mad24")
+        && let Some(mode) = mods.iter().find(|m| matches!(**m, ".lo" | ".wide"))
+    {
         return broken(
             format!(
-                "Illegal modifier '.sat' for instruction '{opcode}.lo': .sat applies to {opcode}.hi.s32"
+                "Illegal modifier '.sat' for instruction '{opcode}{mode}': .sat applies to {opcode}.hi.s32"
             ),
             Some(".sat"),
         );

@@ -518,3 +518,30 @@ fn modifier_rules_more() {
         "#]],
     );
 }
+
+/// The last groups of the isa-forms suite (sm_90): `.xorsign` without `.abs`, `mad.wide.sat`,
+/// `sub` of `.s16x2`, immediates of 16x2 `add`, `bfe`/`bfi` field immediates out of [0..255],
+/// three-source `min.f32` before sm_100, and `vshl`/`vmad` with two types instead of three.
+/// Each message checked against ptxas 13.0.88 for the same line; the last two lines are
+/// accepted by ptxas.
+#[test]
+fn modifier_rules_last() {
+    check(
+        &kernel(
+            "8.7",
+            "sm_90",
+            "min.xorsign.f32 %f1, %f2, %f3;\nmad.wide.sat.s32 %rd1, %r2, %r3, %rd1;\nsub.s16x2 %r1, %r2, %r3;\nadd.u16x2 %r1, %r2, 5;\nbfe.u32 %r1, %r2, 3, 0x100;\nbfi.b32 %r1, %r2, %r3, -3, 2;\nmin.xorsign.abs.f32 %f1, %f2, %f3, %f1;\nvshl.u32.u32.clamp %r1, %r2, %r3;\nvmad.s32.s32 %r1, %r2, %r3, %r1;\nvshl.u32.u32.u32.clamp %r1, %r2, %r3;\nbfe.u32 %r1, %r2, 255, 255;",
+        ),
+        expect![[r#"
+            10: Error: Modifier '.xorsign' requires modifier '.abs'
+            11: Error: Illegal modifier '.sat' for instruction 'mad.wide': .sat applies to mad.hi.s32
+            12: Error: Unexpected instruction types specified for 'sub': ptxas 13.0.88 has no sub.u16x2/.s16x2 (add, min and max have them)
+            13: Error: Arguments mismatch for instruction 'add': the sources of a .u16x2/.s16x2 'add' are registers
+            14: Error: Argument 3 of instruction 'bfe': value '256' out of range, expected to be in range [0..255]
+            15: Error: Argument 3 of instruction 'bfi': value '-3' out of range, expected to be in range [0..255]
+            16: Error: Feature 'min.f32 with 3 input operands' requires .target sm_100 or higher
+            17: Error: Unexpected instruction types or modifiers specified for 'vshl': no form of 'vshl.u32.u32.clamp' exists in PTX ISA 9.0
+            18: Error: Unexpected instruction types or modifiers specified for 'vmad': no form of 'vmad.s32.s32' exists in PTX ISA 9.0
+        "#]],
+    );
+}
