@@ -510,7 +510,10 @@ fn atomic(opcode: &str, mods: &[&str]) -> Option<Broken> {
 /// `.relaxed`/`.release` (`st`) with one; a scope needs such an order. Cache eviction
 /// priorities, `.L2::cache_hint` and prefetch sizes are for global memory; the L2 eviction
 /// priorities only on 256-bit accesses (`.v8.b32`/`.v4.b64`); `.pred` is no memory type;
-/// `ld.global.nc` takes no `.lu`/`.cv`; `.unified` is not accepted by ptxas 13.0.88.
+/// `ld.global.nc` takes no `.lu`/`.cv`; `.unified` is not accepted by ptxas 13.0.88. The
+/// ordered forms and `.volatile` take no cache operator, `.volatile` no eviction priority
+/// or cache hint (the ISA's syntax blocks list them only with `.weak`/no order); a cache
+/// operator excludes an L1 eviction priority (one slot of the syntax).
 fn memory(opcode: &str, mods: &[&str]) -> Option<Broken> {
     if mods
         .iter()
@@ -583,6 +586,59 @@ fn memory(opcode: &str, mods: &[&str]) -> Option<Broken> {
             );
         }
         _ => {}
+    }
+    // `ld.volatile`, `ld.relaxed.scope`, `ld.acquire.scope` (and `st`'s) take no cache
+    // operator; `.volatile` takes no eviction priority or cache hint either.
+    if let Some(o) = order.filter(|o| *o != ".weak") {
+        let cops: &[&str] = if opcode == "ld" {
+            &[".ca", ".cg", ".cs", ".lu", ".cv"]
+        } else {
+            &[".wb", ".cg", ".cs", ".wt"]
+        };
+        if let Some(c) = mods.iter().copied().find(|m| cops.contains(m)) {
+            return broken(
+                format!("Modifier '{o}' cannot be combined with modifier '{c}'"),
+                Some(c),
+            );
+        }
+        if o == ".volatile"
+            && let Some(h) = mods.iter().copied().find(|m| {
+                *m == ".L2::cache_hint"
+                    || m.starts_with(".L1::evict_")
+                    || *m == ".L1::no_allocate"
+                    || m.starts_with(".L2::evict_")
+            })
+        {
+            let shown = if h == ".L2::cache_hint" {
+                h.to_string()
+            } else {
+                format!(".{}", h.rsplit("::").next().unwrap_or(h))
+            };
+            return broken(
+                format!("Modifier '{shown}' cannot be combined with modifier '.volatile'"),
+                Some(h),
+            );
+        }
+    }
+    // A cache operator and an L1 eviction priority are alternatives of one syntax slot.
+    let cops: &[&str] = if opcode == "ld" {
+        &[".ca", ".cg", ".cs", ".lu", ".cv"]
+    } else {
+        &[".wb", ".cg", ".cs", ".wt"]
+    };
+    if let Some(c) = mods.iter().copied().find(|m| cops.contains(m))
+        && let Some(e) = mods
+            .iter()
+            .copied()
+            .find(|m| m.starts_with(".L1::evict_") || *m == ".L1::no_allocate")
+    {
+        return broken(
+            format!(
+                "Modifier '.{}' cannot be combined with modifier '{c}'",
+                e.rsplit("::").next().unwrap_or(e)
+            ),
+            Some(e),
+        );
     }
     let sp = space(mods);
     if let Some(s) = sp {

@@ -545,3 +545,27 @@ fn modifier_rules_last() {
         "#]],
     );
 }
+
+/// `ld`/`st` combinations the isa-forms suite does not cross (it varies each group alone):
+/// cache operators with `.volatile` or an order, `.volatile` with eviction priorities or
+/// cache hints, a cache operator with an L1 eviction priority. Each message checked against
+/// ptxas 13.0.88 (sm_90) for the same line; the last three lines are accepted by ptxas.
+#[test]
+fn memory_modifier_combinations() {
+    check(
+        &kernel(
+            "8.7",
+            "sm_90",
+            "ld.volatile.global.ca.u32 %r1, [%rd1];\nld.relaxed.gpu.global.cg.u32 %r1, [%rd1];\nst.release.sys.global.wt.u32 [%rd1], %r1;\nld.volatile.global.L1::evict_last.u32 %r1, [%rd1];\nld.volatile.global.L2::cache_hint.u32 %r1, [%rd1], %rd2;\nld.global.ca.L1::evict_normal.u32 %r1, [%rd1];\nst.global.wb.L1::evict_last.u32 [%rd1], %r1;\nld.weak.global.ca.u32 %r1, [%rd1];\nld.volatile.global.L2::128B.u32 %r1, [%rd1];\nld.global.ca.L2::cache_hint.u32 %r1, [%rd1], %rd2;",
+        ),
+        expect![[r#"
+            10: Error: Modifier '.volatile' cannot be combined with modifier '.ca'
+            11: Error: Modifier '.relaxed' cannot be combined with modifier '.cg'
+            12: Error: Modifier '.release' cannot be combined with modifier '.wt'
+            13: Error: Modifier '.evict_last' cannot be combined with modifier '.volatile'
+            14: Error: Modifier '.L2::cache_hint' cannot be combined with modifier '.volatile'
+            15: Error: Modifier '.evict_normal' cannot be combined with modifier '.ca'
+            16: Error: Modifier '.evict_last' cannot be combined with modifier '.wb'
+        "#]],
+    );
+}
