@@ -40,6 +40,18 @@ pub(crate) fn check(
     {
         return Some(b);
     }
+    if opcode == "cvt"
+        && mods
+            .iter()
+            .filter(|m| FRND.contains(m) || IRND.contains(m) || **m == ".rna" || **m == ".rs")
+            .count()
+            > 1
+    {
+        return broken(
+            "Multiple rounding modifiers specified for instruction 'cvt'",
+            None,
+        );
+    }
     match opcode {
         "cvt" if has(mods, ".pack") => cvt_pack(mods),
         "cvt" if mods.iter().any(|m| matches!(*m, ".relu" | ".satfinite")) => cvt_relu(mods),
@@ -242,7 +254,14 @@ fn cvt(mods: &[&str]) -> Option<Broken> {
             }
         }
         (true, true) => {
-            if bf {
+            if d.bf16 && a.bf16 {
+                if let Some(m) = frnd {
+                    return illegal(
+                        m,
+                        "does not apply to a conversion between the same float type (round to an integral value with .rni, .rzi, .rmi, .rpi)",
+                    );
+                }
+            } else if bf {
                 if let Some(m) = irnd {
                     return illegal(m, "does not apply to a conversion with .bf16");
                 }
@@ -281,7 +300,7 @@ fn cvt(mods: &[&str]) -> Option<Broken> {
     if has(mods, ".ftz") {
         let f32 = |n: Num| n.float && !n.bf16 && n.bits == 32;
         let ok = if bf {
-            d.bf16 && f32(a)
+            (d.bf16 && f32(a)) || (a.bf16 && f32(d))
         } else {
             f32(d) || f32(a)
         };
@@ -785,7 +804,8 @@ fn cvt_pack(mods: &[&str]) -> Option<Broken> {
     None
 }
 
-/// `cvt` with `.relu`/`.satfinite` to `.bf16` (PTX ISA 9.0 §9.7.9.21): only from `.f32`, and
+/// `cvt` with `.relu`/`.satfinite` to a scalar (PTX ISA 9.0 §9.7.9.21,
+/// `cvt.frnd2{.relu}{.satfinite}.f16.f32` and `.bf16.f32`): only `.f32` to `.f16`/`.bf16`,
 /// with `.rn` or `.rz`.
 fn cvt_relu(mods: &[&str]) -> Option<Broken> {
     let types: Vec<&str> = mods
@@ -793,14 +813,15 @@ fn cvt_relu(mods: &[&str]) -> Option<Broken> {
         .copied()
         .filter(|m| ptx::Type::parse(m).is_some())
         .collect();
-    if types.first() != Some(&".bf16") {
+    // The packed and 8-bit float forms have their own table lines; here the scalar ones.
+    if types.len() != 2 || types.iter().any(|t| num(t).is_none()) {
         return None;
     }
-    if types.get(1) != Some(&".f32") {
+    if !matches!(types[0], ".bf16" | ".f16") || types[1] != ".f32" {
         return broken(
             format!(
-                "Unexpected instruction types specified for 'cvt': .relu and .satfinite convert .f32 to .bf16, not {}",
-                types.get(1).unwrap_or(&"")
+                "Unexpected instruction types specified for 'cvt': .relu and .satfinite convert .f32 to .f16 or .bf16, not {} to {}",
+                types[1], types[0]
             ),
             None,
         );
@@ -812,7 +833,7 @@ fn cvt_relu(mods: &[&str]) -> Option<Broken> {
     match rnd {
         Some(".rn" | ".rz") => None,
         None => broken(
-            "Rounding modifier required for instruction 'cvt': .bf16.f32 with .relu or .satfinite rounds with .rn or .rz",
+            "Rounding modifier required for instruction 'cvt': with .relu or .satfinite it rounds with .rn or .rz",
             None,
         ),
         Some(r) if has(mods, ".satfinite") => broken(

@@ -586,3 +586,27 @@ fn cvt_f16_relu_satfinite_forms() {
     "#]],
     );
 }
+
+/// `cvt` combinations found by crossing modifiers at random against ptxas 13.0.88 (sm_90):
+/// two rounding modifiers, `.relu`/`.satfinite` from other than `.f32`, and the forms the
+/// table lacked (`.ftz.f32.bf16`, `.rni.bf16.bf16`: the last two lines, accepted by ptxas).
+/// ptxas rejects lines 12-16 too; for 14-16 it says "Unexpected instruction types",
+/// "Illegal rounding modifier" and "Illegal modifier '.ftz'", where we give the form table's
+/// "no form ... exists" (no form of the table takes these modifiers with these types).
+#[test]
+fn cvt_random_crossings() {
+    check(
+        &kernel(
+            "8.7",
+            "sm_90",
+            ".reg .f64 %fd<3>;\n.reg .b16 %h<3>;\ncvt.rn.rni.f32.f32 %f1, %f2;\ncvt.relu.satfinite.f64.bf16 %fd1, %h2;\ncvt.rn.satfinite.f16.f64 %h1, %fd2;\ncvt.rn.bf16.bf16 %h1, %h2;\ncvt.ftz.f64.bf16 %fd1, %h2;\ncvt.rn.ftz.f32.bf16 %f1, %h2;\ncvt.rni.bf16.bf16 %h1, %h2;",
+        ),
+        expect![[r#"
+            12: Error: Multiple rounding modifiers specified for instruction 'cvt'
+            13: Error: Unexpected instruction types specified for 'cvt': .relu and .satfinite convert .f32 to .f16 or .bf16, not .bf16 to .f64
+            14: Error: Unexpected instruction types or modifiers specified for 'cvt': no form of 'cvt.rn.satfinite.f16.f64' exists in PTX ISA 9.0
+            15: Error: Unexpected instruction types or modifiers specified for 'cvt': no form of 'cvt.rn.bf16.bf16' exists in PTX ISA 9.0
+            16: Error: Unexpected instruction types or modifiers specified for 'cvt': no form of 'cvt.ftz.f64.bf16' exists in PTX ISA 9.0
+        "#]],
+    );
+}
