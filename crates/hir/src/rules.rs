@@ -103,6 +103,52 @@ pub(crate) fn check(
                 None,
             )
         }
+        // PTX ISA 9.0 §9.7.12.3: `barrier.cluster.arrive{.release|.relaxed}`,
+        // `barrier.cluster.wait{.acquire}`.
+        "barrier" if has(mods, ".cluster") => {
+            let (allowed, what): (&[&str], &str) = if has(mods, ".wait") {
+                (&[".acquire"], "barrier.cluster.wait")
+            } else {
+                (&[".release", ".relaxed"], "barrier.cluster.arrive")
+            };
+            let m = mods.iter().copied().find(|m| {
+                matches!(*m, ".acquire" | ".release" | ".relaxed") && !allowed.contains(m)
+            })?;
+            broken(
+                format!(
+                    "Illegal modifier '{m}' for instruction '{what}': its memory orders are {}",
+                    allowed.join(", ")
+                ),
+                Some(m),
+            )
+        }
+        // PTX ISA 9.0 §9.7.12.4: a state space qualifies only `fence.proxy.async`, and
+        // `fence.proxy.tensormap::generic` takes `.release` or `.acquire` (and a scope).
+        "fence" if has(mods, ".proxy") => {
+            if has(mods, ".tensormap::generic")
+                && !mods.iter().any(|m| matches!(*m, ".release" | ".acquire"))
+            {
+                return broken(
+                    ".acquire/.release modifier required for instruction 'fence.proxy' with .tensormap::generic",
+                    None,
+                );
+            }
+            let sp = mods.iter().copied().find(|m| {
+                matches!(
+                    *m,
+                    ".global" | ".shared::cta" | ".shared::cluster" | ".shared"
+                )
+            })?;
+            if has(mods, ".async") {
+                return None;
+            }
+            broken(
+                format!(
+                    "State space incorrect for instruction 'fence.proxy': {sp} qualifies only fence.proxy.async"
+                ),
+                Some(sp),
+            )
+        }
         "ex2" if has(mods, ".ftz") && mods.iter().any(|m| matches!(*m, ".f16" | ".f16x2")) => {
             broken(
                 "Illegal modifier '.ftz' for instruction 'ex2': ex2.approx of .f16 and .f16x2 takes no .ftz",

@@ -610,3 +610,23 @@ fn cvt_random_crossings() {
         "#]],
     );
 }
+
+/// `barrier.cluster` memory orders and `fence.proxy` qualifiers (families the isa-forms suite
+/// does not instantiate); each message checked against ptxas 13.0.88 (sm_90) for the same
+/// line; the last three lines are accepted by ptxas.
+#[test]
+fn cluster_barrier_and_proxy_fence_rules() {
+    check(
+        &kernel(
+            "8.7",
+            "sm_90",
+            "barrier.cluster.arrive.acquire;\nbarrier.cluster.wait.release;\nfence.proxy.alias.global;\nfence.proxy.tensormap::generic;\nbarrier.cluster.arrive.relaxed.aligned;\nbarrier.cluster.wait.acquire;\nfence.proxy.async.shared::cluster;",
+        ),
+        expect![[r#"
+            10: Error: Illegal modifier '.acquire' for instruction 'barrier.cluster.arrive': its memory orders are .release, .relaxed
+            11: Error: Illegal modifier '.release' for instruction 'barrier.cluster.wait': its memory orders are .acquire
+            12: Error: State space incorrect for instruction 'fence.proxy': .global qualifies only fence.proxy.async
+            13: Error: .acquire/.release modifier required for instruction 'fence.proxy' with .tensormap::generic
+        "#]],
+    );
+}
