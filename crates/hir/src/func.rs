@@ -473,7 +473,7 @@ impl Cx<'_> {
             .iter()
             .any(|d| d.severity == Severity::Error)
         {
-            self.field_immediates(&opcode, &operands);
+            self.field_immediates(&opcode, &mod_refs, &operands);
         }
         if matches!(opcode.as_str(), "setp" | "set") {
             self.comparison(&opcode, &mod_refs, &operands, op_tok.text_range(), range);
@@ -487,7 +487,31 @@ impl Cx<'_> {
     /// values 0..255): ptxas 13.0.88 refuses an immediate outside that range ("Argument 3 of
     /// instruction 'bfe': value '-3' out of range, expected to be in range [0..255]"; it
     /// counts operands from 0 and prints the value in decimal).
-    fn field_immediates(&mut self, opcode: &str, ops: &[ast::Operand]) {
+    fn field_immediates(&mut self, opcode: &str, mods: &[&str], ops: &[ast::Operand]) {
+        // PTX ISA 9.0 §9.7.9.25.3: cp.async copies 4, 8 or 16 bytes, `.cg` only 16 (ptxas
+        // 13.0.88: "Argument 2 of instruction 'cp.async': unexpected value '8', expected to
+        // be 16").
+        let cache = mods.iter().find(|m| matches!(**m, ".ca" | ".cg"));
+        if opcode == "cp"
+            && mods.contains(&".async")
+            && let Some(cache) = cache
+            && let Some(o) = ops.get(2)
+            && let Some(v) = o.as_int()
+        {
+            let cg = *cache == ".cg";
+            let ok = if cg { v == 16 } else { matches!(v, 4 | 8 | 16) };
+            if !ok {
+                self.err(
+                    o.syntax().text_range(),
+                    format!(
+                        "Argument 2 of instruction 'cp.async': unexpected value '{}', expected to be {}",
+                        v as i64,
+                        if cg { "16" } else { "4 or 8 or 16" }
+                    ),
+                );
+            }
+            return;
+        }
         let first = match opcode {
             "bfe" => 2,
             "bfi" => 3,

@@ -149,6 +149,107 @@ pub(crate) fn check(
                 Some(sp),
             )
         }
+        // PTX ISA 9.0 §9.7.12.7 red.async, as ptxas 13.0.88 takes it: `.inc/.dec` of `.u32`,
+        // `.min/.max` of `.u32/.s32`, `.add` of `.u32/.s32/.u64/.s64`, bitwise ops of `.b32`.
+        "red" if has(mods, ".async") => {
+            let op = mods.iter().copied().find(|m| {
+                matches!(
+                    *m,
+                    ".inc" | ".dec" | ".min" | ".max" | ".add" | ".and" | ".or" | ".xor"
+                )
+            })?;
+            let ty = mods
+                .iter()
+                .copied()
+                .find(|m| ptx::Type::parse(m).is_some())?;
+            let ok: &[&str] = match op {
+                ".inc" | ".dec" => &[".u32"],
+                ".min" | ".max" => &[".u32", ".s32"],
+                ".add" => &[".u32", ".s32", ".u64", ".s64"],
+                _ => &[".b32"],
+            };
+            if ok.contains(&ty) {
+                return None;
+            }
+            broken(
+                format!(
+                    "Incorrect type '{ty}' for operation '{op}' in instruction 'red.async' (it takes {})",
+                    ok.join(", ")
+                ),
+                Some(ty),
+            )
+        }
+        // PTX ISA 9.0 §9.7.9.25.4 cp.async.bulk: a copy to global memory completes through a
+        // bulk async-group, a copy to shared memory through an mbarrier.
+        "cp" if has(mods, ".bulk")
+            && !mods.iter().any(|m| {
+                matches!(
+                    *m,
+                    ".tensor" | ".prefetch" | ".commit_group" | ".wait_group"
+                )
+            })
+            && !has(mods, ".reduce") =>
+        {
+            let dst = mods
+                .iter()
+                .copied()
+                .find(|m| matches!(*m, ".global" | ".shared::cta" | ".shared::cluster"))?;
+            let (want, wrong) = if dst == ".global" {
+                (".bulk_group", ".mbarrier::complete_tx::bytes")
+            } else {
+                (".mbarrier::complete_tx::bytes", ".bulk_group")
+            };
+            if has(mods, wrong) {
+                return broken(
+                    format!(
+                        "Illegal modifier '{wrong}' for instruction 'cp.async.bulk': a copy to {dst} completes with {want}"
+                    ),
+                    Some(wrong),
+                );
+            }
+            if !has(mods, want) {
+                return broken(
+                    format!(
+                        ".completion_mechanism modifier required for instruction 'cp.async.bulk': a copy to {dst} completes with {want}"
+                    ),
+                    None,
+                );
+            }
+            None
+        }
+        // PTX ISA 9.0 §9.7.14.5.15 ldmatrix: `.m8n8` loads `.b16`; `.m16n16` loads `.b8`
+        // (optionally unpacking `.b8x16` from 6- or 4-bit data); `.m8n16` unpacks `.b8x16`.
+        "ldmatrix" => {
+            let shape = mods
+                .iter()
+                .copied()
+                .find(|m| matches!(*m, ".m8n8" | ".m16n16" | ".m8n16"))?;
+            let types: Vec<&str> = mods
+                .iter()
+                .copied()
+                .filter(|m| matches!(*m, ".b16" | ".b8" | ".b8x16" | ".b6x16_p32" | ".b4x16_p64"))
+                .collect();
+            let src = types
+                .iter()
+                .any(|t| matches!(*t, ".b6x16_p32" | ".b4x16_p64"));
+            let ok = match shape {
+                ".m8n8" => types == [".b16"],
+                ".m16n16" => {
+                    types == [".b8"] || (types.contains(&".b8x16") && src && types.len() == 2)
+                }
+                _ => types.contains(&".b8x16") && src && types.len() == 2,
+            };
+            if ok {
+                return None;
+            }
+            broken(
+                format!(
+                    "Incorrect instruction type specified for ldmatrix with shape '{shape}': {}",
+                    types.join("")
+                ),
+                None,
+            )
+        }
         "ex2" if has(mods, ".ftz") && mods.iter().any(|m| matches!(*m, ".f16" | ".f16x2")) => {
             broken(
                 "Illegal modifier '.ftz' for instruction 'ex2': ex2.approx of .f16 and .f16x2 takes no .ftz",

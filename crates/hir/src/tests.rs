@@ -630,3 +630,27 @@ fn cluster_barrier_and_proxy_fence_rules() {
         "#]],
     );
 }
+
+/// `red.async` types per operation, `cp.async.bulk` completion mechanisms, `cp.async` sizes
+/// and `ldmatrix` types per shape (families the isa-forms suite does not instantiate); each
+/// message checked against ptxas 13.0.88 (sm_90) for the same line; the last four lines are
+/// accepted by ptxas.
+#[test]
+fn async_copy_and_ldmatrix_rules() {
+    let r = "red.async.relaxed.cluster.shared::cluster.mbarrier::complete_tx::bytes";
+    check(
+        &kernel(
+            "8.7",
+            "sm_90",
+            &format!(".shared .align 16 .b8 sm[64];\n{r}.inc.s32 [%rd1], %r2, [%rd3];\n{r}.and.u32 [%rd1], %r2, [%rd3];\ncp.async.bulk.global.shared::cta.mbarrier::complete_tx::bytes [%rd1], [sm], 16, [sm];\ncp.async.bulk.global.shared::cta [%rd1], [sm], 16;\ncp.async.cg.shared.global [sm], [%rd1], 8;\nldmatrix.sync.aligned.m8n8.x1.shared.b8 {{%r1}}, [sm];\n{r}.add.s64 [%rd1], %rd2, [%rd3];\ncp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [sm], [%rd1], 16, [sm];\ncp.async.ca.shared.global [sm], [%rd1], 8;\nldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {{%r1, %r2}}, [sm];"),
+        ),
+        expect![[r#"
+            11: Error: Incorrect type '.s32' for operation '.inc' in instruction 'red.async' (it takes .u32)
+            12: Error: Incorrect type '.u32' for operation '.and' in instruction 'red.async' (it takes .b32)
+            13: Error: Illegal modifier '.mbarrier::complete_tx::bytes' for instruction 'cp.async.bulk': a copy to .global completes with .bulk_group
+            14: Error: .completion_mechanism modifier required for instruction 'cp.async.bulk': a copy to .global completes with .bulk_group
+            15: Error: Argument 2 of instruction 'cp.async': unexpected value '8', expected to be 16
+            16: Error: Incorrect instruction type specified for ldmatrix with shape '.m8n8': .b8
+        "#]],
+    );
+}
