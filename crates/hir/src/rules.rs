@@ -250,6 +250,31 @@ pub(crate) fn check(
                 None,
             )
         }
+        // PTX ISA 9.0 §9.7.12.15: an mbarrier operation's memory order and scope come together.
+        "mbarrier" => {
+            let sub = mods.first().copied().unwrap_or("");
+            let order = mods
+                .iter()
+                .copied()
+                .find(|m| matches!(*m, ".relaxed" | ".release" | ".acquire"));
+            let scope = mods
+                .iter()
+                .copied()
+                .find(|m| matches!(*m, ".cta" | ".cluster"));
+            match (order, scope) {
+                (Some(o), None) => broken(
+                    format!(
+                        "Modifier '{o}' requires scope with 'mbarrier{sub}' instruction (.cta or .cluster)"
+                    ),
+                    Some(o),
+                ),
+                (None, Some(sc)) => broken(
+                    format!("Modifier '{sc}' requires order with 'mbarrier{sub}' instruction"),
+                    Some(sc),
+                ),
+                _ => None,
+            }
+        }
         "ex2" if has(mods, ".ftz") && mods.iter().any(|m| matches!(*m, ".f16" | ".f16x2")) => {
             broken(
                 "Illegal modifier '.ftz' for instruction 'ex2': ex2.approx of .f16 and .f16x2 takes no .ftz",
@@ -920,6 +945,27 @@ fn gate(opcode: &str, mods: &[&str], n_ops: usize, t: ptx::Sm) -> Option<Broken>
             need(90, "Feature 'set.bf16'".into(), None)
         }
         "fma" if has(mods, ".oob") => need(90, "Modifier '.oob'".into(), Some(".oob")),
+        // PTX ISA 9.0 §9.7.19.5: setmaxnreg is for the architecture- and family-specific
+        // targets (ptxas 13.0.88 takes sm_90a, sm_100a, sm_100f, sm_120a, ...; not sm_90 or
+        // sm_100).
+        "setmaxnreg"
+            if t.to_string()
+                .chars()
+                .last()
+                .is_some_and(|c| c.is_ascii_digit()) =>
+        {
+            let sub = mods
+                .iter()
+                .find(|m| matches!(**m, ".inc" | ".dec"))
+                .copied()
+                .unwrap_or("");
+            broken(
+                format!(
+                    "Instruction 'setmaxnreg{sub}' not supported on .target '{t}' (it needs an architecture- or family-specific target such as sm_90a)"
+                ),
+                None,
+            )
+        }
         _ => None,
     }
 }

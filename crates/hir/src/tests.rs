@@ -642,7 +642,9 @@ fn async_copy_and_ldmatrix_rules() {
         &kernel(
             "8.7",
             "sm_90",
-            &format!(".shared .align 16 .b8 sm[64];\n{r}.inc.s32 [%rd1], %r2, [%rd3];\n{r}.and.u32 [%rd1], %r2, [%rd3];\ncp.async.bulk.global.shared::cta.mbarrier::complete_tx::bytes [%rd1], [sm], 16, [sm];\ncp.async.bulk.global.shared::cta [%rd1], [sm], 16;\ncp.async.cg.shared.global [sm], [%rd1], 8;\nldmatrix.sync.aligned.m8n8.x1.shared.b8 {{%r1}}, [sm];\n{r}.add.s64 [%rd1], %rd2, [%rd3];\ncp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [sm], [%rd1], 16, [sm];\ncp.async.ca.shared.global [sm], [%rd1], 8;\nldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {{%r1, %r2}}, [sm];"),
+            &format!(
+                ".shared .align 16 .b8 sm[64];\n{r}.inc.s32 [%rd1], %r2, [%rd3];\n{r}.and.u32 [%rd1], %r2, [%rd3];\ncp.async.bulk.global.shared::cta.mbarrier::complete_tx::bytes [%rd1], [sm], 16, [sm];\ncp.async.bulk.global.shared::cta [%rd1], [sm], 16;\ncp.async.cg.shared.global [sm], [%rd1], 8;\nldmatrix.sync.aligned.m8n8.x1.shared.b8 {{%r1}}, [sm];\n{r}.add.s64 [%rd1], %rd2, [%rd3];\ncp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [sm], [%rd1], 16, [sm];\ncp.async.ca.shared.global [sm], [%rd1], 8;\nldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {{%r1, %r2}}, [sm];"
+            ),
         ),
         expect![[r#"
             11: Error: Incorrect type '.s32' for operation '.inc' in instruction 'red.async' (it takes .u32)
@@ -652,5 +654,27 @@ fn async_copy_and_ldmatrix_rules() {
             15: Error: Argument 2 of instruction 'cp.async': unexpected value '8', expected to be 16
             16: Error: Incorrect instruction type specified for ldmatrix with shape '.m8n8': .b8
         "#]],
+    );
+}
+
+/// `mbarrier` order/scope pairs and `setmaxnreg` targets; each message checked against ptxas
+/// 13.0.88 for the same line (sm_90; `setmaxnreg` compiles on sm_90a, the last check).
+#[test]
+fn mbarrier_and_setmaxnreg_rules() {
+    check(
+        &kernel(
+            "8.7",
+            "sm_90",
+            ".shared .align 8 .b64 bar;\nmbarrier.arrive.release.shared::cta.b64 %rd1, [bar];\nmbarrier.expect_tx.cta.shared::cta.b64 [bar], 16;\nsetmaxnreg.inc.sync.aligned.u32 64;\nmbarrier.arrive.release.cta.shared::cta.b64 %rd1, [bar];",
+        ),
+        expect![[r#"
+            11: Error: Modifier '.release' requires scope with 'mbarrier.arrive' instruction (.cta or .cluster)
+            12: Error: Modifier '.cta' requires order with 'mbarrier.expect_tx' instruction
+            13: Error: Instruction 'setmaxnreg.inc' not supported on .target 'sm_90' (it needs an architecture- or family-specific target such as sm_90a)
+        "#]],
+    );
+    check(
+        &kernel("8.7", "sm_90a", "setmaxnreg.dec.sync.aligned.u32 64;"),
+        expect![[r#""#]],
     );
 }
