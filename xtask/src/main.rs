@@ -53,9 +53,11 @@ commands:
                             crates/lower/data/cvt.tsv (templates lower uses)
   math-forms                learn ptxas's f32/f64 rcp/sqrt/div routines (slow paths inlined):
                             writes crates/lower/data/math.tsv
-  isa-forms [--arch sm_XX]... [--opcode OP]... [--shard K/N] [--learn] [--verbose]
+  isa-forms [--arch sm_XX]... [--opcode OP]... [--shard K/N] [--learn] [--sema] [--verbose]
                             the PTX ISA's instruction forms as probes: ptxas's verdict, the
-                            judge on ptxas's code, kiln's code verified (target/isa-forms-*.tsv)
+                            judge on ptxas's code, kiln's code verified (target/isa-forms-*.tsv);
+                            --sema: ptxas's verdicts and kiln's checker only (missed and
+                            false errors of the checker, no code generation)
   hazard-learn --arch sm_XX [--dir DIR]
                             learn crates/hazard/tables/<sm>.txt (latencies, scoreboard use)
                             from ptxas output for the corpus

@@ -5,9 +5,9 @@ use std::collections::{HashMap, HashSet};
 use syntax::TextRange;
 use syntax::ast::{self, AstNode, DeclLike};
 
-use crate::Diagnostic;
 use crate::module::{ModuleScope, gate_directive_words, gate_type, vector_after_type};
 use crate::types::{Class, Fit, Ty, fits};
+use crate::{Diagnostic, Severity};
 
 /// A name declared in a function scope.
 #[derive(Debug, Clone)]
@@ -450,11 +450,86 @@ impl Cx<'_> {
             self.shape(&opcode, &mod_refs, &operands, op_tok.text_range(), range);
         }
         self.typing(&opcode, &mod_refs, &operands, range);
+        // The modifier rules of the ISA's prose, where the form table found nothing.
+        if !self.d[start..]
+            .iter()
+            .any(|d| d.severity == Severity::Error)
+            && let Some(b) = crate::rules::check(
+                &opcode,
+                &mod_refs,
+                operands.len(),
+                operands.iter().skip(1).any(|o| int_literal(o).is_some()),
+                self.m.target,
+            )
+        {
+            let at = b
+                .modifier
+                .and_then(|m| i.modifiers().find(|t| t.text() == m))
+                .map_or(op_tok.text_range(), |t| t.text_range());
+            self.err(at, b.message);
+            return;
+        }
+        if !self.d[start..]
+            .iter()
+            .any(|d| d.severity == Severity::Error)
+        {
+            self.field_immediates(&opcode, &mod_refs, &operands);
+        }
         if matches!(opcode.as_str(), "setp" | "set") {
             self.comparison(&opcode, &mod_refs, &operands, op_tok.text_range(), range);
         }
         if self.d.len() == start {
             self.wide_256(&opcode, &mod_refs, range);
+        }
+    }
+
+    /// `bfe`'s and `bfi`'s position and length (PTX ISA 9.0 §9.7.1.19-20: "b" and "c" take
+    /// values 0..255): ptxas 13.0.88 refuses an immediate outside that range ("Argument 3 of
+    /// instruction 'bfe': value '-3' out of range, expected to be in range [0..255]"; it
+    /// counts operands from 0 and prints the value in decimal).
+    fn field_immediates(&mut self, opcode: &str, mods: &[&str], ops: &[ast::Operand]) {
+        // PTX ISA 9.0 §9.7.9.25.3: cp.async copies 4, 8 or 16 bytes, `.cg` only 16 (ptxas
+        // 13.0.88: "Argument 2 of instruction 'cp.async': unexpected value '8', expected to
+        // be 16").
+        let cache = mods.iter().find(|m| matches!(**m, ".ca" | ".cg"));
+        if opcode == "cp"
+            && mods.contains(&".async")
+            && let Some(cache) = cache
+            && let Some(o) = ops.get(2)
+            && let Some(v) = o.as_int()
+        {
+            let cg = *cache == ".cg";
+            let ok = if cg { v == 16 } else { matches!(v, 4 | 8 | 16) };
+            if !ok {
+                self.err(
+                    o.syntax().text_range(),
+                    format!(
+                        "Argument 2 of instruction 'cp.async': unexpected value '{}', expected to be {}",
+                        v as i64,
+                        if cg { "16" } else { "4 or 8 or 16" }
+                    ),
+                );
+            }
+            return;
+        }
+        let first = match opcode {
+            "bfe" => 2,
+            "bfi" => 3,
+            _ => return,
+        };
+        for (i, o) in ops.iter().enumerate().skip(first) {
+            if let Some(v) = o.as_int()
+                && !(0..=255).contains(&(v as i64))
+            {
+                self.err(
+                    o.syntax().text_range(),
+                    format!(
+                        "Argument {i} of instruction '{opcode}': value '{}' out of range, expected to be in range [0..255]",
+                        v as i64
+                    ),
+                );
+                return;
+            }
         }
     }
 

@@ -21,6 +21,7 @@ pub mod fold;
 mod func;
 mod module;
 pub mod names;
+mod rules;
 mod types;
 
 pub use func::check_function;

@@ -435,3 +435,246 @@ fn atom_cache_policy_is_a_64_bit_operand() {
         "#]],
     );
 }
+
+/// The modifier rules of `rules.rs`: one broken rule per line, each line rejected by ptxas
+/// 13.0.88 (sm_90, PTX 8.7) with the message our message starts with.
+#[test]
+fn modifier_rules() {
+    check(
+        &kernel(
+            "8.7",
+            "sm_90",
+            ".reg .f64 %fd<3>;\n.reg .b16 %h<3>;\ncvt.f32.s32 %f1, %r1;\ncvt.rn.f32.f16 %f1, %h1;\ncvt.ftz.s32.u32 %r1, %r2;\ncvt.sat.u64.u32 %rd1, %r1;\ncvt.ftz.f64.f16 %fd1, %h1;\nsetp.eq.ftz.f64 %p1, %fd1, %fd2;\nset.eq.f16.f16x2 %h1, %r1, %r2;\natom.weak.global.add.u32 %r1, [%rd1], 1;\nred.acquire.gpu.global.add.u32 [%rd1], 1;\natom.shared.add.L2::cache_hint.u32 %r1, [%rd1], 1, %rd2;\natom.global.add.f16 %h1, [%rd1], %h2;\natom.global.min.f32 %f1, [%rd1], %f2;\nred.global.add.noftz.f32 [%rd1], %f2;\nld.relaxed.global.u32 %r1, [%rd1];\nst.weak.gpu.global.u32 [%rd1], %r1;\nld.gpu.global.u32 %r1, [%rd1];\nld.release.gpu.global.u32 %r1, [%rd1];\nld.shared.L1::evict_last.u32 %r1, [%rd1];\nld.global.nc.lu.u32 %r1, [%rd1];\nld.global.L2::evict_last.u32 %r1, [%rd1];\nld.global.pred %p1, [%rd1];\ncvt.rn.f32.s32 %f1, %r1;\ncvt.rni.sat.s32.f32 %r1, %f1;\natom.relaxed.gpu.global.add.noftz.f16 %h1, [%rd1], %h2;\nld.relaxed.gpu.global.L1::evict_last.u32 %r1, [%rd1];",
+        ),
+        expect![[r#"
+            12: Error: Rounding modifier required for instruction 'cvt': an integer-to-float conversion needs a floating-point rounding (.rn, .rz, .rm, .rp) (.f32.s32)
+            13: Error: Illegal rounding modifier for instruction 'cvt': .rn does not apply to a widening float conversion, which is exact (.f32.f16)
+            14: Error: Illegal modifier '.ftz' for instruction 'cvt': .ftz applies to conversions from or to .f32 (.s32.u32)
+            15: Error: Illegal modifier '.sat' for instruction 'cvt': every source value fits the destination type (.u64.u32)
+            16: Error: Modifier '.ftz' does not apply to this type of convert operation: .ftz applies to conversions from or to .f32 (.f64.f16)
+            17: Error: Illegal modifier '.ftz' for instruction 'setp': .ftz applies to .f32, .f16 and .f16x2 comparisons, not to .f64 operands
+            18: Error: Unexpected instruction types specified for 'set': a .f16x2 comparison cannot give a .f16 result
+            19: Error: Illegal modifier '.weak' for instruction 'atom': its memory orders are .relaxed, .acquire, .release, .acq_rel
+            20: Error: Illegal modifier '.acquire' for instruction 'red': its memory orders are .relaxed, .release
+            21: Error: Modifier '.L2::cache_hint' cannot be applied to '.shared' space for instruction 'atom': cache hints are for global memory
+            22: Error: '.noftz' modifier required for instruction 'atom' with type '.f16'
+            23: Error: Operation .min requires .u32 or .s32 or .u64 or .s64 or .f16 or .f16x2 or .bf16 or .bf16x2 type for instruction 'atom'
+            24: Error: Illegal modifier '.noftz' for instruction 'red': it applies to .add, .min and .max of .f16, .f16x2, .bf16 and .bf16x2
+            25: Error: Modifier '.relaxed' requires scope with 'ld' instruction (.cta, .cluster, .gpu or .sys)
+            26: Error: Modifier '.weak' cannot be combined with modifier '.gpu'
+            27: Error: Modifier '.gpu' requires memory order with 'ld' instruction (.relaxed or .acquire)
+            28: Error: Illegal modifier '.release' for instruction 'ld': its memory orders are .weak, .volatile, .relaxed, .acquire
+            29: Error: Modifier '.evict_last' cannot be applied to '.shared' space for instruction 'ld': cache eviction priorities and hints are for global memory
+            30: Error: Illegal cache operation for instruction 'ld.nc': .lu (ld.global.nc takes .ca, .cg or .cs)
+            31: Error: Instruction 'ld' requires '.v8.b32/.v4.b64' type with '.L2::evict_last' modifier.
+            32: Error: Unexpected instruction types specified for 'ld': .pred is not a type memory can hold
+        "#]],
+    );
+}
+
+/// More of `rules.rs`: target gates on sm_80, then rules of other instructions on sm_90; each
+/// line's message checked against ptxas 13.0.88 for the same line and target.
+#[test]
+fn modifier_rules_more() {
+    let regs = ".reg .f64 %fd<3>;\n.reg .b16 %h<3>;\n";
+    check(
+        &kernel(
+            "8.7",
+            "sm_80",
+            &format!(
+                "{regs}atom.relaxed.cluster.global.add.u32 %r1, [%rd1], 1;\nmax.relu.s32 %r1, %r2, %r3;\nmin.xorsign.abs.f32 %f1, %f2, %f3;\ncvt.pack.s16.s32 %r1, %r2, %r3;\natom.global.add.noftz.bf16 %h1, [%rd1], %h2;"
+            ),
+        ),
+        expect![[r#"
+            12: Error: Feature '.cluster scope' requires .target sm_90 or higher
+            13: Error: Feature 'max.relu' requires .target sm_90 or higher
+            14: Error: Feature '.abs' requires .target sm_86 or higher
+            15: Error: .sat modifier required for instruction 'cvt.pack'
+            16: Error: Instruction 'atom.add.bf16.global' requires .target sm_90 or higher
+        "#]],
+    );
+    check(
+        &kernel(
+            "8.7",
+            "sm_90",
+            &format!(
+                "{regs}min.relu.u32 %r1, %r2, %r3;\nmin.abs.f16 %h1, %h2, %h1;\nadd.sat.u32 %r1, %r2, %r3;\nmad.lo.sat.s32 %r1, %r2, %r3, %r1;\nmad.f32 %f1, %f2, %f3, %f1;\nslct.ftz.b32.s32 %r1, %r2, %r3, %r1;\nfma.rn.sat.relu.f16 %h1, %h2, %h1, %h1;\nfence.sc;\nex2.approx.ftz.f16 %h1, %h2;\nldu.global.v4.b64 {{%rd1, %rd2, %rd3, %rd1}}, [%rd1];\nvadd2.s32.s32.s32.sat.add %r1, %r2, %r3, %r1;\nmax.f32 %f1, %f2, %f3, %f1;\nmax.relu.s32 %r1, %r2, %r3;\nmad.rn.f32 %f1, %f2, %f3, %f1;\ncvt.pack.sat.s16.s32 %r1, %r2, %r3;\ncvt.rm.relu.bf16.f32 %h1, %f1;"
+            ),
+        ),
+        expect![[r#"
+            12: Error: Illegal modifier '.relu' for instruction 'min' with type '.u32'
+            13: Error: Modifier '.abs' requires modifier '.xorsign'
+            14: Error: Modifier '.sat' does not apply to '.u32' type (only .s32 saturates)
+            15: Error: Illegal modifier '.sat' for instruction 'mad.lo': .sat applies to mad.hi.s32
+            16: Error: Rounding modifier required for instruction 'mad': mad.f32 for sm_20 and later rounds with .rn, .rz, .rm or .rp
+            17: Error: Illegal modifier '.ftz' for instruction 'slct': .ftz applies to an .f32 selector
+            18: Error: Modifier '.relu' cannot be combined with modifier '.sat'
+            19: Error: Scope modifier required for instruction 'fence' (.cta, .cluster, .gpu or .sys)
+            20: Error: Illegal modifier '.ftz' for instruction 'ex2': ex2.approx of .f16 and .f16x2 takes no .ftz
+            21: Error: Vector type too large, exceeds 128 bit limit (4 x 64 bits)
+            22: Error: Illegal combination of .sat and .add modifiers
+            23: Error: Feature 'max.f32 with 3 input operands' requires .target sm_100 or higher
+            27: Error: Illegal rounding modifier for instruction 'cvt': .rm (.relu rounds with .rn or .rz)
+        "#]],
+    );
+}
+
+/// The last groups of the isa-forms suite (sm_90): `.xorsign` without `.abs`, `mad.wide.sat`,
+/// `sub` of `.s16x2`, immediates of 16x2 `add`, `bfe`/`bfi` field immediates out of [0..255],
+/// three-source `min.f32` before sm_100, and `vshl`/`vmad` with two types instead of three.
+/// Each message checked against ptxas 13.0.88 for the same line; the last two lines are
+/// accepted by ptxas.
+#[test]
+fn modifier_rules_last() {
+    check(
+        &kernel(
+            "8.7",
+            "sm_90",
+            "min.xorsign.f32 %f1, %f2, %f3;\nmad.wide.sat.s32 %rd1, %r2, %r3, %rd1;\nsub.s16x2 %r1, %r2, %r3;\nadd.u16x2 %r1, %r2, 5;\nbfe.u32 %r1, %r2, 3, 0x100;\nbfi.b32 %r1, %r2, %r3, -3, 2;\nmin.xorsign.abs.f32 %f1, %f2, %f3, %f1;\nvshl.u32.u32.clamp %r1, %r2, %r3;\nvmad.s32.s32 %r1, %r2, %r3, %r1;\nvshl.u32.u32.u32.clamp %r1, %r2, %r3;\nbfe.u32 %r1, %r2, 255, 255;",
+        ),
+        expect![[r#"
+            10: Error: Modifier '.xorsign' requires modifier '.abs'
+            11: Error: Illegal modifier '.sat' for instruction 'mad.wide': .sat applies to mad.hi.s32
+            12: Error: Unexpected instruction types specified for 'sub': ptxas 13.0.88 has no sub.u16x2/.s16x2 (add, min and max have them)
+            13: Error: Arguments mismatch for instruction 'add': the sources of a .u16x2/.s16x2 'add' are registers
+            14: Error: Argument 3 of instruction 'bfe': value '256' out of range, expected to be in range [0..255]
+            15: Error: Argument 3 of instruction 'bfi': value '-3' out of range, expected to be in range [0..255]
+            16: Error: Feature 'min.f32 with 3 input operands' requires .target sm_100 or higher
+            17: Error: Unexpected instruction types or modifiers specified for 'vshl': no form of 'vshl.u32.u32.clamp' exists in PTX ISA 9.0
+            18: Error: Unexpected instruction types or modifiers specified for 'vmad': no form of 'vmad.s32.s32' exists in PTX ISA 9.0
+        "#]],
+    );
+}
+
+/// `ld`/`st` combinations the isa-forms suite does not cross (it varies each group alone):
+/// cache operators with `.volatile` or an order, `.volatile` with eviction priorities or
+/// cache hints, a cache operator with an L1 eviction priority. Each message checked against
+/// ptxas 13.0.88 (sm_90) for the same line; the last three lines are accepted by ptxas.
+#[test]
+fn memory_modifier_combinations() {
+    check(
+        &kernel(
+            "8.7",
+            "sm_90",
+            "ld.volatile.global.ca.u32 %r1, [%rd1];\nld.relaxed.gpu.global.cg.u32 %r1, [%rd1];\nst.release.sys.global.wt.u32 [%rd1], %r1;\nld.volatile.global.L1::evict_last.u32 %r1, [%rd1];\nld.volatile.global.L2::cache_hint.u32 %r1, [%rd1], %rd2;\nld.global.ca.L1::evict_normal.u32 %r1, [%rd1];\nst.global.wb.L1::evict_last.u32 [%rd1], %r1;\nld.weak.global.ca.u32 %r1, [%rd1];\nld.volatile.global.L2::128B.u32 %r1, [%rd1];\nld.global.ca.L2::cache_hint.u32 %r1, [%rd1], %rd2;",
+        ),
+        expect![[r#"
+            10: Error: Modifier '.volatile' cannot be combined with modifier '.ca'
+            11: Error: Modifier '.relaxed' cannot be combined with modifier '.cg'
+            12: Error: Modifier '.release' cannot be combined with modifier '.wt'
+            13: Error: Modifier '.evict_last' cannot be combined with modifier '.volatile'
+            14: Error: Modifier '.L2::cache_hint' cannot be combined with modifier '.volatile'
+            15: Error: Modifier '.evict_normal' cannot be combined with modifier '.ca'
+            16: Error: Modifier '.evict_last' cannot be combined with modifier '.wb'
+        "#]],
+    );
+}
+
+/// `cvt.frnd2{.relu}{.satfinite}.f16.f32` (the table lacked it: a false error before): the
+/// forms compile on sm_90; `.relu` needs sm_80 (ptxas 13.0.88 on sm_75: "Modifier '.relu'
+/// requires .target sm_80 or higher", the same line; our wording names the instruction) while
+/// `.satfinite` alone compiles on sm_75, as ptxas says.
+#[test]
+fn cvt_f16_relu_satfinite_forms() {
+    let body = ".reg .b16 %h<3>;\ncvt.rn.relu.f16.f32 %h1, %f1;\ncvt.rz.satfinite.f16.f32 %h1, %f1;\ncvt.rn.relu.satfinite.f16.f32 %h1, %f1;";
+    check(&kernel("8.7", "sm_90", body), expect![[r#""#]]);
+    check(
+        &kernel("8.7", "sm_75", body),
+        expect![[r#"
+        11: Error: Feature 'cvt' requires .target sm_80 or higher
+        13: Error: Feature 'cvt' requires .target sm_80 or higher
+    "#]],
+    );
+}
+
+/// `cvt` combinations found by crossing modifiers at random against ptxas 13.0.88 (sm_90):
+/// two rounding modifiers, `.relu`/`.satfinite` from other than `.f32`, and the forms the
+/// table lacked (`.ftz.f32.bf16`, `.rni.bf16.bf16`: the last two lines, accepted by ptxas).
+/// ptxas rejects lines 12-16 too; for 14-16 it says "Unexpected instruction types",
+/// "Illegal rounding modifier" and "Illegal modifier '.ftz'", where we give the form table's
+/// "no form ... exists" (no form of the table takes these modifiers with these types).
+#[test]
+fn cvt_random_crossings() {
+    check(
+        &kernel(
+            "8.7",
+            "sm_90",
+            ".reg .f64 %fd<3>;\n.reg .b16 %h<3>;\ncvt.rn.rni.f32.f32 %f1, %f2;\ncvt.relu.satfinite.f64.bf16 %fd1, %h2;\ncvt.rn.satfinite.f16.f64 %h1, %fd2;\ncvt.rn.bf16.bf16 %h1, %h2;\ncvt.ftz.f64.bf16 %fd1, %h2;\ncvt.rn.ftz.f32.bf16 %f1, %h2;\ncvt.rni.bf16.bf16 %h1, %h2;",
+        ),
+        expect![[r#"
+            12: Error: Multiple rounding modifiers specified for instruction 'cvt'
+            13: Error: Unexpected instruction types specified for 'cvt': .relu and .satfinite convert .f32 to .f16 or .bf16, not .bf16 to .f64
+            14: Error: Unexpected instruction types or modifiers specified for 'cvt': no form of 'cvt.rn.satfinite.f16.f64' exists in PTX ISA 9.0
+            15: Error: Unexpected instruction types or modifiers specified for 'cvt': no form of 'cvt.rn.bf16.bf16' exists in PTX ISA 9.0
+            16: Error: Unexpected instruction types or modifiers specified for 'cvt': no form of 'cvt.ftz.f64.bf16' exists in PTX ISA 9.0
+        "#]],
+    );
+}
+
+/// `barrier.cluster` memory orders and `fence.proxy` qualifiers (families the isa-forms suite
+/// does not instantiate); each message checked against ptxas 13.0.88 (sm_90) for the same
+/// line; the last three lines are accepted by ptxas.
+#[test]
+fn cluster_barrier_and_proxy_fence_rules() {
+    check(
+        &kernel(
+            "8.7",
+            "sm_90",
+            "barrier.cluster.arrive.acquire;\nbarrier.cluster.wait.release;\nfence.proxy.alias.global;\nfence.proxy.tensormap::generic;\nbarrier.cluster.arrive.relaxed.aligned;\nbarrier.cluster.wait.acquire;\nfence.proxy.async.shared::cluster;",
+        ),
+        expect![[r#"
+            10: Error: Illegal modifier '.acquire' for instruction 'barrier.cluster.arrive': its memory orders are .release, .relaxed
+            11: Error: Illegal modifier '.release' for instruction 'barrier.cluster.wait': its memory orders are .acquire
+            12: Error: State space incorrect for instruction 'fence.proxy': .global qualifies only fence.proxy.async
+            13: Error: .acquire/.release modifier required for instruction 'fence.proxy' with .tensormap::generic
+        "#]],
+    );
+}
+
+/// `red.async` types per operation, `cp.async.bulk` completion mechanisms, `cp.async` sizes
+/// and `ldmatrix` types per shape (families the isa-forms suite does not instantiate); each
+/// message checked against ptxas 13.0.88 (sm_90) for the same line; the last four lines are
+/// accepted by ptxas.
+#[test]
+fn async_copy_and_ldmatrix_rules() {
+    let r = "red.async.relaxed.cluster.shared::cluster.mbarrier::complete_tx::bytes";
+    check(
+        &kernel(
+            "8.7",
+            "sm_90",
+            &format!(
+                ".shared .align 16 .b8 sm[64];\n{r}.inc.s32 [%rd1], %r2, [%rd3];\n{r}.and.u32 [%rd1], %r2, [%rd3];\ncp.async.bulk.global.shared::cta.mbarrier::complete_tx::bytes [%rd1], [sm], 16, [sm];\ncp.async.bulk.global.shared::cta [%rd1], [sm], 16;\ncp.async.cg.shared.global [sm], [%rd1], 8;\nldmatrix.sync.aligned.m8n8.x1.shared.b8 {{%r1}}, [sm];\n{r}.add.s64 [%rd1], %rd2, [%rd3];\ncp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [sm], [%rd1], 16, [sm];\ncp.async.ca.shared.global [sm], [%rd1], 8;\nldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {{%r1, %r2}}, [sm];"
+            ),
+        ),
+        expect![[r#"
+            11: Error: Incorrect type '.s32' for operation '.inc' in instruction 'red.async' (it takes .u32)
+            12: Error: Incorrect type '.u32' for operation '.and' in instruction 'red.async' (it takes .b32)
+            13: Error: Illegal modifier '.mbarrier::complete_tx::bytes' for instruction 'cp.async.bulk': a copy to .global completes with .bulk_group
+            14: Error: .completion_mechanism modifier required for instruction 'cp.async.bulk': a copy to .global completes with .bulk_group
+            15: Error: Argument 2 of instruction 'cp.async': unexpected value '8', expected to be 16
+            16: Error: Incorrect instruction type specified for ldmatrix with shape '.m8n8': .b8
+        "#]],
+    );
+}
+
+/// `mbarrier` order/scope pairs and `setmaxnreg` targets; each message checked against ptxas
+/// 13.0.88 for the same line (sm_90; `setmaxnreg` compiles on sm_90a, the last check).
+#[test]
+fn mbarrier_and_setmaxnreg_rules() {
+    check(
+        &kernel(
+            "8.7",
+            "sm_90",
+            ".shared .align 8 .b64 bar;\nmbarrier.arrive.release.shared::cta.b64 %rd1, [bar];\nmbarrier.expect_tx.cta.shared::cta.b64 [bar], 16;\nsetmaxnreg.inc.sync.aligned.u32 64;\nmbarrier.arrive.release.cta.shared::cta.b64 %rd1, [bar];",
+        ),
+        expect![[r#"
+            11: Error: Modifier '.release' requires scope with 'mbarrier.arrive' instruction (.cta or .cluster)
+            12: Error: Modifier '.cta' requires order with 'mbarrier.expect_tx' instruction
+            13: Error: Instruction 'setmaxnreg.inc' not supported on .target 'sm_90' (it needs an architecture- or family-specific target such as sm_90a)
+        "#]],
+    );
+    check(
+        &kernel("8.7", "sm_90a", "setmaxnreg.dec.sync.aligned.u32 64;"),
+        expect![[r#""#]],
+    );
+}

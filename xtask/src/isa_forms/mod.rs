@@ -23,6 +23,13 @@
 //!    `verified`). A probe whose code uses an instruction the emulator cannot run is
 //!    `unverifiable` (compiled, not verified, listed).
 //!
+//! `--sema` stops after ptxas's verdicts (no judge) and runs kiln's checker alone on every
+//! probe: `missed_errors` as above, and `false_errors` counts the probes ptxas accepts that the
+//! checker rejects (its message in the TSV). Keep the probe set (no `--opcode`) to reuse
+//! ptxas's cached verdicts: the modules, and so the cache keys, depend on the whole set.
+//! For a rejected probe the TSV's kiln column says whether the checker `accepts` (a missed
+//! error) or `rejects` it.
+//!
 //! `--shard K/N` runs the instances whose key hashes to the K-th of N shards
 //! (`corpus::Shard::contains_key`: deterministic, independent of the order and of the other
 //! instances); CI runs one shard, a full run takes every instance.
@@ -114,6 +121,8 @@ struct Args {
     opcodes: Vec<String>,
     verbose: bool,
     learn: bool,
+    /// `--sema`: ptxas's verdicts and kiln's checker only (no judge, no code generation).
+    sema: bool,
     shard: Option<corpus::Shard>,
 }
 
@@ -123,6 +132,7 @@ fn parse_args(args: &[String]) -> Result<Args, String> {
         opcodes: Vec::new(),
         verbose: false,
         learn: false,
+        sema: false,
         shard: None,
     };
     let mut it = args.iter();
@@ -136,6 +146,7 @@ fn parse_args(args: &[String]) -> Result<Args, String> {
                 .push(it.next().ok_or("--opcode needs a value")?.clone()),
             "--verbose" | "-v" => a.verbose = true,
             "--learn" => a.learn = true,
+            "--sema" => a.sema = true,
             "--shard" => {
                 a.shard = Some(corpus::Shard::parse(it.next().ok_or("--shard needs K/N")?)?)
             }
@@ -457,6 +468,25 @@ fn sema_accepts(arch: &str, idx: usize, inst: &Instance) -> bool {
     .unwrap_or(false)
 }
 
+/// kiln's checker's first error on the probe (for `--sema`'s report).
+fn sema_first_error(arch: &str, idx: usize, inst: &Instance) -> String {
+    let Some(sm) = db::Sm::parse(arch) else {
+        return format!("kiln does not know {arch}");
+    };
+    let text = single(arch, idx, inst);
+    corpus::catch(|| {
+        let mut database = db::RootDatabase::default();
+        let file = database.add_file(std::path::Path::new("probe.ptx"), text.as_bytes());
+        let mut all = db::diagnostics(&database, file).to_vec();
+        all.extend(db::target_diagnostics(&database, file, sm).iter().cloned());
+        all.into_iter()
+            .find(|d| d.severity == db::Severity::Error)
+            .map(|d| d.message)
+            .unwrap_or_default()
+    })
+    .unwrap_or_else(|p| format!("panic: {p}"))
+}
+
 /// Whether an instruction computes an approximation (MUFU-based in ptxas's code).
 fn approximate(mnemonic: &str) -> bool {
     mnemonic.contains(".approx")
@@ -501,7 +531,7 @@ fn run_arch(arch: &str, args: &Args) -> Result<(), String> {
         .map(|c| c.to_vec())
         .collect();
     let per_batch = corpus::par_map("isa-forms ptxas", &batches, |batch| {
-        ptxas_batch(arch, insts, batch)
+        ptxas_batch(arch, insts, batch, !args.sema)
     });
     for b in per_batch {
         for (i, r) in b? {
@@ -527,6 +557,20 @@ fn run_arch(arch: &str, args: &Args) -> Result<(), String> {
 
     // 3: kiln on every accepted probe.
     let accepted: Vec<usize> = (0..n).filter(|i| outcomes[*i].accepted).collect();
+    if args.sema {
+        // The checker alone: an error on a probe ptxas accepts is a false error.
+        let ok = corpus::par_map("isa-forms sema (accepted)", &accepted, |&i| {
+            sema_accepts(arch, i, &insts[i])
+        });
+        for (i, ok) in accepted.iter().zip(ok) {
+            outcomes[*i].kiln = if ok {
+                Verdict::NotRun
+            } else {
+                Verdict::FalseError(sema_first_error(arch, *i, &insts[*i]))
+            };
+        }
+        return report(arch, forms, insts, &outcomes, &skipped, args.verbose);
+    }
     let verdicts = corpus::par_map("isa-forms kiln", &accepted, |&i| {
         let o = &outcomes[i];
         kiln(arch, i, &insts[i], &o.judge, o.ptxas_cubin.as_deref())
@@ -545,6 +589,7 @@ fn ptxas_batch(
     arch: &str,
     insts: &[Instance],
     batch: &[usize],
+    run_judge: bool,
 ) -> Result<Vec<(usize, PtxasVerdict)>, String> {
     let mut left: Vec<usize> = batch.to_vec();
     let mut res: Vec<(usize, PtxasVerdict)> = Vec::new();
@@ -561,6 +606,7 @@ fn ptxas_batch(
                     .and_then(|b| emu::load::decode(&b).map_err(|e| e.to_string()));
                 for &i in &left {
                     let v = match &image {
+                        Ok(_) if !run_judge => Verdict::NotRun,
                         Ok(image) => judge(arch, i, &insts[i], image),
                         Err(e) => Verdict::Unsupported(format!("load: {e}")),
                     };
@@ -661,7 +707,11 @@ fn report(
             inst.section,
             inst.form_line,
             o.judge.word(),
-            o.kiln.word(),
+            match (o.accepted, o.missed) {
+                (false, true) => "accepts",
+                (false, false) => "rejects",
+                _ => o.kiln.word(),
+            },
             clean(o.rejected.as_deref().unwrap_or(o.judge.detail())),
             clean(o.kiln.detail()),
         );
