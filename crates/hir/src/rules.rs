@@ -275,6 +275,13 @@ pub(crate) fn check(
                 _ => None,
             }
         }
+        "mma"
+            if !mods
+                .iter()
+                .any(|m| m.starts_with(".sp") || m.starts_with(".kind::")) =>
+        {
+            mma(mods)
+        }
         "ex2" if has(mods, ".ftz") && mods.iter().any(|m| matches!(*m, ".f16" | ".f16x2")) => {
             broken(
                 "Illegal modifier '.ftz' for instruction 'ex2': ex2.approx of .f16 and .f16x2 takes no .ftz",
@@ -1137,6 +1144,109 @@ fn ldu(mods: &[&str]) -> Option<Broken> {
     if n * bits > 128 {
         return broken(
             format!("Vector type too large, exceeds 128 bit limit ({n} x {bits} bits)"),
+            None,
+        );
+    }
+    None
+}
+
+/// `mma.sync.aligned` (PTX ISA 9.0 §9.7.14.5.14, each shape's syntax block; the `.sp` and
+/// `.kind::` forms are not checked here): the layouts are `.row.col` except for `.m8n8k4` of
+/// `.f16`; `.rn` is for `.f64`; `.b1` takes a bit operation (`.xor`/`.and`) and `.popc`, no
+/// other type takes them; `.satfinite` is for the integer types; and the `.m16n8k8`/
+/// `.m16n8k16` `.f16` shapes have `.dtype` equal to `.ctype`.
+fn mma(mods: &[&str]) -> Option<Broken> {
+    let shape = mods
+        .iter()
+        .copied()
+        .find(|m| m.starts_with(".m") && m.contains('n') && m.contains('k'))?;
+    let types: Vec<&str> = mods
+        .iter()
+        .copied()
+        .filter(|m| {
+            matches!(
+                *m,
+                ".f16"
+                    | ".f32"
+                    | ".f64"
+                    | ".bf16"
+                    | ".tf32"
+                    | ".s8"
+                    | ".u8"
+                    | ".s4"
+                    | ".u4"
+                    | ".b1"
+                    | ".s32"
+                    | ".e4m3"
+                    | ".e5m2"
+            )
+        })
+        .collect();
+    let [d, a, _b, c] = types[..] else {
+        return None;
+    };
+    let layouts: Vec<&str> = mods
+        .iter()
+        .copied()
+        .filter(|m| matches!(*m, ".row" | ".col"))
+        .collect();
+    if !(shape == ".m8n8k4" && a == ".f16") {
+        if let Some(l) = layouts.first().filter(|l| **l != ".row") {
+            return broken(
+                format!("Illegal alayout '{l}' for instruction 'mma' (the A matrix is .row)"),
+                Some(l),
+            );
+        }
+        if let Some(l) = layouts.get(1).filter(|l| **l != ".col") {
+            return broken(
+                format!("Illegal blayout '{l}' for instruction 'mma' (the B matrix is .col)"),
+                Some(l),
+            );
+        }
+    }
+    if has(mods, ".rn") && a != ".f64" {
+        return broken(
+            "Illegal rounding modifier for instruction 'mma': .rn is for .f64",
+            Some(".rn"),
+        );
+    }
+    let bitop = mods.iter().copied().find(|m| matches!(*m, ".xor" | ".and"));
+    if a == ".b1" {
+        // ptxas's wording: a missing bit operation is an "illegal reduction operation", a
+        // missing .popc an "unexpected number of operations".
+        if bitop.is_none() {
+            return broken(
+                "Illegal reduction operation for instruction 'mma': .b1 takes a bit operation (.xor or .and) and .popc",
+                None,
+            );
+        }
+        if !has(mods, ".popc") {
+            return broken(
+                format!(
+                    "Unexpected number of operations specified for mma with shape '{shape}': .b1 takes .popc after its bit operation"
+                ),
+                None,
+            );
+        }
+    } else if let Some(m) = bitop.or(mods.iter().copied().find(|m| *m == ".popc")) {
+        return broken(
+            format!("Unexpected instruction types specified for 'mma': {m} is for .b1"),
+            Some(m),
+        );
+    }
+    if has(mods, ".satfinite") && !matches!(a, ".s8" | ".u8" | ".s4" | ".u4") {
+        return broken(
+            format!(
+                "Unexpected instruction types specified for 'mma': .satfinite is for the integer types, not {a}"
+            ),
+            Some(".satfinite"),
+        );
+    }
+    if matches!(shape, ".m16n8k8" | ".m16n8k16") && a == ".f16" && d != c {
+        return broken(
+            format!(
+                ".dtype must be '{c}' when .ctype is '{c}' for 'mma' instruction with shape '{shape}'"
+            ),
             None,
         );
     }

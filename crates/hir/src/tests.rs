@@ -678,3 +678,31 @@ fn mbarrier_and_setmaxnreg_rules() {
         expect![[r#""#]],
     );
 }
+
+/// `mma.sync` layouts, `.rn`, bit operations, `.satfinite` and `.dtype`/`.ctype`; each
+/// message checked against ptxas 13.0.88 (sm_90) for the same line; the last two lines are
+/// accepted by ptxas.
+#[test]
+fn mma_rules() {
+    let (a, f, i) = (
+        "{%r1, %r2, %r3, %r1}, {%r1, %r2}",
+        "{%f1, %f2, %f3, %f1}",
+        "{%r1, %r2, %r3, %r1}",
+    );
+    check(
+        &kernel(
+            "8.7",
+            "sm_90",
+            &format!(
+                "mma.sync.aligned.m16n8k16.row.row.f32.f16.f16.f32 {f}, {a}, {f};\nmma.sync.aligned.m16n8k8.row.col.rn.f32.tf32.tf32.f32 {f}, {a}, {f};\nmma.sync.aligned.m16n8k256.row.col.popc.s32.b1.b1.s32 {i}, {a}, {i};\nmma.sync.aligned.m16n8k32.row.col.satfinite.f32.e4m3.e4m3.f32 {f}, {a}, {f};\nmma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f16 {f}, {a}, {{%r1, %r2}};\nmma.sync.aligned.m16n8k32.row.col.satfinite.s32.u8.s8.s32 {i}, {a}, {i};\nmma.sync.aligned.m16n8k256.row.col.and.popc.s32.b1.b1.s32 {i}, {a}, {i};"
+            ),
+        ),
+        expect![[r#"
+            10: Error: Illegal blayout '.row' for instruction 'mma' (the B matrix is .col)
+            11: Error: Illegal rounding modifier for instruction 'mma': .rn is for .f64
+            12: Error: Illegal reduction operation for instruction 'mma': .b1 takes a bit operation (.xor or .and) and .popc
+            13: Error: Unexpected instruction types specified for 'mma': .satfinite is for the integer types, not .e4m3
+            14: Error: .dtype must be '.f16' when .ctype is '.f16' for 'mma' instruction with shape '.m16n8k16'
+        "#]],
+    );
+}
