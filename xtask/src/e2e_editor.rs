@@ -20,6 +20,8 @@ pub fn run(args: &[String]) -> Result<(), String> {
     if status.success() {
         Ok(())
     } else {
-        Err(format!("e2e-editor: editors/code/e2e/run.sh failed ({status})"))
+        Err(format!(
+            "e2e-editor: editors/code/e2e/run.sh failed ({status})"
+        ))
     }
 }
