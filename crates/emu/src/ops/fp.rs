@@ -371,9 +371,21 @@ pub(crate) fn half_src(
         let op2 = ops
             .get(*i + 1)
             .ok_or_else(|| Fault::Unsupported("half2 immediate without its pair".into()))?;
-        // nvdisasm prints the high half first.
-        let hi = raw32(ctx, w, l, op)?;
-        let lo = raw32(ctx, w, l, op2)?;
+        // nvdisasm prints the high half first. A half the table holds as a fixed value (an
+        // encoding whose half is constant: no raw bits) is that value in the instruction's
+        // format, not an f32's bits.
+        let bits = |o: &Operand| -> R<u32> {
+            match &o.kind {
+                OperandKind::Float {
+                    bits: None, value, ..
+                } => {
+                    Ok(float::round(*value, std::cmp::Ordering::Equal, Rnd::Ne, fmt, false) as u32)
+                }
+                _ => raw32(ctx, w, l, o),
+            }
+        };
+        let hi = bits(op)?;
+        let lo = bits(op2)?;
         *i += 2;
         return Ok((
             fmt.to_f64(u64::from(lo & 0xffff)),
