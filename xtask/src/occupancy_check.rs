@@ -148,7 +148,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
             at += 2;
             launches += 1;
             let o = sm.occupancy(&launch);
-            let ours = (o.blocks, limiter_bits(&o.limiters));
+            let ours = (o.blocks, Limiter::cuda_bits(&o.limiters));
             let header = (u32::from(pair[0]), u32::from(pair[1]));
             if ours != header {
                 differ += 1;
@@ -392,20 +392,6 @@ fn grid(sms: &[OccupancyLimits]) -> Vec<Query> {
         }
     }
     qs
-}
-
-/// `cudaOccLimitingFactor` bits.
-fn limiter_bits(limiters: &[Limiter]) -> u32 {
-    limiters
-        .iter()
-        .map(|l| match l {
-            Limiter::Warps => 0x01,
-            Limiter::Registers => 0x02,
-            Limiter::SharedMemory => 0x04,
-            Limiter::Blocks => 0x08,
-            Limiter::Barriers => 0x10,
-        })
-        .sum()
 }
 
 /// FNV-1a over a launch's fields (the same sample on every machine).

@@ -92,6 +92,20 @@ pub enum Limiter {
 }
 
 impl Limiter {
+    /// The limiters as `cuda_occupancy.h`'s `cudaOccLimitingFactor` bit set.
+    pub fn cuda_bits(limiters: &[Limiter]) -> u32 {
+        limiters
+            .iter()
+            .map(|l| match l {
+                Limiter::Warps => 0x01,
+                Limiter::Registers => 0x02,
+                Limiter::SharedMemory => 0x04,
+                Limiter::Blocks => 0x08,
+                Limiter::Barriers => 0x10,
+            })
+            .sum()
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             Limiter::Warps => "warps",
@@ -361,19 +375,6 @@ mod tests {
         assert_eq!(OccupancyLimits::all().len(), Profile::all().len());
     }
 
-    fn bits(limiters: &[Limiter]) -> u32 {
-        limiters
-            .iter()
-            .map(|l| match l {
-                Limiter::Warps => 0x01,
-                Limiter::Registers => 0x02,
-                Limiter::SharedMemory => 0x04,
-                Limiter::Blocks => 0x08,
-                Limiter::Barriers => 0x10,
-            })
-            .sum()
-    }
-
     /// kiln's function against the committed sample of cuda_occupancy.h's answers
     /// (`cargo xtask occupancy-check` compares the whole grid where the toolkit is installed).
     #[test]
@@ -393,7 +394,10 @@ mod tests {
             };
             let o = limits.occupancy(&launch);
             assert_eq!(
-                (i64::from(o.blocks), i64::from(bits(&o.limiters))),
+                (
+                    i64::from(o.blocks),
+                    i64::from(Limiter::cuda_bits(&o.limiters))
+                ),
                 (v[7], v[8]),
                 "sm_{}: {launch:?}",
                 v[0]
