@@ -1,4 +1,4 @@
-//! `cargo xtask bench compile --arch sm_80|sm_90 [--dir DIR] [--runs N]`: kiln against ptxas,
+//! `cargo xtask bench compile --arch sm_XX [--dir DIR] [--runs N]`: kiln against ptxas,
 //! whole process, cold, on the same inputs.
 //!
 //! The inputs are the corpus files (for the arch, as the corpus stages select them) that kiln
@@ -16,7 +16,7 @@ use std::time::Instant;
 
 use crate::corpus;
 
-const USAGE: &str = "usage: cargo xtask bench compile --arch sm_80|sm_90 [--dir DIR] [--runs N]";
+const USAGE: &str = "usage: cargo xtask bench compile --arch sm_XX [--dir DIR] [--runs N]";
 
 pub fn run(args: &[String]) -> Result<(), String> {
     let Some((what, rest)) = args.split_first() else {

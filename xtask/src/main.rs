@@ -19,6 +19,7 @@ mod occupancy_check;
 mod oracle;
 mod sass_prefer;
 mod sass_probe;
+mod sm_forms;
 
 use std::process::ExitCode;
 
@@ -51,6 +52,9 @@ commands:
                             print: writes crates/sass/tables/<sm>.prefer
   cvt-forms                 learn ptxas's SASS for every cvt variant: writes
                             crates/lower/data/cvt.tsv (templates lower uses)
+  sm-forms --base sm_XX --arch sm_YY [--dir DIR] [--shard K/N] [--top N]
+                            which SASS mnemonics ptxas writes for one SM and not the other on
+                            the same corpus files (how an SM's target::Forms are found)
   math-forms                learn ptxas's f32/f64 rcp/sqrt/div routines (slow paths inlined):
                             writes crates/lower/data/math.tsv
   isa-forms [--arch sm_XX]... [--opcode OP]... [--shard K/N] [--learn] [--sema] [--verbose]
@@ -93,6 +97,7 @@ fn main() -> ExitCode {
         "cvt-forms" => cvt_forms::run(rest),
         "math-forms" => math_forms::run(rest),
         "isa-forms" => isa_forms::run(rest),
+        "sm-forms" => sm_forms::run(rest),
         "hazard-learn" => corpus::hazard::learn(rest),
         "gpu-check" => gpu_check::run(rest),
         "bench" => bench::run(rest),

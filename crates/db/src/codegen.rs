@@ -111,6 +111,15 @@ pub fn codegen_sms() -> String {
     Profile::codegen_names()
 }
 
+/// The SMs kiln generates code for, oldest first (`sm_80`, ...).
+pub fn codegen_sm_names() -> Vec<String> {
+    Profile::all()
+        .iter()
+        .filter(|p| p.has_codegen())
+        .map(Profile::name)
+        .collect()
+}
+
 /// The profile of the target's SM, or the error that code generation is unsupported for it.
 fn codegen_target(target: &Target) -> Result<lower::LowerTarget, CodegenError> {
     target

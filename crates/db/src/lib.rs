@@ -44,9 +44,9 @@ use std::sync::{Arc, Mutex};
 
 pub use codegen::{
     BlockThreads, CodegenError, CubinOutput, DEFAULT_BLOCK_THREADS, DeviceFunctions, FileTarget,
-    KernelStats, allocated, codegen_diagnostics, codegen_sms, codegen_supported, cubin,
-    device_functions, encoded, kernel_stats, kernel_targets, lowered, module_data, module_vars,
-    optimized, sass_origins, sass_text, sass_text_with, scheduled,
+    KernelStats, allocated, codegen_diagnostics, codegen_sm_names, codegen_sms, codegen_supported,
+    cubin, device_functions, encoded, kernel_stats, kernel_targets, lowered, module_data,
+    module_vars, optimized, sass_origins, sass_text, sass_text_with, scheduled,
 };
 pub use function::{Function, FunctionOutline, FunctionSyntax, function_outline};
 pub use items::{ItemKind, ItemSummary, ModuleItems, module_items};

@@ -85,14 +85,28 @@ const EXAMPLES: &[&str] = &[
     "../../test-data/codegen/elect_fence.ptx",
 ];
 
-/// The refusals the examples are expected to meet: (file, SM).
-const REFUSED: &[(&str, &str)] = &[
-    ("griddep.ptx", "sm_80"),
-    ("half2_bf16.ptx", "sm_80"),
-    ("special_regs_cluster.ptx", "sm_80"),
-    ("atom_vector.ptx", "sm_80"),
-    ("elect_fence.ptx", "sm_80"),
+/// The examples every SM before sm_90 refuses (their PTX needs sm_90: `griddepcontrol`,
+/// `bf16x2` arithmetic, cluster registers, vector atomics, `elect.sync`).
+const NEEDS_SM90: &[&str] = &[
+    "griddep.ptx",
+    "half2_bf16.ptx",
+    "special_regs_cluster.ptx",
+    "atom_vector.ptx",
+    "elect_fence.ptx",
 ];
+
+/// Every SM kiln generates code for (`target::Profile`).
+fn sms() -> Vec<String> {
+    db::codegen_sm_names()
+}
+
+/// How many (example, SM) pairs among `examples` are refused.
+fn refusals(examples: &[&str]) -> usize {
+    sms()
+        .iter()
+        .map(|sm| examples.iter().filter(|p| refused(p, sm)).count())
+        .sum()
+}
 
 /// Examples executed against ptxas's cubin in the emulator instead of the interpreter
 /// (`approximate_math_executes_like_ptxas`): approximate math (MUFU), which the interpreter
@@ -117,7 +131,7 @@ const ALSO_AGAINST_PTXAS: &[&str] = &[
 ];
 
 fn refused(path: &str, sm: &str) -> bool {
-    REFUSED.iter().any(|(f, s)| path.ends_with(f) && *s == sm)
+    sm != "sm_90" && NEEDS_SM90.iter().any(|f| path.ends_with(f))
 }
 
 fn target(sm: &str) -> Target {
@@ -541,7 +555,7 @@ fn cubins_are_accepted_by_nvidia_tools_and_listings_match() {
     let mut checked = 0;
     for path in EXAMPLES {
         let text = std::fs::read_to_string(path).unwrap();
-        for sm in ["sm_80", "sm_90"] {
+        for sm in sms().iter().map(String::as_str) {
             let mut db = RootDatabase::default();
             let file = db.add_file(path, text.as_bytes());
             let t = target(sm);
@@ -583,7 +597,7 @@ fn cubins_are_accepted_by_nvidia_tools_and_listings_match() {
             checked += 1;
         }
     }
-    assert_eq!(checked, 2 * EXAMPLES.len() - REFUSED.len());
+    assert_eq!(checked, sms().len() * EXAMPLES.len() - refusals(EXAMPLES));
 }
 
 /// Per `.text.*` section of a cubin, its words' texts (branch targets as addresses) and the
@@ -619,7 +633,7 @@ fn instructions_with_ptxas_text_are_ptxas_words() {
     let mut hidden_differs = 0;
     for path in EXAMPLES {
         let text = std::fs::read_to_string(path).unwrap();
-        for sm in ["sm_80", "sm_90"] {
+        for sm in sms().iter().map(String::as_str) {
             let mut db = RootDatabase::default();
             let file = db.add_file(path, text.as_bytes());
             let out = db::cubin(&db, FileTarget::new(&db, file, target(sm)));
@@ -707,7 +721,7 @@ fn compiled_kernels_execute_like_the_interpreter() {
     let mut verified = 0;
     for path in EXAMPLES.iter().filter(|p| !APPROXIMATE.contains(p)) {
         let text = std::fs::read_to_string(path).unwrap();
-        for sm in ["sm_80", "sm_90"] {
+        for sm in sms().iter().map(String::as_str) {
             let mut db = RootDatabase::default();
             let file = db.add_file(path, text.as_bytes());
             let t = target(sm);
@@ -733,7 +747,7 @@ fn compiled_kernels_execute_like_the_interpreter() {
     // Every (file, SM) pair not refused ran all of its kernels.
     assert_eq!(
         verified,
-        2 * (EXAMPLES.len() - APPROXIMATE.len()) - REFUSED.len()
+        sms().len() * (EXAMPLES.len() - APPROXIMATE.len()) - refusals(EXAMPLES)
     );
 }
 
@@ -751,7 +765,7 @@ fn approximate_math_executes_like_ptxas() {
     let mut checked = 0;
     for path in APPROXIMATE.iter().chain(ALSO_AGAINST_PTXAS) {
         let text = std::fs::read_to_string(path).unwrap();
-        for sm in ["sm_80", "sm_90"] {
+        for sm in sms().iter().map(String::as_str) {
             let mut db = RootDatabase::default();
             let file = db.add_file(path, text.as_bytes());
             let t = target(sm);
@@ -787,7 +801,10 @@ fn approximate_math_executes_like_ptxas() {
         }
     }
     let _ = std::fs::remove_dir_all(&dir);
-    assert_eq!(checked, 2 * (APPROXIMATE.len() + ALSO_AGAINST_PTXAS.len()));
+    assert_eq!(
+        checked,
+        sms().len() * (APPROXIMATE.len() + ALSO_AGAINST_PTXAS.len())
+    );
 }
 
 /// Control codes: every example kernel's code passes the hazard checker (`crates/hazard`,
@@ -795,7 +812,7 @@ fn approximate_math_executes_like_ptxas() {
 #[test]
 fn control_codes_pass_the_hazard_checker() {
     let mut checked = 0;
-    for sm in ["sm_80", "sm_90"] {
+    for sm in sms().iter().map(String::as_str) {
         if hazard::latency_table(sm).is_none() {
             println!("skipping {sm}: no hazard latency table committed for it");
             continue;
@@ -904,7 +921,7 @@ fn reserved_smem_traces_match_ptxas() {
             offset0_symbol: syms.iter().any(|s| s.name == ".nv.reservedSmem.offset0"),
         }
     };
-    for sm in ["sm_80", "sm_90"] {
+    for sm in sms().iter().map(String::as_str) {
         let mut db = RootDatabase::default();
         let file = db.add_file("rsmem_traces.ptx", text.as_bytes());
         let out = db::cubin(&db, FileTarget::new(&db, file, target(sm)));
@@ -948,7 +965,7 @@ fn cooperative_groups_tiles_execute_like_the_interpreter() {
     };
     let path = corpus.join("ptx/cuda-samples/reduction__reduction_kernel.sm_80.ptx");
     let text = std::fs::read_to_string(&path).unwrap();
-    for sm in ["sm_80", "sm_90"] {
+    for sm in sms().iter().map(String::as_str) {
         let mut db = RootDatabase::default();
         let file = db.add_file(path.to_str().unwrap(), text.as_bytes());
         let t = target(sm);
@@ -1005,7 +1022,7 @@ fn cooperative_groups_tiles_execute_like_the_interpreter() {
 fn spilled_kernels_execute_like_the_interpreter() {
     let path = "../../test-data/codegen/pressure.ptx";
     let text = std::fs::read_to_string(path).unwrap();
-    for sm in ["sm_80", "sm_90"] {
+    for sm in sms().iter().map(String::as_str) {
         // 16 is raised to ptxas's lower bound, 24.
         for budget in [32u32, 24, 16] {
             let mut db = RootDatabase::default();
@@ -1070,7 +1087,7 @@ fn undefined_shuffle_lanes_compare_under_the_zero_convention() {
     ret;
 }
 "#;
-    for sm in ["sm_80", "sm_90"] {
+    for sm in sms().iter().map(String::as_str) {
         let mut db = RootDatabase::default();
         let file = db.add_file("partial.ptx", text.as_bytes());
         let out = db::cubin(&db, FileTarget::new(&db, file, target(sm)));

@@ -144,7 +144,7 @@ pub fn decode(bytes: &[u8]) -> Result<Image, LoadError> {
     let c = cubin::read(bytes).map_err(|e| LoadError(format!("not a valid cubin: {e}")))?;
     let sm = c.header.sm();
     let table = sass::table(&format!("sm_{sm}"))
-        .ok_or_else(|| LoadError(format!("no SASS table for sm_{sm} (have sm_80, sm_90)")))?;
+        .ok_or_else(|| LoadError(format!("no SASS table for sm_{sm}")))?;
     let merged = crate::fallback::table(&format!("sm_{sm}"));
     let mut text_addr = HashMap::new();
     let mut sections = Vec::new();

@@ -3,13 +3,13 @@
 //! `seq.rs` (`%s` the source, `%d` the destination). A variant the table does not cover, or
 //! covers with `-` (ptxas's code reads constant banks, branches, ...), stays unsupported.
 
-use std::collections::HashMap;
 use std::sync::OnceLock;
 
 use ir::Reg;
 use syntax::SyntaxNode;
 use syntax::ast;
 
+use crate::learned::Table;
 use crate::{Cx, LowerError, Ty, sub, unsupported};
 
 /// Base mnemonics whose scheduling class kiln knows (`sched::is_variable_latency`); a
@@ -19,35 +19,30 @@ const SCHEDULED: &[&str] = &[
     "SEL", "FSEL", "IMAD", "SHF", "IADD3", "HADD2",
 ];
 
-/// variant (`cvt.rmi.f32.f32`) → (sm_80 template, sm_90 template).
-fn table() -> &'static HashMap<String, [Option<String>; 2]> {
-    static T: OnceLock<HashMap<String, [Option<String>; 2]>> = OnceLock::new();
+/// variant (`cvt.rmi.f32.f32`) → one template per learned SM.
+fn table() -> &'static Table<()> {
+    static T: OnceLock<Table<()>> = OnceLock::new();
     T.get_or_init(|| {
-        let known = |t: &str| {
-            t.split(';').all(|i| {
-                let i = i.trim();
-                let i = match i.strip_prefix('@') {
-                    Some(r) => r.split_once(' ').map_or("", |(_, r)| r),
-                    None => i,
-                };
-                SCHEDULED.contains(&i.split(['.', ' ']).next().unwrap_or(""))
-            })
+        Table::parse(
+            include_str!("../data/cvt.tsv"),
+            0,
+            |_| Some(()),
+            cvt_template_schedulable,
+        )
+    })
+}
+
+/// Whether every instruction of a `cvt` template (`; `-separated, as in `data/cvt.tsv`) has
+/// a scheduling class kiln knows; `lower` refuses the others (the generator of the table's
+/// test kernels leaves them out the same way).
+pub fn cvt_template_schedulable(t: &str) -> bool {
+    t.split(';').all(|i| {
+        let i = i.trim();
+        let i = match i.strip_prefix('@') {
+            Some(r) => r.split_once(' ').map_or("", |(_, r)| r),
+            None => i,
         };
-        include_str!("../data/cvt.tsv")
-            .lines()
-            .filter(|l| !l.starts_with('#'))
-            .filter_map(|l| {
-                let mut f = l.split('\t');
-                let key = f.next()?.to_string();
-                let mut col = || {
-                    f.next()
-                        .filter(|t| *t != "-" && known(t))
-                        .map(|t| t.replace("; ", "\n"))
-                };
-                let (a, b) = (col(), col());
-                Some((key, [a, b]))
-            })
-            .collect()
+        SCHEDULED.contains(&i.split(['.', ' ']).next().unwrap_or(""))
     })
 }
 
@@ -88,10 +83,7 @@ impl Cx {
         for m in mods.iter().filter(|m| ast::TYPES.contains(&m.as_str())) {
             key.push_str(m);
         }
-        let Some(col) = learned_column(self.target) else {
-            return Ok(false);
-        };
-        let Some(text) = table().get(&key).and_then(|c| c[col].clone()) else {
+        let Some((_, text)) = table().get(&key, self.target.profile.number) else {
             return Ok(false);
         };
         let types: Vec<&str> = mods
@@ -146,27 +138,11 @@ impl Cx {
     }
 }
 
-/// instruction (`sqrt.rn.f32`, `div.rn.f64`) → (sm_80 template, sm_90 template), from `data/math.tsv`
-/// (`cargo xtask math-forms`: ptxas's routines with their slow paths inlined).
-fn math_table() -> &'static HashMap<String, [Option<String>; 2]> {
-    static T: OnceLock<HashMap<String, [Option<String>; 2]>> = OnceLock::new();
-    T.get_or_init(|| {
-        include_str!("../data/math.tsv")
-            .lines()
-            .filter(|l| !l.starts_with('#'))
-            .filter_map(|l| {
-                let mut f = l.split('\t');
-                let key = f.next()?.to_string();
-                let mut col = || {
-                    f.next()
-                        .filter(|t| *t != "-")
-                        .map(|t| t.replace("; ", "\n"))
-                };
-                let (a, b) = (col(), col());
-                Some((key, [a, b]))
-            })
-            .collect()
-    })
+/// instruction (`sqrt.rn.f32`, `div.rn.f64`) → one template per learned SM, from
+/// `data/math.tsv` (`cargo xtask math-forms`: ptxas's routines with their slow paths inlined).
+fn math_table() -> &'static Table<()> {
+    static T: OnceLock<Table<()>> = OnceLock::new();
+    T.get_or_init(|| Table::parse(include_str!("../data/math.tsv"), 0, |_| Some(()), |_| true))
 }
 
 impl Cx {
@@ -191,10 +167,7 @@ impl Cx {
             "{opcode}{}",
             sorted.iter().map(|m| m.as_str()).collect::<String>()
         );
-        let Some(col) = learned_column(self.target) else {
-            return Ok(false);
-        };
-        let Some(text) = math_table().get(&key).and_then(|c| c[col].clone()) else {
+        let Some((_, text)) = math_table().get(&key, self.target.profile.number) else {
             return Ok(false);
         };
         let n = ops.len() - 1;
@@ -213,12 +186,4 @@ impl Cx {
         self.emit_seq(&text, &binds);
         Ok(true)
     }
-}
-
-/// The SMs of the learned tables' columns (`data/cvt.tsv`, `data/math.tsv`), in order.
-const LEARNED_SMS: [u16; 2] = [80, 90];
-
-/// The column of the learned tables for the target's SM; `None`: nothing was learned for it.
-pub(crate) fn learned_column(t: crate::LowerTarget) -> Option<usize> {
-    LEARNED_SMS.iter().position(|&n| n == t.profile.number)
 }

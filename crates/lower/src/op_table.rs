@@ -12,13 +12,13 @@
 //! instructions have a latency class the hazard tables know, with the scheduling class
 //! `sched` gives them.
 
-use std::collections::HashMap;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use ir::Reg;
 use syntax::ast;
 
+use crate::learned::Table;
 use crate::{Cx, LowerError};
 
 /// How one operand is held.
@@ -43,12 +43,10 @@ impl Shape {
     }
 }
 
-struct Row {
+/// A row's operand shapes (the table's second field, `ww>w`).
+struct Shapes {
     srcs: Vec<Shape>,
     dst: Shape,
-    /// One template per learned SM (`LEARNED_SMS` of `cvt_table.rs`), `None` where ptxas's
-    /// code has no template.
-    cols: [Option<String>; 2],
 }
 
 /// Whether selection may fall back on the table (see [`disable_learned_ops`]).
@@ -63,27 +61,16 @@ pub fn disable_learned_ops() {
 /// The sources' names in templates, in operand order.
 const SOURCES: [&str; 5] = ["%a", "%b", "%c", "%e", "%f"];
 
-fn table() -> &'static HashMap<String, Row> {
-    static T: OnceLock<HashMap<String, Row>> = OnceLock::new();
+fn table() -> &'static Table<Shapes> {
+    static T: OnceLock<Table<Shapes>> = OnceLock::new();
     T.get_or_init(|| {
-        include_str!("../data/ops.tsv")
-            .lines()
-            .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
-            .filter_map(|l| {
-                let mut f = l.split('\t');
-                let key = f.next()?.to_string();
-                let (srcs, dst) = f.next()?.split_once('>')?;
-                let srcs = srcs.chars().map(Shape::parse).collect::<Option<Vec<_>>>()?;
-                let dst = Shape::parse(dst.chars().next()?)?;
-                let mut col = || {
-                    f.next()
-                        .filter(|t| *t != "-")
-                        .map(|t| t.replace("; ", "\n"))
-                };
-                let cols = [col(), col()];
-                Some((key, Row { srcs, dst, cols }))
-            })
-            .collect()
+        let shapes = |f: &[&str]| {
+            let (srcs, dst) = f[0].split_once('>')?;
+            let srcs = srcs.chars().map(Shape::parse).collect::<Option<Vec<_>>>()?;
+            let dst = Shape::parse(dst.chars().next()?)?;
+            Some(Shapes { srcs, dst })
+        };
+        Table::parse(include_str!("../data/ops.tsv"), 1, shapes, |_| true)
     })
 }
 
@@ -120,13 +107,7 @@ impl Cx {
         let Some(key) = canonical(opcode, mods) else {
             return Ok(false);
         };
-        let Some(row) = table().get(&key) else {
-            return Ok(false);
-        };
-        let Some(col) = crate::cvt_table::learned_column(self.target) else {
-            return Ok(false);
-        };
-        let Some(text) = row.cols[col].clone() else {
+        let Some((row, text)) = table().get(&key, self.target.profile.number) else {
             return Ok(false);
         };
         if ops.len() != row.srcs.len() + 1 {
@@ -192,6 +173,6 @@ mod tests {
             .lines()
             .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
             .count();
-        assert_eq!(table().len(), rows);
+        assert_eq!(table().rows.len(), rows);
     }
 }

@@ -177,6 +177,47 @@ const SM100_CUBIN: CubinLayout = CubinLayout {
     reports_cmem0: false,
 };
 
+/// sm_80's forms (ptxas 13.0.88's sm_80 code).
+const SM80_FORMS: Forms = Forms {
+    ldc: false,
+    vimnmx: false,
+    i2fp: false,
+    redg: false,
+    desc_operand: false,
+    clusters: false,
+    griddepcontrol: false,
+    warpsync_all: false,
+    lepc_target: false,
+    hfma2_plain: false,
+    f2fp_source_type: false,
+    bf16x2_arith: false,
+    tex_uniform_header: false,
+    fp64_fixed_latency: false,
+    nc_prefetch_128: true,
+    nwarpid_virtcfg: false,
+    barrier_sync_deferred: false,
+    vector_atomics: false,
+    elect: false,
+};
+
+/// sm_86 (GA10x) differs from sm_80 where ptxas 13.0.88's sm_86 code does: `cvt.rn.f32.{s,u}32`
+/// is `I2FP.F32.{S,U}32` and `fma.rn.f16x2` is plain `HFMA2` (ptxas writes no `HFMA2.MMA`
+/// for sm_86). Found by comparing the mnemonics of ptxas's sm_80 and sm_86 code for the
+/// corpus (`cargo xtask sm-forms`); the hazard tables (`crates/hazard/tables/sm_86.txt`) give
+/// every other instruction the same latency class as on sm_80.
+const SM86_FORMS: Forms = Forms {
+    i2fp: true,
+    hfma2_plain: true,
+    ..SM80_FORMS
+};
+
+/// sm_89 (AD10x): sm_86's forms, and `cvt.rn.f16x2.f32` names its source type
+/// (`F2FP.F16.F32.PACK_AB`) as on sm_90.
+const SM89_FORMS: Forms = Forms {
+    f2fp_source_type: true,
+    ..SM86_FORMS
+};
+
 const fn before_sm90(number: u16, codegen: Option<Forms>) -> Profile {
     Profile {
         number,
@@ -192,32 +233,9 @@ const fn before_sm90(number: u16, codegen: Option<Forms>) -> Profile {
 /// The SMs kiln knows: those with SASS tables (`crates/sass/tables`).
 static PROFILES: [Profile; 7] = [
     before_sm90(75, None),
-    before_sm90(
-        80,
-        Some(Forms {
-            ldc: false,
-            vimnmx: false,
-            i2fp: false,
-            redg: false,
-            desc_operand: false,
-            clusters: false,
-            griddepcontrol: false,
-            warpsync_all: false,
-            lepc_target: false,
-            hfma2_plain: false,
-            f2fp_source_type: false,
-            bf16x2_arith: false,
-            tex_uniform_header: false,
-            fp64_fixed_latency: false,
-            nc_prefetch_128: true,
-            nwarpid_virtcfg: false,
-            barrier_sync_deferred: false,
-            vector_atomics: false,
-            elect: false,
-        }),
-    ),
-    before_sm90(86, None),
-    before_sm90(89, None),
+    before_sm90(80, Some(SM80_FORMS)),
+    before_sm90(86, Some(SM86_FORMS)),
+    before_sm90(89, Some(SM89_FORMS)),
     Profile {
         number: 90,
         param_base: 0x210,

@@ -37,7 +37,7 @@ mod compare;
 mod pack;
 mod prepare;
 
-const USAGE: &str = "usage: cargo xtask gpu-check [prepare|compare RESULTS] [--arch sm_80|sm_90] [--dir CORPUS] [--out DIR] [--limit N]";
+const USAGE: &str = "usage: cargo xtask gpu-check [prepare|compare RESULTS] [--arch sm_XX (an SM with code generation)] [--dir CORPUS] [--out DIR] [--limit N]";
 
 struct Args {
     step: Option<String>,
@@ -80,9 +80,10 @@ fn parse(args: &[String]) -> Result<Args, String> {
             other => return Err(format!("unknown argument `{other}`\n{USAGE}")),
         }
     }
-    if !matches!(a.arch.as_str(), "sm_80" | "sm_90") {
+    if !db::Sm::parse(&a.arch).is_some_and(db::codegen_supported) {
         return Err(format!(
-            "gpu-check: kiln generates code for sm_80 and sm_90, not {}",
+            "gpu-check: kiln generates code for {}, not {}",
+            db::codegen_sms(),
             a.arch
         ));
     }

@@ -124,6 +124,9 @@ struct Args {
     /// `--sema`: ptxas's verdicts and kiln's checker only (no judge, no code generation).
     sema: bool,
     shard: Option<corpus::Shard>,
+    /// `--learn --probes-out DIR`: write the learner's probes (`DIR/<sm>/ptx/*.ptx`, one per
+    /// instance) instead of learning, as seeds for `sass-probe --collect --also DIR/<sm>`.
+    probes_out: Option<std::path::PathBuf>,
 }
 
 fn parse_args(args: &[String]) -> Result<Args, String> {
@@ -134,6 +137,7 @@ fn parse_args(args: &[String]) -> Result<Args, String> {
         learn: false,
         sema: false,
         shard: None,
+        probes_out: None,
     };
     let mut it = args.iter();
     while let Some(x) = it.next() {
@@ -147,6 +151,9 @@ fn parse_args(args: &[String]) -> Result<Args, String> {
             "--verbose" | "-v" => a.verbose = true,
             "--learn" => a.learn = true,
             "--sema" => a.sema = true,
+            "--probes-out" => {
+                a.probes_out = Some(it.next().ok_or("--probes-out needs a folder")?.into())
+            }
             "--shard" => {
                 a.shard = Some(corpus::Shard::parse(it.next().ok_or("--shard needs K/N")?)?)
             }
@@ -155,6 +162,9 @@ fn parse_args(args: &[String]) -> Result<Args, String> {
     }
     if a.archs.is_empty() {
         a.archs = vec!["sm_80".into(), "sm_90".into()];
+    }
+    if a.probes_out.is_some() && !a.learn {
+        return Err("isa-forms: --probes-out goes with --learn".into());
     }
     if a.learn && a.shard.is_some() {
         return Err("isa-forms --learn reads every instance: no --shard".into());
@@ -399,6 +409,9 @@ fn learn_table(args: &Args) -> Result<(), String> {
         "isa-forms --learn: {} instances kiln refuses",
         to_learn.len()
     );
+    if let Some(dir) = &args.probes_out {
+        return learn::write_probes(&to_learn, dir);
+    }
     let rows = learn::learn(&to_learn);
     let mut reasons: BTreeMap<String, usize> = BTreeMap::new();
     let mut learned = 0;
@@ -413,7 +426,10 @@ fn learn_table(args: &Args) -> Result<(), String> {
             }
         }
     }
-    let mut report = String::from("# instruction\tsm_80\tsm_90 (template or why not)\n");
+    let mut report = format!(
+        "# instruction\t{} (template or why not)\n",
+        crate::cvt_forms::arch_columns()
+    );
     for (k, r) in &rows {
         report.push_str(k);
         for c in &r.cols {

@@ -364,10 +364,26 @@ pub(crate) fn lane_op(
             wr64(w, l, o(0)?, r)
         }
         "FRND" => {
-            check_mods(inst, &["F64", "FTZ", "TRUNC", "FLOOR", "CEIL", "F32"])?;
+            check_mods(
+                inst,
+                &["F64", "F16", "FTZ", "TRUNC", "FLOOR", "CEIL", "F32"],
+            )?;
             let f64t = inst.has_mod("F64");
+            let f16t = inst.has_mod("F16");
             let a = if f64t {
                 f64src(ctx, w, l, o(1)?)?
+            } else if f16t {
+                // The low half of the source as f16 (`cvt.r*i.f16.f16`'s template reads a
+                // 16-bit register, whose value is the low half).
+                let op = o(1)?;
+                let mut b = raw32(ctx, w, l, op)? & 0xffff;
+                if op.abs {
+                    b &= 0x7fff;
+                }
+                if op.neg {
+                    b ^= 0x8000;
+                }
+                F16.to_f64(u64::from(b))
             } else {
                 f32src(ctx, w, l, o(1)?, inst.has_mod("FTZ"))?
             };
@@ -387,6 +403,16 @@ pub(crate) fn lane_op(
                     r.to_bits()
                 };
                 wr64(w, l, o(0)?, b)
+            } else if f16t {
+                // An integral f16 value is exact in f16; the result is the low half (the
+                // upper half reads as zero: a 16-bit PTX register's upper bits are
+                // unspecified, and nothing reads them).
+                let b = if r.is_nan() {
+                    F16.canonical_nan()
+                } else {
+                    float::round(r, std::cmp::Ordering::Equal, Rnd::Ne, F16, false)
+                };
+                wr(w, l, o(0)?, b as u32 & 0xffff)
             } else {
                 let b = if r.is_nan() {
                     0x7fff_ffff
