@@ -69,7 +69,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
         }
     }
     let base = base.ok_or(USAGE)?;
-    let args = CorpusArgs::parse(&rest)?;
+    let args = CorpusArgs::parse_stage(&rest)?;
     let arch = args.require_arch("sm-forms")?.to_string();
     // Files both SMs compile: those selected for the newer of the two.
     let files = args.files_for_arch(&arch);

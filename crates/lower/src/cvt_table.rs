@@ -129,10 +129,10 @@ impl Cx {
         if text.lines().count() > 1 && same(d, s) {
             // The template writes `%d` before its last read of `%s`: go through a temporary.
             let t = self.tmp(words(dt));
-            self.emit_seq(&text, &[("%d", Reg::v(t, words(dt))), ("%s", s)]);
+            self.emit_seq(text, &[("%d", Reg::v(t, words(dt))), ("%s", s)]);
             self.copy_words(d, t, words(dt));
         } else {
-            self.emit_seq(&text, &[("%d", d), ("%s", s)]);
+            self.emit_seq(text, &[("%d", d), ("%s", s)]);
         }
         Ok(true)
     }
@@ -183,7 +183,7 @@ impl Cx {
         }
         // The routine copies its operands in first and its result out last, so `%d` may be
         // one of them.
-        self.emit_seq(&text, &binds);
+        self.emit_seq(text, &binds);
         Ok(true)
     }
 }

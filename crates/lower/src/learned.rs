@@ -25,8 +25,7 @@ impl<R> Table<R> {
     ) -> Table<R> {
         let header = text
             .lines()
-            .filter(|l| l.starts_with('#') && l.contains('\t'))
-            .last()
+            .rfind(|l| l.starts_with('#') && l.contains('\t'))
             .unwrap_or("");
         let sms: Vec<u16> = header
             .split('\t')

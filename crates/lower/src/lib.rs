@@ -1152,7 +1152,9 @@ impl Cx {
             .iter()
             .rev()
             .find(|m| ast::TYPES.contains(&m.as_str()))
-            .ok_or_else(|| malformed(node, "instruction without a type"))?;
+            // The checker accepted the instruction, so its type is one lowering does not know
+            // by name (`min.s16x2`): unsupported, not malformed.
+            .ok_or_else(|| unsupported(node, "an instruction type kiln does not lower"))?;
         Ty::lowered(t).ok_or_else(|| unsupported(node, format!("type {t}")))
     }
 
@@ -1160,7 +1162,15 @@ impl Cx {
         if ops.len() == n {
             Ok(())
         } else {
-            Err(malformed(node, format!("expected {n} operands")))
+            // The checker accepted the operand count, so this is a form lowering does not
+            // cover (`cvt.rz.satfinite.f16x2.f32 d, a, b`): unsupported, not malformed.
+            Err(unsupported(
+                node,
+                format!(
+                    "this form with {} operands (kiln lowers the one with {n})",
+                    ops.len()
+                ),
+            ))
         }
     }
 }

@@ -144,7 +144,7 @@ impl Cx {
         }
         // Templates copy their sources in first and their result out last, so `%d` may be
         // one of the sources.
-        self.emit_seq(&text, &binds);
+        self.emit_seq(text, &binds);
         Ok(true)
     }
 }

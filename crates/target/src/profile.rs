@@ -356,12 +356,12 @@ mod tests {
     }
 
     #[test]
-    fn code_generation_is_for_sm80_and_sm90() {
+    fn code_generation_is_for_ampere_ada_and_hopper() {
         let with: Vec<u16> = Profile::all()
             .iter()
             .filter(|p| p.has_codegen())
             .map(|p| p.number)
             .collect();
-        assert_eq!(with, [80, 90]);
+        assert_eq!(with, [80, 86, 89, 90]);
     }
 }
