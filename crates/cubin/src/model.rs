@@ -4,8 +4,11 @@
 
 use crate::eiattr::Record;
 
-/// ELF `e_ident[EI_OSABI]` ptxas writes (`0x41`, CUDA).
+/// ELF `e_ident[EI_OSABI]` ptxas writes (`0x41`, CUDA; ABI version 8, ptxas 13).
 pub const ELFOSABI_CUDA: u8 = 0x41;
+/// The OS/ABI byte of CUDA 12.x and earlier toolkits' cubins (`0x33`, ABI version 7; e.g. the
+/// ptxas Triton 3.6 bundles). Their `e_flags` hold the SM in bits 0..8 (see [`Header::sm`]).
+pub const ELFOSABI_CUDA_V1: u8 = 0x33;
 /// `e_machine` for NVIDIA CUDA (190).
 pub const EM_CUDA: u16 = 190;
 
@@ -89,8 +92,14 @@ impl Header {
     /// The SM number encoded in `e_flags` bits 8..16 (e.g. 90 for sm_90 and sm_90a; the `a`
     /// variant is recorded in `.nv.compat`'s CUDA_ACCELERATOR_TARGET, see
     /// [`Cubin::arch_name`]).
+    /// CUDA 12.x and earlier cubins ([`ELFOSABI_CUDA_V1`]) hold it in bits 0..8 instead (the
+    /// virtual SM in bits 16..24: `0x5a0d5a` for sm_90a).
     pub fn sm(&self) -> u32 {
-        (self.e_flags >> 8) & 0xff
+        if self.os_abi == ELFOSABI_CUDA_V1 {
+            self.e_flags & 0xff
+        } else {
+            (self.e_flags >> 8) & 0xff
+        }
     }
     /// `e_flags` bits 0..8 (4 for sm_75..sm_90, 2 for sm_100+ in ptxas 13.0 output).
     pub fn flags_low(&self) -> u32 {

@@ -63,7 +63,8 @@ pub fn read(data: &[u8]) -> Result<Cubin, Error> {
         shstrndx,
         phentsize: fh.e_phentsize.get(e),
     };
-    if fh.e_ident.os_abi.into_inner() != ELFOSABI_CUDA || header.e_machine != EM_CUDA {
+    let os_abi = fh.e_ident.os_abi.into_inner();
+    if !matches!(os_abi, ELFOSABI_CUDA | ELFOSABI_CUDA_V1) || header.e_machine != EM_CUDA {
         return Err(Error::new(format!(
             "not a CUDA ELF (OS/ABI {:#x}, machine {})",
             fh.e_ident.os_abi.into_inner(),
