@@ -67,6 +67,18 @@ pub fn toolkit_version(c: &Cubin) -> Option<String> {
 }
 
 fn header_line(c: &Cubin) -> String {
+    if c.header.os_abi == crate::model::ELFOSABI_CUDA_V1 {
+        // cuobjdump's line for CUDA 12.x and earlier cubins, whose `e_version` holds the
+        // toolkit (128 for 12.8).
+        return format!(
+            "64bit elf: type={}, abi={}, sm={}, toolkit={}, flags = {:#x}",
+            c.header.e_type,
+            c.header.abi_version,
+            c.arch_name(),
+            c.header.e_version,
+            c.header.e_flags
+        );
+    }
     let ty = match c.header.e_type {
         1 => "ET_REL".to_string(),
         2 => "ET_EXEC".to_string(),
@@ -393,7 +405,10 @@ pub fn cuobjdump_blocks(text: &str, attr_sections: &[&str]) -> String {
             continue;
         }
         let t = line.trim_end();
-        if t.starts_with("64-bit ELF:") || t.starts_with("32-bit ELF:") {
+        if t.starts_with("64-bit ELF:")
+            || t.starts_with("32-bit ELF:")
+            || t.starts_with("64bit elf:")
+        {
             out.push_str(t);
             out.push('\n');
         } else if t == "Sections:" || t == ".section .symtab" || attr_sections.contains(&t) {

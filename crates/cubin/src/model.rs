@@ -370,11 +370,15 @@ impl Cubin {
     /// The target as cuobjdump names it: `90`, `90a`, `100a`, ... (`a` when `.nv.compat`
     /// carries CUDA_ACCELERATOR_TARGET = 1).
     pub fn arch_name(&self) -> String {
-        let a = if self.compat_value(0x09) == Some(1) {
-            "a"
+        // CUDA 12.x and earlier: the `a` variant is `e_flags` bit 11
+        // (`EF_CUDA_ACCELERATORS_V1`, as LLVM's `BinaryFormat/ELF.h` names it); cuobjdump
+        // prints `sm=90a` for Triton 3.6's sm_90a cubins, whose flags are 0x5a0d5a.
+        let accelerator = if self.header.os_abi == ELFOSABI_CUDA_V1 {
+            self.header.e_flags & 0x800 != 0
         } else {
-            ""
+            self.compat_value(0x09) == Some(1)
         };
+        let a = if accelerator { "a" } else { "" };
         format!("{}{a}", self.header.sm())
     }
 

@@ -168,3 +168,33 @@ fn function_facts() {
     assert_eq!(k.exit_offsets, vec![0x40, 0xc0]);
     assert_eq!(k.shared_size, 0);
 }
+
+/// Cubins of CUDA 12.x toolkits (OS/ABI 0x33, ABI version 7, the SM in `e_flags` bits 0..8):
+/// what the ptxas bundled with Triton 3.6 wrote for sm_90a (`tests/data/cuda12/`, from
+/// `../shared/hardware/h100-2026-11-27/triton/`). They read, name their SM, write back byte
+/// for byte and list as cuobjdump lists them (`64bit elf: ... sm=90a, toolkit=128`: the
+/// toolkit is the header's `e_version`, the `a` is `e_flags` bit 11).
+#[test]
+fn cuda12_cubins_read_write_back_and_list() {
+    let dir = data_dir().join("cuda12");
+    let mut n = 0;
+    for e in std::fs::read_dir(&dir).unwrap().flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if !name.ends_with(".cubin") {
+            continue;
+        }
+        let bytes = std::fs::read(e.path()).unwrap();
+        let c = cubin::read(&bytes).unwrap_or_else(|err| panic!("{name}: {err}"));
+        assert_eq!(c.header.os_abi, cubin::ELFOSABI_CUDA_V1, "{name}");
+        assert_eq!(c.header.abi_version, 7, "{name}");
+        assert_eq!(c.header.sm(), 90, "{name}");
+        assert_eq!(c.arch_name(), "90a", "{name}");
+        assert_eq!(cubin::write(&c), bytes, "{name}");
+        let theirs =
+            std::fs::read_to_string(dir.join(format!("{name}.cuobjdump-elf.txt"))).unwrap();
+        cubin::listing::compare_with_cuobjdump(&c, &theirs)
+            .unwrap_or_else(|err| panic!("{name}: {err}"));
+        n += 1;
+    }
+    assert_eq!(n, 2);
+}
