@@ -67,7 +67,7 @@ pub fn toolkit_version(c: &Cubin) -> Option<String> {
 }
 
 fn header_line(c: &Cubin) -> String {
-    if c.header.os_abi == crate::model::ELFOSABI_CUDA_V1 {
+    if c.header.os_abi == ELFOSABI_CUDA_V1 {
         // cuobjdump's line for CUDA 12.x and earlier cubins, whose `e_version` holds the
         // toolkit (128 for 12.8).
         return format!(
