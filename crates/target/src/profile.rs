@@ -202,12 +202,15 @@ const SM80_FORMS: Forms = Forms {
 
 /// sm_86 (GA10x) differs from sm_80 where ptxas 13.0.88's sm_86 code does: `cvt.rn.f32.{s,u}32`
 /// is `I2FP.F32.{S,U}32` and `fma.rn.f16x2` is plain `HFMA2` (ptxas writes no `HFMA2.MMA`
-/// for sm_86). Found by comparing the mnemonics of ptxas's sm_80 and sm_86 code for the
-/// corpus (`cargo xtask sm-forms`); the hazard tables (`crates/hazard/tables/sm_86.txt`) give
-/// every other instruction the same latency class as on sm_80.
+/// for sm_86), found by comparing the mnemonics of ptxas's sm_80 and sm_86 code for the
+/// corpus (`cargo xtask sm-forms`); and a non-coherent load's `.L2::256B` prefetch is
+/// `LTC256B` as on sm_90 (ptxas's code for `test-data/codegen/cache_hints.ptx`). The hazard
+/// tables (`crates/hazard/tables/sm_86.txt`) give every other instruction the same latency
+/// class as on sm_80.
 const SM86_FORMS: Forms = Forms {
     i2fp: true,
     hfma2_plain: true,
+    nc_prefetch_128: false,
     ..SM80_FORMS
 };
 
