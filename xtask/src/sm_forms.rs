@@ -18,14 +18,16 @@ use crate::corpus::{self, CorpusArgs, PtxasOutcome};
 const USAGE: &str =
     "usage: cargo xtask sm-forms --base sm_XX --arch sm_YY [--dir DIR] [--shard K/N] [--top N]";
 
-/// The mnemonics (with modifiers) of every instruction in the cubin's code sections.
-fn mnemonics(cubin: &[u8], arch: &str) -> Result<BTreeSet<String>, String> {
-    let table = sass::table(arch).ok_or_else(|| format!("no SASS table for {arch}"))?;
-    let c = cubin::read(cubin).map_err(|e| format!("cubin: {e}"))?;
+/// The mnemonics (with modifiers) of every instruction in the code sections of ptxas's cubin
+/// for `text` on `arch` (`None` when ptxas rejects it or the cubin does not read).
+fn forms(text: &str, arch: &str) -> Option<BTreeSet<String>> {
+    let Ok(PtxasOutcome::Ok { cubin, .. }) = corpus::ptxas_cubin(text, arch, &[]) else {
+        return None;
+    };
+    let table = sass::table(arch)?;
     let mut out = BTreeSet::new();
-    for s in c.sections.iter().filter(|s| s.name.starts_with(".text.")) {
-        let data = cubin::write::encode_data(&s.data);
-        for (k, w) in sass::words(&data).into_iter().enumerate() {
+    for (_, code) in corpus::disasm::text_sections(&cubin).ok()? {
+        for (k, w) in sass::words(&code).into_iter().enumerate() {
             let text = table.print(w, k as u64 * 16, &|_| None);
             let mut parts = text.split_whitespace();
             let mut op = parts.next().unwrap_or("");
@@ -38,17 +40,7 @@ fn mnemonics(cubin: &[u8], arch: &str) -> Result<BTreeSet<String>, String> {
             }
         }
     }
-    Ok(out)
-}
-
-fn forms(text: &str, arch: &str) -> Option<BTreeSet<String>> {
-    match corpus::ptxas_cubin(text, arch, &[]) {
-        Ok(PtxasOutcome::Ok { cubin, .. }) => {
-            let bytes = std::fs::read(cubin).ok()?;
-            mnemonics(&bytes, arch).ok()
-        }
-        _ => None,
-    }
+    Some(out)
 }
 
 pub fn run(args: &[String]) -> Result<(), String> {
