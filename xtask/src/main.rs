@@ -16,6 +16,7 @@ mod isa_forms;
 mod math_forms;
 mod mutate;
 mod occupancy_check;
+mod opcode_names;
 mod oracle;
 mod sass_prefer;
 mod sass_probe;
@@ -55,6 +56,8 @@ commands:
   sm-forms --base sm_XX --arch sm_YY [--dir DIR] [--shard K/N] [--top N]
                             which SASS mnemonics ptxas writes for one SM and not the other on
                             the same corpus files (how an SM's target::Forms are found)
+  opcode-names [--check]    write crates/sass/src/opcode/names.rs: the SASS mnemonics and
+                            modifiers of the committed tables (typed machine opcodes)
   math-forms                learn ptxas's f32/f64 rcp/sqrt/div routines (slow paths inlined):
                             writes crates/lower/data/math.tsv
   isa-forms [--arch sm_XX]... [--opcode OP]... [--shard K/N] [--learn] [--sema] [--verbose]
@@ -96,6 +99,7 @@ fn main() -> ExitCode {
         "sass-prefer" => sass_prefer::run(rest),
         "cvt-forms" => cvt_forms::run(rest),
         "math-forms" => math_forms::run(rest),
+        "opcode-names" => opcode_names::run(rest),
         "isa-forms" => isa_forms::run(rest),
         "sm-forms" => sm_forms::run(rest),
         "hazard-learn" => corpus::hazard::learn(rest),

@@ -11,7 +11,7 @@
 
 #![forbid(unsafe_code)]
 
-use ir::{Func, Operand, VReg};
+use ir::{Func, Mnemonic, Operand, VReg, op};
 use sass::Control;
 use sched::{Schedule, Slot};
 use target::{Profile, Sm, SmVariant};
@@ -90,7 +90,7 @@ fn assemble_cached(
 /// the label (sm_80 system calls compute their return address so, `lower`'s `syscall.rs`):
 /// printed as that number, not as a branch target.
 fn is_distance(i: &ir::Inst) -> bool {
-    i.base_op() == "IADD3" && i.operands.iter().any(|o| matches!(o, Operand::Label(_)))
+    i.mnemonic() == Mnemonic::IADD3 && i.operands.iter().any(|o| matches!(o, Operand::Label(_)))
 }
 
 /// Encodes a scheduled function for the SM of `profile`.
@@ -177,23 +177,23 @@ pub fn encode(
             Slot::Nop => ("NOP".to_string(), None),
             Slot::Inst { block, index } => {
                 let i = &f.blocks[f.order[*block]].insts[*index];
-                if i.base_op() == "EXIT" {
+                if i.mnemonic() == Mnemonic::EXIT {
                     out.exit_offsets.push(pc);
                 }
-                if i.op == "BPT.TRAP" {
+                if i.op == op!("BPT.TRAP") {
                     out.traps = true;
                 }
                 if i.is_system_call() {
                     out.syscall_offsets.push(pc);
                 }
-                if i.base_op() == "S2R"
+                if i.mnemonic() == Mnemonic::S2R
                     && i.operands
                         .iter()
                         .any(|o| matches!(o, Operand::Special(s) if s.starts_with("SR_CTAID")))
                 {
                     out.s2rctaid_offsets.push(pc);
                 }
-                if i.base_op() == "LEPC" {
+                if i.mnemonic() == Mnemonic::LEPC {
                     lepc = Some(u64::from(pc));
                 }
                 let text = if is_distance(i) {

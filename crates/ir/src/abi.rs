@@ -17,7 +17,7 @@
 //! predicate. The emulator clobbers what ptxas evidently does not rely on (R4–R15, R20–R21,
 //! P0–P6) with recognisable garbage, so a kernel that kept a value there fails its check.
 
-use crate::{Class, Inst};
+use crate::{Class, Inst, op};
 
 /// The first argument register.
 pub const FIRST_ARG: u8 = 4;
@@ -49,6 +49,6 @@ impl Inst {
     /// A call of a system function (`CALL.ABS.NOINC`): registers [`clobbered`] by the callee
     /// hold no value across it.
     pub fn is_system_call(&self) -> bool {
-        self.op == "CALL.ABS.NOINC"
+        self.op == op!("CALL.ABS.NOINC")
     }
 }

@@ -4,8 +4,9 @@
 //! * Virtual registers ([`VReg`]) live in an `la-arena` and belong to a class ([`Class`]:
 //!   `R`, `UR`, `P`, `UP`); a value of 64 bits is one virtual register of `width` 2, which the
 //!   register allocator places on an even-aligned pair.
-//! * An instruction ([`Inst`]) is a SASS mnemonic with its modifiers (`"ISETP.GE.U32.AND"`),
-//!   an optional guard predicate and typed operands in nvdisasm's order; `defs` says which
+//! * An instruction ([`Inst`]) is a typed SASS opcode ([`Opcode`]: a mnemonic and its
+//!   modifiers, `op!("ISETP.GE.U32.AND")`, names the committed tables spell), an optional
+//!   guard predicate and typed operands in nvdisasm's order; `defs` says which
 //!   operand positions it writes. After register allocation the same instruction prints as the
 //!   nvdisasm text that `sass::encode::assemble_line` encodes.
 //! * Blocks ([`Block`]) are in an arena and in layout order (`Func::order`); control leaves a
@@ -22,6 +23,8 @@ pub mod liveness;
 use std::fmt::{self, Write as _};
 
 use la_arena::{Arena, Idx};
+pub use sass::opcode::{Mnemonic, Modifier, Opcode};
+pub use sass::{modifier, op};
 
 /// A register class.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -213,8 +216,8 @@ pub struct Guard {
 /// One machine instruction.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Inst {
-    /// Mnemonic with modifiers, e.g. `IADD3.X`, `LDG.E.64`.
-    pub op: String,
+    /// Mnemonic with modifiers, e.g. `op!("IADD3.X")`, `op!("LDG.E.64")`.
+    pub op: Opcode,
     pub guard: Option<Guard>,
     pub operands: Vec<Operand>,
     /// Indices into `operands` that the instruction writes (register operands only).
@@ -228,9 +231,9 @@ pub struct Inst {
 }
 
 impl Inst {
-    pub fn new(op: impl Into<String>, operands: Vec<Operand>, defs: Vec<usize>) -> Inst {
+    pub fn new(op: Opcode, operands: Vec<Operand>, defs: Vec<usize>) -> Inst {
         Inst {
-            op: op.into(),
+            op,
             guard: None,
             operands,
             defs,
@@ -239,8 +242,8 @@ impl Inst {
         }
     }
     /// The mnemonic without modifiers (`IADD3` for `IADD3.X`).
-    pub fn base_op(&self) -> &str {
-        self.op.split('.').next().unwrap_or("")
+    pub fn mnemonic(&self) -> Mnemonic {
+        self.op.mnemonic()
     }
     /// Registers written.
     pub fn def_regs(&self) -> impl Iterator<Item = Reg> + '_ {
@@ -258,7 +261,10 @@ impl Inst {
     }
     /// Whether this instruction ends a block (a branch or an exit).
     pub fn is_terminator(&self) -> bool {
-        matches!(self.base_op(), "BRA" | "EXIT" | "RET")
+        matches!(
+            self.mnemonic(),
+            Mnemonic::BRA | Mnemonic::EXIT | Mnemonic::RET
+        )
     }
 }
 
@@ -303,7 +309,7 @@ impl Func {
         let next = (pos + 1 < self.order.len()).then_some(pos + 1);
         let index_of = |t: Block| self.order.iter().position(|x| *x == t);
         match self.blocks[b].insts.last() {
-            Some(i) if i.base_op() == "BRA" => {
+            Some(i) if i.mnemonic() == Mnemonic::BRA => {
                 let target = i.operands.iter().find_map(|o| match o {
                     Operand::Label(t) => index_of(*t),
                     _ => None,
@@ -314,7 +320,7 @@ impl Func {
                 }
                 s
             }
-            Some(i) if matches!(i.base_op(), "EXIT" | "RET") => {
+            Some(i) if matches!(i.mnemonic(), Mnemonic::EXIT | Mnemonic::RET) => {
                 if i.guard.is_some() {
                     next.into_iter().collect()
                 } else {
@@ -445,7 +451,7 @@ pub fn inst_text(
             reg_text(f, g.pred, assignment)
         );
     }
-    s.push_str(&i.op);
+    let _ = write!(s, "{}", i.op);
     for (k, o) in i.operands.iter().enumerate() {
         s.push_str(if k == 0 { " " } else { ", " });
         match o {
@@ -558,9 +564,11 @@ mod tests {
         let b = f.new_block();
         f.order.push(b);
         let v = f.new_vreg(Class::R, 1, "%r1");
-        f.blocks[b].insts.push(Inst::new("EXIT", vec![], vec![]));
+        f.blocks[b]
+            .insts
+            .push(Inst::new(op!("EXIT"), vec![], vec![]));
         f.blocks[b].insts.push(Inst::new(
-            "MOV",
+            op!("MOV"),
             vec![Operand::r(Reg::part(v, 1)), Operand::rz()],
             vec![0],
         ));
@@ -579,7 +587,7 @@ mod tests {
         let a = f.new_vreg(Class::R, 2, "%rd1");
         let d = f.new_vreg(Class::R, 1, "%f1");
         let i = Inst::new(
-            "LDG.E",
+            op!("LDG.E"),
             vec![
                 Operand::r(Reg::v(d, 1)),
                 Operand::Mem {

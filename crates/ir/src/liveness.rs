@@ -216,10 +216,10 @@ pub fn maybe_defined(f: &Func) -> Vec<VSet> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Class, Operand};
+    use crate::{Class, Operand, op};
 
     fn mov(d: Reg, s: Operand) -> Inst {
-        Inst::new("MOV", vec![Operand::r(d), s], vec![0])
+        Inst::new(op!("MOV"), vec![Operand::r(d), s], vec![0])
     }
 
     #[test]
@@ -234,7 +234,7 @@ mod tests {
             mov(Reg::part(d, 0), Operand::r(Reg::v(a, 1))),
             mov(Reg::part(d, 1), Operand::r(Reg::v(a, 1))),
             Inst::new(
-                "STG.E.64",
+                op!("STG.E.64"),
                 vec![
                     Operand::Mem {
                         base: Reg::v(d, 2),

@@ -27,7 +27,7 @@ impl Cx {
                 let c_reg = self.reg_src(&ops[3 - c.product_operand], w)?;
                 let sign = |r: Reg, neg: bool| if neg { Operand::neg(r) } else { Operand::r(r) };
                 self.push(Inst::new(
-                    format!("{p}FMA{sfx}"),
+                    sass_op(node, &format!("{p}FMA{sfx}"))?,
                     vec![
                         Operand::r(d),
                         sign(a, c.negate_product),
@@ -47,7 +47,7 @@ impl Cx {
                 Operand::r(b)
             };
             self.push(Inst::new(
-                format!("{p}ADD{sfx}"),
+                sass_op(node, &format!("{p}ADD{sfx}"))?,
                 vec![Operand::r(d), Operand::r(a), bo],
                 vec![0],
             ));
@@ -72,7 +72,7 @@ impl Cx {
         };
         if w == 1 {
             self.push(Inst::new(
-                "IADD3",
+                op!("IADD3"),
                 vec![Operand::r(d), Operand::r(a), bo(b), Operand::rz()],
                 vec![0],
             ));
@@ -80,7 +80,7 @@ impl Cx {
             let p = self.ptmp();
             let pr = Reg::v(p, 1);
             self.push(Inst::new(
-                "IADD3",
+                op!("IADD3"),
                 vec![
                     Operand::r(sub(d, 0)),
                     Operand::r(pr),
@@ -96,7 +96,7 @@ impl Cx {
                 Operand::r(sub(b, 1))
             };
             self.push(Inst::new(
-                "IADD3.X",
+                op!("IADD3.X"),
                 vec![
                     Operand::r(sub(d, 1)),
                     Operand::r(sub(a, 1)),
@@ -125,7 +125,7 @@ impl Cx {
             let a = self.reg_src(&ops[1], w)?;
             let b = self.reg_src(&ops[2], w)?;
             self.push(Inst::new(
-                format!("{p}MUL{sfx}"),
+                sass_op(node, &format!("{p}MUL{sfx}"))?,
                 vec![Operand::r(d), Operand::r(a), Operand::r(b)],
                 vec![0],
             ));
@@ -168,7 +168,7 @@ impl Cx {
         let m = self.tmp(2);
         let c0 = p(self);
         self.push(Inst::new(
-            "IMAD.WIDE.U32",
+            op!("IMAD.WIDE.U32"),
             vec![
                 Operand::r(Reg::v(m, 2)),
                 Operand::r(c0),
@@ -181,7 +181,7 @@ impl Cx {
         // x = hi(m) : carry of m.
         let x = self.tmp(2);
         self.push(Inst::new(
-            "IMAD.X",
+            op!("IMAD.X"),
             vec![
                 Operand::r(Reg::part(x, 1)),
                 Operand::rz(),
@@ -192,7 +192,7 @@ impl Cx {
             vec![0],
         ));
         self.push(Inst::new(
-            "MOV",
+            op!("MOV"),
             vec![Operand::r(Reg::part(x, 0)), Operand::r(Reg::part(m, 1))],
             vec![0],
         ));
@@ -200,7 +200,7 @@ impl Cx {
         self.imad_wide(Reg::v(lo, 2), sub(a, 0), sub(b, 0), false, None);
         let c1 = p(self);
         self.push(Inst::new(
-            "IADD3",
+            op!("IADD3"),
             vec![
                 Operand::rz(),
                 Operand::r(c1),
@@ -212,7 +212,7 @@ impl Cx {
         ));
         let hi = self.tmp(2);
         self.push(Inst::new(
-            "IMAD.WIDE.U32.X",
+            op!("IMAD.WIDE.U32.X"),
             vec![
                 Operand::r(Reg::v(hi, 2)),
                 Operand::r(sub(a, 1)),
@@ -230,7 +230,7 @@ impl Cx {
         for (neg_if, minus) in [(b, a), (a, b)] {
             let negative = p(self);
             self.push(Inst::new(
-                "ISETP.LT.AND",
+                op!("ISETP.LT.AND"),
                 vec![
                     Operand::r(negative),
                     Operand::pt(),
@@ -249,7 +249,7 @@ impl Cx {
             let next = self.tmp(2);
             for k in 0..2 {
                 self.push(Inst::new(
-                    "SEL",
+                    op!("SEL"),
                     vec![
                         Operand::r(Reg::part(next, k)),
                         Operand::r(Reg::part(diff, k)),
@@ -282,7 +282,7 @@ impl Cx {
             self.imad_wide(Reg::v(c2, 2), sub(a, 1), sub(b, 0), false, None);
             let hi = Reg::v(self.tmp(1), 1);
             self.push(Inst::new(
-                "IADD3",
+                op!("IADD3"),
                 vec![
                     Operand::r(hi),
                     Operand::r(Reg::part(w, 1)),
@@ -293,12 +293,12 @@ impl Cx {
             ));
             let d = self.dst(d, 2)?;
             self.push(Inst::new(
-                "MOV",
+                op!("MOV"),
                 vec![Operand::r(sub(d, 0)), Operand::r(Reg::part(w, 0))],
                 vec![0],
             ));
             self.push(Inst::new(
-                "MOV",
+                op!("MOV"),
                 vec![Operand::r(sub(d, 1)), Operand::r(hi)],
                 vec![0],
             ));
@@ -321,7 +321,7 @@ impl Cx {
             ".lo" => {
                 let d = self.dst(&ops[0], 1)?;
                 self.push(Inst::new(
-                    "IMAD",
+                    op!("IMAD"),
                     vec![Operand::r(d), Operand::r(a), Operand::r(b), Operand::rz()],
                     vec![0],
                 ));
@@ -336,9 +336,9 @@ impl Cx {
                 let d = self.dst(&ops[0], 1)?;
                 self.push(Inst::new(
                     if ty.signed() {
-                        "IMAD.HI"
+                        op!("IMAD.HI")
                     } else {
-                        "IMAD.HI.U32"
+                        op!("IMAD.HI.U32")
                     },
                     vec![Operand::r(d), Operand::r(a), Operand::r(b), Operand::rz()],
                     vec![0],
@@ -357,12 +357,12 @@ impl Cx {
         let [blo, bhi] = b;
         let carry = Reg::v(self.ptmp(), 1);
         self.push(Inst::new(
-            "IADD3",
+            op!("IADD3"),
             vec![Operand::r(d[0]), Operand::r(carry), alo, blo, Operand::rz()],
             vec![0, 1],
         ));
         self.push(Inst::new(
-            "IADD3.X",
+            op!("IADD3.X"),
             vec![
                 Operand::r(d[1]),
                 ahi,
@@ -376,7 +376,11 @@ impl Cx {
     }
 
     pub(crate) fn imad_wide(&mut self, d: Reg, a: Reg, b: Reg, signed: bool, c: Option<Reg>) {
-        let op = if signed { "IMAD.WIDE" } else { "IMAD.WIDE.U32" };
+        let op = if signed {
+            op!("IMAD.WIDE")
+        } else {
+            op!("IMAD.WIDE.U32")
+        };
         let c = c.map_or(Operand::rz(), Operand::r);
         self.push(Inst::new(
             op,
@@ -423,7 +427,7 @@ impl Cx {
                 let c = self.reg_src(&ops[3], 1)?;
                 let d = self.dst(&ops[0], 1)?;
                 self.push(Inst::new(
-                    "IMAD",
+                    op!("IMAD"),
                     vec![Operand::r(d), Operand::r(a), Operand::r(b), Operand::r(c)],
                     vec![0],
                 ));
@@ -454,7 +458,7 @@ impl Cx {
         let b = self.reg_src(&ops[2], w)?;
         let c = self.reg_src(&ops[3], w)?;
         self.push(Inst::new(
-            format!("{p}FMA{sfx}"),
+            sass_op(node, &format!("{p}FMA{sfx}"))?,
             vec![Operand::r(d), Operand::r(a), Operand::r(b), Operand::r(c)],
             vec![0],
         ));

@@ -29,11 +29,11 @@
 //! compare-and-swap loops); scalar f16/bf16 atomics and half atomics off global memory
 //! (compare-and-swap loops in ptxas's code).
 
-use ir::{Inst, Operand, Reg};
+use ir::{Inst, Opcode, Operand, Reg, op};
 use syntax::SyntaxNode;
 use syntax::ast::{self, AstNode};
 
-use crate::{Cx, LowerError, MemSpace, Ty, desc_reg, malformed, unsupported};
+use crate::{Cx, LowerError, MemSpace, Ty, desc_reg, malformed, sass_op, unsupported};
 
 impl Cx {
     pub(crate) fn atom(
@@ -232,8 +232,8 @@ impl Cx {
             let old = if add_loop {
                 self.shared_add_loop(ty, words, mem, b)
             } else {
-                let atom = format!("ATOM.E.{op}{suffix}.STRONG.{strong}");
-                self.generic_add(&atom, ty, words, mem, b, implicit)
+                let atom = sass_op(node, &format!("ATOM.E.{op}{suffix}.STRONG.{strong}"))?;
+                self.generic_add(atom, ty, words, mem, b, implicit)
             };
             if acquire {
                 self.fence(node, "fence", &fence_mods)?;
@@ -250,12 +250,12 @@ impl Cx {
             let c = self.reg_src(&ops[val_i + 1], words)?;
             let pair = self.tmp(2);
             self.push(Inst::new(
-                "MOV",
+                op!("MOV"),
                 vec![Operand::r(Reg::part(pair, 0)), Operand::r(b)],
                 vec![0],
             ));
             self.push(Inst::new(
-                "MOV",
+                op!("MOV"),
                 vec![Operand::r(Reg::part(pair, 1)), Operand::r(c)],
                 vec![0],
             ));
@@ -264,17 +264,20 @@ impl Cx {
         } else {
             (b, None)
         };
-        let mnemonic = match (space, is_red) {
-            (MemSpace::Shared, _) => format!("ATOMS.{op}{suffix}"),
-            (MemSpace::Global, false) => format!("ATOMG.E.{op}{suffix}.STRONG.{strong}"),
-            (MemSpace::Global, true) if self.target.forms.redg => {
-                format!("REDG.E.{op}{suffix}.STRONG.{strong}")
-            }
-            (MemSpace::Global, true) => format!("RED.E.{op}{suffix}.STRONG.{strong}"),
-            // Generic reductions are atomics with `RZ` as destination (ptxas emits no generic
-            // `RED`).
-            (_, _) => format!("ATOM.E.{op}{suffix}.STRONG.{strong}"),
-        };
+        let mnemonic = sass_op(
+            node,
+            &match (space, is_red) {
+                (MemSpace::Shared, _) => format!("ATOMS.{op}{suffix}"),
+                (MemSpace::Global, false) => format!("ATOMG.E.{op}{suffix}.STRONG.{strong}"),
+                (MemSpace::Global, true) if self.target.forms.redg => {
+                    format!("REDG.E.{op}{suffix}.STRONG.{strong}")
+                }
+                (MemSpace::Global, true) => format!("RED.E.{op}{suffix}.STRONG.{strong}"),
+                // Generic reductions are atomics with `RZ` as destination (ptxas emits no generic
+                // `RED`).
+                (_, _) => format!("ATOM.E.{op}{suffix}.STRONG.{strong}"),
+            },
+        )?;
         if release {
             self.fence(node, "fence", &fence_mods)?;
         }
@@ -329,7 +332,7 @@ impl Cx {
     /// same memory operation for global and shared addresses (PTX allows no others).
     fn generic_add(
         &mut self,
-        atom: &str,
+        atom: Opcode,
         ty: &str,
         words: u8,
         mem: Operand,
@@ -362,7 +365,7 @@ impl Cx {
         let result = self.tmp(words);
         let in_shared = Reg::v(self.ptmp(), 1);
         let mut q = Inst::new(
-            "QSPC.E.S",
+            op!("QSPC.E.S"),
             vec![
                 Operand::r(in_shared),
                 Operand::rz(),
@@ -378,7 +381,7 @@ impl Cx {
         self.push(q);
         let shared_path = self.f.new_block();
         let done = self.f.new_block();
-        let mut to_shared = Inst::new("BRA", vec![Operand::Label(shared_path)], vec![]);
+        let mut to_shared = Inst::new(op!("BRA"), vec![Operand::Label(shared_path)], vec![]);
         to_shared.guard = Some(Guard {
             pred: in_shared,
             negated: false,
@@ -402,7 +405,7 @@ impl Cx {
         );
         i.implicit_uses = implicit;
         self.push(i);
-        self.push(Inst::new("BRA", vec![Operand::Label(done)], vec![]));
+        self.push(Inst::new(op!("BRA"), vec![Operand::Label(done)], vec![]));
         self.start_block(shared_path);
         let sa = self.shared_of_generic(a);
         let old = self.shared_add_loop(
@@ -439,16 +442,20 @@ impl Cx {
         let new = self.tmp(words);
         let done = self.tmp(words);
         let (o, n) = (Reg::v(old, words), Reg::v(new, words));
-        let load = if words == 2 { "LDS.64" } else { "LDS" };
+        let load = if words == 2 {
+            op!("LDS.64")
+        } else {
+            op!("LDS")
+        };
         self.push(Inst::new(load, vec![Operand::r(o), mem.clone()], vec![0]));
         match ty {
             ".f32" => self.push(Inst::new(
-                "FADD.FTZ",
+                op!("FADD.FTZ"),
                 vec![Operand::r(n), Operand::r(o), Operand::r(b)],
                 vec![0],
             )),
             ".f64" => self.push(Inst::new(
-                "DADD",
+                op!("DADD"),
                 vec![Operand::r(n), Operand::r(o), Operand::r(b)],
                 vec![0],
             )),
@@ -459,9 +466,9 @@ impl Cx {
             ),
         }
         let cas = if words == 2 {
-            "ATOMS.CAST.SPIN.64"
+            op!("ATOMS.CAST.SPIN.64")
         } else {
-            "ATOMS.CAST.SPIN"
+            op!("ATOMS.CAST.SPIN")
         };
         self.push(Inst::new(
             cas,
@@ -475,7 +482,7 @@ impl Cx {
         ));
         let p = Reg::v(self.ptmp(), 1);
         self.push(Inst::new(
-            "ISETP.EQ.U32.AND",
+            op!("ISETP.EQ.U32.AND"),
             vec![
                 Operand::r(p),
                 Operand::pt(),
@@ -487,7 +494,7 @@ impl Cx {
         ));
         if words == 2 {
             self.push(Inst::new(
-                "ISETP.EQ.U32.AND.EX",
+                op!("ISETP.EQ.U32.AND.EX"),
                 vec![
                     Operand::r(p),
                     Operand::pt(),
@@ -499,7 +506,7 @@ impl Cx {
                 vec![0],
             ));
         }
-        let mut back = Inst::new("BRA", vec![Operand::Label(head)], vec![]);
+        let mut back = Inst::new(op!("BRA"), vec![Operand::Label(head)], vec![]);
         back.guard = Some(Guard {
             pred: p,
             negated: true,
@@ -605,7 +612,7 @@ impl Cx {
         for (k, e) in srcs.iter().enumerate() {
             let r = self.reg_src(e, 1)?;
             self.push(Inst::new(
-                "MOV",
+                op!("MOV"),
                 vec![Operand::r(Reg::part(b, k as u8)), Operand::r(r)],
                 vec![0],
             ));
@@ -615,11 +622,14 @@ impl Cx {
             self.fence(node, "fence", &fence_mods)?;
         }
         let generic = v.space == MemSpace::Generic;
-        let mnemonic = match (generic, v.is_red) {
-            (false, true) => format!("REDG.E.ADD{suffix}.STRONG.{strong}"),
-            (false, false) => format!("ATOMG.E.ADD{suffix}.STRONG.{strong}"),
-            (true, _) => format!("ATOM.E.ADD{suffix}.STRONG.{strong}"),
-        };
+        let mnemonic = sass_op(
+            node,
+            &match (generic, v.is_red) {
+                (false, true) => format!("REDG.E.ADD{suffix}.STRONG.{strong}"),
+                (false, false) => format!("ATOMG.E.ADD{suffix}.STRONG.{strong}"),
+                (true, _) => format!("ATOM.E.ADD{suffix}.STRONG.{strong}"),
+            },
+        )?;
         let bval = Operand::r(Reg::v(b, words));
         if v.is_red {
             let operands = if generic {
@@ -649,7 +659,7 @@ impl Cx {
                 }
                 let r = self.dst(e, 1)?;
                 self.push(Inst::new(
-                    "MOV",
+                    op!("MOV"),
                     vec![Operand::r(r), Operand::r(Reg::part(d, k as u8))],
                     vec![0],
                 ));

@@ -21,7 +21,7 @@
 //!
 //! Refused: `bfe.u64/.s64`, `bfi.b64` with a register position or length.
 
-use ir::{Inst, Operand, Reg};
+use ir::{Inst, Operand, Reg, op};
 use syntax::SyntaxNode;
 use syntax::ast;
 
@@ -48,9 +48,9 @@ impl Cx {
                     return Err(malformed(node, "bmsk takes 3 operands"));
                 }
                 let op = if mods.iter().any(|m| m == ".wrap") {
-                    "BMSK.W"
+                    op!("BMSK.W")
                 } else if mods.iter().any(|m| m == ".clamp") {
-                    "BMSK"
+                    op!("BMSK")
                 } else {
                     return Err(malformed(node, "bmsk without .clamp or .wrap"));
                 };
@@ -125,9 +125,9 @@ impl Cx {
             return Ok(());
         }
         let shr = if signed {
-            "SHF.R.S32.HI"
+            op!("SHF.R.S32.HI")
         } else {
-            "SHF.R.U32.HI"
+            op!("SHF.R.U32.HI")
         };
         let shifted = match pos {
             Field::Const(0) => a,
@@ -156,7 +156,7 @@ impl Cx {
                 t
             }
         };
-        let sgxt = if signed { "SGXT" } else { "SGXT.U32" };
+        let sgxt = if signed { op!("SGXT") } else { op!("SGXT.U32") };
         match len {
             Field::Const(l) if l >= 32 => self.mov_reg(d, shifted),
             Field::Const(0) => self.mov_imm(d, 0),
@@ -183,7 +183,7 @@ impl Cx {
         let r = |cx: &mut Self| Reg::v(cx.tmp(1), 1);
         let m = r(self);
         self.push(Inst::new(
-            "BMSK",
+            op!("BMSK"),
             vec![Operand::r(m), Operand::rz(), Operand::r(len)],
             vec![0],
         ));
@@ -193,7 +193,7 @@ impl Cx {
         }
         let half = r(self);
         self.push(Inst::new(
-            "SHF.R.U32.HI",
+            op!("SHF.R.U32.HI"),
             vec![
                 Operand::r(half),
                 Operand::rz(),
@@ -208,7 +208,7 @@ impl Cx {
         self.lop3(sign, x, top, 0xc0);
         let p = Reg::v(self.ptmp(), 1);
         self.push(Inst::new(
-            "ISETP.NE.U32.AND",
+            op!("ISETP.NE.U32.AND"),
             vec![
                 Operand::r(p),
                 Operand::pt(),
@@ -223,7 +223,7 @@ impl Cx {
         let pos = r(self);
         self.lop3(pos, x, m, 0xc0);
         self.push(Inst::new(
-            "SEL",
+            op!("SEL"),
             vec![
                 Operand::r(d),
                 Operand::r(neg),
@@ -260,7 +260,7 @@ impl Cx {
                 (0, _) => return word(a, k),
                 (32, 1) => return word(a, 0),
                 (p, 0) if p < 32 => cx.push(Inst::new(
-                    "SHF.L.U32",
+                    op!("SHF.L.U32"),
                     vec![
                         Operand::r(t),
                         Operand::r(word(a, 0)),
@@ -270,7 +270,7 @@ impl Cx {
                     vec![0],
                 )),
                 (p, 1) if p < 32 => cx.push(Inst::new(
-                    "SHF.L.U64.HI",
+                    op!("SHF.L.U64.HI"),
                     vec![
                         Operand::r(t),
                         Operand::r(word(a, 0)),
@@ -280,7 +280,7 @@ impl Cx {
                     vec![0],
                 )),
                 (p, 1) => cx.push(Inst::new(
-                    "SHF.L.U32",
+                    op!("SHF.L.U32"),
                     vec![
                         Operand::r(t),
                         Operand::r(word(a, 0)),
@@ -308,7 +308,7 @@ impl Cx {
                     self.mov_imm(mr, m);
                     let t = Reg::v(self.tmp(1), 1);
                     self.push(Inst::new(
-                        "LOP3.LUT",
+                        op!("LOP3.LUT"),
                         vec![
                             Operand::r(t),
                             Operand::r(s),
@@ -358,7 +358,7 @@ impl Cx {
                 let l = self.field_reg(&len);
                 let m = Reg::v(self.tmp(1), 1);
                 self.push(Inst::new(
-                    "BMSK",
+                    op!("BMSK"),
                     vec![Operand::r(m), Operand::r(p), Operand::r(l)],
                     vec![0],
                 ));
@@ -371,7 +371,7 @@ impl Cx {
                 let p = self.field_reg(&pos);
                 let t = Reg::v(self.tmp(1), 1);
                 self.push(Inst::new(
-                    "SHF.L.U32",
+                    op!("SHF.L.U32"),
                     vec![Operand::r(t), Operand::r(a), Operand::r(p), Operand::rz()],
                     vec![0],
                 ));
@@ -381,7 +381,7 @@ impl Cx {
         // Through a temporary: `f` may be `b` or `a`.
         let t = Reg::v(self.tmp(1), 1);
         self.push(Inst::new(
-            "LOP3.LUT",
+            op!("LOP3.LUT"),
             vec![
                 Operand::r(t),
                 Operand::r(shifted),
@@ -398,7 +398,7 @@ impl Cx {
 
     pub(crate) fn mov_reg(&mut self, d: Reg, s: Reg) {
         self.push(Inst::new(
-            "MOV",
+            op!("MOV"),
             vec![Operand::r(d), Operand::r(s)],
             vec![0],
         ));

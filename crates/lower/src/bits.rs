@@ -14,7 +14,7 @@
 //! * `bfind.u32` → `FLO.U32`, `bfind.s32` → `FLO` (0xffffffff when no bit is found, as PTX);
 //!   `.shiftamt` → `FLO.U32.SH` (of `a ^ (a >> 31)` for `.s32`).
 
-use ir::{Inst, Operand, Reg};
+use ir::{Inst, Opcode, Operand, Reg, op};
 use syntax::SyntaxNode;
 use syntax::ast;
 
@@ -38,13 +38,13 @@ impl Cx {
             let d = self.dst(&ops[0], words)?;
             if !is_neg {
                 self.push(Inst::new(
-                    "IABS",
+                    op!("IABS"),
                     vec![Operand::r(d), Operand::r(a)],
                     vec![0],
                 ));
             } else if words == 1 {
                 self.push(Inst::new(
-                    "IADD3",
+                    op!("IADD3"),
                     vec![Operand::r(d), Operand::neg(a), Operand::rz(), Operand::rz()],
                     vec![0],
                 ));
@@ -52,7 +52,7 @@ impl Cx {
                 let t = self.tmp(2);
                 let p = Reg::v(self.ptmp(), 1);
                 self.push(Inst::new(
-                    "IADD3",
+                    op!("IADD3"),
                     vec![
                         Operand::r(Reg::part(t, 0)),
                         Operand::r(p),
@@ -63,7 +63,7 @@ impl Cx {
                     vec![0, 1],
                 ));
                 self.push(Inst::new(
-                    "IADD3.X",
+                    op!("IADD3.X"),
                     vec![
                         Operand::r(Reg::part(t, 1)),
                         Operand::rz(),
@@ -84,14 +84,14 @@ impl Cx {
     pub(crate) fn copy_words(&mut self, d: Reg, t: ir::VReg, words: u8) {
         for k in 0..words {
             self.push(Inst::new(
-                "MOV",
+                op!("MOV"),
                 vec![Operand::r(sub(d, k)), Operand::r(Reg::part(t, k))],
                 vec![0],
             ));
         }
     }
 
-    fn unary(&mut self, op: &str, d: Reg, a: Reg) {
+    fn unary(&mut self, op: Opcode, d: Reg, a: Reg) {
         self.push(Inst::new(op, vec![Operand::r(d), Operand::r(a)], vec![0]));
     }
 
@@ -120,7 +120,7 @@ impl Cx {
                 let x = if ty == Ty::S32 {
                     let sign = Reg::v(self.tmp(1), 1);
                     self.push(Inst::new(
-                        "SHF.R.S32.HI",
+                        op!("SHF.R.S32.HI"),
                         vec![
                             Operand::r(sign),
                             Operand::rz(),
@@ -136,12 +136,16 @@ impl Cx {
                     a
                 };
                 let t = self.tmp(1);
-                self.unary("FLO.U32.SH", Reg::v(t, 1), x);
+                self.unary(op!("FLO.U32.SH"), Reg::v(t, 1), x);
                 self.copy_words(d, t, 1);
             }
             ("bfind", _) => {
                 let d = self.dst(&ops[0], 1)?;
-                let op = if ty == Ty::S32 { "FLO" } else { "FLO.U32" };
+                let op = if ty == Ty::S32 {
+                    op!("FLO")
+                } else {
+                    op!("FLO.U32")
+                };
                 let t = self.tmp(1);
                 self.unary(op, Reg::v(t, 1), a);
                 self.copy_words(d, t, 1);
@@ -149,16 +153,21 @@ impl Cx {
             ("popc", 1) | ("brev", 1) => {
                 let d = self.dst(&ops[0], 1)?;
                 let t = self.tmp(1);
-                self.unary(&opcode.to_ascii_uppercase(), Reg::v(t, 1), a);
+                let op = if opcode == "popc" {
+                    op!("POPC")
+                } else {
+                    op!("BREV")
+                };
+                self.unary(op, Reg::v(t, 1), a);
                 self.copy_words(d, t, 1);
             }
             ("popc", _) => {
                 let d = self.dst(&ops[0], 1)?;
                 let t = self.tmp(2);
-                self.unary("POPC", Reg::part(t, 0), sub(a, 0));
-                self.unary("POPC", Reg::part(t, 1), sub(a, 1));
+                self.unary(op!("POPC"), Reg::part(t, 0), sub(a, 0));
+                self.unary(op!("POPC"), Reg::part(t, 1), sub(a, 1));
                 self.push(Inst::new(
-                    "IADD3",
+                    op!("IADD3"),
                     vec![
                         Operand::r(d),
                         Operand::r(Reg::part(t, 0)),
@@ -171,16 +180,16 @@ impl Cx {
             ("brev", _) => {
                 let d = self.dst(&ops[0], 2)?;
                 let t = self.tmp(2);
-                self.unary("BREV", Reg::part(t, 1), sub(a, 0));
-                self.unary("BREV", Reg::part(t, 0), sub(a, 1));
+                self.unary(op!("BREV"), Reg::part(t, 1), sub(a, 0));
+                self.unary(op!("BREV"), Reg::part(t, 0), sub(a, 1));
                 self.copy_words(d, t, 2);
             }
             ("clz", 1) => {
                 let d = self.dst(&ops[0], 1)?;
                 let t = self.tmp(1);
-                self.unary("FLO.U32", Reg::v(t, 1), a);
+                self.unary(op!("FLO.U32"), Reg::v(t, 1), a);
                 self.push(Inst::new(
-                    "IADD3",
+                    op!("IADD3"),
                     vec![
                         Operand::r(d),
                         Operand::neg(Reg::v(t, 1)),
@@ -194,7 +203,7 @@ impl Cx {
                 let d = self.dst(&ops[0], 1)?;
                 let hi_set = Reg::v(self.ptmp(), 1);
                 self.push(Inst::new(
-                    "ISETP.NE.U32.AND",
+                    op!("ISETP.NE.U32.AND"),
                     vec![
                         Operand::r(hi_set),
                         Operand::pt(),
@@ -207,7 +216,7 @@ impl Cx {
                 // The word to count: the high one when it has a bit set.
                 let (sel, flo, out) = (self.tmp(1), self.tmp(1), self.tmp(1));
                 self.push(Inst::new(
-                    "SEL",
+                    op!("SEL"),
                     vec![
                         Operand::r(Reg::v(sel, 1)),
                         Operand::r(sub(a, 0)),
@@ -216,9 +225,9 @@ impl Cx {
                     ],
                     vec![0],
                 ));
-                self.unary("FLO.U32", Reg::v(flo, 1), Reg::v(sel, 1));
+                self.unary(op!("FLO.U32"), Reg::v(flo, 1), Reg::v(sel, 1));
                 self.push(Inst::new(
-                    "IADD3",
+                    op!("IADD3"),
                     vec![
                         Operand::r(Reg::v(out, 1)),
                         Operand::neg(Reg::v(flo, 1)),
@@ -228,7 +237,7 @@ impl Cx {
                     vec![0],
                 ));
                 let hi = Inst::new(
-                    "IADD3",
+                    op!("IADD3"),
                     vec![
                         Operand::r(Reg::v(out, 1)),
                         Operand::neg(Reg::v(flo, 1)),
@@ -240,7 +249,7 @@ impl Cx {
                 // Under its own guard, into a fresh temporary: safe under an outer guard.
                 self.guarded(hi, hi_set);
                 self.push(Inst::new(
-                    "MOV",
+                    op!("MOV"),
                     vec![Operand::r(d), Operand::r(Reg::v(out, 1))],
                     vec![0],
                 ));
@@ -274,13 +283,13 @@ impl Cx {
             let t = Reg::v(cx.tmp(1), 1);
             let inst = if ty == Ty::S32 {
                 Inst::new(
-                    "SGXT",
+                    op!("SGXT"),
                     vec![Operand::r(t), Operand::r(r), Operand::Hex(0x18)],
                     vec![0],
                 )
             } else {
                 Inst::new(
-                    "PRMT",
+                    op!("PRMT"),
                     vec![
                         Operand::r(t),
                         Operand::r(r),
@@ -298,7 +307,7 @@ impl Cx {
         let w = self.tmp(2);
         self.imad_wide(Reg::v(w, 2), ea, eb, false, None);
         self.push(Inst::new(
-            "MOV",
+            op!("MOV"),
             vec![Operand::r(d), Operand::r(Reg::part(w, 0))],
             vec![0],
         ));

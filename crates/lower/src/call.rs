@@ -28,7 +28,7 @@
 //! ranges lie in the callee's tree. IR instructions of an inlined body record the outermost
 //! call's range as their origin (origins are ranges in the kernel's tree).
 
-use ir::{Block, Class, Inst, Operand, Reg, VReg};
+use ir::{Block, Class, Inst, Operand, Reg, VReg, op};
 use rustc_hash::FxHashMap;
 use syntax::SyntaxNode;
 use syntax::ast::{self, AstNode, DeclLike};
@@ -284,7 +284,7 @@ impl Cx {
 
     fn mov(&mut self, d: Reg, s: Reg) {
         self.push(Inst::new(
-            "MOV",
+            op!("MOV"),
             vec![Operand::r(d), Operand::r(s)],
             vec![0],
         ));
@@ -385,7 +385,7 @@ impl Cx {
                     sel |= nib << (4 * i);
                 }
                 self.push(Inst::new(
-                    "PRMT",
+                    op!("PRMT"),
                     vec![
                         Operand::r(sub(d, 0)),
                         Operand::r(Reg::v(s, 1)),
@@ -445,7 +445,7 @@ impl Cx {
                     sel |= nib << (4 * i);
                 }
                 self.push(Inst::new(
-                    "PRMT",
+                    op!("PRMT"),
                     vec![
                         Operand::r(d),
                         Operand::r(sub(s, 0)),
@@ -556,7 +556,7 @@ impl Cx {
     /// A `ret` in an inlined body: a branch to the block after the body.
     pub(crate) fn inlined_ret(&mut self) -> Result<(), LowerError> {
         let target = self.ret_target.expect("inside an inlined body");
-        self.push(Inst::new("BRA", vec![Operand::Label(target)], vec![]));
+        self.push(Inst::new(op!("BRA"), vec![Operand::Label(target)], vec![]));
         let next = self.f.new_block();
         self.start_block(next);
         self.after_ret = Some(next);
@@ -892,7 +892,7 @@ impl Cx {
             self.f.order.pop();
             let last = *self.f.order.last().expect("blocks");
             let falls = self.f.blocks[last].insts.last().is_some_and(|i| {
-                i.op == "BRA" && i.guard.is_none() && i.operands == [Operand::Label(exit)]
+                i.op == op!("BRA") && i.guard.is_none() && i.operands == [Operand::Label(exit)]
             });
             if falls {
                 self.f.blocks[last].insts.pop();

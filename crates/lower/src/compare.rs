@@ -28,7 +28,7 @@ impl Cx {
                 _ => return Err(unsupported(node, "setp.xor with this combining operand")),
             };
             self.push(Inst::new(
-                "PLOP3.LUT",
+                op!("PLOP3.LUT"),
                 vec![
                     Operand::r(d),
                     Operand::pt(),
@@ -98,7 +98,7 @@ impl Cx {
             let a = self.reg_src(&ops[1], w)?;
             let b = self.reg_src(&ops[2], w)?;
             self.push(Inst::new(
-                format!("{fp}SETP.{c}{sfx}.{bool_op}"),
+                sass_op(node, &format!("{fp}SETP.{c}{sfx}.{bool_op}"))?,
                 vec![
                     Operand::r(p),
                     Operand::pt(),
@@ -137,7 +137,7 @@ impl Cx {
             let b = self.reg_src(&ops[2], 2)?;
             let lo = Reg::v(self.ptmp(), 1);
             self.push(Inst::new(
-                format!("ISETP.{c}.U32.AND"),
+                sass_op(node, &format!("ISETP.{c}.U32.AND"))?,
                 vec![
                     Operand::r(lo),
                     Operand::pt(),
@@ -148,7 +148,10 @@ impl Cx {
                 vec![0],
             ));
             self.push(Inst::new(
-                format!("ISETP.{c}{}.AND.EX", if unsigned { ".U32" } else { "" }),
+                sass_op(
+                    node,
+                    &format!("ISETP.{c}{}.AND.EX", if unsigned { ".U32" } else { "" }),
+                )?,
                 vec![
                     Operand::r(p),
                     Operand::pt(),
@@ -168,7 +171,10 @@ impl Cx {
             a = self.extend_small(a, 16, ty == Ty::S16);
             b = self.extend_small(b, 16, ty == Ty::S16);
         }
-        let op = format!("ISETP.{c}{}.{bool_op}", if unsigned { ".U32" } else { "" });
+        let op = sass_op(
+            node,
+            &format!("ISETP.{c}{}.{bool_op}", if unsigned { ".U32" } else { "" }),
+        )?;
         self.push(Inst::new(
             op,
             vec![
@@ -202,7 +208,7 @@ impl Cx {
             let lo_p = Reg::v(self.ptmp(), 1);
             let p = Reg::v(self.ptmp(), 1);
             self.push(Inst::new(
-                format!("ISETP.{c}.U32.AND"),
+                sass_op(node, &format!("ISETP.{c}.U32.AND"))?,
                 vec![
                     Operand::r(lo_p),
                     Operand::pt(),
@@ -213,7 +219,7 @@ impl Cx {
                 vec![0],
             ));
             self.push(Inst::new(
-                format!("ISETP.{c}{hi}.AND.EX"),
+                sass_op(node, &format!("ISETP.{c}{hi}.AND.EX"))?,
                 vec![
                     Operand::r(p),
                     Operand::pt(),
@@ -227,7 +233,7 @@ impl Cx {
             let t = self.tmp(2);
             for k in 0..2 {
                 self.push(Inst::new(
-                    "SEL",
+                    op!("SEL"),
                     vec![
                         Operand::r(Reg::part(t, k)),
                         Operand::r(sub(a, k)),
@@ -250,9 +256,9 @@ impl Cx {
             let (p, q) = (Reg::v(self.ptmp(), 1), Reg::v(self.ptmp(), 1));
             self.push(Inst::new(
                 if min {
-                    "DSETP.MIN.AND"
+                    op!("DSETP.MIN.AND")
                 } else {
-                    "DSETP.MAX.AND"
+                    op!("DSETP.MAX.AND")
                 },
                 vec![
                     Operand::r(p),
@@ -266,7 +272,7 @@ impl Cx {
             let t = self.tmp(2);
             let (lo, hi) = (Reg::part(t, 0), Reg::part(t, 1));
             self.push(Inst::new(
-                "FSEL",
+                op!("FSEL"),
                 vec![
                     Operand::r(hi),
                     Operand::r(sub(a, 1)),
@@ -276,7 +282,7 @@ impl Cx {
                 vec![0],
             ));
             self.push(Inst::new(
-                "SEL",
+                op!("SEL"),
                 vec![
                     Operand::r(lo),
                     Operand::r(sub(a, 0)),
@@ -286,7 +292,7 @@ impl Cx {
                 vec![0],
             ));
             let mut quiet = Inst::new(
-                "LOP3.LUT",
+                op!("LOP3.LUT"),
                 vec![
                     Operand::r(hi),
                     Operand::r(sub(b, 1)),
@@ -312,18 +318,14 @@ impl Cx {
             Operand::not(Reg::Zero(Class::P))
         };
         let op = match ty {
-            Ty::F32 if mods.len() == 1 => "FMNMX".to_string(),
+            Ty::F32 if mods.len() == 1 => op!("FMNMX"),
             // sm_90 has VIMNMX where sm_80 has IMNMX (ptxas's forms; PT selects the minimum).
             Ty::S32 | Ty::U32 if mods.len() == 1 => {
-                let base = if self.target.forms.vimnmx {
-                    "VIMNMX"
-                } else {
-                    "IMNMX"
-                };
-                if ty == Ty::U32 {
-                    format!("{base}.U32")
-                } else {
-                    base.to_string()
+                match (self.target.forms.vimnmx, ty == Ty::U32) {
+                    (true, true) => op!("VIMNMX.U32"),
+                    (true, false) => op!("VIMNMX"),
+                    (false, true) => op!("IMNMX.U32"),
+                    (false, false) => op!("IMNMX"),
                 }
             }
             _ => return Err(unsupported(node, "this min/max form")),

@@ -42,12 +42,12 @@ impl Cx {
             };
             match (dt.words(), st.words()) {
                 (1, 1) => self.push(Inst::new(
-                    "MOV",
+                    op!("MOV"),
                     vec![Operand::r(d), Operand::r(a)],
                     vec![0],
                 )),
                 (1, 2) => self.push(Inst::new(
-                    "MOV",
+                    op!("MOV"),
                     vec![Operand::r(d), Operand::r(sub(a, 0))],
                     vec![0],
                 )),
@@ -57,7 +57,7 @@ impl Cx {
                         let s = self.tmp(1);
                         self.mov_imm(Reg::v(s, 1), 31);
                         self.push(Inst::new(
-                            "SHF.R.S32.HI",
+                            op!("SHF.R.S32.HI"),
                             vec![
                                 Operand::r(sub(d, 1)),
                                 Operand::rz(),
@@ -70,7 +70,7 @@ impl Cx {
                         self.mov_imm(sub(d, 1), 0);
                     }
                     self.push(Inst::new(
-                        "MOV",
+                        op!("MOV"),
                         vec![Operand::r(sub(d, 0)), Operand::r(a)],
                         vec![0],
                     ));
@@ -78,7 +78,7 @@ impl Cx {
                 _ => {
                     for k in 0..2 {
                         self.push(Inst::new(
-                            "MOV",
+                            op!("MOV"),
                             vec![Operand::r(sub(d, k)), Operand::r(sub(a, k))],
                             vec![0],
                         ));
@@ -91,10 +91,10 @@ impl Cx {
             let d = self.dst(&ops[0], 1)?;
             let a = self.reg_src(&ops[1], 1)?;
             let op = match (i2fp, st == Ty::U32) {
-                (false, false) => "I2F",
-                (false, true) => "I2F.U32",
-                (true, false) => "I2FP.F32.S32",
-                (true, true) => "I2FP.F32.U32",
+                (false, false) => op!("I2F"),
+                (false, true) => op!("I2F.U32"),
+                (true, false) => op!("I2FP.F32.S32"),
+                (true, true) => op!("I2FP.F32.U32"),
             };
             self.push(Inst::new(op, vec![Operand::r(d), Operand::r(a)], vec![0]));
             return Ok(());
@@ -103,9 +103,9 @@ impl Cx {
             let d = self.dst(&ops[0], 2)?;
             let a = self.reg_src(&ops[1], 1)?;
             let op = if st == Ty::U32 {
-                "I2F.F64.U32"
+                op!("I2F.F64.U32")
             } else {
-                "I2F.F64"
+                op!("I2F.F64")
             };
             self.push(Inst::new(op, vec![Operand::r(d), Operand::r(a)], vec![0]));
             return Ok(());
@@ -114,9 +114,9 @@ impl Cx {
             let d = self.dst(&ops[0], 1)?;
             let a = self.reg_src(&ops[1], 2)?;
             let op = if dt == Ty::U32 {
-                "F2I.U32.F64.TRUNC"
+                op!("F2I.U32.F64.TRUNC")
             } else {
-                "F2I.F64.TRUNC"
+                op!("F2I.F64.TRUNC")
             };
             self.push(Inst::new(op, vec![Operand::r(d), Operand::r(a)], vec![0]));
             return Ok(());
@@ -125,7 +125,7 @@ impl Cx {
             let d = self.dst(&ops[0], 1)?;
             let a = self.reg_src(&ops[1], 2)?;
             self.push(Inst::new(
-                "F2F.F32.F64",
+                op!("F2F.F32.F64"),
                 vec![Operand::r(d), Operand::r(a)],
                 vec![0],
             ));
@@ -135,9 +135,9 @@ impl Cx {
             let d = self.dst(&ops[0], 1)?;
             let a = self.reg_src(&ops[1], 1)?;
             let op = if dt == Ty::U32 {
-                "F2I.U32.TRUNC.NTZ"
+                op!("F2I.U32.TRUNC.NTZ")
             } else {
-                "F2I.TRUNC.NTZ"
+                op!("F2I.TRUNC.NTZ")
             };
             self.push(Inst::new(op, vec![Operand::r(d), Operand::r(a)], vec![0]));
             return Ok(());

@@ -16,12 +16,12 @@
 //! `.global`, in a test that is false for every address: `UISETP.GE.U32.AND.EX` of the
 //! same operands combined with its own negation).
 
-use ir::{Inst, Operand, Reg};
+use ir::{Inst, Operand, Reg, op};
 use syntax::SyntaxNode;
 use syntax::ast;
 
 use crate::LoweredType;
-use crate::{Cx, LowerError, sub, unsupported};
+use crate::{Cx, LowerError, sass_op, sub, unsupported};
 
 /// `c[0x0][0x18]`: the generic address of the shared window (sm_80).
 const SHARED_WINDOW_CBANK: u32 = 0x18;
@@ -44,7 +44,7 @@ impl Cx {
         let a = self.reg_src(&ops[1], 2)?;
         let p = self.pred_dst(&ops[0])?;
         let mut q = Inst::new(
-            format!("QSPC.E.{space}"),
+            sass_op(node, &format!("QSPC.E.{space}"))?,
             vec![
                 Operand::r(p),
                 Operand::rz(),
@@ -73,7 +73,7 @@ impl Cx {
         self.const_load(Operand::r(base), SHARED_WINDOW_CBANK, 1);
         let t = Reg::v(self.tmp(1), 1);
         self.push(Inst::new(
-            "IADD3",
+            op!("IADD3"),
             vec![
                 Operand::r(t),
                 Operand::r(sub(a, 0)),
@@ -102,7 +102,7 @@ impl Cx {
         let (lo, hi) = (Reg::part(t, 0), Reg::part(t, 1));
         if self.target.forms.clusters {
             self.push(Inst::new(
-                "MOV",
+                op!("MOV"),
                 vec![Operand::r(lo), Operand::r(sub(a, 0))],
                 vec![0],
             ));
@@ -110,7 +110,7 @@ impl Cx {
                 self.mov_imm(hi, 0);
             } else {
                 self.push(Inst::new(
-                    "S2R",
+                    op!("S2R"),
                     vec![Operand::r(hi), Operand::Special("SR_SWINHI")],
                     vec![0],
                 ));

@@ -12,18 +12,18 @@ impl Cx {
         let rz = Operand::rz;
         let f = t(self);
         self.push(Inst::new(
-            "I2F.U32.RP",
+            op!("I2F.U32.RP"),
             vec![Operand::r(f), Operand::r(b)],
             vec![0],
         ));
         self.push(Inst::new(
-            "MUFU.RCP",
+            op!("MUFU.RCP"),
             vec![Operand::r(f), Operand::r(f)],
             vec![0],
         ));
         let e = t(self);
         self.push(Inst::new(
-            "IADD3",
+            op!("IADD3"),
             vec![
                 Operand::r(e),
                 Operand::r(f),
@@ -34,13 +34,13 @@ impl Cx {
         ));
         let q0 = t(self);
         self.push(Inst::new(
-            "F2I.FTZ.U32.TRUNC.NTZ",
+            op!("F2I.FTZ.U32.TRUNC.NTZ"),
             vec![Operand::r(q0), Operand::r(e)],
             vec![0],
         ));
         let nq0 = t(self);
         self.push(Inst::new(
-            "IADD3",
+            op!("IADD3"),
             vec![Operand::r(nq0), Operand::neg(q0), rz(), rz()],
             vec![0],
         ));
@@ -51,7 +51,7 @@ impl Cx {
         // addend RZ, whose meaning does not depend on how the pair is read.
         let h = t(self);
         self.push(Inst::new(
-            "IMAD.HI.U32",
+            op!("IMAD.HI.U32"),
             vec![
                 Operand::r(h),
                 Operand::r(q0),
@@ -62,13 +62,13 @@ impl Cx {
         ));
         let q1 = t(self);
         self.push(Inst::new(
-            "IADD3",
+            op!("IADD3"),
             vec![Operand::r(q1), Operand::r(q0), Operand::r(h), rz()],
             vec![0],
         ));
         let q = t(self);
         self.push(Inst::new(
-            "IMAD.HI.U32",
+            op!("IMAD.HI.U32"),
             vec![Operand::r(q), Operand::r(q1), Operand::r(a), rz()],
             vec![0],
         ));
@@ -76,7 +76,7 @@ impl Cx {
         self.imad_wide(Reg::v(w2, 2), q, b, false, None);
         let r = t(self);
         self.push(Inst::new(
-            "IADD3",
+            op!("IADD3"),
             vec![
                 Operand::r(r),
                 Operand::r(a),
@@ -90,7 +90,7 @@ impl Cx {
         for _ in 0..2 {
             let p = Reg::v(self.ptmp(), 1);
             self.push(Inst::new(
-                "ISETP.GE.U32.AND",
+                op!("ISETP.GE.U32.AND"),
                 vec![
                     Operand::r(p),
                     Operand::pt(),
@@ -102,7 +102,7 @@ impl Cx {
             ));
             self.guarded(
                 Inst::new(
-                    "IADD3",
+                    op!("IADD3"),
                     vec![Operand::r(r), Operand::r(r), Operand::neg(b), rz()],
                     vec![0],
                 ),
@@ -110,7 +110,7 @@ impl Cx {
             );
             self.guarded(
                 Inst::new(
-                    "IADD3",
+                    op!("IADD3"),
                     vec![Operand::r(q), Operand::r(q), Operand::r(one), rz()],
                     vec![0],
                 ),
@@ -120,7 +120,7 @@ impl Cx {
         // b == 0: both results are ~b (all ones), as ptxas makes them.
         let nz = Reg::v(self.ptmp(), 1);
         self.push(Inst::new(
-            "ISETP.NE.U32.AND",
+            op!("ISETP.NE.U32.AND"),
             vec![
                 Operand::r(nz),
                 Operand::pt(),
@@ -132,7 +132,7 @@ impl Cx {
         ));
         let nb = t(self);
         self.push(Inst::new(
-            "LOP3.LUT",
+            op!("LOP3.LUT"),
             vec![
                 Operand::r(nb),
                 rz(),
@@ -146,7 +146,7 @@ impl Cx {
         let (qf, rf) = (t(self), t(self));
         for (dst, v) in [(qf, q), (rf, r)] {
             self.push(Inst::new(
-                "SEL",
+                op!("SEL"),
                 vec![
                     Operand::r(dst),
                     Operand::r(nb),
@@ -167,7 +167,7 @@ impl Cx {
         let abs = |cx: &mut Self, x: Reg| -> (Reg, Reg) {
             let neg = Reg::v(cx.ptmp(), 1);
             cx.push(Inst::new(
-                "ISETP.LT.AND",
+                op!("ISETP.LT.AND"),
                 vec![
                     Operand::r(neg),
                     Operand::pt(),
@@ -179,13 +179,13 @@ impl Cx {
             ));
             let m = t(cx);
             cx.push(Inst::new(
-                "IADD3",
+                op!("IADD3"),
                 vec![Operand::r(m), Operand::neg(x), Operand::rz(), Operand::rz()],
                 vec![0],
             ));
             let out = t(cx);
             cx.push(Inst::new(
-                "SEL",
+                op!("SEL"),
                 vec![
                     Operand::r(out),
                     Operand::r(m),
@@ -204,7 +204,7 @@ impl Cx {
         } else {
             let x = Reg::v(self.ptmp(), 1);
             self.push(Inst::new(
-                "PLOP3.LUT",
+                op!("PLOP3.LUT"),
                 vec![
                     Operand::r(x),
                     Operand::pt(),
@@ -220,12 +220,12 @@ impl Cx {
         };
         let m = t(self);
         self.push(Inst::new(
-            "IADD3",
+            op!("IADD3"),
             vec![Operand::r(m), Operand::neg(v), Operand::rz(), Operand::rz()],
             vec![0],
         ));
         self.push(Inst::new(
-            "SEL",
+            op!("SEL"),
             vec![Operand::r(d), Operand::r(m), Operand::r(v), Operand::r(neg)],
             vec![0],
         ));

@@ -9,11 +9,11 @@
 //! `fence.proxy.alias` is the `.sys` fence; `fence.proxy.tensormap` is refused. Also
 //! `griddepcontrol` and the CTA barriers (`bar`/`barrier`).
 
-use ir::{Class, Inst, Operand, Reg};
+use ir::{Class, Inst, Operand, Reg, op};
 use syntax::SyntaxNode;
 use syntax::ast;
 
-use crate::{Cx, LowerError, malformed, unsupported};
+use crate::{Cx, LowerError, malformed, sass_op, unsupported};
 
 impl Cx {
     pub(crate) fn fence(
@@ -45,13 +45,17 @@ impl Cx {
             return Err(unsupported(node, format!("{opcode}{}", mods.concat())));
         }
         // A guarded fence guards each of its instructions (ptxas branches around them).
-        self.push(Inst::new(format!("MEMBAR.{order}.{scope}"), vec![], vec![]));
+        self.push(Inst::new(
+            sass_op(node, &format!("MEMBAR.{order}.{scope}"))?,
+            vec![],
+            vec![],
+        ));
         if scope != "CTA" {
-            self.push(Inst::new("ERRBAR", vec![], vec![]));
+            self.push(Inst::new(op!("ERRBAR"), vec![], vec![]));
             if self.target.forms.clusters {
-                self.push(Inst::new("CGAERRBAR", vec![], vec![]));
+                self.push(Inst::new(op!("CGAERRBAR"), vec![], vec![]));
             }
-            self.push(Inst::new("CCTL.IVALL", vec![], vec![]));
+            self.push(Inst::new(op!("CCTL.IVALL"), vec![], vec![]));
         }
         Ok(())
     }
@@ -70,8 +74,8 @@ impl Cx {
             return Err(unsupported(node, "griddepcontrol before sm_90"));
         }
         let op = match mods.iter().map(String::as_str).collect::<Vec<_>>()[..] {
-            [".wait"] => "ACQBULK",
-            [".launch_dependents"] => "PREEXIT",
+            [".wait"] => op!("ACQBULK"),
+            [".launch_dependents"] => op!("PREEXIT"),
             _ => {
                 return Err(malformed(
                     node,
@@ -109,9 +113,11 @@ impl Cx {
             [".proxy", ".alias"] => self.fence(node, "membar", &[".sys".to_string()]),
             [".proxy", ".async", rest @ ..] if self.target.forms.clusters => {
                 let (membar, view) = match rest {
-                    [] | [".shared::cluster"] => (Some("MEMBAR.ALL.GPU"), "FENCE.VIEW.ASYNC.S"),
-                    [".shared::cta"] => (Some("MEMBAR.ALL.CTA"), "FENCE.VIEW.ASYNC.S"),
-                    [".global"] => (None, "FENCE.VIEW.ASYNC.G"),
+                    [] | [".shared::cluster"] => {
+                        (Some(op!("MEMBAR.ALL.GPU")), op!("FENCE.VIEW.ASYNC.S"))
+                    }
+                    [".shared::cta"] => (Some(op!("MEMBAR.ALL.CTA")), op!("FENCE.VIEW.ASYNC.S")),
+                    [".global"] => (None, op!("FENCE.VIEW.ASYNC.G")),
                     _ => return Err(unsupported(node, format!("fence{}", m.concat()))),
                 };
                 if let Some(mb) = membar {
@@ -179,7 +185,7 @@ impl Cx {
             (Ok(r), Some(Ok(c))) => {
                 let hi = Reg::v(self.tmp(1), 1);
                 self.push(Inst::new(
-                    "SHF.L.U32",
+                    op!("SHF.L.U32"),
                     vec![
                         Operand::r(hi),
                         Operand::r(c),
@@ -190,7 +196,7 @@ impl Cx {
                 ));
                 let t = Reg::v(self.tmp(1), 1);
                 self.push(Inst::new(
-                    "LOP3.LUT",
+                    op!("LOP3.LUT"),
                     vec![
                         Operand::r(t),
                         Operand::r(hi),
@@ -239,11 +245,11 @@ impl Cx {
         let operands = self.barrier_operands(node, &ops[0], ops.get(1))?;
         let aligned = opcode == "bar" || has(".aligned");
         let op = if arrive {
-            "BAR.ARV"
+            op!("BAR.ARV")
         } else if aligned || self.target.forms.barrier_sync_deferred {
-            "BAR.SYNC.DEFER_BLOCKING"
+            op!("BAR.SYNC.DEFER_BLOCKING")
         } else {
-            "BAR.SYNC"
+            op!("BAR.SYNC")
         };
         self.push(Inst::new(op, operands, vec![]));
         Ok(())
@@ -284,17 +290,17 @@ impl Cx {
         let mut operands = self.barrier_operands(node, &ops[1], count)?;
         operands.push(p);
         self.push(Inst::new(
-            format!("BAR.RED.{op}.DEFER_BLOCKING"),
+            sass_op(node, &format!("BAR.RED.{op}.DEFER_BLOCKING"))?,
             operands,
             vec![],
         ));
         if popc {
             let d = self.dst(&ops[0], 1)?;
-            self.push(Inst::new("B2R.RESULT", vec![Operand::r(d)], vec![0]));
+            self.push(Inst::new(op!("B2R.RESULT"), vec![Operand::r(d)], vec![0]));
         } else {
             let d = self.pred_dst(&ops[0])?;
             self.push(Inst::new(
-                "B2R.RESULT",
+                op!("B2R.RESULT"),
                 vec![Operand::rz(), Operand::r(d)],
                 vec![1],
             ));

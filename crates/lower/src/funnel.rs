@@ -12,7 +12,7 @@
 //! * `prmt.b32 d, a, b, c` → `PRMT d, a, c, b` (selector in the middle); the `.f4e`, `.b4e`,
 //!   `.rc8`, `.ecl`, `.ecr`, `.rc16` modes are refused.
 
-use ir::{Inst, Operand, Reg};
+use ir::{Inst, Operand, Reg, op};
 use syntax::SyntaxNode;
 use syntax::ast;
 
@@ -46,9 +46,9 @@ impl Cx {
         let c = self.reg_src(&ops[3], 1)?;
         let p = Reg::v(self.ptmp(), 1);
         let cmp = match cty {
-            ".s32" => "ISETP.GE.AND",
-            ".f32" if ftz => "FSETP.GE.FTZ.AND",
-            ".f32" => "FSETP.GE.AND",
+            ".s32" => op!("ISETP.GE.AND"),
+            ".f32" if ftz => op!("FSETP.GE.FTZ.AND"),
+            ".f32" => op!("FSETP.GE.AND"),
             _ => return Err(malformed(node, "slct's last type is .s32 or .f32")),
         };
         self.push(Inst::new(
@@ -64,7 +64,7 @@ impl Cx {
         ));
         let d = self.dst(&ops[0], 1)?;
         self.push(Inst::new(
-            "SEL",
+            op!("SEL"),
             vec![Operand::r(d), Operand::r(a), Operand::r(b), Operand::r(p)],
             vec![0],
         ));
@@ -100,7 +100,11 @@ impl Cx {
             c = t;
         }
         let d = self.dst(&ops[0], 1)?;
-        let op = if left { "SHF.L.U32.HI" } else { "SHF.R.U32" };
+        let op = if left {
+            op!("SHF.L.U32.HI")
+        } else {
+            op!("SHF.R.U32")
+        };
         self.push(Inst::new(
             op,
             vec![Operand::r(d), Operand::r(a), Operand::r(c), Operand::r(b)],
@@ -128,7 +132,7 @@ impl Cx {
         let c = self.reg_src(&ops[3], 1)?;
         let d = self.dst(&ops[0], 1)?;
         self.push(Inst::new(
-            "PRMT",
+            op!("PRMT"),
             vec![Operand::r(d), Operand::r(a), Operand::r(c), Operand::r(b)],
             vec![0],
         ));

@@ -17,7 +17,7 @@
 //! `.rn` on `add/sub/mul` (no contraction) changes nothing here; `.ftz`, `.sat`, `.relu` are
 //! refused. Each half is rounded to nearest even once (an fma exactly), subnormals kept.
 
-use ir::{Inst, Operand};
+use ir::{Inst, Operand, op};
 use syntax::SyntaxNode;
 use syntax::ast;
 
@@ -61,28 +61,36 @@ impl Cx {
             } else {
                 None
             };
-            let v2 = if bf16 { ".BF16_V2" } else { "" };
             let (op, operands) = match opcode {
                 "fma" => {
                     let op = match (bf16, forms.hfma2_plain) {
-                        (false, false) => "HFMA2.MMA",
-                        (false, true) => "HFMA2",
-                        (true, _) => "HFMA2.BF16_V2",
+                        (false, false) => op!("HFMA2.MMA"),
+                        (false, true) => op!("HFMA2"),
+                        (true, _) => op!("HFMA2.BF16_V2"),
                     };
                     let c = c.expect("three sources");
-                    (
-                        op.to_string(),
-                        vec![Operand::r(a), Operand::r(b), Operand::r(c)],
-                    )
+                    (op, vec![Operand::r(a), Operand::r(b), Operand::r(c)])
                 }
-                "mul" => (format!("HMUL2{v2}"), vec![Operand::r(a), Operand::r(b)]),
+                "mul" => {
+                    let op = if bf16 {
+                        op!("HMUL2.BF16_V2")
+                    } else {
+                        op!("HMUL2")
+                    };
+                    (op, vec![Operand::r(a), Operand::r(b)])
+                }
                 _ => {
                     let b = if opcode == "sub" {
                         Operand::neg(b)
                     } else {
                         Operand::r(b)
                     };
-                    (format!("HADD2{v2}"), vec![Operand::r(a), b])
+                    let op = if bf16 {
+                        op!("HADD2.BF16_V2")
+                    } else {
+                        op!("HADD2")
+                    };
+                    (op, vec![Operand::r(a), b])
                 }
             };
             let d = self.dst(&ops[0], 1)?;

@@ -12,7 +12,7 @@
 //! to a multiple of the largest alignment (at least 8). ptxas also promotes local arrays to registers and removes dead ones, so its
 //! frames can be smaller than kiln's (never a correctness difference).
 
-use ir::{Class, Inst, Operand, Reg};
+use ir::{Class, Inst, Operand, Reg, op};
 use syntax::SyntaxNode;
 use syntax::ast::{self, AstNode, DeclLike};
 
@@ -90,7 +90,7 @@ impl Cx {
         let sp = self.stack_pointer();
         let frame = -(self.frame_size as i64);
         let inst = Inst::new(
-            "IADD3",
+            op!("IADD3"),
             vec![
                 Operand::r(sp),
                 Operand::r(sp),
@@ -115,13 +115,13 @@ impl Cx {
         let sp = self.stack_pointer();
         if at == 0 {
             self.push(Inst::new(
-                "MOV",
+                op!("MOV"),
                 vec![Operand::r(dst), Operand::r(sp)],
                 vec![0],
             ));
         } else {
             self.push(Inst::new(
-                "IADD3",
+                op!("IADD3"),
                 vec![
                     Operand::r(dst),
                     Operand::r(sp),

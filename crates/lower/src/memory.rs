@@ -148,13 +148,17 @@ impl Cx {
         let beyond_cta = scope != ".cta" && !shared;
         if release && beyond_cta {
             let sc = if scope == ".sys" { "SYS" } else { "GPU" };
-            self.push(Inst::new(format!("MEMBAR.ALL.{sc}"), vec![], vec![]));
-            self.push(Inst::new("ERRBAR", vec![], vec![]));
+            self.push(Inst::new(
+                sass_op(node, &format!("MEMBAR.ALL.{sc}"))?,
+                vec![],
+                vec![],
+            ));
+            self.push(Inst::new(op!("ERRBAR"), vec![], vec![]));
             if self.target.forms.clusters {
-                self.push(Inst::new("CGAERRBAR", vec![], vec![]));
+                self.push(Inst::new(op!("CGAERRBAR"), vec![], vec![]));
             }
         } else if release && !shared {
-            self.push(Inst::new("MEMBAR.ALL.CTA", vec![], vec![]));
+            self.push(Inst::new(op!("MEMBAR.ALL.CTA"), vec![], vec![]));
         }
         if acquire && beyond_cta {
             self.pending_acquire = true;
@@ -207,7 +211,7 @@ impl Cx {
                 let u = self.f.new_vreg(Class::UR, 2, "");
                 for (k, word) in [(0u8, v as u32), (1, (v >> 32) as u32)] {
                     self.push(Inst::new(
-                        "UMOV",
+                        op!("UMOV"),
                         vec![Operand::r(Reg::part(u, k)), Operand::Imm(i64::from(word))],
                         vec![0],
                     ));
@@ -272,7 +276,7 @@ impl Cx {
                 let t = self.tmp(2);
                 let p = Reg::v(self.ptmp(), 1);
                 self.push(Inst::new(
-                    "IADD3",
+                    op!("IADD3"),
                     vec![
                         Operand::r(Reg::part(t, 0)),
                         Operand::r(p),
@@ -283,7 +287,7 @@ impl Cx {
                     vec![0, 1],
                 ));
                 self.push(Inst::new(
-                    "IADD3.X",
+                    op!("IADD3.X"),
                     vec![
                         Operand::r(Reg::part(t, 1)),
                         Operand::r(Reg::part(base, 1)),
@@ -352,6 +356,7 @@ impl Cx {
         } else if let Some(st) = strong {
             op.push_str(st);
         }
+        let op = sass_op(node, &op)?;
         let elems: Option<Vec<ast::Operand>> = match val_op {
             ast::Operand::Vector(v) => Some(v.elements().collect()),
             _ => None,
@@ -369,7 +374,7 @@ impl Cx {
             let t = self.tmp(w);
             let prmt = |cx: &mut Self, d: Reg, a: Reg, sel: u32, b: Operand| {
                 cx.push(Inst::new(
-                    "PRMT",
+                    op!("PRMT"),
                     vec![
                         Operand::r(d),
                         Operand::r(a),
@@ -422,7 +427,7 @@ impl Cx {
             };
             if bytes == 2 {
                 self.push(Inst::new(
-                    "MOV",
+                    op!("MOV"),
                     vec![Operand::r(Reg::v(t, 1)), Operand::r(halves[0])],
                     vec![0],
                 ));
@@ -476,7 +481,7 @@ impl Cx {
                     let r = self.reg_src(e, ew)?;
                     for j in 0..ew {
                         self.push(Inst::new(
-                            "MOV",
+                            op!("MOV"),
                             vec![
                                 Operand::r(Reg::part(t, k as u8 * ew + j)),
                                 Operand::r(sub(r, j)),
@@ -500,7 +505,7 @@ impl Cx {
                     let d = self.dst(e, ew)?;
                     for j in 0..ew {
                         self.push(Inst::new(
-                            "MOV",
+                            op!("MOV"),
                             vec![
                                 Operand::r(sub(d, j)),
                                 Operand::r(Reg::part(t, k as u8 * ew + j)),
@@ -522,7 +527,7 @@ impl Cx {
     /// After an acquire load beyond the CTA: `CCTL.IVALL` (later loads miss in L1).
     pub(crate) fn finish_acquire(&mut self) {
         if std::mem::take(&mut self.pending_acquire) {
-            self.push(Inst::new("CCTL.IVALL", vec![], vec![]));
+            self.push(Inst::new(op!("CCTL.IVALL"), vec![], vec![]));
         }
     }
 }
@@ -620,7 +625,7 @@ impl Cx {
             .ok_or_else(|| unsupported(ops[0].syntax(), "address offset out of range"))?;
         let base = self.global_base(&name, &ops[0])?;
         let mut inst = Inst::new(
-            format!("CCTL.E.{kind}"),
+            sass_op(node, &format!("CCTL.E.{kind}"))?,
             vec![Operand::Mem {
                 base: Reg::part(base, 0),
                 offset,

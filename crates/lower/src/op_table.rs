@@ -15,7 +15,7 @@
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use ir::Reg;
+use ir::{Reg, op};
 use syntax::ast;
 
 use crate::learned::Table;
@@ -123,7 +123,7 @@ impl Cx {
                     let t = Reg::v(self.tmp(1), 1);
                     let guard = self.guard.take();
                     self.push(ir::Inst::new(
-                        "SEL",
+                        op!("SEL"),
                         vec![ir::Operand::r(t), ir::Operand::Imm(1), ir::Operand::rz(), p],
                         vec![0],
                     ));

@@ -283,7 +283,7 @@ impl Cx {
             let s = self.tmp(1);
             self.mov_imm(Reg::v(s, 1), 31);
             self.push(Inst::new(
-                "SHF.R.S32.HI",
+                op!("SHF.R.S32.HI"),
                 vec![
                     Operand::r(sub(d, 1)),
                     Operand::rz(),
@@ -308,7 +308,7 @@ impl Cx {
             Src::Reg(r, sw) if sw == w && self.f.vregs[r].class == Class::R => {
                 for k in 0..w {
                     self.push(Inst::new(
-                        "MOV",
+                        op!("MOV"),
                         vec![Operand::r(sub(d, k)), Operand::r(Reg::part(r, k))],
                         vec![0],
                     ));
@@ -372,7 +372,7 @@ impl Cx {
     /// second destination unused (PT, LUT 0).
     pub(crate) fn plop3(&mut self, d: Reg, a: Operand, b: Operand, lut: u32) {
         self.push(Inst::new(
-            "PLOP3.LUT",
+            op!("PLOP3.LUT"),
             vec![
                 Operand::r(d),
                 Operand::pt(),
@@ -388,7 +388,7 @@ impl Cx {
 
     pub(crate) fn lop3(&mut self, d: Reg, a: Reg, b: Reg, lut: u32) {
         self.push(Inst::new(
-            "LOP3.LUT",
+            op!("LOP3.LUT"),
             vec![
                 Operand::r(d),
                 Operand::r(a),
@@ -481,7 +481,7 @@ impl Cx {
     pub(crate) fn computed_special(&mut self, dst: Reg, c: Computed) {
         let s2r = |cx: &mut Self, d: Reg, sr: &'static str| {
             cx.push(Inst::new(
-                "S2R",
+                op!("S2R"),
                 vec![Operand::r(d), Operand::Special(sr)],
                 vec![0],
             ));
@@ -492,7 +492,7 @@ impl Cx {
                 s2r(self, t, sr);
                 let u = Reg::v(self.tmp(1), 1);
                 self.push(Inst::new(
-                    "SHF.R.U32.HI",
+                    op!("SHF.R.U32.HI"),
                     vec![
                         Operand::r(u),
                         Operand::rz(),
@@ -502,7 +502,7 @@ impl Cx {
                     vec![0],
                 ));
                 self.push(Inst::new(
-                    "SGXT.U32",
+                    op!("SGXT.U32"),
                     vec![
                         Operand::r(dst),
                         Operand::r(u),
@@ -512,7 +512,7 @@ impl Cx {
                 ));
             }
             Computed::Cs2r { sr, wide } => self.push(Inst::new(
-                if wide { "CS2R" } else { "CS2R.32" },
+                if wide { op!("CS2R") } else { op!("CS2R.32") },
                 vec![Operand::r(dst), Operand::Special(sr)],
                 vec![0],
             )),
@@ -523,7 +523,7 @@ impl Cx {
                 let r = Reg::v(self.tmp(1), 1);
                 self.const_load(Operand::r(r), RESERVED_SMEM_WORD, 1);
                 self.push(Inst::new(
-                    "IADD3",
+                    op!("IADD3"),
                     vec![
                         Operand::r(dst),
                         Operand::neg(r),
@@ -545,7 +545,7 @@ impl Cx {
                 self.const_load(Operand::r(n), CLUSTER_NCTAID_WORD + 4 * a, 1);
                 let neg = Reg::v(self.tmp(1), 1);
                 self.push(Inst::new(
-                    "IADD3",
+                    op!("IADD3"),
                     vec![
                         Operand::r(neg),
                         Operand::neg(id),
@@ -555,7 +555,7 @@ impl Cx {
                     vec![0],
                 ));
                 self.push(Inst::new(
-                    "IMAD",
+                    op!("IMAD"),
                     vec![
                         Operand::r(dst),
                         Operand::r(n),
@@ -573,7 +573,7 @@ impl Cx {
     /// driver's reciprocal of the cluster shape).
     fn cluster_id(&mut self, ctaid: Reg, id: Reg, a: u32) {
         self.push(Inst::new(
-            "S2R",
+            op!("S2R"),
             vec![
                 Operand::r(ctaid),
                 Operand::Special(["SR_CTAID.X", "SR_CTAID.Y", "SR_CTAID.Z"][a as usize]),
@@ -582,7 +582,7 @@ impl Cx {
         ));
         let f = Reg::v(self.tmp(1), 1);
         self.push(Inst::new(
-            "I2FP.F32.U32",
+            op!("I2FP.F32.U32"),
             vec![Operand::r(f), Operand::r(ctaid)],
             vec![0],
         ));
@@ -590,12 +590,12 @@ impl Cx {
         self.const_load(Operand::r(rcp), CLUSTER_RCP_WORD + 4 * a, 1);
         let g = Reg::v(self.tmp(1), 1);
         self.push(Inst::new(
-            "FMUL",
+            op!("FMUL"),
             vec![Operand::r(g), Operand::r(f), Operand::r(rcp)],
             vec![0],
         ));
         self.push(Inst::new(
-            "F2I.U32.TRUNC.NTZ",
+            op!("F2I.U32.TRUNC.NTZ"),
             vec![Operand::r(id), Operand::r(g)],
             vec![0],
         ));

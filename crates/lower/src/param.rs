@@ -12,7 +12,7 @@
 //! The offset must lie inside the parameter and be a multiple of the element size (PTX's
 //! alignment rule); anything else is refused.
 
-use ir::{Inst, Operand, Reg};
+use ir::{Inst, Operand, Reg, op};
 use syntax::SyntaxNode;
 use syntax::ast::{self, AstNode};
 
@@ -137,12 +137,12 @@ impl Cx {
             }
             _ => {
                 let op = match (size, signed) {
-                    (1, false) => "LDC.U8",
-                    (1, true) => "LDC.S8",
-                    (2, false) => "LDC.U16",
-                    (2, true) => "LDC.S16",
-                    (4, _) => "LDC",
-                    _ => "LDC.64",
+                    (1, false) => op!("LDC.U8"),
+                    (1, true) => op!("LDC.S8"),
+                    (2, false) => op!("LDC.U16"),
+                    (2, true) => op!("LDC.S16"),
+                    (4, _) => op!("LDC"),
+                    _ => op!("LDC.64"),
                 };
                 let src = match index {
                     Some(index) => Operand::ConstIndexed {

@@ -20,7 +20,7 @@
 //! `.nv.reservedSmem.cap` also for the 0x400 base of the user's shared variables, in every
 //! sm_90 kernel that addresses shared memory (without `EIATTR_RESERVED_SMEM_USED`).
 
-use ir::{Inst, Operand, Reg};
+use ir::{Inst, Operand, Reg, op};
 use target::SharedReserve;
 
 use crate::Cx;
@@ -95,13 +95,13 @@ impl Cx {
                 };
                 // The immediate ptxas's linker writes (`MOV R, 0x0`, not `RZ`).
                 self.push(Inst::new(
-                    "MOV",
+                    op!("MOV"),
                     vec![Operand::r(dst), Operand::Imm(v)],
                     vec![0],
                 ));
             }
             ReservedReg::Cap => self.push(Inst::new(
-                "S2R",
+                op!("S2R"),
                 vec![Operand::r(dst), Operand::Special("SR_SMEMSZ")],
                 vec![0],
             )),
@@ -109,13 +109,13 @@ impl Cx {
                 let size = Reg::v(self.tmp(1), 1);
                 let reserved = Reg::v(self.tmp(1), 1);
                 self.push(Inst::new(
-                    "S2R",
+                    op!("S2R"),
                     vec![Operand::r(size), Operand::Special("SR_SMEMSZ")],
                     vec![0],
                 ));
                 self.const_load(Operand::r(reserved), RESERVED_SIZE_CBANK, 1);
                 self.push(Inst::new(
-                    "IADD3",
+                    op!("IADD3"),
                     vec![
                         Operand::r(dst),
                         Operand::r(size),

@@ -37,10 +37,10 @@ impl Cx {
             let b = self.reg_src(&ops[2], 1)?;
             let d = self.dst(&ops[0], 1)?;
             let op = match (has(".bf16x2"), self.target.forms.f2fp_source_type) {
-                (false, false) => "F2FP.PACK_AB",
-                (false, true) => "F2FP.F16.F32.PACK_AB",
-                (true, false) => "F2FP.BF16.PACK_AB",
-                (true, true) => "F2FP.BF16.F32.PACK_AB",
+                (false, false) => op!("F2FP.PACK_AB"),
+                (false, true) => op!("F2FP.F16.F32.PACK_AB"),
+                (true, false) => op!("F2FP.BF16.PACK_AB"),
+                (true, true) => op!("F2FP.BF16.F32.PACK_AB"),
             };
             self.push(Inst::new(
                 op,
@@ -140,7 +140,7 @@ impl Cx {
                         let sel = Reg::v(self.tmp(1), 1);
                         self.mov_imm(sel, 0x5410);
                         self.push(Inst::new(
-                            "PRMT",
+                            op!("PRMT"),
                             vec![
                                 Operand::r(d),
                                 Operand::r(lo),
@@ -153,7 +153,7 @@ impl Cx {
                         let a = self.reg_src(&ops[1], 1)?;
                         let t = Reg::v(self.tmp(1), 1);
                         self.push(Inst::new(
-                            "SHF.R.U32.HI",
+                            op!("SHF.R.U32.HI"),
                             vec![
                                 Operand::r(t),
                                 Operand::rz(),
@@ -164,7 +164,7 @@ impl Cx {
                         ));
                         let l = Reg::v(self.tmp(1), 1);
                         self.push(Inst::new(
-                            "MOV",
+                            op!("MOV"),
                             vec![Operand::r(l), Operand::r(a)],
                             vec![0],
                         ));
@@ -174,7 +174,7 @@ impl Cx {
                             }
                             let d = self.dst(e, 1)?;
                             self.push(Inst::new(
-                                "MOV",
+                                op!("MOV"),
                                 vec![Operand::r(d), Operand::r(v)],
                                 vec![0],
                             ));
@@ -201,14 +201,14 @@ impl Cx {
                         let t = self.tmp(2);
                         for (k, x) in [(0u8, lo), (1, hi)] {
                             self.push(Inst::new(
-                                "MOV",
+                                op!("MOV"),
                                 vec![Operand::r(Reg::part(t, k)), Operand::r(x)],
                                 vec![0],
                             ));
                         }
                         for k in 0..2 {
                             self.push(Inst::new(
-                                "MOV",
+                                op!("MOV"),
                                 vec![Operand::r(sub(d, k)), Operand::r(Reg::part(t, k))],
                                 vec![0],
                             ));
@@ -217,12 +217,12 @@ impl Cx {
                         let a = self.reg_src(&ops[1], 2)?;
                         let t = self.tmp(2);
                         self.push(Inst::new(
-                            "MOV",
+                            op!("MOV"),
                             vec![Operand::r(Reg::part(t, 0)), Operand::r(sub(a, 0))],
                             vec![0],
                         ));
                         self.push(Inst::new(
-                            "MOV",
+                            op!("MOV"),
                             vec![Operand::r(Reg::part(t, 1)), Operand::r(sub(a, 1))],
                             vec![0],
                         ));
@@ -232,7 +232,7 @@ impl Cx {
                             }
                             let d = self.dst(e, 1)?;
                             self.push(Inst::new(
-                                "MOV",
+                                op!("MOV"),
                                 vec![Operand::r(d), Operand::r(Reg::part(t, k as u8))],
                                 vec![0],
                             ));
@@ -309,7 +309,7 @@ impl Cx {
                 let a = self.reg_src(&ops[1], w)?;
                 for k in 0..w {
                     self.push(Inst::new(
-                        "LOP3.LUT",
+                        op!("LOP3.LUT"),
                         vec![
                             Operand::r(sub(d, k)),
                             Operand::rz(),
@@ -335,7 +335,7 @@ impl Cx {
                 let p = self.pred_src(&ops[3])?;
                 for k in 0..w {
                     self.push(Inst::new(
-                        "SEL",
+                        op!("SEL"),
                         vec![
                             Operand::r(sub(d, k)),
                             Operand::r(sub(a, k)),
@@ -365,7 +365,7 @@ impl Cx {
                 let m = Reg::v(self.tmp(1), 1);
                 self.mov_imm(m, 0x8000_0000);
                 self.push(Inst::new(
-                    "LOP3.LUT",
+                    op!("LOP3.LUT"),
                     vec![
                         Operand::r(Reg::part(t, w - 1)),
                         Operand::r(sub(b, w - 1)),
@@ -399,7 +399,11 @@ impl Cx {
                     };
                     (abs, minus_zero)
                 };
-                self.push(Inst::new("FADD.FTZ", vec![Operand::r(d), x, y], vec![0]));
+                self.push(Inst::new(
+                    op!("FADD.FTZ"),
+                    vec![Operand::r(d), x, y],
+                    vec![0],
+                ));
                 Ok(())
             }
             "neg" | "abs" => {
@@ -431,9 +435,9 @@ impl Cx {
                 };
                 let minus_zero = Operand::neg(Reg::Zero(Class::R));
                 let inst = if w == 2 {
-                    Inst::new("DADD", vec![Operand::r(d), minus_zero, src], vec![0])
+                    Inst::new(op!("DADD"), vec![Operand::r(d), minus_zero, src], vec![0])
                 } else {
-                    Inst::new("FADD", vec![Operand::r(d), src, minus_zero], vec![0])
+                    Inst::new(op!("FADD"), vec![Operand::r(d), src, minus_zero], vec![0])
                 };
                 self.push(inst);
                 Ok(())
@@ -503,7 +507,7 @@ impl Cx {
                     let (q, r) = self.udivrem(a, b);
                     let res = if want_rem { r } else { q };
                     self.push(Inst::new(
-                        "MOV",
+                        op!("MOV"),
                         vec![Operand::r(d), Operand::r(res)],
                         vec![0],
                     ));
@@ -522,14 +526,14 @@ impl Cx {
                     .labels
                     .get(&name)
                     .ok_or_else(|| malformed(node, format!("undefined label `{name}`")))?;
-                self.push(Inst::new("BRA", vec![Operand::Label(target)], vec![]));
+                self.push(Inst::new(op!("BRA"), vec![Operand::Label(target)], vec![]));
                 let next = self.f.new_block();
                 self.start_block(next);
                 Ok(())
             }
             "trap" => {
                 // ptxas 13.0.88: `BPT.TRAP 0x1`, branched around when guarded.
-                let inst = Inst::new("BPT.TRAP", vec![Operand::Imm(1)], vec![]);
+                let inst = Inst::new(op!("BPT.TRAP"), vec![Operand::Imm(1)], vec![]);
                 match self.guard.take() {
                     Some(g) => {
                         let end = self.skip_unless(g);
@@ -543,7 +547,7 @@ impl Cx {
             }
             "ret" if self.ret_target.is_some() => self.inlined_ret(),
             "ret" | "exit" => {
-                self.push(Inst::new("EXIT", vec![], vec![]));
+                self.push(Inst::new(op!("EXIT"), vec![], vec![]));
                 let next = self.f.new_block();
                 self.start_block(next);
                 Ok(())
@@ -578,9 +582,9 @@ impl Cx {
                 let c = self.reg_src(&ops[3], 1)?;
                 let d = self.dst(&ops[0], 1)?;
                 let op = if has(".u32") {
-                    "VABSDIFF.U32"
+                    op!("VABSDIFF.U32")
                 } else {
-                    "VABSDIFF"
+                    op!("VABSDIFF")
                 };
                 self.push(Inst::new(
                     op,
@@ -616,7 +620,7 @@ impl Cx {
                     Src::Imm(v) if v <= u64::from(u32::MAX) => Operand::Imm(v as i64),
                     _ => Operand::r(self.reg_src(&ops[0], 1)?),
                 };
-                self.push(Inst::new("NANOSLEEP", vec![t], vec![]));
+                self.push(Inst::new(op!("NANOSLEEP"), vec![t], vec![]));
                 Ok(())
             }
             "activemask" => self.activemask(node, ops),

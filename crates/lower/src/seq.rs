@@ -20,7 +20,7 @@
 //! `BRA`.
 //! The text is kiln's own and fixed: a malformed line is a bug in kiln and panics in tests.
 
-use ir::{Class, Guard, Inst, Operand, Reg};
+use ir::{Class, Guard, Inst, Mnemonic, Opcode, Operand, Reg, op};
 use rustc_hash::FxHashMap;
 
 use crate::Cx;
@@ -75,16 +75,19 @@ impl Cx {
             for a in args.split(',').map(str::trim).filter(|a| !a.is_empty()) {
                 operands.push(self.seq_operand(&mut names, &mut labels, a));
             }
-            let base = op.split('.').next().unwrap_or(op);
+            let op = Opcode::parse(op).expect("kiln's sequences spell opcodes of the SASS tables");
+            let base = op.mnemonic();
             let is_pred = |o: &Operand| matches!(o, Operand::Reg { reg, .. } if self.seq_class(*reg) == Class::P);
             let defs = match base {
-                "BRA" | "WARPSYNC" | "EXIT" => vec![],
-                "ISETP" | "FSETP" | "DSETP" | "PLOP3" => vec![0, 1],
-                "LOP3" if operands.first().is_some_and(is_pred) => vec![0, 1],
-                "IADD3" | "IMAD" if operands.get(1).is_some_and(is_pred) => vec![0, 1],
+                Mnemonic::BRA | Mnemonic::WARPSYNC | Mnemonic::EXIT => vec![],
+                Mnemonic::ISETP | Mnemonic::FSETP | Mnemonic::DSETP | Mnemonic::PLOP3 => vec![0, 1],
+                Mnemonic::LOP3 if operands.first().is_some_and(is_pred) => vec![0, 1],
+                Mnemonic::IADD3 | Mnemonic::IMAD if operands.get(1).is_some_and(is_pred) => {
+                    vec![0, 1]
+                }
                 _ => vec![0],
             };
-            let is_bra = base == "BRA";
+            let is_bra = base == Mnemonic::BRA;
             let mut inst = Inst::new(op, operands, defs);
             inst.guard = guard;
             self.push(inst);
@@ -103,7 +106,7 @@ impl Cx {
     /// returned for the caller to start after that code.
     pub(crate) fn skip_unless(&mut self, g: Guard) -> ir::Block {
         let end = self.f.new_block();
-        let mut bra = Inst::new("BRA", vec![Operand::Label(end)], vec![]);
+        let mut bra = Inst::new(op!("BRA"), vec![Operand::Label(end)], vec![]);
         bra.guard = Some(Guard {
             pred: g.pred,
             negated: !g.negated,

@@ -5,7 +5,7 @@
 //! !P0` for an integer destination); the true value is all ones for `.u32`/`.s32`/`.b32`
 //! destinations and 1.0 for `.f32`.
 
-use ir::{Inst, Operand, Reg};
+use ir::{Inst, Operand, Reg, op};
 use syntax::SyntaxNode;
 use syntax::ast;
 
@@ -42,7 +42,7 @@ impl Cx {
         self.setp(node, &rest, ops, Some(p))?;
         let t = self.tmp(1);
         self.push(Inst::new(
-            "SEL",
+            op!("SEL"),
             vec![
                 Operand::r(Reg::v(t, 1)),
                 Operand::rz(),

@@ -23,15 +23,15 @@ impl Cx {
             // SHF clamps the shift amount to 32 like PTX's shl/shr.
             let inst = if left {
                 Inst::new(
-                    "SHF.L.U32",
+                    op!("SHF.L.U32"),
                     vec![Operand::r(d), Operand::r(a), Operand::r(s), Operand::rz()],
                     vec![0],
                 )
             } else {
                 let op = if ty.signed() {
-                    "SHF.R.S32.HI"
+                    op!("SHF.R.S32.HI")
                 } else {
-                    "SHF.R.U32.HI"
+                    op!("SHF.R.U32.HI")
                 };
                 Inst::new(
                     op,
@@ -58,7 +58,7 @@ impl Cx {
         let (lo, hi) = (Reg::part(t, 0), Reg::part(t, 1));
         if left {
             self.push(Inst::new(
-                "SHF.L.U64.HI",
+                op!("SHF.L.U64.HI"),
                 vec![
                     Operand::r(hi),
                     Operand::r(sub(a, 0)),
@@ -68,7 +68,7 @@ impl Cx {
                 vec![0],
             ));
             self.push(Inst::new(
-                "SHF.L.U32",
+                op!("SHF.L.U32"),
                 vec![
                     Operand::r(lo),
                     Operand::r(sub(a, 0)),
@@ -80,9 +80,9 @@ impl Cx {
         } else {
             self.push(Inst::new(
                 if ty.signed() {
-                    "SHF.R.S64"
+                    op!("SHF.R.S64")
                 } else {
-                    "SHF.R.U64"
+                    op!("SHF.R.U64")
                 },
                 vec![
                     Operand::r(lo),
@@ -93,9 +93,9 @@ impl Cx {
                 vec![0],
             ));
             let op = if ty.signed() {
-                "SHF.R.S32.HI"
+                op!("SHF.R.S32.HI")
             } else {
-                "SHF.R.U32.HI"
+                op!("SHF.R.U32.HI")
             };
             self.push(Inst::new(
                 op,
@@ -110,7 +110,7 @@ impl Cx {
         }
         for k in 0..2 {
             self.push(Inst::new(
-                "MOV",
+                op!("MOV"),
                 vec![Operand::r(sub(d, k)), Operand::r(Reg::part(t, k))],
                 vec![0],
             ));

@@ -10,7 +10,7 @@
 //! (`Cx::small_extending`). Every other instruction on a 16-bit type is refused
 //! (`Cx::small_type_refusal`).
 
-use ir::{Inst, Operand, Reg};
+use ir::{Inst, Operand, Reg, op};
 use syntax::SyntaxNode;
 use syntax::ast;
 
@@ -39,7 +39,7 @@ impl Cx {
         let inst = if signed {
             let sel = if bits == 8 { 0x8880 } else { 0x9910 };
             Inst::new(
-                "PRMT",
+                op!("PRMT"),
                 vec![
                     Operand::r(t),
                     Operand::r(a),
@@ -51,7 +51,7 @@ impl Cx {
         } else {
             let mask = if bits == 8 { 0xff } else { 0xffff };
             Inst::new(
-                "LOP3.LUT",
+                op!("LOP3.LUT"),
                 vec![
                     Operand::r(t),
                     Operand::r(a),
@@ -100,9 +100,9 @@ impl Cx {
                 let s = self.reg_src(&ops[2], 1)?;
                 let d = self.dst(&ops[0], 1)?;
                 let op = if signed {
-                    "SHF.R.S32.HI"
+                    op!("SHF.R.S32.HI")
                 } else {
-                    "SHF.R.U32.HI"
+                    op!("SHF.R.U32.HI")
                 };
                 self.push(Inst::new(
                     op,
@@ -114,7 +114,7 @@ impl Cx {
                 let b = self.extend_small(b, 16, signed);
                 let d = self.dst(&ops[0], 1)?;
                 self.push(Inst::new(
-                    "IMAD",
+                    op!("IMAD"),
                     vec![Operand::r(d), Operand::r(a), Operand::r(b), Operand::rz()],
                     vec![0],
                 ));
@@ -199,7 +199,7 @@ impl Cx {
             let dwords = if dbits == 64 { 2 } else { 1 };
             let d = self.dst(&ops[0], dwords)?;
             self.push(Inst::new(
-                "MOV",
+                op!("MOV"),
                 vec![Operand::r(sub(d, 0)), Operand::r(value)],
                 vec![0],
             ));

@@ -25,7 +25,7 @@
 //! callee may change (`ir::abi::clobbered`, enforced by `regalloc`; predicates are kept in R
 //! registers by `opt::ppressure`).
 
-use ir::{Class, Inst, Operand, Reg, abi};
+use ir::{Class, Inst, Operand, Reg, abi, op};
 use syntax::SyntaxNode;
 use syntax::ast::{self, AstNode};
 
@@ -121,7 +121,7 @@ impl Cx {
         for (index, src) in words {
             let d = phys_r(index, 1);
             self.push(Inst::new(
-                "MOV",
+                op!("MOV"),
                 vec![Operand::r(d), Operand::r(src)],
                 vec![0],
             ));
@@ -132,7 +132,7 @@ impl Cx {
         let ret = |k| phys_r(abi::RETURN_ADDRESS + k, 1);
         if self.target.forms.lepc_target {
             self.push(Inst::new(
-                "LEPC",
+                op!("LEPC"),
                 vec![
                     Operand::r(phys_r(abi::RETURN_ADDRESS, 2)),
                     Operand::Label(after),
@@ -144,7 +144,11 @@ impl Cx {
             // to the return point is added to it — the `Label` operand of this `IADD3` is
             // that distance, which `emit` prints as a number (`emit::encode`).
             let pc = self.tmp(2);
-            self.push(Inst::new("LEPC", vec![Operand::r(Reg::v(pc, 2))], vec![0]));
+            self.push(Inst::new(
+                op!("LEPC"),
+                vec![Operand::r(Reg::v(pc, 2))],
+                vec![0],
+            ));
             self.add64(
                 [ret(0), ret(1)],
                 [Operand::r(Reg::part(pc, 0)), Operand::r(Reg::part(pc, 1))],
@@ -152,7 +156,7 @@ impl Cx {
             );
         }
         let mut call = Inst::new(
-            "CALL.ABS.NOINC",
+            op!("CALL.ABS.NOINC"),
             vec![Operand::r(Reg::v(target, 2))],
             vec![],
         );
@@ -167,7 +171,7 @@ impl Cx {
         if let Some(ret) = c.rets.first() {
             let value = Reg::v(self.tmp(1), 1);
             self.push(Inst::new(
-                "MOV",
+                op!("MOV"),
                 vec![Operand::r(value), Operand::r(phys_r(abi::FIRST_ARG, 1))],
                 vec![0],
             ));
@@ -179,7 +183,7 @@ impl Cx {
                         return Err(unsupported(ret.syntax(), "operand of another width"));
                     }
                     self.push(Inst::new(
-                        "MOV",
+                        op!("MOV"),
                         vec![Operand::r(d), Operand::r(value)],
                         vec![0],
                     ));

@@ -4,7 +4,7 @@
 //! word and, where the class depends on the mantissa, the low word). `.normal` is true for ±0,
 //! as the PTX ISA specifies and ptxas computes.
 
-use ir::{Class, Inst, Operand, Reg};
+use ir::{Class, Inst, Opcode, Operand, Reg, op};
 use syntax::SyntaxNode;
 use syntax::ast;
 
@@ -58,7 +58,7 @@ impl Cx {
         let hi = if wide { Reg::part(xv, 1) } else { x };
         let abs = Reg::v(self.tmp(1), 1);
         self.push(Inst::new(
-            "LOP3.LUT",
+            op!("LOP3.LUT"),
             vec![
                 Operand::r(abs),
                 Operand::r(hi),
@@ -71,22 +71,34 @@ impl Cx {
         ));
         if !wide {
             match class {
-                ".finite" => self.cmp(d, "LT", "AND", abs, Rhs::Imm(F32_INF), None),
-                ".infinite" => self.cmp(d, "EQ", "AND", abs, Rhs::Imm(F32_INF), None),
-                ".number" => self.cmp(d, "LE", "AND", abs, Rhs::Imm(F32_INF), None),
-                ".notanumber" => self.cmp(d, "GT", "AND", abs, Rhs::Imm(F32_INF), None),
+                ".finite" => self.cmp(d, op!("ISETP.LT.U32.AND"), abs, Rhs::Imm(F32_INF), None),
+                ".infinite" => self.cmp(d, op!("ISETP.EQ.U32.AND"), abs, Rhs::Imm(F32_INF), None),
+                ".number" => self.cmp(d, op!("ISETP.LE.U32.AND"), abs, Rhs::Imm(F32_INF), None),
+                ".notanumber" => self.cmp(d, op!("ISETP.GT.U32.AND"), abs, Rhs::Imm(F32_INF), None),
                 ".normal" => {
                     // PTX counts ±0 as normal (ptxas: `ISETP.EQ.U32.OR P0, PT, abs, RZ, P0`).
                     let z = self.ptemp();
-                    self.cmp(z, "EQ", "AND", abs, Rhs::Zero, None);
+                    self.cmp(z, op!("ISETP.EQ.U32.AND"), abs, Rhs::Zero, None);
                     let t = self.ptemp();
-                    self.cmp(t, "GE", "OR", abs, Rhs::Imm(F32_MIN_NORMAL), Some(z));
-                    self.cmp(d, "LT", "AND", abs, Rhs::Imm(F32_INF), Some(t));
+                    self.cmp(
+                        t,
+                        op!("ISETP.GE.U32.OR"),
+                        abs,
+                        Rhs::Imm(F32_MIN_NORMAL),
+                        Some(z),
+                    );
+                    self.cmp(d, op!("ISETP.LT.U32.AND"), abs, Rhs::Imm(F32_INF), Some(t));
                 }
                 ".subnormal" => {
                     let t = self.ptemp();
-                    self.cmp(t, "LT", "AND", abs, Rhs::Imm(F32_MIN_NORMAL), None);
-                    self.cmp(d, "NE", "AND", abs, Rhs::Zero, Some(t));
+                    self.cmp(
+                        t,
+                        op!("ISETP.LT.U32.AND"),
+                        abs,
+                        Rhs::Imm(F32_MIN_NORMAL),
+                        None,
+                    );
+                    self.cmp(d, op!("ISETP.NE.U32.AND"), abs, Rhs::Zero, Some(t));
                 }
                 other => return Err(malformed(node, format!("testp class {other}"))),
             }
@@ -94,45 +106,87 @@ impl Cx {
         }
         let lo = Reg::part(xv, 0);
         match class {
-            ".finite" => self.cmp(d, "LT", "AND", abs, Rhs::Imm(F64_HI_INF), None),
+            ".finite" => self.cmp(d, op!("ISETP.LT.U32.AND"), abs, Rhs::Imm(F64_HI_INF), None),
             ".infinite" => {
                 let t = self.ptemp();
-                self.cmp(t, "EQ", "AND", abs, Rhs::Imm(F64_HI_INF), None);
-                self.cmp(d, "EQ", "AND", lo, Rhs::Zero, Some(t));
+                self.cmp(t, op!("ISETP.EQ.U32.AND"), abs, Rhs::Imm(F64_HI_INF), None);
+                self.cmp(d, op!("ISETP.EQ.U32.AND"), lo, Rhs::Zero, Some(t));
             }
             ".number" => {
                 // |x| < inf, or |x| == inf exactly (low word zero).
                 let t = self.ptemp();
-                self.cmp(t, "EQ", "AND", lo, Rhs::Zero, None);
+                self.cmp(t, op!("ISETP.EQ.U32.AND"), lo, Rhs::Zero, None);
                 let u = self.ptemp();
-                self.cmp(u, "LE", "AND", abs, Rhs::Imm(F64_HI_INF), Some(t));
-                self.cmp(d, "LT", "OR", abs, Rhs::Imm(F64_HI_INF), Some(u));
+                self.cmp(
+                    u,
+                    op!("ISETP.LE.U32.AND"),
+                    abs,
+                    Rhs::Imm(F64_HI_INF),
+                    Some(t),
+                );
+                self.cmp(
+                    d,
+                    op!("ISETP.LT.U32.OR"),
+                    abs,
+                    Rhs::Imm(F64_HI_INF),
+                    Some(u),
+                );
             }
             ".notanumber" => {
                 // High word above inf's, or inf's with a nonzero low word.
                 let t = self.ptemp();
-                self.cmp(t, "NE", "AND", lo, Rhs::Zero, None);
+                self.cmp(t, op!("ISETP.NE.U32.AND"), lo, Rhs::Zero, None);
                 let u = self.ptemp();
-                self.cmp(u, "GE", "AND", abs, Rhs::Imm(F64_HI_INF), Some(t));
-                self.cmp(d, "GT", "OR", abs, Rhs::Imm(F64_HI_INF), Some(u));
+                self.cmp(
+                    u,
+                    op!("ISETP.GE.U32.AND"),
+                    abs,
+                    Rhs::Imm(F64_HI_INF),
+                    Some(t),
+                );
+                self.cmp(
+                    d,
+                    op!("ISETP.GT.U32.OR"),
+                    abs,
+                    Rhs::Imm(F64_HI_INF),
+                    Some(u),
+                );
             }
             ".normal" => {
                 // ±0 counts as normal: both words zero.
                 let z = self.ptemp();
-                self.cmp(z, "EQ", "AND", lo, Rhs::Zero, None);
+                self.cmp(z, op!("ISETP.EQ.U32.AND"), lo, Rhs::Zero, None);
                 let zz = self.ptemp();
-                self.cmp(zz, "EQ", "AND", abs, Rhs::Zero, Some(z));
+                self.cmp(zz, op!("ISETP.EQ.U32.AND"), abs, Rhs::Zero, Some(z));
                 let t = self.ptemp();
-                self.cmp(t, "GE", "OR", abs, Rhs::Imm(F64_HI_MIN_NORMAL), Some(zz));
-                self.cmp(d, "LT", "AND", abs, Rhs::Imm(F64_HI_INF), Some(t));
+                self.cmp(
+                    t,
+                    op!("ISETP.GE.U32.OR"),
+                    abs,
+                    Rhs::Imm(F64_HI_MIN_NORMAL),
+                    Some(zz),
+                );
+                self.cmp(
+                    d,
+                    op!("ISETP.LT.U32.AND"),
+                    abs,
+                    Rhs::Imm(F64_HI_INF),
+                    Some(t),
+                );
             }
             ".subnormal" => {
                 // Exponent zero and not both words zero.
                 let t = self.ptemp();
-                self.cmp(t, "NE", "AND", lo, Rhs::Zero, None);
+                self.cmp(t, op!("ISETP.NE.U32.AND"), lo, Rhs::Zero, None);
                 let u = self.ptemp();
-                self.cmp(u, "NE", "OR", abs, Rhs::Zero, Some(t));
-                self.cmp(d, "LT", "AND", abs, Rhs::Imm(F64_HI_MIN_NORMAL), Some(u));
+                self.cmp(u, op!("ISETP.NE.U32.OR"), abs, Rhs::Zero, Some(t));
+                self.cmp(
+                    d,
+                    op!("ISETP.LT.U32.AND"),
+                    abs,
+                    Rhs::Imm(F64_HI_MIN_NORMAL),
+                    Some(u),
+                );
             }
             other => return Err(malformed(node, format!("testp class {other}"))),
         }
@@ -143,14 +197,14 @@ impl Cx {
         Reg::v(self.ptmp(), 1)
     }
 
-    /// `ISETP.<cmp>.U32.<bool> d, PT, a, rhs, chain` (`PT` without a chain).
-    fn cmp(&mut self, d: Reg, cmp: &str, bool_op: &str, a: Reg, rhs: Rhs, chain: Option<Reg>) {
+    /// `isetp d, PT, a, rhs, chain` (`PT` without a chain), `isetp` an `ISETP.<cmp>.U32.<bool>`.
+    fn cmp(&mut self, d: Reg, isetp: Opcode, a: Reg, rhs: Rhs, chain: Option<Reg>) {
         let b = match rhs {
             Rhs::Imm(v) => Operand::Hex(v),
             Rhs::Zero => Operand::rz(),
         };
         self.push(Inst::new(
-            format!("ISETP.{cmp}.U32.{bool_op}"),
+            isetp,
             vec![
                 Operand::r(d),
                 Operand::pt(),

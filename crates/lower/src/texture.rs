@@ -26,7 +26,7 @@
 //! mode (`[tex, sampler, {..}]`), handles not loaded from a kernel parameter, `tld4`, `txq`
 //! and surfaces.
 
-use ir::{Class, Inst, Operand, Reg};
+use ir::{Class, Inst, Operand, Reg, op};
 use syntax::SyntaxNode;
 use syntax::ast::{self, AstNode};
 
@@ -141,7 +141,7 @@ impl Cx {
             if shape == Shape::A2D && k == 0 {
                 let p = Reg::v(self.ptmp(), 1);
                 self.push(Inst::new(
-                    "ISETP.GT.U32.AND",
+                    op!("ISETP.GT.U32.AND"),
                     vec![
                         Operand::r(p),
                         Operand::r(Reg::Zero(Class::P)),
@@ -153,7 +153,7 @@ impl Cx {
                 ));
                 let t = Reg::v(self.tmp(1), 1);
                 self.push(Inst::new(
-                    "SEL",
+                    op!("SEL"),
                     vec![
                         Operand::r(t),
                         Operand::r(r),
@@ -215,7 +215,7 @@ impl Cx {
         let op = if uniform_header {
             let h = self.f.new_vreg(Class::UR, 2, "");
             self.push(Inst::new(
-                "ULDC",
+                op!("ULDC"),
                 vec![
                     Operand::r(Reg::part(h, 0)),
                     Operand::Const {
@@ -226,7 +226,7 @@ impl Cx {
                 vec![0],
             ));
             self.push(Inst::new(
-                "UMOV",
+                op!("UMOV"),
                 vec![
                     Operand::r(Reg::part(h, 1)),
                     Operand::r(Reg::Zero(Class::UR)),
@@ -235,11 +235,15 @@ impl Cx {
             ));
             operands.push(Operand::r(Reg::v(h, 2)));
             operands.push(Operand::Imm(0));
-            if float { "TEX.LL" } else { "TLD.LZ" }
+            if float { op!("TEX.LL") } else { op!("TLD.LZ") }
         } else {
             operands.push(Operand::Imm(0));
             operands.push(Operand::Hex(word / 4));
-            if float { "TEX.SCR.LL" } else { "TLD.SCR.LZ" }
+            if float {
+                op!("TEX.SCR.LL")
+            } else {
+                op!("TLD.SCR.LZ")
+            }
         };
         operands.push(Operand::Special(geometry));
         self.push(Inst::new(op, operands, vec![0, 1]));
@@ -250,7 +254,7 @@ impl Cx {
             let d = self.dst(d, 1)?;
             let pair = if k < 2 { d0 } else { d1 };
             self.push(Inst::new(
-                "MOV",
+                op!("MOV"),
                 vec![Operand::r(d), Operand::r(Reg::part(pair, (k % 2) as u8))],
                 vec![0],
             ));
@@ -268,7 +272,7 @@ impl Cx {
         let t = self.tmp(width);
         for (k, v) in vals.iter().enumerate() {
             self.push(Inst::new(
-                "MOV",
+                op!("MOV"),
                 vec![Operand::r(Reg::part(t, k as u8)), Operand::r(*v)],
                 vec![0],
             ));

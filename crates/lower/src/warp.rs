@@ -17,11 +17,11 @@
 //! meaning PTX gives the member mask. A kernel without any predicated branch cannot diverge,
 //! and there these `WARPSYNC`s are removed again ([`Cx::drop_collective_syncs`]).
 
-use ir::{Inst, Operand, Reg};
+use ir::{Inst, Mnemonic, Modifier, Opcode, Operand, Reg, op};
 use syntax::SyntaxNode;
 use syntax::ast::{self, AstNode};
 
-use crate::{Cx, LowerError, Src, Ty, malformed, unsupported};
+use crate::{Cx, LowerError, Src, Ty, malformed, sass_op, unsupported};
 
 /// The uniform register a `REDUX` result passes through (UR4–UR5 hold the global memory
 /// descriptor, UR6–UR7 the sm_90 shared window base).
@@ -48,9 +48,9 @@ impl Cx {
     /// `WARPSYNC 0xffffffff` before).
     pub(crate) fn full_warpsync(&self) -> Inst {
         if self.target.forms.warpsync_all {
-            Inst::new("WARPSYNC.ALL", vec![], vec![])
+            Inst::new(op!("WARPSYNC.ALL"), vec![], vec![])
         } else {
-            Inst::new("WARPSYNC", vec![Operand::Hex(u32::MAX)], vec![])
+            Inst::new(op!("WARPSYNC"), vec![Operand::Hex(u32::MAX)], vec![])
         }
     }
 
@@ -88,13 +88,13 @@ impl Cx {
                 self.mov_imm(r, m);
                 let eq = Reg::v(self.tmp(1), 1);
                 self.push(Inst::new(
-                    "S2R",
+                    op!("S2R"),
                     vec![Operand::r(eq), Operand::Special("SR_EQMASK")],
                     vec![0],
                 ));
                 let p = Reg::v(self.ptmp(), 1);
                 self.push(Inst::new(
-                    "LOP3.LUT",
+                    op!("LOP3.LUT"),
                     vec![
                         Operand::r(p),
                         Operand::rz(),
@@ -106,7 +106,7 @@ impl Cx {
                     ],
                     vec![0, 1],
                 ));
-                let mut sync = Inst::new("WARPSYNC", vec![Operand::r(r)], vec![]);
+                let mut sync = Inst::new(op!("WARPSYNC"), vec![Operand::r(r)], vec![]);
                 sync.guard = Some(ir::Guard {
                     pred: p,
                     negated: false,
@@ -121,7 +121,10 @@ impl Cx {
             }
             None => {
                 let r = self.reg_src(mask, 1)?;
-                (Inst::new("WARPSYNC", vec![Operand::r(r)], vec![]), Some(r))
+                (
+                    Inst::new(op!("WARPSYNC"), vec![Operand::r(r)], vec![]),
+                    Some(r),
+                )
             }
         };
         // The guarded form's lane test (S2R, LOP3) goes with its WARPSYNC when the kernel
@@ -195,12 +198,12 @@ impl Cx {
         let b = self.shfl_operand(&ops[2], 32)?;
         let c = self.shfl_operand(&ops[3], 0x2000)?;
         self.collective_sync(node, &ops[4], true)?;
-        let op = format!("SHFL.{}", mode[1..].to_ascii_uppercase());
+        let op = sass_op(node, &format!("SHFL.{}", mode[1..].to_ascii_uppercase()))?;
         // Through a temporary when the result overwrites a source (the SHFL reads all lanes'
         // `a` as it writes `d`; a fresh destination keeps the IR free of such overlaps).
         let t = self.tmp(1);
         self.push(Inst::new(
-            op.as_str(),
+            op,
             vec![p, Operand::r(Reg::v(t, 1)), Operand::r(a), b, c],
             vec![0, 1],
         ));
@@ -251,7 +254,7 @@ impl Cx {
             (true, None) => {
                 let p = Reg::v(self.ptmp(), 1);
                 self.push(Inst::new(
-                    format!("MATCH.ALL{wide}"),
+                    sass_op(node, &format!("MATCH.ALL{wide}"))?,
                     vec![Operand::r(p), Operand::r(t), Operand::r(a)],
                     vec![0, 1],
                 ));
@@ -264,7 +267,7 @@ impl Cx {
             }
             (false, m) => {
                 self.push(Inst::new(
-                    format!("MATCH.ANY{wide}"),
+                    sass_op(node, &format!("MATCH.ANY{wide}"))?,
                     vec![Operand::r(t), Operand::r(a)],
                     vec![0],
                 ));
@@ -276,7 +279,7 @@ impl Cx {
             }
             (true, Some(m)) => {
                 self.push(Inst::new(
-                    format!("MATCH.ANY{wide}"),
+                    sass_op(node, &format!("MATCH.ANY{wide}"))?,
                     vec![Operand::r(t), Operand::r(a)],
                     vec![0],
                 ));
@@ -284,7 +287,7 @@ impl Cx {
                 self.lop3(k, t, m, 0xc0);
                 let p = Reg::v(self.ptmp(), 1);
                 self.push(Inst::new(
-                    "ISETP.EQ.U32.AND",
+                    op!("ISETP.EQ.U32.AND"),
                     vec![
                         Operand::r(p),
                         Operand::pt(),
@@ -296,7 +299,7 @@ impl Cx {
                 ));
                 let d = self.dst(&d_op, 1)?;
                 self.push(Inst::new(
-                    "SEL",
+                    op!("SEL"),
                     vec![Operand::r(d), Operand::r(m), Operand::rz(), Operand::r(p)],
                     vec![0],
                 ));
@@ -350,10 +353,10 @@ impl Cx {
         match mask {
             None => {
                 let (op, operands) = match mode {
-                    Vote::Ballot => ("VOTE.ANY", vec![Operand::r(d), Operand::pt(), src]),
-                    Vote::Any => ("VOTE.ANY", vec![Operand::r(d), src]),
-                    Vote::All => ("VOTE.ALL", vec![Operand::r(d), src]),
-                    Vote::Uni => ("VOTE.EQ", vec![Operand::r(d), src]),
+                    Vote::Ballot => (op!("VOTE.ANY"), vec![Operand::r(d), Operand::pt(), src]),
+                    Vote::Any => (op!("VOTE.ANY"), vec![Operand::r(d), src]),
+                    Vote::All => (op!("VOTE.ALL"), vec![Operand::r(d), src]),
+                    Vote::Uni => (op!("VOTE.EQ"), vec![Operand::r(d), src]),
                 };
                 self.push(Inst::new(op, operands, vec![0]));
             }
@@ -381,7 +384,7 @@ impl Cx {
         let masked_ballot = |cx: &mut Self, p: Operand, into: Option<Reg>| -> Reg {
             let t = Reg::v(cx.tmp(1), 1);
             cx.push(Inst::new(
-                "VOTE.ANY",
+                op!("VOTE.ANY"),
                 vec![Operand::r(t), Operand::pt(), p],
                 vec![0],
             ));
@@ -389,9 +392,9 @@ impl Cx {
             cx.lop3(out, t, m, 0xc0);
             out
         };
-        let is_zero = |cx: &mut Self, d: Reg, cmp: &str, a: Reg, chain: Operand| {
+        let is_zero = |cx: &mut Self, d: Reg, isetp: Opcode, a: Reg, chain: Operand| {
             cx.push(Inst::new(
-                format!("ISETP.{cmp}.U32.AND"),
+                isetp,
                 vec![
                     Operand::r(d),
                     Operand::pt(),
@@ -408,19 +411,19 @@ impl Cx {
             }
             Vote::Any => {
                 let t = masked_ballot(self, src, None);
-                is_zero(self, d, "NE", t, Operand::pt());
+                is_zero(self, d, op!("ISETP.NE.U32.AND"), t, Operand::pt());
             }
             Vote::All => {
                 let t = masked_ballot(self, negate(&src), None);
-                is_zero(self, d, "EQ", t, Operand::pt());
+                is_zero(self, d, op!("ISETP.EQ.U32.AND"), t, Operand::pt());
             }
             Vote::Uni => {
                 let yes = masked_ballot(self, src.clone(), None);
                 let no = masked_ballot(self, negate(&src), None);
                 let p = Reg::v(self.ptmp(), 1);
-                is_zero(self, p, "EQ", yes, Operand::pt());
+                is_zero(self, p, op!("ISETP.EQ.U32.AND"), yes, Operand::pt());
                 self.push(Inst::new(
-                    "ISETP.EQ.OR",
+                    op!("ISETP.EQ.OR"),
                     vec![
                         Operand::r(d),
                         Operand::pt(),
@@ -464,25 +467,25 @@ impl Cx {
                 .map(String::as_str),
             ty,
         ) {
-            (Some(".add"), Ty::S32) => "REDUX.SUM.S32",
-            (Some(".add"), Ty::U32) => "REDUX.SUM",
+            (Some(".add"), Ty::S32) => op!("REDUX.SUM.S32"),
+            (Some(".add"), Ty::U32) => op!("REDUX.SUM"),
             (Some(".min"), Ty::S32 | Ty::U32) => {
                 if signed {
-                    "REDUX.MIN.S32"
+                    op!("REDUX.MIN.S32")
                 } else {
-                    "REDUX.MIN"
+                    op!("REDUX.MIN")
                 }
             }
             (Some(".max"), Ty::S32 | Ty::U32) => {
                 if signed {
-                    "REDUX.MAX.S32"
+                    op!("REDUX.MAX.S32")
                 } else {
-                    "REDUX.MAX"
+                    op!("REDUX.MAX")
                 }
             }
-            (Some(".and"), Ty::B32) => "REDUX",
-            (Some(".or"), Ty::B32) => "REDUX.OR",
-            (Some(".xor"), Ty::B32) => "REDUX.XOR",
+            (Some(".and"), Ty::B32) => op!("REDUX"),
+            (Some(".or"), Ty::B32) => op!("REDUX.OR"),
+            (Some(".xor"), Ty::B32) => op!("REDUX.XOR"),
             _ => return Err(unsupported(node, "this redux form")),
         };
         let a = self.reg_src(&ops[1], 1)?;
@@ -498,7 +501,7 @@ impl Cx {
         };
         self.push(Inst::new(op, vec![Operand::r(ur), Operand::r(a)], vec![0]));
         self.push(Inst::new(
-            "MOV",
+            op!("MOV"),
             vec![Operand::r(d), Operand::r(ur)],
             vec![0],
         ));
@@ -520,11 +523,11 @@ impl Cx {
     ///       k += 1 ; @(k < 32) BRA loop ; MOV d, acc
     /// done:
     /// ```
-    fn masked_redux(&mut self, op: &str, a: Reg, d: Reg, m: Reg) {
+    fn masked_redux(&mut self, op: Opcode, a: Reg, d: Reg, m: Reg) {
         let r = |cx: &mut Self| Reg::v(cx.tmp(1), 1);
         let act = r(self);
         self.push(Inst::new(
-            "VOTE.ANY",
+            op!("VOTE.ANY"),
             vec![Operand::r(act), Operand::pt(), Operand::pt()],
             vec![0],
         ));
@@ -532,7 +535,7 @@ impl Cx {
         self.lop3(outside, act, m, 0x30);
         let slow_p = Reg::v(self.ptmp(), 1);
         self.push(Inst::new(
-            "ISETP.NE.U32.AND",
+            op!("ISETP.NE.U32.AND"),
             vec![
                 Operand::r(slow_p),
                 Operand::pt(),
@@ -546,7 +549,10 @@ impl Cx {
         let lp = self.f.new_block();
         let done = self.f.new_block();
         let fast = self.f.new_block();
-        self.guarded(Inst::new("BRA", vec![Operand::Label(slow)], vec![]), slow_p);
+        self.guarded(
+            Inst::new(op!("BRA"), vec![Operand::Label(slow)], vec![]),
+            slow_p,
+        );
         self.start_block(fast);
         let ur = Reg::Phys {
             class: ir::Class::UR,
@@ -555,23 +561,35 @@ impl Cx {
         };
         self.push(Inst::new(op, vec![Operand::r(ur), Operand::r(a)], vec![0]));
         self.push(Inst::new(
-            "MOV",
+            op!("MOV"),
             vec![Operand::r(d), Operand::r(ur)],
             vec![0],
         ));
-        self.push(Inst::new("BRA", vec![Operand::Label(done)], vec![]));
+        self.push(Inst::new(op!("BRA"), vec![Operand::Label(done)], vec![]));
         self.start_block(slow);
         let live = r(self);
         self.lop3(live, act, m, 0xc0);
-        let (identity, combine): (u32, &str) = match op {
-            "REDUX.SUM.S32" | "REDUX.SUM" => (0, "IADD3"),
-            "REDUX.MIN.S32" => (i32::MAX as u32, "MIN.S32"),
-            "REDUX.MIN" => (u32::MAX, "MIN.U32"),
-            "REDUX.MAX.S32" => (i32::MIN as u32, "MAX.S32"),
-            "REDUX.MAX" => (0, "MAX.U32"),
-            "REDUX" => (u32::MAX, "AND"),
-            "REDUX.OR" => (0, "OR"),
-            _ => (0, "XOR"),
+        let signed = op.has(ir::modifier!("S32"));
+        let (identity, combine): (u32, &str) = if op.has(Modifier::SUM) {
+            (0, "IADD3")
+        } else if op.has(Modifier::MIN) {
+            if signed {
+                (i32::MAX as u32, "MIN.S32")
+            } else {
+                (u32::MAX, "MIN.U32")
+            }
+        } else if op.has(Modifier::MAX) {
+            if signed {
+                (i32::MIN as u32, "MAX.S32")
+            } else {
+                (0, "MAX.U32")
+            }
+        } else if op.has(Modifier::OR) {
+            (0, "OR")
+        } else if op.has(Modifier::XOR) {
+            (0, "XOR")
+        } else {
+            (u32::MAX, "AND")
         };
         let acc = r(self);
         self.mov_imm(acc, identity);
@@ -580,7 +598,7 @@ impl Cx {
         self.start_block(lp);
         let bits = r(self);
         self.push(Inst::new(
-            "SHF.R.U32.HI",
+            op!("SHF.R.U32.HI"),
             vec![
                 Operand::r(bits),
                 Operand::rz(),
@@ -595,7 +613,7 @@ impl Cx {
         self.lop3(bit, bits, one, 0xc0);
         let member = Reg::v(self.ptmp(), 1);
         self.push(Inst::new(
-            "ISETP.NE.U32.AND",
+            op!("ISETP.NE.U32.AND"),
             vec![
                 Operand::r(member),
                 Operand::pt(),
@@ -610,7 +628,7 @@ impl Cx {
         let v = r(self);
         self.guarded(
             Inst::new(
-                "SHFL.IDX",
+                op!("SHFL.IDX"),
                 vec![
                     Operand::pt(),
                     Operand::r(v),
@@ -624,7 +642,7 @@ impl Cx {
         );
         let step = match combine {
             "IADD3" => Inst::new(
-                "IADD3",
+                op!("IADD3"),
                 vec![
                     Operand::r(acc),
                     Operand::r(acc),
@@ -640,7 +658,7 @@ impl Cx {
                     _ => 0x3c,
                 };
                 Inst::new(
-                    "LOP3.LUT",
+                    op!("LOP3.LUT"),
                     vec![
                         Operand::r(acc),
                         Operand::r(acc),
@@ -654,15 +672,11 @@ impl Cx {
             }
             _ => {
                 let min = combine.starts_with("MIN");
-                let base = if self.target.forms.vimnmx {
-                    "VIMNMX"
-                } else {
-                    "IMNMX"
-                };
-                let name = if combine.ends_with("U32") {
-                    format!("{base}.U32")
-                } else {
-                    base.to_string()
+                let name = match (self.target.forms.vimnmx, combine.ends_with("U32")) {
+                    (true, true) => op!("VIMNMX.U32"),
+                    (true, false) => op!("VIMNMX"),
+                    (false, true) => op!("IMNMX.U32"),
+                    (false, false) => op!("IMNMX"),
                 };
                 let sel = if min {
                     Operand::pt()
@@ -678,7 +692,7 @@ impl Cx {
         };
         self.guarded(step, member);
         self.push(Inst::new(
-            "IADD3",
+            op!("IADD3"),
             vec![Operand::r(k), Operand::r(k), Operand::r(one), Operand::rz()],
             vec![0],
         ));
@@ -686,7 +700,7 @@ impl Cx {
         let n32 = r(self);
         self.mov_imm(n32, 32);
         self.push(Inst::new(
-            "ISETP.LT.U32.AND",
+            op!("ISETP.LT.U32.AND"),
             vec![
                 Operand::r(more),
                 Operand::pt(),
@@ -696,11 +710,14 @@ impl Cx {
             ],
             vec![0],
         ));
-        self.guarded(Inst::new("BRA", vec![Operand::Label(lp)], vec![]), more);
+        self.guarded(
+            Inst::new(op!("BRA"), vec![Operand::Label(lp)], vec![]),
+            more,
+        );
         let tail = self.f.new_block();
         self.start_block(tail);
         self.push(Inst::new(
-            "MOV",
+            op!("MOV"),
             vec![Operand::r(d), Operand::r(acc)],
             vec![0],
         ));
@@ -717,7 +734,7 @@ impl Cx {
         }
         let d = self.dst(&ops[0], 1)?;
         self.push(Inst::new(
-            "VOTE.ANY",
+            op!("VOTE.ANY"),
             vec![Operand::r(d), Operand::pt(), Operand::pt()],
             vec![0],
         ));
@@ -731,7 +748,7 @@ impl Cx {
             self.f.blocks[*b]
                 .insts
                 .iter()
-                .any(|i| i.guard.is_some() && i.base_op() == "BRA")
+                .any(|i| i.guard.is_some() && i.mnemonic() == Mnemonic::BRA)
         });
         if divergent {
             return;
@@ -949,13 +966,13 @@ impl Cx {
             Reg::Zero(ir::Class::UR)
         };
         self.push(Inst::new(
-            "ELECT",
+            op!("ELECT"),
             vec![Operand::r(p), Operand::r(ur), Operand::pt()],
             vec![0, 1],
         ));
         if let Some(d) = d {
             self.push(Inst::new(
-                "MOV",
+                op!("MOV"),
                 vec![Operand::r(d), Operand::r(ur)],
                 vec![0],
             ));

@@ -1,20 +1,70 @@
 //! Dead code elimination: instructions without side effects whose results nobody reads.
 
 use ir::liveness::{Liveness, VSet, transfer, vindex};
-use ir::{Func, Inst, Reg};
+use ir::{Func, Inst, Mnemonic, Reg};
 
 /// Base mnemonics of instructions that only compute their destinations (no memory access,
 /// no control flow, no warp-level synchronisation, no trap).
-const PURE: &[&str] = &[
-    "MOV", "UMOV", "IMAD", "IADD3", "LOP3", "PLOP3", "SHF", "LEA", "ISETP", "FSETP", "DSETP",
-    "FADD", "FMUL", "FFMA", "DADD", "DMUL", "DFMA", "FSEL", "SEL", "FMNMX", "IMNMX", "VIMNMX",
-    "PRMT", "FLO", "POPC", "BREV", "MUFU", "F2I", "I2F", "F2F", "S2R", "CS2R", "S2UR", "LDC",
-    "ULDC", "ULEA", "UIADD3", "ULOP3", "USHF", "UFLO", "IABS", "BMSK", "SGXT", "FRND", "P2R",
-    "R2P", "HADD2", "HMUL2", "HFMA2", "FCHK", "I2FP", "F2FP", "IMNMX", "UISETP", "USEL",
+const PURE: &[Mnemonic] = &[
+    Mnemonic::MOV,
+    Mnemonic::UMOV,
+    Mnemonic::IMAD,
+    Mnemonic::IADD3,
+    Mnemonic::LOP3,
+    Mnemonic::PLOP3,
+    Mnemonic::SHF,
+    Mnemonic::LEA,
+    Mnemonic::ISETP,
+    Mnemonic::FSETP,
+    Mnemonic::DSETP,
+    Mnemonic::FADD,
+    Mnemonic::FMUL,
+    Mnemonic::FFMA,
+    Mnemonic::DADD,
+    Mnemonic::DMUL,
+    Mnemonic::DFMA,
+    Mnemonic::FSEL,
+    Mnemonic::SEL,
+    Mnemonic::FMNMX,
+    Mnemonic::IMNMX,
+    Mnemonic::VIMNMX,
+    Mnemonic::PRMT,
+    Mnemonic::FLO,
+    Mnemonic::POPC,
+    Mnemonic::BREV,
+    Mnemonic::MUFU,
+    Mnemonic::F2I,
+    Mnemonic::I2F,
+    Mnemonic::F2F,
+    Mnemonic::S2R,
+    Mnemonic::CS2R,
+    Mnemonic::S2UR,
+    Mnemonic::LDC,
+    Mnemonic::ULDC,
+    Mnemonic::ULEA,
+    Mnemonic::UIADD3,
+    Mnemonic::ULOP3,
+    Mnemonic::USHF,
+    Mnemonic::UFLO,
+    Mnemonic::IABS,
+    Mnemonic::BMSK,
+    Mnemonic::SGXT,
+    Mnemonic::FRND,
+    Mnemonic::P2R,
+    Mnemonic::R2P,
+    Mnemonic::HADD2,
+    Mnemonic::HMUL2,
+    Mnemonic::HFMA2,
+    Mnemonic::FCHK,
+    Mnemonic::I2FP,
+    Mnemonic::F2FP,
+    Mnemonic::IMNMX,
+    Mnemonic::UISETP,
+    Mnemonic::USEL,
 ];
 
 fn removable(i: &Inst, live: &VSet) -> bool {
-    if !PURE.contains(&i.base_op()) {
+    if !PURE.contains(&i.mnemonic()) {
         return false;
     }
     let mut any = false;

@@ -22,7 +22,7 @@
 //! The instructions that made the facts usually become dead and [`crate::dce`] removes them.
 
 use ir::liveness::{Liveness, vindex};
-use ir::{Class, Func, Inst, Operand, Reg, VReg};
+use ir::{Class, Func, Inst, Mnemonic, Modifier, Opcode, Operand, Reg, VReg, op};
 use rustc_hash::FxHashMap;
 use smallvec::SmallVec;
 use target::Profile;
@@ -123,8 +123,8 @@ fn gen_facts(f: &Func, i: &Inst) -> Vec<(Key, Val)> {
         return Vec::new();
     }
     let src = i.operands.get(1);
-    match i.op.as_str() {
-        "MOV" if width == 1 && i.operands.len() == 2 => match src {
+    match i.mnemonic() {
+        Mnemonic::MOV if i.op == op!("MOV") && width == 1 && i.operands.len() == 2 => match src {
             Some(Operand::Imm(k)) => vec![((d, dp), Val::Imm(*k as u32))],
             Some(Operand::Const { bank, offset }) => vec![(
                 (d, dp),
@@ -146,8 +146,8 @@ fn gen_facts(f: &Func, i: &Inst) -> Vec<(Key, Val)> {
             },
             None => Vec::new(),
         },
-        "LDC" | "LDC.64" if i.operands.len() == 2 => {
-            let want = if i.op == "LDC" { 1 } else { 2 };
+        Mnemonic::LDC if (i.op == op!("LDC") || i.op == op!("LDC.64")) && i.operands.len() == 2 => {
+            let want = if i.op == op!("LDC") { 1 } else { 2 };
             let (bank, offset) = match src {
                 Some(Operand::Const { bank, offset }) => (*bank, *offset),
                 Some(Operand::ConstIndexed {
@@ -263,11 +263,24 @@ fn blocks_in_loops(f: &Func) -> Vec<bool> {
 /// result: the factors of a multiply (`IMAD*`, `FMUL`, `FFMA`, `DMUL`, `DFMA`) and the
 /// operands of `FADD`/`DADD` and `IADD3` (with or without a carry-out).
 fn commuting_slots(i: &Inst, k: usize) -> Vec<usize> {
-    let group: &[usize] = match i.base_op() {
-        "IMAD" if i.defs == [0] && !i.op.contains(".X") => &[1, 2],
-        "FMUL" | "FFMA" | "DMUL" | "DFMA" | "FADD" | "DADD" if i.defs == [0] => &[1, 2],
-        "IADD3" if i.op == "IADD3" && i.defs == [0] && i.operands.len() == 4 => &[1, 2, 3],
-        "IADD3" if i.op == "IADD3" && i.defs == [0, 1] && i.operands.len() == 5 => &[2, 3, 4],
+    let group: &[usize] = match i.mnemonic() {
+        Mnemonic::IMAD if i.defs == [0] && !i.op.has(Modifier::X) => &[1, 2],
+        Mnemonic::FMUL
+        | Mnemonic::FFMA
+        | Mnemonic::DMUL
+        | Mnemonic::DFMA
+        | Mnemonic::FADD
+        | Mnemonic::DADD
+            if i.defs == [0] =>
+        {
+            &[1, 2]
+        }
+        Mnemonic::IADD3 if i.op == op!("IADD3") && i.defs == [0] && i.operands.len() == 4 => {
+            &[1, 2, 3]
+        }
+        Mnemonic::IADD3 if i.op == op!("IADD3") && i.defs == [0, 1] && i.operands.len() == 5 => {
+            &[2, 3, 4]
+        }
         _ => &[],
     };
     if group.contains(&k) {
@@ -280,8 +293,12 @@ fn commuting_slots(i: &Inst, k: usize) -> Vec<usize> {
 /// A comparison with its two inputs exchanged: `ISETP.LT.U32.AND P, PT, a, b, Q` is
 /// `ISETP.GT.U32.AND P, PT, b, a, Q` (also `FSETP`/`DSETP`, ordered and unordered). Returns
 /// the other input slot and the mirrored mnemonic, when slot `k` is one of the inputs.
-fn mirrored_compare(i: &Inst, k: usize) -> Option<(usize, String)> {
-    if !matches!(i.base_op(), "ISETP" | "FSETP" | "DSETP") || i.operands.len() != 5 {
+fn mirrored_compare(i: &Inst, k: usize) -> Option<(usize, Opcode)> {
+    if !matches!(
+        i.mnemonic(),
+        Mnemonic::ISETP | Mnemonic::FSETP | Mnemonic::DSETP
+    ) || i.operands.len() != 5
+    {
         return None;
     }
     let other = match k {
@@ -289,8 +306,8 @@ fn mirrored_compare(i: &Inst, k: usize) -> Option<(usize, String)> {
         3 => 2,
         _ => return None,
     };
-    let mut parts: Vec<&str> = i.op.split('.').collect();
-    let mirrored = match *parts.get(1)? {
+    let condition = *i.op.modifiers().first()?;
+    let mirrored = match condition.name() {
         "LT" => "GT",
         "GT" => "LT",
         "LE" => "GE",
@@ -302,8 +319,8 @@ fn mirrored_compare(i: &Inst, k: usize) -> Option<(usize, String)> {
         c @ ("EQ" | "NE" | "EQU" | "NEU" | "NUM" | "NAN") => c,
         _ => return None,
     };
-    parts[1] = mirrored;
-    Some((other, parts.join(".")))
+    let mirrored = Modifier::from_name(mirrored)?;
+    Some((other, i.op.replaced(0, mirrored)))
 }
 
 /// Per-block helper registers made by the rewrite (uniform copies and reloads).
@@ -396,10 +413,10 @@ impl Rewriter<'_> {
         // A plain copy takes an immediate or constant operand when it reads one, but no
         // uniform register or reload: its readers are rewritten through it instead, and it
         // becomes dead.
-        let copy_only = inst.op == "MOV" && inst.operands.len() == 2;
+        let copy_only = inst.op == op!("MOV") && inst.operands.len() == 2;
         // A call's target stays in the register form ptxas writes (`CALL.ABS.NOINC R2`), not
         // a uniform register the tables also encode.
-        if inst.base_op() == "CALL" {
+        if inst.mnemonic() == Mnemonic::CALL {
             return;
         }
         for k in 0..inst.operands.len() {
@@ -481,7 +498,7 @@ impl Rewriter<'_> {
                                 let t = *cache.imms.entry(v).or_insert_with(|| {
                                     let t = f.new_vreg(Class::R, 1, "");
                                     before.push(Inst::new(
-                                        "MOV",
+                                        op!("MOV"),
                                         vec![
                                             Operand::r(Reg::v(t, 1)),
                                             if v == 0 {
@@ -528,7 +545,7 @@ impl Rewriter<'_> {
         let old = inst.clone();
         let mut slots = vec![k];
         slots.extend(commuting_slots(inst, k));
-        let mut tries: Vec<(usize, Option<String>)> = slots.iter().map(|j| (*j, None)).collect();
+        let mut tries: Vec<(usize, Option<Opcode>)> = slots.iter().map(|j| (*j, None)).collect();
         if let Some((j, op)) = mirrored_compare(inst, k) {
             tries.push((j, Some(op)));
         }
@@ -537,8 +554,8 @@ impl Rewriter<'_> {
                 *inst = old.clone();
                 inst.operands.swap(k, j);
                 inst.operands[j] = c.clone();
-                if let Some(op) = &op {
-                    inst.op = op.clone();
+                if let Some(op) = op {
+                    inst.op = op;
                 }
                 if self.forms.fit(f, inst) {
                     return true;
@@ -599,7 +616,11 @@ impl Rewriter<'_> {
                 Some(u) => Some(*u),
                 None => {
                     let u = f.new_vreg(Class::UR, width, "");
-                    let op = if width == 2 { "ULDC.64" } else { "ULDC" };
+                    let op = if width == 2 {
+                        op!("ULDC.64")
+                    } else {
+                        op!("ULDC")
+                    };
                     let ld = Inst::new(
                         op,
                         vec![
@@ -633,7 +654,11 @@ impl Rewriter<'_> {
             None => {
                 let r = f.new_vreg(Class::R, width, "");
                 if self.ldc {
-                    let op = if width == 2 { "LDC.64" } else { "LDC" };
+                    let op = if width == 2 {
+                        op!("LDC.64")
+                    } else {
+                        op!("LDC")
+                    };
                     let src = if offset == 0 {
                         Operand::ConstIndexed {
                             bank,
@@ -651,7 +676,7 @@ impl Rewriter<'_> {
                 } else {
                     for w in 0..width {
                         before.push(Inst::new(
-                            "MOV",
+                            op!("MOV"),
                             vec![
                                 Operand::r(Reg::part(r, w)),
                                 Operand::Const {
@@ -813,13 +838,15 @@ mod tests {
         let b: Vec<_> = (0..3).map(|_| f.new_block()).collect();
         f.order = b.clone();
         let p = f.new_vreg(Class::P, 1, "p");
-        let mut bra = Inst::new("BRA", vec![Operand::Label(b[1])], vec![]);
+        let mut bra = Inst::new(op!("BRA"), vec![Operand::Label(b[1])], vec![]);
         bra.guard = Some(ir::Guard {
             pred: Reg::v(p, 1),
             negated: false,
         });
         f.blocks[b[1]].insts.push(bra);
-        f.blocks[b[2]].insts.push(Inst::new("EXIT", vec![], vec![]));
+        f.blocks[b[2]]
+            .insts
+            .push(Inst::new(op!("EXIT"), vec![], vec![]));
         assert_eq!(blocks_in_loops(&f), vec![false, true, false]);
     }
 }

@@ -7,7 +7,7 @@
 //! produces is one the emitter can encode, and one ptxas itself emits (the tables are learned
 //! from ptxas's output), never a guess about operand encodings.
 
-use ir::{Block, Class, Func, Inst, Operand, Reg, VReg};
+use ir::{Block, Class, Func, Inst, Opcode, Operand, Reg, VReg, op};
 use la_arena::ArenaMap;
 use rustc_hash::FxHashMap;
 
@@ -20,12 +20,12 @@ pub struct Forms {
 /// immediate with an `RZ` addend is `IMAD.SHL.U32`, an immediate 1 `IMAD.IADD`, `RZ, RZ` as
 /// factors `IMAD.MOV.U32`, ...). They are the same operation: the low 32 bits of `a * b + c`
 /// do not depend on signedness.
-const IMAD_ALIASES: &[&str] = &[
-    "IMAD.SHL.U32",
-    "IMAD.IADD",
-    "IMAD.MOV.U32",
-    "IMAD.MOV",
-    "IMAD.U32",
+const IMAD_ALIASES: &[Opcode] = &[
+    op!("IMAD.SHL.U32"),
+    op!("IMAD.IADD"),
+    op!("IMAD.MOV.U32"),
+    op!("IMAD.MOV"),
+    op!("IMAD.U32"),
 ];
 
 impl Forms {
@@ -35,14 +35,14 @@ impl Forms {
         if self.encodable(f, i) {
             return true;
         }
-        if i.op == "IMAD" {
+        if i.op == op!("IMAD") {
             for a in IMAD_ALIASES {
-                i.op = (*a).to_string();
+                i.op = *a;
                 if self.encodable(f, i) {
                     return true;
                 }
             }
-            i.op = "IMAD".to_string();
+            i.op = op!("IMAD");
         }
         false
     }

@@ -2,7 +2,7 @@
 //! with the addend (`mul.wide.s32 t, i, 4; add.s64 p, base, t` is ptxas's
 //! `IMAD.WIDE R2, R7, 0x4, R2`).
 
-use ir::{Class, Func, Inst, Operand, Reg, VReg};
+use ir::{Class, Func, Inst, Operand, Reg, VReg, op};
 
 use crate::forms::Forms;
 
@@ -83,7 +83,8 @@ fn match_at(
 ) -> Option<Inst> {
     let insts = &f.blocks[b].insts;
     let (lo, hi) = (&insts[j], &insts[j + 1]);
-    if lo.op != "IADD3" || hi.op != "IADD3.X" || lo.guard.is_some() || hi.guard.is_some() {
+    if lo.op != op!("IADD3") || hi.op != op!("IADD3.X") || lo.guard.is_some() || hi.guard.is_some()
+    {
         return None;
     }
     if lo.operands.len() != 5 || lo.defs != [0, 1] || hi.operands.len() != 6 || hi.defs != [0] {
@@ -130,7 +131,7 @@ fn match_at(
             i.def_regs()
                 .any(|r| matches!(r, Reg::Virt { vreg, .. } if vreg == m))
         })?;
-        if !matches!(def.op.as_str(), "IMAD.WIDE" | "IMAD.WIDE.U32")
+        if !(def.op == op!("IMAD.WIDE") || def.op == op!("IMAD.WIDE.U32"))
             || def.guard.is_some()
             || def.defs != [0]
             || plain_virt(&def.operands[0]) != Some((m, 0, 2))
@@ -193,7 +194,7 @@ pub fn fuse_add(f: &mut Func, forms: &mut Forms) -> bool {
 fn match_add(f: &Func, b: ir::Block, j: usize, forms: &mut Forms) -> Option<Inst> {
     let insts = &f.blocks[b].insts;
     let add = &insts[j];
-    if add.op != "IADD3" || add.guard.is_some() || add.defs != [0] || add.operands.len() != 4 {
+    if add.op != op!("IADD3") || add.guard.is_some() || add.defs != [0] || add.operands.len() != 4 {
         return None;
     }
     for (ms, xs) in [(1usize, 2usize), (2, 1), (1, 3), (3, 1), (2, 3), (3, 2)] {
@@ -219,13 +220,14 @@ fn match_add(f: &Func, b: ir::Block, j: usize, forms: &mut Forms) -> Option<Inst
         // read the shifted value and shift it again).
         let between = &insts[at..j];
         let x = add.operands[xs].clone();
-        let mut new = match def.op.as_str() {
-            "IMAD" | "IMAD.SHL.U32" | "IMAD.U32" if def.operands[3] == Operand::rz() => {
+        let is_multiply = [op!("IMAD"), op!("IMAD.SHL.U32"), op!("IMAD.U32")].contains(&def.op);
+        let mut new = match def.op {
+            _ if is_multiply && def.operands[3] == Operand::rz() => {
                 if clobbers(between, &def.operands[1]) || clobbers(between, &def.operands[2]) {
                     continue;
                 }
                 Inst::new(
-                    "IMAD",
+                    op!("IMAD"),
                     vec![
                         add.operands[0].clone(),
                         def.operands[1].clone(),
@@ -235,7 +237,7 @@ fn match_add(f: &Func, b: ir::Block, j: usize, forms: &mut Forms) -> Option<Inst
                     vec![0],
                 )
             }
-            "SHF.L.U32" if def.operands[3] == Operand::rz() => {
+            o if o == op!("SHF.L.U32") && def.operands[3] == Operand::rz() => {
                 let Operand::Imm(k) = def.operands[2] else {
                     continue;
                 };
@@ -246,7 +248,7 @@ fn match_add(f: &Func, b: ir::Block, j: usize, forms: &mut Forms) -> Option<Inst
                     continue;
                 };
                 Inst::new(
-                    "LEA",
+                    op!("LEA"),
                     vec![
                         add.operands[0].clone(),
                         def.operands[1].clone(),

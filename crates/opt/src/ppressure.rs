@@ -15,7 +15,7 @@
 //! predicate live across one is kept in an R register the same way.
 
 use ir::liveness::{Liveness, VSet, transfer, vindex};
-use ir::{Class, Func, Inst, Operand, Reg, VReg};
+use ir::{Class, Func, Inst, Operand, Reg, VReg, op};
 
 /// Allocatable predicate registers.
 const PREDICATES: usize = 7;
@@ -78,7 +78,7 @@ fn spill(f: &mut Func, p: VReg) {
             if uses_pred(&i, p) {
                 let t = f.new_vreg(Class::P, 1, "");
                 out.push(Inst::new(
-                    "ISETP.NE.U32.AND",
+                    op!("ISETP.NE.U32.AND"),
                     vec![
                         Operand::r(Reg::v(t, 1)),
                         Operand::pt(),
@@ -112,7 +112,7 @@ fn spill(f: &mut Func, p: VReg) {
             out.push(i);
             if writes && !terminator {
                 out.push(Inst::new(
-                    "SEL",
+                    op!("SEL"),
                     vec![
                         Operand::r(Reg::v(r, 1)),
                         Operand::rz(),

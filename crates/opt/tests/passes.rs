@@ -1,14 +1,14 @@
 //! The optimizer on hand-built IR: what each pass may and may not do.
 
-use ir::{Class, Func, Guard, Inst, Operand, Reg};
+use ir::{Class, Func, Guard, Inst, Opcode, Operand, Reg, op};
 
 fn mov(d: Reg, s: Operand) -> Inst {
-    Inst::new("MOV", vec![Operand::r(d), s], vec![0])
+    Inst::new(op!("MOV"), vec![Operand::r(d), s], vec![0])
 }
 
 fn stg(addr: Reg, v: Reg) -> Inst {
     Inst::new(
-        "STG.E",
+        op!("STG.E"),
         vec![
             Operand::Mem {
                 base: addr,
@@ -43,7 +43,7 @@ fn copies_are_not_propagated_past_a_reassignment_in_a_loop() {
     let p = f.new_vreg(Class::P, 1, "p");
     f.blocks[b0].insts = vec![
         Inst::new(
-            "LDC.64",
+            op!("LDC.64"),
             vec![
                 Operand::r(Reg::v(a, 2)),
                 Operand::Const {
@@ -56,14 +56,14 @@ fn copies_are_not_propagated_past_a_reassignment_in_a_loop() {
         mov(Reg::v(x, 1), Operand::Imm(5)),
         mov(Reg::v(y, 1), Operand::r(Reg::v(x, 1))),
     ];
-    let mut bra = Inst::new("BRA", vec![Operand::Label(b1)], vec![]);
+    let mut bra = Inst::new(op!("BRA"), vec![Operand::Label(b1)], vec![]);
     bra.guard = Some(Guard {
         pred: Reg::v(p, 1),
         negated: false,
     });
     f.blocks[b1].insts = vec![
         Inst::new(
-            "IADD3",
+            op!("IADD3"),
             vec![
                 Operand::r(Reg::v(z, 1)),
                 Operand::r(Reg::v(y, 1)),
@@ -74,7 +74,7 @@ fn copies_are_not_propagated_past_a_reassignment_in_a_loop() {
         ),
         mov(Reg::v(y, 1), Operand::r(Reg::v(z, 1))),
         Inst::new(
-            "ISETP.GE.AND",
+            op!("ISETP.GE.AND"),
             vec![
                 Operand::r(Reg::v(p, 1)),
                 Operand::pt(),
@@ -88,7 +88,7 @@ fn copies_are_not_propagated_past_a_reassignment_in_a_loop() {
     ];
     f.blocks[b2].insts = vec![
         stg(Reg::v(a, 2), Reg::v(y, 1)),
-        Inst::new("EXIT", vec![], vec![]),
+        Inst::new(op!("EXIT"), vec![], vec![]),
     ];
     opt::optimize(&mut f, target::Profile::of(90).unwrap(), 3);
     expect_test::expect![[r#"
@@ -125,7 +125,7 @@ fn guarded_writes_kill_facts() {
     });
     f.blocks[b0].insts = vec![
         Inst::new(
-            "LDC.64",
+            op!("LDC.64"),
             vec![
                 Operand::r(Reg::v(a, 2)),
                 Operand::Const {
@@ -136,7 +136,7 @@ fn guarded_writes_kill_facts() {
             vec![0],
         ),
         Inst::new(
-            "ISETP.GE.AND",
+            op!("ISETP.GE.AND"),
             vec![
                 Operand::r(Reg::v(p, 1)),
                 Operand::pt(),
@@ -151,7 +151,7 @@ fn guarded_writes_kill_facts() {
         guarded,
         stg(Reg::v(a, 2), Reg::part(d, 0)),
         stg(Reg::v(a, 2), Reg::part(d, 1)),
-        Inst::new("EXIT", vec![], vec![]),
+        Inst::new(op!("EXIT"), vec![], vec![]),
     ];
     opt::optimize(&mut f, target::Profile::of(90).unwrap(), 3);
     let t = text(&f);
@@ -191,7 +191,7 @@ fn dead_code() {
             },
         ),
         Inst::new(
-            "LDC.64",
+            op!("LDC.64"),
             vec![
                 Operand::r(Reg::v(a, 2)),
                 Operand::Const {
@@ -202,12 +202,12 @@ fn dead_code() {
             vec![0],
         ),
         Inst::new(
-            "S2R",
+            op!("S2R"),
             vec![Operand::r(Reg::v(x, 1)), Operand::Special("SR_TID.X")],
             vec![0],
         ),
         Inst::new(
-            "IADD3",
+            op!("IADD3"),
             vec![
                 Operand::r(Reg::v(dead, 1)),
                 Operand::r(Reg::v(x, 1)),
@@ -217,7 +217,7 @@ fn dead_code() {
             vec![0],
         ),
         stg(Reg::v(a, 2), Reg::v(x, 1)),
-        Inst::new("EXIT", vec![], vec![]),
+        Inst::new(op!("EXIT"), vec![], vec![]),
     ];
     opt::optimize(&mut f, target::Profile::of(90).unwrap(), 3);
     expect_test::expect![[r#"
@@ -241,14 +241,14 @@ fn level_zero_does_nothing() {
     let x = f.new_vreg(Class::R, 1, "x");
     f.blocks[b0].insts = vec![
         mov(Reg::v(x, 1), Operand::Imm(1)),
-        Inst::new("EXIT", vec![], vec![]),
+        Inst::new(op!("EXIT"), vec![], vec![]),
     ];
     let before = text(&f);
     opt::optimize(&mut f, target::Profile::of(90).unwrap(), 0);
     assert_eq!(before, text(&f));
 }
 
-fn alu(op: &str, d: Reg, srcs: Vec<Operand>) -> Inst {
+fn alu(op: Opcode, d: Reg, srcs: Vec<Operand>) -> Inst {
     let mut ops = vec![Operand::r(d)];
     ops.extend(srcs);
     Inst::new(op, ops, vec![0])
@@ -275,7 +275,7 @@ fn products_and_shifts_fold_into_their_adds() {
     let r = |v| Operand::r(Reg::v(v, 1));
     f.blocks[b0].insts = vec![
         Inst::new(
-            "LDC.64",
+            op!("LDC.64"),
             vec![
                 Operand::r(Reg::v(a, 2)),
                 Operand::Const {
@@ -286,7 +286,7 @@ fn products_and_shifts_fold_into_their_adds() {
             vec![0],
         ),
         Inst::new(
-            "LDC",
+            op!("LDC"),
             vec![
                 Operand::r(Reg::v(n, 1)),
                 Operand::Const {
@@ -296,21 +296,29 @@ fn products_and_shifts_fold_into_their_adds() {
             ],
             vec![0],
         ),
-        alu("S2R", Reg::v(t, 1), vec![Operand::Special("SR_TID.X")]),
-        alu("S2R", Reg::v(x, 1), vec![Operand::Special("SR_CTAID.X")]),
-        alu("IMAD", Reg::v(m, 1), vec![r(x), r(t), Operand::rz()]),
-        alu("IADD3", Reg::v(d, 1), vec![r(m), r(t), Operand::rz()]),
+        alu(op!("S2R"), Reg::v(t, 1), vec![Operand::Special("SR_TID.X")]),
+        alu(
+            op!("S2R"),
+            Reg::v(x, 1),
+            vec![Operand::Special("SR_CTAID.X")],
+        ),
+        alu(op!("IMAD"), Reg::v(m, 1), vec![r(x), r(t), Operand::rz()]),
+        alu(op!("IADD3"), Reg::v(d, 1), vec![r(m), r(t), Operand::rz()]),
         mov(Reg::v(k, 1), Operand::Imm(4)),
-        alu("SHF.L.U32", Reg::v(s, 1), vec![r(d), r(k), Operand::rz()]),
-        alu("IADD3", Reg::v(e, 1), vec![r(x), r(s), Operand::rz()]),
+        alu(
+            op!("SHF.L.U32"),
+            Reg::v(s, 1),
+            vec![r(d), r(k), Operand::rz()],
+        ),
+        alu(op!("IADD3"), Reg::v(e, 1), vec![r(x), r(s), Operand::rz()]),
         Inst::new(
-            "ISETP.LT.U32.AND",
+            op!("ISETP.LT.U32.AND"),
             vec![r(p), Operand::pt(), r(n), r(e), Operand::pt()],
             vec![0],
         ),
-        Inst::new("SEL", vec![r(d), r(e), r(d), r(p)], vec![0]),
+        Inst::new(op!("SEL"), vec![r(d), r(e), r(d), r(p)], vec![0]),
         stg(Reg::v(a, 2), Reg::v(d, 1)),
-        Inst::new("EXIT", vec![], vec![]),
+        Inst::new(op!("EXIT"), vec![], vec![]),
     ];
     opt::optimize(&mut f, target::Profile::of(90).unwrap(), 3);
     expect_test::expect![[r#"
@@ -340,7 +348,7 @@ fn writing_a_source_kills_its_copies() {
     let d = f.new_vreg(Class::R, 1, "d");
     f.blocks[b0].insts = vec![
         Inst::new(
-            "LDC.64",
+            op!("LDC.64"),
             vec![
                 Operand::r(Reg::v(a, 2)),
                 Operand::Const {
@@ -350,12 +358,16 @@ fn writing_a_source_kills_its_copies() {
             ],
             vec![0],
         ),
-        alu("S2R", Reg::v(s, 1), vec![Operand::Special("SR_TID.X")]),
+        alu(op!("S2R"), Reg::v(s, 1), vec![Operand::Special("SR_TID.X")]),
         mov(Reg::v(d, 1), Operand::r(Reg::v(s, 1))),
-        alu("S2R", Reg::v(s, 1), vec![Operand::Special("SR_CTAID.X")]),
+        alu(
+            op!("S2R"),
+            Reg::v(s, 1),
+            vec![Operand::Special("SR_CTAID.X")],
+        ),
         stg(Reg::v(a, 2), Reg::v(d, 1)),
         stg(Reg::v(a, 2), Reg::v(s, 1)),
-        Inst::new("EXIT", vec![], vec![]),
+        Inst::new(op!("EXIT"), vec![], vec![]),
     ];
     opt::optimize(&mut f, target::Profile::of(90).unwrap(), 3);
     let t = text(&f);

@@ -337,10 +337,10 @@ pub(crate) fn allocate_counting(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ir::{Inst, Operand};
+    use ir::{Inst, Operand, op};
 
     fn mov(d: Reg, s: Operand) -> Inst {
-        Inst::new("MOV", vec![Operand::r(d), s], vec![0])
+        Inst::new(op!("MOV"), vec![Operand::r(d), s], vec![0])
     }
 
     #[test]
@@ -361,7 +361,7 @@ mod tests {
             mov(Reg::part(p, 0), Operand::r(Reg::v(a, 1))),
             mov(Reg::part(p, 1), Operand::r(Reg::v(a, 1))),
             Inst::new(
-                "STG.E",
+                op!("STG.E"),
                 vec![
                     Operand::Mem {
                         base: Reg::v(p, 2),
@@ -393,7 +393,7 @@ mod tests {
         let z = f.new_vreg(Class::R, 1, "z");
         let p = f.new_vreg(Class::P, 1, "p");
         f.blocks[b0].insts = vec![mov(Reg::v(x, 1), Operand::Imm(1))];
-        let mut bra = Inst::new("BRA", vec![Operand::Label(b1)], vec![]);
+        let mut bra = Inst::new(op!("BRA"), vec![Operand::Label(b1)], vec![]);
         bra.guard = Some(ir::Guard {
             pred: Reg::v(p, 1),
             negated: false,
@@ -439,7 +439,7 @@ mod tests {
             .insts
             .push(mov(Reg::v(vs[0], 1), Operand::r(Reg::v(dead, 1))));
         f.blocks[b].insts.push(Inst::new(
-            "CALL.ABS.NOINC",
+            op!("CALL.ABS.NOINC"),
             vec![Operand::r(Reg::v(t, 2))],
             vec![],
         ));

@@ -15,7 +15,7 @@
 //! correct, which is what the execution checks test.
 
 use ir::liveness::vindex;
-use ir::{Class, Func, Inst, Operand, Reg, VReg};
+use ir::{Class, Func, Inst, Opcode, Operand, Reg, VReg, op};
 use rustc_hash::FxHashSet;
 
 use crate::{AllocError, Allocation, allocate_counting};
@@ -47,11 +47,12 @@ fn stack_pointer() -> Reg {
     }
 }
 
-fn suffix(width: u8) -> &'static str {
+/// The local load and store of `width` words.
+fn local_access(width: u8) -> (Opcode, Opcode) {
     match width {
-        2 => ".64",
-        4 => ".128",
-        _ => "",
+        2 => (op!("LDL.64"), op!("STL.64")),
+        4 => (op!("LDL.128"), op!("STL.128")),
+        _ => (op!("LDL"), op!("STL")),
     }
 }
 
@@ -221,7 +222,7 @@ fn rewrite(f: &mut Func, v: VReg, slot: u32, temps: &mut FxHashSet<VReg>) -> (u3
             }
             if reads {
                 out.push(Inst::new(
-                    format!("LDL{}", suffix(width)),
+                    local_access(width).0,
                     vec![Operand::r(Reg::v(t, width)), mem(slot)],
                     vec![0],
                 ));
@@ -231,7 +232,7 @@ fn rewrite(f: &mut Func, v: VReg, slot: u32, temps: &mut FxHashSet<VReg>) -> (u3
             out.push(i);
             for (part, w) in writes {
                 let mut st = Inst::new(
-                    format!("STL{}", suffix(w)),
+                    local_access(w).1,
                     vec![
                         mem(slot + 4 * u32::from(part)),
                         Operand::r(Reg::Virt {
@@ -259,7 +260,7 @@ fn open_frame(f: &mut Func, frame: u32) {
     let entry = f.order[0];
     let insts = &mut f.blocks[entry].insts;
     let adjust = Inst::new(
-        "IADD3",
+        op!("IADD3"),
         vec![
             Operand::r(sp),
             Operand::r(sp),
@@ -269,7 +270,7 @@ fn open_frame(f: &mut Func, frame: u32) {
         vec![0],
     );
     if let Some(k) = insts.iter().position(|i| {
-        i.op == "IADD3"
+        i.op == op!("IADD3")
             && i.operands.first() == Some(&Operand::r(sp))
             && i.operands.get(1) == Some(&Operand::r(sp))
     }) {

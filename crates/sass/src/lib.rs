@@ -16,6 +16,7 @@ pub mod encode;
 pub mod image;
 pub mod listing;
 pub mod model;
+pub mod opcode;
 pub mod prefer;
 pub mod table;
 pub mod text;

@@ -22,7 +22,7 @@
 
 use std::collections::HashMap;
 
-use ir::{Class, Func, Inst, Reg, VReg};
+use ir::{Class, Func, Inst, Mnemonic, Reg, VReg};
 use target::Profile;
 
 /// The control fields of one instruction (same meaning as `sass::Control`).
@@ -114,25 +114,47 @@ pub const LATENCIES: Latencies = Latencies {
 /// Whether an instruction completes with variable latency (needs scoreboards) on the SM of
 /// `profile`.
 pub fn is_variable_latency(i: &Inst, profile: &Profile) -> bool {
-    match i.base_op() {
-        "S2R" | "S2UR" | "LDG" | "STG" | "LDS" | "STS" | "LD" | "ST" | "LDL" | "STL" | "ATOM"
-        | "ATOMG" | "ATOMS" | "RED" | "REDG" | "MUFU" | "F2I" | "BAR" | "B2R" | "SHFL" | "FLO"
-        | "POPC" | "BREV" | "REDUX" | "FCHK" => true,
+    match i.mnemonic() {
+        Mnemonic::S2R
+        | Mnemonic::S2UR
+        | Mnemonic::LDG
+        | Mnemonic::STG
+        | Mnemonic::LDS
+        | Mnemonic::STS
+        | Mnemonic::LD
+        | Mnemonic::ST
+        | Mnemonic::LDL
+        | Mnemonic::STL
+        | Mnemonic::ATOM
+        | Mnemonic::ATOMG
+        | Mnemonic::ATOMS
+        | Mnemonic::RED
+        | Mnemonic::REDG
+        | Mnemonic::MUFU
+        | Mnemonic::F2I
+        | Mnemonic::BAR
+        | Mnemonic::B2R
+        | Mnemonic::SHFL
+        | Mnemonic::FLO
+        | Mnemonic::POPC
+        | Mnemonic::BREV
+        | Mnemonic::REDUX
+        | Mnemonic::FCHK => true,
         // `crates/hazard/tables/sm_{80,90}.txt`: `class MATCH variable` (every MATCH ptxas
         // writes sets a write scoreboard).
-        "MATCH" => true,
+        Mnemonic::MATCH => true,
         // The same tables: `class QSPC variable` (sm_80 and sm_90).
-        "QSPC" => true,
+        Mnemonic::QSPC => true,
         // The same tables: `class TEX variable`, `class TLD variable`.
-        "TEX" | "TLD" => true,
-        "LDC" | "F2F" => true,
+        Mnemonic::TEX | Mnemonic::TLD => true,
+        Mnemonic::LDC | Mnemonic::F2F => true,
         // ptxas scoreboards every FRND (ordinary and .F64) on sm_80 and sm_90.
-        "FRND" => true,
+        Mnemonic::FRND => true,
         // sm_90 converts 32-bit integers to f32 with the fixed-latency I2FP; its I2F forms
         // (.F64, .RP) are scoreboarded like every sm_80 I2F.
-        "I2F" => true,
+        Mnemonic::I2F => true,
         // Double precision: scoreboarded on sm_80, fixed latency on sm_90 (ptxas's schedules).
-        "DADD" | "DMUL" | "DFMA" | "DSETP" => {
+        Mnemonic::DADD | Mnemonic::DMUL | Mnemonic::DFMA | Mnemonic::DSETP => {
             !profile.codegen.is_some_and(|f| f.fp64_fixed_latency)
         }
         _ => false,
@@ -142,7 +164,13 @@ pub fn is_variable_latency(i: &Inst, profile: &Profile) -> bool {
 /// Fixed latency of an instruction's results of register class `class` (0 R, 1 UR, 2+ P).
 fn fixed_latency(i: &Inst, class: u8, lat: &Latencies) -> u64 {
     match class {
-        0 if matches!(i.base_op(), "DADD" | "DMUL" | "DFMA") => lat.r_fp64,
+        0 if matches!(
+            i.mnemonic(),
+            Mnemonic::DADD | Mnemonic::DMUL | Mnemonic::DFMA
+        ) =>
+        {
+            lat.r_fp64
+        }
         0 => lat.r,
         1 => lat.ur,
         // sm_90's fixed-latency DSETP (in the fp64 pipe) writes its predicate later than
@@ -151,7 +179,7 @@ fn fixed_latency(i: &Inst, class: u8, lat: &Latencies) -> u64 {
         // 15`). 13 made the branch read the previous DSETP's predicate on an H100
         // (Mandelbrot<double> one iteration late, rsqrt.approx.f64 of a negative number 2x;
         // docs/arch/hardware.md). On sm_80 DSETP is scoreboarded.
-        _ if i.base_op() == "DSETP" => lat.p_fp64,
+        _ if i.mnemonic() == Mnemonic::DSETP => lat.p_fp64,
         _ => lat.p,
     }
 }
@@ -214,8 +242,8 @@ pub fn schedule(f: &Func, assign: &dyn Fn(VReg) -> u8, profile: &Profile) -> Sch
             // that the next memory access waits on).
             let drain = (j == 0 && k > 0)
                 || matches!(
-                    i.base_op(),
-                    "BRA" | "WARPSYNC" | "MEMBAR" | "ERRBAR" | "CGAERRBAR" | "CCTL"
+                    i.mnemonic(),
+                    Mnemonic::BRA | Mnemonic::WARPSYNC | Mnemonic::MEMBAR | Mnemonic::ERRBAR | Mnemonic::CGAERRBAR | Mnemonic::CCTL
                 )
                 // A system call starts with every earlier access complete: the callee saves
                 // and uses registers of its own.
@@ -313,7 +341,7 @@ pub fn schedule(f: &Func, assign: &dyn Fn(VReg) -> u8, profile: &Profile) -> Sch
                     ready.insert(*w, issue + fixed_latency(i, w.0, &lat));
                 }
             }
-            if i.base_op() == "MEMBAR" {
+            if i.mnemonic() == Mnemonic::MEMBAR {
                 c.read_sb = next_sb;
                 fence_wait = Some(next_sb);
                 next_sb = (next_sb + 1) % 6;
@@ -337,7 +365,7 @@ pub fn schedule(f: &Func, assign: &dyn Fn(VReg) -> u8, profile: &Profile) -> Sch
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ir::Operand;
+    use ir::{Operand, op};
 
     fn r(index: u8) -> Reg {
         Reg::Phys {
@@ -359,12 +387,12 @@ mod tests {
         };
         f.blocks[b].insts = vec![
             Inst::new(
-                "S2R",
+                op!("S2R"),
                 vec![Operand::r(r(0)), Operand::Special("SR_TID.X")],
                 vec![0],
             ),
             Inst::new(
-                "IADD3",
+                op!("IADD3"),
                 vec![
                     Operand::r(r(4)),
                     Operand::r(r(0)),
@@ -374,7 +402,7 @@ mod tests {
                 vec![0],
             ),
             Inst::new(
-                "IADD3",
+                op!("IADD3"),
                 vec![
                     Operand::r(r(5)),
                     Operand::r(r(4)),
@@ -384,7 +412,7 @@ mod tests {
                 vec![0],
             ),
             Inst::new(
-                "STG.E",
+                op!("STG.E"),
                 vec![
                     Operand::Mem {
                         base: addr,
@@ -395,8 +423,8 @@ mod tests {
                 ],
                 vec![],
             ),
-            Inst::new("MOV", vec![Operand::r(r(5)), Operand::rz()], vec![0]),
-            Inst::new("EXIT", vec![], vec![]),
+            Inst::new(op!("MOV"), vec![Operand::r(r(5)), Operand::rz()], vec![0]),
+            Inst::new(op!("EXIT"), vec![], vec![]),
         ];
         let s = schedule(&f, &|_| 0, Profile::of(80).unwrap());
         let c: Vec<Ctrl> = s.slots.iter().map(|x| x.1).collect();
@@ -433,7 +461,7 @@ mod tests {
         };
         let store = |offset| {
             Inst::new(
-                "STG.E",
+                op!("STG.E"),
                 vec![
                     Operand::Mem {
                         base: addr,
@@ -448,8 +476,8 @@ mod tests {
         f.blocks[b].insts = vec![
             store(-4),
             store(0),
-            Inst::new("MOV", vec![Operand::r(r(12)), Operand::rz()], vec![0]),
-            Inst::new("EXIT", vec![], vec![]),
+            Inst::new(op!("MOV"), vec![Operand::r(r(12)), Operand::rz()], vec![0]),
+            Inst::new(op!("EXIT"), vec![], vec![]),
         ];
         let s = schedule(&f, &|_| 0, Profile::of(90).unwrap());
         let c: Vec<Ctrl> = s.slots.iter().map(|x| x.1).collect();

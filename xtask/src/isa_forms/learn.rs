@@ -784,6 +784,7 @@ fn scheduling_known(template: &str, arch: &str) -> Result<(), String> {
                 "latency class {class} unknown to the {arch} hazard table"
             ));
         }
+        let op = ir::Opcode::parse(op)?;
         let inst = ir::Inst::new(op, Vec::new(), Vec::new());
         if table.is_variable(class) != sched::is_variable_latency(&inst, profile) {
             return Err(format!(
