@@ -147,7 +147,7 @@ fn match_at(
             return None;
         }
         let mut new = Inst::new(
-            def.op.clone(),
+            def.op,
             vec![
                 Operand::r(Reg::v(e, 2)),
                 def.operands[1].clone(),
