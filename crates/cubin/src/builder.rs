@@ -99,6 +99,10 @@ pub struct Kernel {
     /// the kernel with `EIATTR_BINDLESS_TEXTURE_BANK` (and, on sm_90,
     /// `EIATTR_BINDLESS_SURFACE_BANK`).
     pub texture_slots: Vec<(String, u32)>,
+    /// `.debug_line` rows: `(code offset, file, line)` where the source line changes.
+    pub source_lines: Vec<(u64, u32, u32)>,
+    /// `.nv_debug_line_sass` rows: `(code offset, 0, PTX line)` where the PTX line changes.
+    pub ptx_lines: Vec<(u64, u32, u32)>,
 }
 
 /// A link-time symbol ptxas uses for a `%reserved_smem_offset_*` register on sm_90+, resolved
@@ -182,6 +186,20 @@ pub struct Builder {
     pub texrefs: Vec<String>,
     /// Text for the tkinfo note's command-line field.
     pub command_line: String,
+    /// Line tables (the PTX had `.loc`/`.file`): `.debug_line`, `.nv_debug_line_sass` and
+    /// `.nv_debug_ptx_txt`, with each kernel's rows in [`Kernel::source_lines`] and
+    /// [`Kernel::ptx_lines`].
+    pub line_tables: Option<LineTables>,
+}
+
+/// The module-level part of the line tables ([`crate::lines`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LineTables {
+    /// `.debug_line`'s include directories and files (the PTX's `.file` directives).
+    pub include_dirs: Vec<Vec<u8>>,
+    pub files: Vec<crate::lines::LineFile>,
+    /// `.nv_debug_ptx_txt`: the PTX text the `.nv_debug_line_sass` lines count.
+    pub ptx_text: Vec<u8>,
 }
 
 struct Sec {
@@ -281,6 +299,21 @@ impl Builder {
                 SectionData::Bytes(Vec::new()),
             ),
         );
+        // Line tables after `.debug_frame`, as ptxas orders them; filled in below.
+        let line_secs = self.line_tables.as_ref().map(|_| {
+            [".debug_line", ".nv_debug_line_sass", ".nv_debug_ptx_txt"].map(|name| {
+                push(
+                    &mut secs,
+                    plain(
+                        name.into(),
+                        sht::PROGBITS,
+                        0,
+                        1,
+                        SectionData::Bytes(Vec::new()),
+                    ),
+                )
+            })
+        });
         let tkinfo = push(
             &mut secs,
             plain(
@@ -407,6 +440,17 @@ impl Builder {
                 })
             })
             .collect();
+        let rela_lines = line_secs.map(|[debug_line, sass_line, _]| {
+            [
+                (".rela.debug_line", debug_line),
+                (".rela.nv_debug_line_sass", sass_line),
+            ]
+            .map(|(name, of)| {
+                let mut s = rela_section(name.into());
+                s.info = of;
+                push(&mut secs, s)
+            })
+        });
         let rela_frame = push(&mut secs, frame_sec);
         let const4 = (!self.address_table.is_empty()).then(|| {
             push(
@@ -630,6 +674,9 @@ impl Builder {
             }
         }
         section_sym(&mut syms, &secs, debug_frame);
+        for idx in line_secs.into_iter().flatten() {
+            section_sym(&mut syms, &secs, idx);
+        }
         section_sym(&mut syms, &secs, callgraph);
         for idx in [const4, const3, ginit, gbss].into_iter().flatten() {
             section_sym(&mut syms, &secs, idx);
@@ -779,6 +826,53 @@ impl Builder {
                 .map(|(u, &sym)| (sym, u.code.len() as u64)),
         );
         secs[debug_frame as usize - 1].data = SectionData::Bytes(frame);
+        if let (Some(t), Some(line_secs), Some(rela_lines)) =
+            (&self.line_tables, line_secs, rela_lines)
+        {
+            let source = crate::lines::LineProgram {
+                include_dirs: t.include_dirs.clone(),
+                files: t.files.clone(),
+                sequences: Vec::new(),
+            };
+            let tables = [
+                (source, line_secs[0], rela_lines[0], true),
+                (Default::default(), line_secs[1], rela_lines[1], false),
+            ];
+            for (mut program, sec, rela, of_source) in tables {
+                let mut syms_of = Vec::new();
+                for (k, &sym) in self.kernels.iter().zip(&func_sym) {
+                    let rows = if of_source {
+                        &k.source_lines
+                    } else {
+                        &k.ptx_lines
+                    };
+                    if rows.is_empty() {
+                        continue;
+                    }
+                    program.sequences.push(crate::lines::Sequence {
+                        rows: rows.clone(),
+                        end: k.code.len() as u64,
+                    });
+                    syms_of.push(sym);
+                }
+                let (bytes, offsets) = program.encode();
+                secs[sec as usize - 1].data = SectionData::Bytes(bytes);
+                secs[rela as usize - 1].data = SectionData::Relocs {
+                    has_addend: true,
+                    relocs: offsets
+                        .into_iter()
+                        .zip(syms_of)
+                        .map(|(offset, sym)| Reloc {
+                            offset,
+                            sym,
+                            rtype: R_CUDA_64,
+                            addend: 0,
+                        })
+                        .collect(),
+                };
+            }
+            secs[line_secs[2] as usize - 1].data = SectionData::Bytes(t.ptx_text.clone());
+        }
         let mut edges = Vec::new();
         for (i, k) in self.kernels.iter().enumerate() {
             for e in &k.externs {
@@ -969,6 +1063,10 @@ impl Builder {
         sections[symtab as usize].entsize = 24;
         sections[symtab as usize].data = SectionData::Symbols(symbols);
 
+        // The top byte of `e_flags`: ptxas 13.0.88 writes 6, and 9 when the cubin has line
+        // tables (0xb with `-g`), on sm_80 and sm_90; cuobjdump refuses a cubin with line
+        // tables and 6 ("Invalid ELF").
+        let elf_flags_high = if self.line_tables.is_some() { 9 } else { 6 };
         let mut cubin = Cubin {
             header: Header {
                 os_abi: ELFOSABI_CUDA,
@@ -977,7 +1075,7 @@ impl Builder {
                 e_machine: EM_CUDA,
                 e_version: 1,
                 e_entry: 0,
-                e_flags: (6 << 24) | (self.sm << 8) | layout.elf_abi_version,
+                e_flags: (elf_flags_high << 24) | (self.sm << 8) | layout.elf_abi_version,
                 shstrndx: shstrtab as u16,
                 phentsize: 56,
             },

@@ -12,6 +12,7 @@
 pub mod builder;
 pub mod eiattr;
 pub mod facts;
+pub mod lines;
 pub mod listing;
 pub mod model;
 pub mod read;

@@ -26,7 +26,7 @@ pub struct CodegenError {
 }
 
 impl CodegenError {
-    fn plain(message: impl Into<String>) -> CodegenError {
+    pub(crate) fn plain(message: impl Into<String>) -> CodegenError {
         CodegenError {
             message: message.into(),
             range: None,
@@ -741,6 +741,7 @@ pub fn cubin<'db>(db: &'db dyn Db, ft: FileTarget<'db>) -> CubinOutput {
         &data.globals,
         &data.constants,
         &symbols,
+        crate::lines::has_line_info(db, file).then(|| crate::lines::module_line_tables(db, file)),
     ) {
         Ok(bytes) => CubinOutput {
             bytes: Some(bytes),
@@ -778,6 +779,11 @@ fn compile_kernel<'db>(
     let l = lowered(db, kt).as_ref().map_err(Clone::clone)?;
     let e = encoded(db, kt).as_ref().map_err(Clone::clone)?;
     let stats = kernel_stats(db, kt).as_ref().map_err(Clone::clone)?;
+    let (source_lines, ptx_lines) = if crate::lines::has_line_info(db, kt.function(db).file(db)) {
+        crate::lines::kernel_line_rows(db, kt)?
+    } else {
+        Default::default()
+    };
     Ok(emit::KernelCode {
         name: stats.name.clone(),
         encoded: e.clone(),
@@ -792,5 +798,7 @@ fn compile_kernel<'db>(
         reserved_smem_resolved: reserved_symbols(l.reserved_smem),
         system_calls: l.system_calls.clone(),
         texture_slots: l.texture_slots.clone(),
+        source_lines,
+        ptx_lines,
     })
 }

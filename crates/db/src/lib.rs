@@ -33,6 +33,7 @@ mod codegen;
 mod function;
 pub mod highlight;
 mod items;
+mod lines;
 mod names;
 pub mod navigate;
 mod pressure;
@@ -50,6 +51,7 @@ pub use codegen::{
 };
 pub use function::{Function, FunctionOutline, FunctionSyntax, function_outline};
 pub use items::{ItemKind, ItemSummary, ModuleItems, module_items};
+pub use lines::{LineRow, SourceFileEntry, SourceLoc, kernel_lines, source_files};
 pub use names::{DefId, function_names, resolved_functions};
 pub use pressure::{LinePressure, register_pressure};
 use salsa::Database as _;

@@ -316,6 +316,10 @@ pub struct KernelCode {
     pub system_calls: Vec<String>,
     /// Texture references it fetches through, with their constant-bank word offsets.
     pub texture_slots: Vec<(String, u32)>,
+    /// Line-table rows (`cubin::builder::Kernel::source_lines`, `ptx_lines`); empty without
+    /// line tables.
+    pub source_lines: Vec<(u64, u32, u32)>,
+    pub ptx_lines: Vec<(u64, u32, u32)>,
 }
 
 /// Module-level symbols that are not variables or kernels.
@@ -343,6 +347,7 @@ pub fn build_cubin_for(
     globals: &[cubin::builder::Global],
     constants: &[cubin::builder::Constant],
     symbols: &ModuleSymbols,
+    line_tables: Option<cubin::builder::LineTables>,
 ) -> Result<Vec<u8>, String> {
     let system_functions = &symbols.system_functions;
     let sm = target.sm.number;
@@ -385,9 +390,12 @@ pub fn build_cubin_for(
             externs: k.system_calls.clone(),
             syscall_offsets: k.encoded.syscall_offsets.clone(),
             texture_slots: k.texture_slots.clone(),
+            source_lines: k.source_lines.clone(),
+            ptx_lines: k.ptx_lines.clone(),
             ..cubin::builder::Kernel::default()
         });
     }
+    b.line_tables = line_tables;
     let c = b.build().map_err(|e| e.to_string())?;
     Ok(cubin::write(&c))
 }
