@@ -13,8 +13,9 @@
 //! - **accepted without effect on the code**, because they only tune ptxas's own search or
 //!   silence messages kiln does not print: `--allow-expensive-optimizations`,
 //!   `--Ofast-compile`, `--register-usage-level`, `--split-compile`, the `--suppress-*`
-//!   options, `--make-errors-visible-at-exit`, `--generate-line-info` (kiln writes no
-//!   line table yet; with `-v` it says so);
+//!   options, `--make-errors-visible-at-exit`, `--generate-line-info` (like ptxas 13.0.88,
+//!   kiln writes line tables whenever the PTX has `.loc`/`.file` directives, with or without
+//!   it);
 //! - **refused** with `unsupported option` and exit status 255 (ptxas's failure status),
 //!   because honouring them changes the output and kiln does not implement that yet
 //!   (`--compile-only`, `--device-debug`, cache-policy defaults, `--entry`, ...).
@@ -397,9 +398,6 @@ pub fn run(args: &[String]) -> Status {
         };
     }
     let verbose = cl.has("verbose");
-    if verbose && cl.has("generate-line-info") {
-        eprintln!("ptxas info    : kiln: --generate-line-info: line tables are not emitted yet");
-    }
     // The inputs: files, or strings given with --input-as-string.
     let mut inputs: Vec<(String, Vec<u8>)> = Vec::new();
     for s in cl.options.iter().filter(|(l, _)| *l == "input-as-string") {

@@ -132,13 +132,16 @@ pub(crate) fn has_line_info(db: &dyn Db, file: SourceFile) -> bool {
     !source_files(db, file).is_empty()
 }
 
+/// A line-table row: `(code offset, file, line)`.
+pub(crate) type Row = (u64, u32, u32);
+
 /// A kernel's line-table rows: `.debug_line`'s `(offset, file, line)` (files numbered by their
 /// position among the module's `.file` directives) and `.nv_debug_line_sass`'s
 /// `(offset, 0, PTX line)`, each where the line changes.
 pub(crate) fn kernel_line_rows(
     db: &dyn Db,
     kt: KernelTarget<'_>,
-) -> Result<(Vec<(u64, u32, u32)>, Vec<(u64, u32, u32)>), CodegenError> {
+) -> Result<(Vec<Row>, Vec<Row>), CodegenError> {
     let files = source_files(db, kt.function(db).file(db));
     let rows = kernel_lines(db, kt).as_ref().map_err(Clone::clone)?;
     let (mut source, mut ptx) = (Vec::new(), Vec::new());
