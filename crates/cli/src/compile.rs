@@ -49,6 +49,7 @@ pub struct Outcome {
 pub fn compile(req: &Request<'_>) -> Outcome {
     let mut db = db::RootDatabase::default();
     let file = db.add_file(req.path, req.bytes);
+    db.stamp_source_files(file);
     let color = render::stderr_color();
     let arch = req.target.sm;
     let mut diagnostics = db::diagnostics(&db, file).clone();

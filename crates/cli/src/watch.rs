@@ -236,6 +236,7 @@ impl Watch {
                 file
             }
         };
+        self.db.stamp_source_files(file);
         let shown = path.display().to_string();
         let mut diagnostics = db::diagnostics(&self.db, file).clone();
         let mut outputs = Vec::new();

@@ -51,7 +51,7 @@ pub use codegen::{
 };
 pub use function::{Function, FunctionOutline, FunctionSyntax, function_outline};
 pub use items::{ItemKind, ItemSummary, ModuleItems, module_items};
-pub use lines::{LineRow, SourceFileEntry, SourceLoc, kernel_lines, source_files};
+pub use lines::{FileStamp, LineRow, SourceFileEntry, SourceLoc, kernel_lines, source_files};
 pub use names::{DefId, function_names, resolved_functions};
 pub use pressure::{LinePressure, register_pressure};
 use salsa::Database as _;
@@ -80,6 +80,11 @@ pub struct SourceFile {
     /// Byte ranges where the file held invalid UTF-8, reported as errors by `diagnostics`.
     #[returns(ref)]
     pub encoding_errors: Arc<[SyntaxError]>,
+    /// Modification time and size of the source files its `.file` directives name, as the
+    /// driver found them on disk (`RootDatabase::stamp_source_files`; queries never read the
+    /// disk): `.debug_line` records them where the directive gives none, as ptxas does.
+    #[returns(ref)]
+    pub file_stamps: Arc<[FileStamp]>,
 }
 
 /// The parse of a file: the lossless green tree plus syntax errors.
@@ -233,7 +238,35 @@ impl RootDatabase {
             path.as_ref().to_path_buf(),
             Arc::from(text),
             Arc::from(errors),
+            Arc::from(Vec::new()),
         )
+    }
+
+    /// Records the modification time and size of each file `file`'s `.file` directives name
+    /// (paths relative to the current directory, as ptxas reads them); files that cannot be
+    /// read are left out. For drivers writing cubins; `.debug_line` takes them from here.
+    pub fn stamp_source_files(&mut self, file: SourceFile) {
+        use salsa::Setter;
+        let stamps: Vec<FileStamp> = source_files(self, file)
+            .iter()
+            .filter_map(|f| {
+                let meta = std::fs::metadata(&f.path).ok()?;
+                let mtime = meta
+                    .modified()
+                    .ok()?
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .ok()?
+                    .as_secs();
+                Some(FileStamp {
+                    path: f.path.clone(),
+                    mtime,
+                    size: meta.len(),
+                })
+            })
+            .collect();
+        if stamps[..] != file.file_stamps(self)[..] {
+            file.set_file_stamps(self).to(Arc::from(stamps));
+        }
     }
 
     /// Replaces a file's text (an editor change).

@@ -36,8 +36,17 @@ pub struct SourceFileEntry {
     pub size: Option<u64>,
 }
 
+/// A source file's modification time (seconds since the Unix epoch) and size in bytes.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct FileStamp {
+    pub path: String,
+    pub mtime: u64,
+    pub size: u64,
+}
+
 /// For each instruction of the kernel's code (in [`crate::encoded`]'s order: the listing
-/// without the header), its [`LineRow`]; `None` for scheduling `NOP`s, the closing branch and
+/// without the header), its [`LineRow`]: the code before the first instruction with an
+/// origin is the body's `{` line; `None` for scheduling `NOP`s, the closing branch and
 /// padding.
 #[salsa::tracked(returns(ref))]
 pub fn kernel_lines(
@@ -72,17 +81,37 @@ pub fn kernel_lines(
                 .map(|(i, _)| i as u32 + 1),
         )
         .collect();
-    Ok(origins
+    let line_of = |at: u32| line_starts.partition_point(|&s| s <= at) as u32;
+    let mut rows: Vec<Option<LineRow>> = origins
         .iter()
         .skip(1) // the header line
         .map(|o| {
             let start = u32::from(o.as_ref()?.start());
-            let ptx_line = line_starts.partition_point(|&s| s <= start) as u32;
             let k = locs.partition_point(|(at, _)| *at < start);
             let loc = k.checked_sub(1).map(|k| locs[k].1);
-            Some(LineRow { ptx_line, loc })
+            Some(LineRow {
+                ptx_line: line_of(start),
+                loc,
+            })
         })
-        .collect())
+        .collect();
+    // The code before the first instruction with an origin (the stack pointer's and the
+    // memory descriptor's loads) is the body's opening `{` line with the kernel's first
+    // `.loc`, as ptxas 13.0.88 attributes it.
+    let body = node
+        .children()
+        .find(|c| c.kind() == syntax::SyntaxKind::BLOCK)
+        .map(|b| u32::from(b.text_range().start()));
+    if let Some(body) = body {
+        let prologue = LineRow {
+            ptx_line: line_of(body),
+            loc: locs.first().map(|l| l.1),
+        };
+        for r in rows.iter_mut().take_while(|r| r.is_none()) {
+            *r = Some(prologue);
+        }
+    }
+    Ok(rows)
 }
 
 /// The module's `.file` directives, in text order.
@@ -168,10 +197,13 @@ pub(crate) fn kernel_line_rows(
 
 /// The module-level line tables: `.debug_line`'s directories and files from the `.file`
 /// directives (a path splits at its last `/` into directory and name; the modification time
-/// and size are the directive's, 0 where it gives none) and `.nv_debug_ptx_txt`.
+/// and size are the directive's, else the file's on disk as the driver stamped it
+/// ([`SourceFile::file_stamps`]), else 0) and `.nv_debug_ptx_txt`.
 pub(crate) fn module_line_tables(db: &dyn Db, file: SourceFile) -> cubin::builder::LineTables {
     let mut t = cubin::builder::LineTables::default();
+    let stamps = file.file_stamps(db);
     for f in source_files(db, file) {
+        let stamp = stamps.iter().find(|s| s.path == f.path);
         let (dir, name) = match f.path.rsplit_once('/') {
             Some((d, n)) => (Some(if d.is_empty() { "/" } else { d }), n),
             None => (None, f.path.as_str()),
@@ -189,8 +221,8 @@ pub(crate) fn module_line_tables(db: &dyn Db, file: SourceFile) -> cubin::builde
         t.files.push(cubin::lines::LineFile {
             name: name.as_bytes().to_vec(),
             dir,
-            mtime: f.mtime.unwrap_or(0),
-            size: f.size.unwrap_or(0),
+            mtime: f.mtime.or(stamp.map(|s| s.mtime)).unwrap_or(0),
+            size: f.size.or(stamp.map(|s| s.size)).unwrap_or(0),
         });
     }
     t.ptx_text = ptx_debug_text(file.text(db));
