@@ -181,11 +181,9 @@ const BAR: &[&str] = &["BAR", "B2R", "SHF.L.U32", "LOP3.LUT"];
 
 #[test]
 fn named_barriers() {
-    for sm in [80, 90] {
-        let got = lowered("named_barriers.ptx", "handoff", sm, BAR).unwrap()
-            + "--\n"
-            + &lowered("named_barriers.ptx", "runtime_ids", sm, BAR).unwrap();
-        let want = if sm == 80 {
+    for (sm, want) in [
+        (
+            80,
             expect_test::expect![[r#"
                 LOP3.LUT %r2, %r1, v36, RZ, 0xc0, !PT
                 SHF.L.U32 %r6, %r2, v40, RZ
@@ -223,8 +221,10 @@ fn named_barriers() {
                 BAR.SYNC.DEFER_BLOCKING 0x7, %r8
                 BAR.ARV %r5, 0x40
                 BAR.SYNC.DEFER_BLOCKING %r5, 0x40
-            "#]]
-        } else {
+            "#]],
+        ),
+        (
+            90,
             expect_test::expect![[r#"
                 LOP3.LUT %r2, %r1, v36, RZ, 0xc0, !PT
                 SHF.L.U32 %r6, %r2, v40, RZ
@@ -262,8 +262,12 @@ fn named_barriers() {
                 BAR.SYNC.DEFER_BLOCKING 0x7, %r8
                 BAR.ARV %r5, 0x40
                 BAR.SYNC.DEFER_BLOCKING %r5, 0x40
-            "#]]
-        };
+            "#]],
+        ),
+    ] {
+        let got = lowered("named_barriers.ptx", "handoff", sm, BAR).unwrap()
+            + "--\n"
+            + &lowered("named_barriers.ptx", "runtime_ids", sm, BAR).unwrap();
         want.assert_eq(&got);
     }
 }
@@ -274,8 +278,9 @@ const SREG: &[&str] = &[
 
 #[test]
 fn special_registers() {
-    for sm in [80, 90] {
-        let want = if sm == 80 {
+    for (sm, want) in [
+        (
+            80,
             expect_test::expect![[r#"
                 S2R %r2, SR_VIRTUALSMID
                 MOV %r3, c[0x0][0x10c]
@@ -301,8 +306,10 @@ fn special_registers() {
                 CS2R.32 %r17, SR_GLOBALTIMERHI
                 CS2R.32 %r18, SR_CLOCKHI
                 CS2R.32 %r20, SR_GLOBALTIMERHI
-            "#]]
-        } else {
+            "#]],
+        ),
+        (
+            90,
             expect_test::expect![[r#"
                 S2R %r2, SR_VIRTUALSMID
                 LDC %r3, c[0x0][0x10c]
@@ -330,8 +337,9 @@ fn special_registers() {
                 CS2R.32 %r17, SR_GLOBALTIMERHI
                 CS2R.32 %r18, SR_CLOCKHI
                 CS2R.32 %r20, SR_GLOBALTIMERHI
-            "#]]
-        };
+            "#]],
+        ),
+    ] {
         want.assert_eq(&lowered("special_regs.ptx", "special_regs", sm, SREG).unwrap());
     }
     expect_test::expect![[r#"
