@@ -99,10 +99,10 @@ pub struct Kernel {
     /// the kernel with `EIATTR_BINDLESS_TEXTURE_BANK` (and, on sm_90,
     /// `EIATTR_BINDLESS_SURFACE_BANK`).
     pub texture_slots: Vec<(String, u32)>,
-    /// `.debug_line` rows: `(code offset, file, line)` where the source line changes.
-    pub source_lines: Vec<(u64, u32, u32)>,
-    /// `.nv_debug_line_sass` rows: `(code offset, 0, PTX line)` where the PTX line changes.
-    pub ptx_lines: Vec<(u64, u32, u32)>,
+    /// `.debug_line` rows (CUDA source lines), empty without line tables.
+    pub source_lines: Vec<crate::lines::Row>,
+    /// `.nv_debug_line_sass` rows (lines of `.nv_debug_ptx_txt`, file 0).
+    pub ptx_lines: Vec<crate::lines::Row>,
 }
 
 /// A link-time symbol ptxas uses for a `%reserved_smem_offset_*` register on sm_90+, resolved
@@ -198,6 +198,8 @@ pub struct LineTables {
     /// `.debug_line`'s include directories and files (the PTX's `.file` directives).
     pub include_dirs: Vec<Vec<u8>>,
     pub files: Vec<crate::lines::LineFile>,
+    /// Some `.loc` names an inlined function (`crate::lines::LineProgram::inline_names`).
+    pub inline_names: bool,
     /// `.nv_debug_ptx_txt`: the PTX text the `.nv_debug_line_sass` lines count.
     pub ptx_text: Vec<u8>,
 }
@@ -832,6 +834,7 @@ impl Builder {
             let source = crate::lines::LineProgram {
                 include_dirs: t.include_dirs.clone(),
                 files: t.files.clone(),
+                inline_names: t.inline_names,
                 sequences: Vec::new(),
             };
             let tables = [

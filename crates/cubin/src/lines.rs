@@ -4,10 +4,12 @@
 //!
 //! One unit per section; one sequence per function, starting with `DW_LNE_set_address` (a
 //! relocated 64-bit operand: the caller makes an `R_CUDA_64` relocation against the
-//! function's section symbol at each offset [`LineProgram::encode`] returns). A row is
-//! written where the line changes: a special opcode when the line and address advances fit
-//! one, otherwise `DW_LNS_advance_line`, `DW_LNS_advance_pc` and `DW_LNS_copy` (ptxas writes
-//! `advance_pc`'s unsigned operand in the signed LEB128 form: [`write_advance`]). The header
+//! function's symbol at each offset [`LineProgram::encode`] returns). Rows are encoded as
+//! ptxas encodes them: a special opcode when both the line and the address move and it fits
+//! one, otherwise `DW_LNS_advance_line` (when the line moves, the address does not, or it is
+//! the sequence's first row), `DW_LNS_advance_pc` (when the address moves) and `DW_LNS_copy`;
+//! ptxas writes `advance_pc`'s unsigned operand in the signed LEB128 form
+//! ([`write_advance`]). The header
 //! constants are ptxas's (`line_base` -5, `line_range` 14, `opcode_base` 10).
 
 /// A `file_names` entry.
@@ -20,10 +22,33 @@ pub struct LineFile {
     pub size: u64,
 }
 
-/// One function's rows: `(address, file, line)` in address order, and the function's size.
+/// One row of a line program, in address order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Row {
+    pub address: u64,
+    pub file: u32,
+    pub line: u32,
+    /// Only advance the address (`DW_LNS_set_file` when the file differs, then
+    /// `DW_LNS_advance_pc`), appending no row: what ptxas writes before sm_90 where a
+    /// function's first located instruction repeats its start line.
+    pub advance_only: bool,
+}
+
+impl Row {
+    pub fn new(address: u64, file: u32, line: u32) -> Row {
+        Row {
+            address,
+            file,
+            line,
+            advance_only: false,
+        }
+    }
+}
+
+/// One function's rows and the function's size.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Sequence {
-    pub rows: Vec<(u64, u32, u32)>,
+    pub rows: Vec<Row>,
     pub end: u64,
 }
 
@@ -32,6 +57,9 @@ pub struct Sequence {
 pub struct LineProgram {
     pub include_dirs: Vec<Vec<u8>>,
     pub files: Vec<LineFile>,
+    /// Some `.loc` of the module names the function it was inlined from: ptxas then writes 4
+    /// zero bytes (a `.debug_str` offset) after the file table.
+    pub inline_names: bool,
     pub sequences: Vec<Sequence>,
 }
 
@@ -95,6 +123,9 @@ impl LineProgram {
             write_uleb(&mut header, f.size);
         }
         header.push(0);
+        if self.inline_names {
+            header.extend_from_slice(&[0; 4]);
+        }
         // unit_length, version, header_length, then the header and the program.
         let program_start = 4 + 2 + 4 + header.len();
         let mut program = Vec::new();
@@ -104,20 +135,37 @@ impl LineProgram {
             relocs.push((program_start + program.len()) as u64);
             program.extend_from_slice(&0u64.to_le_bytes());
             let (mut addr, mut file, mut line) = (0u64, 1u32, 1i64);
-            for (k, &(a, f, l)) in s.rows.iter().enumerate() {
-                let l = i64::from(l);
+            for (k, row) in s.rows.iter().enumerate() {
+                let (a, f, l) = (row.address, row.file, i64::from(row.line));
                 if k == 0 || f != file {
                     program.push(DW_LNS_SET_FILE);
                     write_uleb(&mut program, u64::from(f));
                     file = f;
                 }
                 let (dl, da) = (l - line, a.saturating_sub(addr));
+                if row.advance_only {
+                    if da > 0 {
+                        program.push(DW_LNS_ADVANCE_PC);
+                        write_advance(&mut program, da);
+                    }
+                    addr = a;
+                    continue;
+                }
                 let special = (dl - LINE_BASE) + LINE_RANGE * da as i64 + i64::from(OPCODE_BASE);
-                if k > 0 && (LINE_BASE..LINE_BASE + LINE_RANGE).contains(&dl) && special <= 255 {
+                if k > 0
+                    && dl != 0
+                    && da > 0
+                    && (LINE_BASE..LINE_BASE + LINE_RANGE).contains(&dl)
+                    && special <= 255
+                {
                     program.push(special as u8);
                 } else {
-                    program.push(DW_LNS_ADVANCE_LINE);
-                    write_sleb(&mut program, dl);
+                    // The first row always advances the line (by 0 too); later ones only
+                    // when the line moves or the address does not.
+                    if k == 0 || dl != 0 || da == 0 {
+                        program.push(DW_LNS_ADVANCE_LINE);
+                        write_sleb(&mut program, dl);
+                    }
                     if da > 0 {
                         program.push(DW_LNS_ADVANCE_PC);
                         write_advance(&mut program, da);
@@ -298,6 +346,10 @@ impl Reader<'_> {
 mod tests {
     use super::*;
 
+    fn as_rows(rows: &[DecodedRow]) -> Vec<Row> {
+        rows.iter().map(|&(a, f, l)| Row::new(a, f, l)).collect()
+    }
+
     fn hex(s: &str) -> Vec<u8> {
         s.split_whitespace()
             .map(|b| u8::from_str_radix(b, 16).unwrap())
@@ -332,8 +384,9 @@ mod tests {
         let again = LineProgram {
             include_dirs: unit.include_dirs.clone(),
             files: unit.files.clone(),
+            inline_names: false,
             sequences: vec![Sequence {
-                rows: rows[..rows.len() - 1].to_vec(),
+                rows: as_rows(&rows[..rows.len() - 1]),
                 end: 0x200,
             }],
         };
@@ -359,7 +412,7 @@ mod tests {
         assert_eq!(rows[rows.len() - 2], (0x120, 0, 56));
         let again = LineProgram {
             sequences: vec![Sequence {
-                rows: rows[..rows.len() - 1].to_vec(),
+                rows: as_rows(&rows[..rows.len() - 1]),
                 end: 0x200,
             }],
             ..LineProgram::default()

@@ -741,7 +741,7 @@ pub fn cubin<'db>(db: &'db dyn Db, ft: FileTarget<'db>) -> CubinOutput {
         &data.globals,
         &data.constants,
         &symbols,
-        crate::lines::has_line_info(db, file).then(|| crate::lines::module_line_tables(db, file)),
+        (*crate::lines::has_line_info(db, file)).then(|| crate::lines::module_line_tables(db, file)),
     ) {
         Ok(bytes) => CubinOutput {
             bytes: Some(bytes),
@@ -779,7 +779,7 @@ fn compile_kernel<'db>(
     let l = lowered(db, kt).as_ref().map_err(Clone::clone)?;
     let e = encoded(db, kt).as_ref().map_err(Clone::clone)?;
     let stats = kernel_stats(db, kt).as_ref().map_err(Clone::clone)?;
-    let (source_lines, ptx_lines) = if crate::lines::has_line_info(db, kt.function(db).file(db)) {
+    let (source_lines, ptx_lines) = if *crate::lines::has_line_info(db, kt.function(db).file(db)) {
         crate::lines::kernel_line_rows(db, kt)?
     } else {
         Default::default()

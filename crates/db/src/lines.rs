@@ -5,6 +5,8 @@
 
 use syntax::ast::{self, AstNode};
 
+use cubin::lines::Row as LineTableRow;
+
 use crate::codegen::{CodegenError, kernel_node, sass_origins};
 use crate::{Db, KernelTarget, SourceFile, parse};
 
@@ -16,6 +18,9 @@ pub struct LineRow {
     pub ptx_line: u32,
     /// The last `.loc` before that PTX instruction in the kernel, if any.
     pub loc: Option<SourceLoc>,
+    /// The code before the kernel's first instruction with an origin (the stack pointer's
+    /// and the memory descriptor's loads): at the body's `{` line, with no `.loc`.
+    pub prologue: bool,
 }
 
 /// A `.loc file line column` position.
@@ -92,12 +97,13 @@ pub fn kernel_lines(
             Some(LineRow {
                 ptx_line: line_of(start),
                 loc,
+                prologue: false,
             })
         })
         .collect();
     // The code before the first instruction with an origin (the stack pointer's and the
-    // memory descriptor's loads) is the body's opening `{` line with the kernel's first
-    // `.loc`, as ptxas 13.0.88 attributes it.
+    // memory descriptor's loads) is the body's opening `{` line, with no `.loc`, as ptxas
+    // 13.0.88 attributes it.
     let body = node
         .children()
         .find(|c| c.kind() == syntax::SyntaxKind::BLOCK)
@@ -105,7 +111,8 @@ pub fn kernel_lines(
     if let Some(body) = body {
         let prologue = LineRow {
             ptx_line: line_of(body),
-            loc: locs.first().map(|l| l.1),
+            loc: None,
+            prologue: true,
         };
         for r in rows.iter_mut().take_while(|r| r.is_none()) {
             *r = Some(prologue);
@@ -155,58 +162,103 @@ fn parse_number(s: &str) -> Option<u64> {
     }
 }
 
-/// Whether the module carries line information (a `.loc` or `.file` directive): ptxas then
-/// writes line tables whether or not `-lineinfo` is given, and so does kiln.
+/// Whether the module carries line information: ptxas 13.0.88 writes line tables when the PTX
+/// has a `.loc` directive and `.version` is 4.0 or later, with or without `-lineinfo`, and so
+/// does kiln.
+#[salsa::tracked]
 pub(crate) fn has_line_info(db: &dyn Db, file: SourceFile) -> bool {
-    !source_files(db, file).is_empty()
+    let tree = parse(db, file).tree();
+    let recent = tree
+        .version()
+        .and_then(|v| v.major_minor())
+        .is_some_and(|(major, _)| major >= 4);
+    recent
+        && tree
+            .syntax()
+            .descendants()
+            .filter_map(ast::Directive::cast)
+            .any(|d| d.loc().is_some())
 }
 
-/// A line-table row: `(code offset, file, line)`.
-pub(crate) type Row = (u64, u32, u32);
-
-/// A kernel's line-table rows: `.debug_line`'s `(offset, file, line)` (files numbered by their
-/// position among the module's `.file` directives) and `.nv_debug_line_sass`'s
-/// `(offset, 0, PTX line)`, each where the line changes.
+/// A kernel's line-table rows, `.debug_line`'s (CUDA source lines, files by their `.file`
+/// index) and `.nv_debug_line_sass`'s (PTX lines, file 0), as ptxas 13.0.88 writes them: the
+/// sequence starts at offset 0 (the PTX table with the prologue's `{` line, the source table
+/// with the kernel's first `.loc`), then a row wherever the line number changes (a file change
+/// alone makes none). Where the first instruction with a line repeats the start line, ptxas
+/// writes a bare advance before sm_90 (`target::CubinLayout::line_start_advance`) and nothing
+/// from sm_90 on.
 pub(crate) fn kernel_line_rows(
     db: &dyn Db,
     kt: KernelTarget<'_>,
-) -> Result<(Vec<Row>, Vec<Row>), CodegenError> {
-    let files = source_files(db, kt.function(db).file(db));
+) -> Result<(Vec<LineTableRow>, Vec<LineTableRow>), CodegenError> {
     let rows = kernel_lines(db, kt).as_ref().map_err(Clone::clone)?;
-    let (mut source, mut ptx) = (Vec::new(), Vec::new());
+    let start_advance = ::target::Profile::of(u32::from(kt.target(db).sm.number))
+        .is_some_and(|p| p.cubin.line_start_advance);
+    let node = kernel_node(db, kt);
+    let first_loc = node.as_ref().and_then(|n| {
+        n.descendants()
+            .filter_map(ast::Directive::cast)
+            .filter_map(|d| d.loc())
+            .next()
+    });
+    let mut ptx: Vec<LineTableRow> = Vec::new();
+    let mut source: Vec<LineTableRow> = Vec::new();
+    // The line of the last row written, and whether the first instruction with a line (after
+    // the prologue) is still to come, per table.
+    let (mut ptx_line, mut ptx_first) = (None, true);
+    let (mut source_line, mut source_first) = (None, true);
+    if let Some(l) = first_loc.as_ref().filter(|l| l.line != 0) {
+        source.push(LineTableRow::new(0, l.file, l.line));
+        source_line = Some(l.line);
+    }
+    let advance = |offset, file, line| LineTableRow {
+        advance_only: true,
+        ..LineTableRow::new(offset, file, line)
+    };
     for (k, row) in rows.iter().enumerate() {
         let Some(row) = row else { continue };
         let offset = 16 * k as u64;
-        if ptx.last().is_none_or(|&(_, _, l)| l != row.ptx_line) {
-            ptx.push((offset, 0, row.ptx_line));
-        }
-        if let Some(loc) = row.loc
-            && let Some(pos) = files.iter().position(|f| f.index == loc.file)
-        {
-            let at = (offset, pos as u32 + 1, loc.line);
-            if source
-                .last()
-                .is_none_or(|&(_, f, l)| (f, l) != (at.1, at.2))
-            {
-                source.push(at);
+        if ptx_line.is_none() {
+            ptx.push(LineTableRow::new(0, 0, row.ptx_line));
+            ptx_line = Some(row.ptx_line);
+        } else if !row.prologue {
+            if ptx_line != Some(row.ptx_line) {
+                ptx.push(LineTableRow::new(offset, 0, row.ptx_line));
+                ptx_line = Some(row.ptx_line);
+            } else if ptx_first && start_advance && offset > 0 {
+                ptx.push(advance(offset, 0, row.ptx_line));
             }
+            ptx_first = false;
         }
+        let Some(loc) = row.loc.filter(|l| l.line != 0) else {
+            continue;
+        };
+        if source_line != Some(loc.line) {
+            source.push(LineTableRow::new(offset, loc.file, loc.line));
+            source_line = Some(loc.line);
+        } else if source_first && start_advance && offset > 0 {
+            source.push(advance(offset, loc.file, loc.line));
+        }
+        source_first = false;
     }
     Ok((source, ptx))
 }
 
 /// The module-level line tables: `.debug_line`'s directories and files from the `.file`
-/// directives (a path splits at its last `/` into directory and name; the modification time
-/// and size are the directive's, else the file's on disk as the driver stamped it
+/// directives in index order (a path splits at its last `/` or `\` into directory and name
+/// when that is not its first character; the modification time and size are the directive's
+/// when it gives a non-zero time, else the file's on disk as the driver stamped it
 /// ([`SourceFile::file_stamps`]), else 0) and `.nv_debug_ptx_txt`.
 pub(crate) fn module_line_tables(db: &dyn Db, file: SourceFile) -> cubin::builder::LineTables {
     let mut t = cubin::builder::LineTables::default();
     let stamps = file.file_stamps(db);
-    for f in source_files(db, file) {
+    let mut files: Vec<&SourceFileEntry> = source_files(db, file).iter().collect();
+    files.sort_by_key(|f| f.index);
+    for f in files {
         let stamp = stamps.iter().find(|s| s.path == f.path);
-        let (dir, name) = match f.path.rsplit_once('/') {
-            Some((d, n)) => (Some(if d.is_empty() { "/" } else { d }), n),
-            None => (None, f.path.as_str()),
+        let (dir, name) = match f.path.rfind(['/', '\\']) {
+            Some(i) if i > 0 => (Some(&f.path[..i]), &f.path[i + 1..]),
+            _ => (None, f.path.as_str()),
         };
         let dir = match dir {
             Some(d) => match t.include_dirs.iter().position(|x| x == d.as_bytes()) {
@@ -218,62 +270,49 @@ pub(crate) fn module_line_tables(db: &dyn Db, file: SourceFile) -> cubin::builde
             },
             None => 0,
         };
+        let (mtime, size) = match f.mtime {
+            Some(ts) if ts != 0 => (ts & 0xffff_ffff, f.size.unwrap_or(0)),
+            _ => stamp.map_or((0, 0), |s| (s.mtime, s.size)),
+        };
         t.files.push(cubin::lines::LineFile {
             name: name.as_bytes().to_vec(),
             dir,
-            mtime: f.mtime.or(stamp.map(|s| s.mtime)).unwrap_or(0),
-            size: f.size.or(stamp.map(|s| s.size)).unwrap_or(0),
+            mtime,
+            size,
         });
     }
+    t.inline_names = parse(db, file)
+        .syntax_node()
+        .descendants()
+        .filter_map(ast::Directive::cast)
+        .any(|d| d.loc().is_some_and(|l| l.inlined_at.is_some()));
     t.ptx_text = ptx_debug_text(file.text(db));
     t
 }
 
-/// `.nv_debug_ptx_txt`: the PTX text line by line, each line NUL-terminated, so that line `n`
-/// of the file is the `n`th string: leading whitespace and comments removed, `.loc` and
-/// `.file` lines emptied, and nothing after the last line with content.
+/// `.nv_debug_ptx_txt` as ptxas 13.0.88 writes it: the file's lines, each NUL-terminated, so
+/// that string `n` is line `n` of the file. A line ends at its first `\r`; leading spaces and
+/// tabs are removed and everything else kept (trailing comments included); a line that then
+/// starts with `//`, or with the word `.loc`, `.file`, `.b8`, `.b16`, `.b32` or `.b64` (the data
+/// of `.section` blocks), is emptied; empty lines at the end are dropped.
 pub fn ptx_debug_text(text: &str) -> Vec<u8> {
     let mut out = Vec::with_capacity(text.len());
     let mut pending_empty = 0usize;
-    let mut in_block_comment = false;
-    for raw in text.split('\n') {
-        let mut line = String::new();
-        let mut rest = raw.trim_end_matches('\r');
-        loop {
-            if in_block_comment {
-                match rest.find("*/") {
-                    Some(i) => {
-                        rest = &rest[i + 2..];
-                        in_block_comment = false;
-                    }
-                    None => break,
-                }
-            }
-            let (cut, block) = match (rest.find("//"), rest.find("/*")) {
-                (Some(a), Some(b)) if b < a => (b, true),
-                (None, Some(b)) => (b, true),
-                (Some(a), _) => (a, false),
-                (None, None) => {
-                    line.push_str(rest);
-                    break;
-                }
-            };
-            line.push_str(&rest[..cut]);
-            if block {
-                rest = &rest[cut + 2..];
-                in_block_comment = true;
-            } else {
-                break;
-            }
-        }
-        let content = line.trim_start();
-        let word = content.split_whitespace().next().unwrap_or("");
-        let content = if matches!(word, ".loc" | ".file") {
-            ""
-        } else {
-            content
-        };
-        if content.is_empty() {
+    let mut lines: Vec<&str> = text.split('\n').collect();
+    if text.ends_with('\n') {
+        lines.pop();
+    }
+    for raw in lines {
+        let line = raw.split('\r').next().unwrap_or("");
+        let content = line.trim_start_matches([' ', '\t']);
+        let word = content
+            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '.' || c == '_'))
+            .next()
+            .unwrap_or("");
+        let empty = content.is_empty()
+            || content.starts_with("//")
+            || matches!(word, ".loc" | ".file" | ".b8" | ".b16" | ".b32" | ".b64");
+        if empty {
             pending_empty += 1;
             continue;
         }

@@ -318,8 +318,8 @@ pub struct KernelCode {
     pub texture_slots: Vec<(String, u32)>,
     /// Line-table rows (`cubin::builder::Kernel::source_lines`, `ptx_lines`); empty without
     /// line tables.
-    pub source_lines: Vec<(u64, u32, u32)>,
-    pub ptx_lines: Vec<(u64, u32, u32)>,
+    pub source_lines: Vec<cubin::lines::Row>,
+    pub ptx_lines: Vec<cubin::lines::Row>,
 }
 
 /// Module-level symbols that are not variables or kernels.

@@ -84,6 +84,10 @@ pub struct CubinLayout {
     pub elf_abi_version: u32,
     /// ptxas's `-v` report lists `cmem[0]` bytes (it does only before sm_90).
     pub reports_cmem0: bool,
+    /// Line tables: where a function's first instruction with a line repeats the line its
+    /// sequence started with, ptxas writes a bare `DW_LNS_advance_pc` (before sm_90) or
+    /// nothing (sm_90 and later).
+    pub line_start_advance: bool,
 }
 
 /// Where a kernel with textures records `EIATTR_BINDLESS_TEXTURE_BANK` (and on sm_90
@@ -167,6 +171,7 @@ const BEFORE_SM90_CUBIN: CubinLayout = CubinLayout {
     bindless_bank_attrs: BindlessBankAttrs::TextureBeforeBarriers,
     elf_abi_version: 4,
     reports_cmem0: true,
+    line_start_advance: true,
 };
 
 const SM100_CUBIN: CubinLayout = CubinLayout {
@@ -175,6 +180,7 @@ const SM100_CUBIN: CubinLayout = CubinLayout {
     bindless_bank_attrs: BindlessBankAttrs::TextureAndSurfaceAfterParams,
     elf_abi_version: 2,
     reports_cmem0: false,
+    line_start_advance: false,
 };
 
 /// sm_80's forms (ptxas 13.0.88's sm_80 code).
