@@ -741,7 +741,8 @@ pub fn cubin<'db>(db: &'db dyn Db, ft: FileTarget<'db>) -> CubinOutput {
         &data.globals,
         &data.constants,
         &symbols,
-        (*crate::lines::has_line_info(db, file)).then(|| crate::lines::module_line_tables(db, file)),
+        (*crate::lines::has_line_info(db, file))
+            .then(|| crate::lines::module_line_tables(db, file)),
     ) {
         Ok(bytes) => CubinOutput {
             bytes: Some(bytes),

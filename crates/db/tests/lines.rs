@@ -136,3 +136,104 @@ fn nvdisasm_reads_kiln_line_tables_sm_80() {
     check_file("unseen/ptx/u_ctrl.sm_80.lineinfo.ptx", "sm_80");
     check_file("unseen/ptx/u_atomics.sm_80.lineinfo.ptx", "sm_80");
 }
+
+/// The named sections of an ELF file (a minimal reader: section headers and names).
+fn sections(elf: &[u8]) -> HashMap<String, Vec<u8>> {
+    let u16_at = |o: usize| u16::from_le_bytes(elf[o..o + 2].try_into().unwrap()) as usize;
+    let u32_at = |o: usize| u32::from_le_bytes(elf[o..o + 4].try_into().unwrap()) as usize;
+    let u64_at = |o: usize| u64::from_le_bytes(elf[o..o + 8].try_into().unwrap()) as usize;
+    let (shoff, shentsize, shnum, shstrndx) =
+        (u64_at(0x28), u16_at(0x3a), u16_at(0x3c), u16_at(0x3e));
+    let header = |i: usize| shoff + i * shentsize;
+    let names = u64_at(header(shstrndx) + 0x18);
+    (0..shnum)
+        .map(|i| {
+            let h = header(i);
+            let name_at = names + u32_at(h);
+            let end = elf[name_at..].iter().position(|&b| b == 0).unwrap();
+            let name = String::from_utf8_lossy(&elf[name_at..name_at + end]).into_owned();
+            let (offset, size) = (u64_at(h + 0x18), u64_at(h + 0x20));
+            (name, elf[offset..offset + size].to_vec())
+        })
+        .collect()
+}
+
+fn kiln_cubin(path: &Path, sm: &str) -> Vec<u8> {
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut db = RootDatabase::default();
+    let file = db.add_file(path, text.as_bytes());
+    db.stamp_source_files(file);
+    let target = Target {
+        sm: Sm::parse(sm).unwrap(),
+        opt_level: 3,
+        max_registers: None,
+        fmad: true,
+    };
+    db::cubin(&db, FileTarget::new(&db, file, target))
+        .bytes
+        .clone()
+        .expect("kiln compiles the file")
+}
+
+const LINE_SECTIONS: [&str; 3] = [".debug_line", ".nv_debug_line_sass", ".nv_debug_ptx_txt"];
+
+/// Where kiln's instructions equal ptxas's (an empty kernel: the prologue and `EXIT`), the three line
+/// sections are byte-identical to ptxas 13.0.88's, on sm_80 (a bare `advance_pc` where `ret`
+/// repeats the start line) and sm_90.
+#[test]
+fn line_sections_equal_ptxas_where_the_code_is_equal() {
+    for sm in ["sm_80", "sm_90"] {
+        let Some(path) = test_support::test_data_or_skip(&format!("lines/empty.{sm}.ptx")) else {
+            return;
+        };
+        let Some(theirs) = test_support::ptxas_cubin(&path, sm, &[]) else {
+            return;
+        };
+        let (ours, theirs) = (sections(&kiln_cubin(&path, sm)), sections(&theirs));
+        // The same instructions at the same addresses (control codes aside: the stalls may
+        // differ).
+        let instructions = |code: &[u8]| -> Vec<u128> {
+            code.chunks_exact(16)
+                .map(|c| u128::from_le_bytes(c.try_into().unwrap()) & ((1u128 << 105) - 1))
+                .collect()
+        };
+        assert_eq!(
+            instructions(&ours[".text._Z5emptyv"]),
+            instructions(&theirs[".text._Z5emptyv"]),
+            "{sm}: the code"
+        );
+        for s in LINE_SECTIONS {
+            assert_eq!(ours[s], theirs[s], "{sm}: {s}");
+        }
+    }
+}
+
+/// On a hand-made module (`.file` indices out of order, a directory, a root file, a directive
+/// timestamp, `.loc` with line 0, trailing comments, two kernels) kiln's `.nv_debug_ptx_txt`
+/// and `.debug_line` header (directories and files, up to the line program) equal ptxas's.
+#[test]
+fn line_table_headers_and_ptx_text_equal_ptxas() {
+    for sm in ["sm_80", "sm_90"] {
+        let Some(path) = test_support::test_data_or_skip(&format!("lines/handmade.{sm}.ptx"))
+        else {
+            return;
+        };
+        let Some(theirs) = test_support::ptxas_cubin(&path, sm, &[]) else {
+            return;
+        };
+        let (ours, theirs) = (sections(&kiln_cubin(&path, sm)), sections(&theirs));
+        assert_eq!(
+            ours[".nv_debug_ptx_txt"], theirs[".nv_debug_ptx_txt"],
+            "{sm}: .nv_debug_ptx_txt"
+        );
+        let header = |s: &[u8]| {
+            let length = u32::from_le_bytes(s[6..10].try_into().unwrap()) as usize;
+            s[4..10 + length].to_vec()
+        };
+        assert_eq!(
+            header(&ours[".debug_line"]),
+            header(&theirs[".debug_line"]),
+            "{sm}: .debug_line's header"
+        );
+    }
+}
