@@ -51,7 +51,9 @@ pub use codegen::{
 };
 pub use function::{Function, FunctionOutline, FunctionSyntax, function_outline};
 pub use items::{ItemKind, ItemSummary, ModuleItems, module_items};
-pub use lines::{FileStamp, LineRow, SourceFileEntry, SourceLoc, kernel_lines, source_files};
+pub use lines::{
+    FileStamp, KernelLines, LineRow, SourceFileEntry, SourceLoc, kernel_lines, source_files,
+};
 pub use names::{DefId, function_names, resolved_functions};
 pub use pressure::{LinePressure, register_pressure};
 use salsa::Database as _;

@@ -49,15 +49,21 @@ pub struct FileStamp {
     pub size: u64,
 }
 
-/// For each instruction of the kernel's code (in [`crate::encoded`]'s order: the listing
-/// without the header), its [`LineRow`]: the code before the first instruction with an
-/// origin is the body's `{` line; `None` for scheduling `NOP`s, the closing branch and
-/// padding.
+/// A kernel's line information ([`kernel_lines`]).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct KernelLines {
+    /// For each instruction of the kernel's code (in [`crate::encoded`]'s order: the listing
+    /// without the header), its [`LineRow`]: the code before the first instruction with an
+    /// origin is the body's `{` line; `None` for scheduling `NOP`s, the closing branch and
+    /// padding.
+    pub rows: Vec<Option<LineRow>>,
+    /// The kernel's first `.loc` (where its `.debug_line` sequence starts).
+    pub first_loc: Option<SourceLoc>,
+}
+
+/// Where each instruction of a kernel's code came from ([`KernelLines`]).
 #[salsa::tracked(returns(ref))]
-pub fn kernel_lines(
-    db: &dyn Db,
-    kt: KernelTarget<'_>,
-) -> Result<Vec<Option<LineRow>>, CodegenError> {
+pub fn kernel_lines(db: &dyn Db, kt: KernelTarget<'_>) -> Result<KernelLines, CodegenError> {
     let origins = sass_origins(db, kt)?;
     let node = kernel_node(db, kt)
         .ok_or_else(|| CodegenError::plain("the kernel is no longer in the file"))?;
@@ -118,7 +124,10 @@ pub fn kernel_lines(
             *r = Some(prologue);
         }
     }
-    Ok(rows)
+    Ok(KernelLines {
+        rows,
+        first_loc: locs.first().map(|l| l.1),
+    })
 }
 
 /// The module's `.file` directives, in text order.
@@ -191,23 +200,16 @@ pub(crate) fn kernel_line_rows(
     db: &dyn Db,
     kt: KernelTarget<'_>,
 ) -> Result<(Vec<LineTableRow>, Vec<LineTableRow>), CodegenError> {
-    let rows = kernel_lines(db, kt).as_ref().map_err(Clone::clone)?;
+    let lines = kernel_lines(db, kt).as_ref().map_err(Clone::clone)?;
     let start_advance = ::target::Profile::of(u32::from(kt.target(db).sm.number))
         .is_some_and(|p| p.cubin.line_start_advance);
-    let node = kernel_node(db, kt);
-    let first_loc = node.as_ref().and_then(|n| {
-        n.descendants()
-            .filter_map(ast::Directive::cast)
-            .filter_map(|d| d.loc())
-            .next()
-    });
     let mut ptx: Vec<LineTableRow> = Vec::new();
     let mut source: Vec<LineTableRow> = Vec::new();
     // The line of the last row written, and whether the first instruction with a line (after
     // the prologue) is still to come, per table.
     let (mut ptx_line, mut ptx_first) = (None, true);
     let (mut source_line, mut source_first) = (None, true);
-    if let Some(l) = first_loc.as_ref().filter(|l| l.line != 0) {
+    if let Some(l) = lines.first_loc.filter(|l| l.line != 0) {
         source.push(LineTableRow::new(0, l.file, l.line));
         source_line = Some(l.line);
     }
@@ -215,7 +217,7 @@ pub(crate) fn kernel_line_rows(
         advance_only: true,
         ..LineTableRow::new(offset, file, line)
     };
-    for (k, row) in rows.iter().enumerate() {
+    for (k, row) in lines.rows.iter().enumerate() {
         let Some(row) = row else { continue };
         let offset = 16 * k as u64;
         if ptx_line.is_none() {

@@ -95,7 +95,7 @@ fn check_file(rel: &str, sm: &str) {
     for kt in kernel_targets(&db, file, &target) {
         let name = kt.function(&db).name(&db).clone();
         let section = format!(".text.{name}");
-        let rows = kernel_lines(&db, kt).as_ref().expect("lines");
+        let rows = &kernel_lines(&db, kt).as_ref().expect("lines").rows;
         for (k, row) in rows.iter().enumerate() {
             let Some(row) = row else { continue };
             let addr = 16 * k as u64;
@@ -137,23 +137,15 @@ fn nvdisasm_reads_kiln_line_tables_sm_80() {
     check_file("unseen/ptx/u_atomics.sm_80.lineinfo.ptx", "sm_80");
 }
 
-/// The named sections of an ELF file (a minimal reader: section headers and names).
+/// The byte sections of a cubin, by name (`cubin::read`).
 fn sections(elf: &[u8]) -> HashMap<String, Vec<u8>> {
-    let u16_at = |o: usize| u16::from_le_bytes(elf[o..o + 2].try_into().unwrap()) as usize;
-    let u32_at = |o: usize| u32::from_le_bytes(elf[o..o + 4].try_into().unwrap()) as usize;
-    let u64_at = |o: usize| u64::from_le_bytes(elf[o..o + 8].try_into().unwrap()) as usize;
-    let (shoff, shentsize, shnum, shstrndx) =
-        (u64_at(0x28), u16_at(0x3a), u16_at(0x3c), u16_at(0x3e));
-    let header = |i: usize| shoff + i * shentsize;
-    let names = u64_at(header(shstrndx) + 0x18);
-    (0..shnum)
-        .map(|i| {
-            let h = header(i);
-            let name_at = names + u32_at(h);
-            let end = elf[name_at..].iter().position(|&b| b == 0).unwrap();
-            let name = String::from_utf8_lossy(&elf[name_at..name_at + end]).into_owned();
-            let (offset, size) = (u64_at(h + 0x18), u64_at(h + 0x20));
-            (name, elf[offset..offset + size].to_vec())
+    cubin::read(elf)
+        .expect("a readable cubin")
+        .sections
+        .into_iter()
+        .filter_map(|s| match s.data {
+            cubin::SectionData::Bytes(b) => Some((s.name, b)),
+            _ => None,
         })
         .collect()
 }
