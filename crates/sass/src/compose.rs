@@ -443,9 +443,57 @@ pub fn shape(template: &str) -> (&str, usize) {
     (p.tokens[0], p.operands.len())
 }
 
+/// What no combination of flags changes in a template: each operand's span from its first
+/// to its last slot (`%][%` of `c[%][%]`, `%` of `-|%|.H1`, nothing for an operand without a
+/// slot), joined by `, `. Operand edits only add or remove text around an operand's body,
+/// mnemonic edits only touch the mnemonic, and neither may write a `%` ([`Edit::Operand`]'s
+/// affixes, [`Edit::Replace`]'s and [`Edit::Insert`]'s tokens), so templates that flags make
+/// of one another have equal spans. Reuse markers are ignored.
+pub fn slot_spans(template: &str) -> String {
+    let rest = template.split_once(' ').map_or("", |(_, r)| r);
+    let mut out = String::with_capacity(rest.len());
+    for (k, op) in rest.split(", ").filter(|s| !s.is_empty()).enumerate() {
+        if k > 0 {
+            out.push_str(", ");
+        }
+        let op = split_marker(op).0;
+        if let (Some(i), Some(j)) = (op.find('%'), op.rfind('%')) {
+            out.push_str(&op[i..=j]);
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn flags_keep_slot_spans() {
+        let base = "IMAD %^0, %^1, c[%][%], %";
+        assert_eq!(slot_spans(base), "%, %, %][%, %");
+        let edits = [
+            Edit::Operand {
+                index: 1,
+                pre: "-".into(),
+                post: String::new(),
+            },
+            Edit::Operand {
+                index: 3,
+                pre: "|".into(),
+                post: "|.H1".into(),
+            },
+            Edit::Insert {
+                after: 1,
+                token: "WIDE".into(),
+            },
+        ];
+        let edited = apply(base, &edits.iter().collect::<Vec<_>>()).expect("applies");
+        assert_eq!(edited, "IMAD.WIDE %^0, -%^1, c[%][%], |%|.H1");
+        assert_eq!(slot_spans(&edited), slot_spans(base));
+        assert_ne!(slot_spans("IMAD %, %, %, %"), slot_spans(base));
+        assert_eq!(slot_spans("EXIT"), "");
+    }
 
     fn not_last() -> Edit {
         Edit::Operand {

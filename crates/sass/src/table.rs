@@ -157,6 +157,10 @@ pub struct Table {
     composed: Mutex<HashMap<(u32, u128), &'static Encoding>>,
     /// [`Table::composed_by_template`]'s answers: template -> (encoding, flag set).
     composed_keys: Mutex<HashMap<String, Vec<(u32, u128)>>>,
+    /// Per shape (first mnemonic token, operand count): its flagged encodings grouped by
+    /// [`crate::compose::slot_spans`], which no flag changes, so that
+    /// [`Table::composed_by_template`] looks only at encodings that may make its key.
+    shape_groups: Mutex<HashMap<(String, usize), ShapeGroups>>,
     /// Templates whose assembler order [`crate::prefer`] changed: the whole list, in the
     /// order the assembler tries it.
     preferred: HashMap<String, Vec<u32>>,
@@ -164,6 +168,9 @@ pub struct Table {
     /// ([`crate::prefer::Shadow`]).
     pub(crate) shadows: std::collections::BTreeSet<u32>,
 }
+
+/// [`Table`]'s `shape_groups` entry: slot spans -> encodings (table order).
+type ShapeGroups = std::sync::Arc<HashMap<String, Vec<u32>>>;
 
 /// Per encoding and slot: `(lo, width, signed)` when a linear slot is a plain contiguous bit
 /// field (weights 1, 2, 4, ..., the top one negative when signed), for fast decoding.
@@ -576,6 +583,7 @@ impl Table {
             flags,
             composed: Mutex::new(HashMap::new()),
             composed_keys: Mutex::new(HashMap::new()),
+            shape_groups: Mutex::new(HashMap::new()),
             preferred: HashMap::new(),
             shadows: Default::default(),
         }
@@ -595,6 +603,7 @@ impl Table {
         self.flags = flags;
         self.composed.lock().expect("not poisoned").clear();
         self.composed_keys.lock().expect("not poisoned").clear();
+        self.shape_groups.lock().expect("not poisoned").clear();
     }
 
     /// Encoding `ei`'s template with its flag bits `toggled`: the edits of bits clear in its
@@ -671,10 +680,32 @@ impl Table {
             .collect()
     }
 
+    /// The flagged encodings of a shape grouped by their slot spans (made once per shape).
+    fn shape_groups(&self, first: &str, operands: usize) -> ShapeGroups {
+        let key = (first.to_string(), operands);
+        if let Some(g) = self.shape_groups.lock().expect("not poisoned").get(&key) {
+            return g.clone();
+        }
+        let mut groups: HashMap<String, Vec<u32>> = HashMap::new();
+        for i in self.encodings.by_shape(first, operands) {
+            let spans = crate::compose::slot_spans(&self.encodings[i].template);
+            groups.entry(spans).or_default().push(i as u32);
+        }
+        let groups = std::sync::Arc::new(groups);
+        self.shape_groups
+            .lock()
+            .expect("not poisoned")
+            .insert(key, groups.clone());
+        groups
+    }
+
     /// [`Table::composed_by_template`] without its cache: (encoding, flag set) pairs.
     fn find_composed(&self, key: &str) -> Vec<(u32, u128)> {
         let (first, operands) = crate::compose::shape(key);
-        let list = self.encodings.by_shape(first, operands);
+        let groups = self.shape_groups(first, operands);
+        let Some(list) = groups.get(&crate::compose::slot_spans(key)) else {
+            return Vec::new();
+        };
         // The flags whose edit the text shows (made where the encoding has not made it,
         // undone where it has and the text does not show it).
         let shown = |i: usize| -> u128 {
@@ -705,7 +736,7 @@ impl Table {
                     .is_some_and(|t| strip_reuse_markers(&t) == key)
         };
         let mut out = Vec::new();
-        for i in list {
+        for i in list.iter().map(|&i| i as usize) {
             let set = shown(i);
             if makes(i, set) {
                 out.push((i as u32, set));
