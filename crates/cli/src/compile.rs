@@ -194,6 +194,16 @@ fn occupancy_line(s: &db::KernelStats) -> String {
     )
 }
 
+/// `Model: 1147 cycles, 79 issue slots per warp (static estimate; loops counted 8 times)`.
+fn model_line(m: &db::perfmodel::Estimate) -> String {
+    format!(
+        "Model: {:.0} cycles, {:.0} issue slots per warp (static estimate; loops counted {} times)",
+        m.cycles,
+        m.issue_slots,
+        db::perfmodel::TRIP_COUNT
+    )
+}
+
 /// Prints ptxas's `-v` resource report (format checked against ptxas 13.0.88's output).
 fn print_report(
     report: Report,
@@ -245,6 +255,9 @@ fn print_report(
         // kiln's own line (ptxas prints no occupancy: `kiln ptxas -v` stays byte-compatible).
         if !report.ptxas_lines {
             text.push_str(&format!("{info}{}\n", occupancy_line(s)));
+            if let Some(m) = db::kernel_model(db, *kt) {
+                text.push_str(&format!("{info}{}\n", model_line(&m)));
+            }
         }
         if report.ptxas_lines {
             text.push_str(&format!(

@@ -50,6 +50,15 @@ fn embedded_example_builds_for_both_sms() {
             ),
             "{stdout}"
         );
+        // The static performance model's line (`crates/perfmodel`), for the SMs it has
+        // figures for.
+        let model = stdout
+            .lines()
+            .find(|l| l.starts_with("kiln info    : Model: "));
+        if matches!(sm, "sm_80" | "sm_90") {
+            let m = model.unwrap_or_else(|| panic!("no model line: {stdout}"));
+            assert!(m.ends_with("issue slots per warp (static estimate; loops counted 8 times)"));
+        }
         let bytes = std::fs::read(&out_path).unwrap();
         let c = cubin::read(&bytes).expect("a readable cubin");
         let f = c.functions();

@@ -590,6 +590,15 @@ pub fn kernel_stats<'db>(
     })
 }
 
+/// The static performance model's estimate of a kernel's code (`crates/perfmodel`: one
+/// warp's issue cycles from the control codes and the SM's variable latencies), or `None`
+/// when the kernel does not compile or the model has no figures for the SM.
+pub fn kernel_model(db: &dyn Db, kt: KernelTarget<'_>) -> Option<perfmodel::Estimate> {
+    let e = encoded(db, kt).as_ref().ok()?;
+    let profile = kt.target(db).sm.profile()?;
+    perfmodel::estimate(&profile.name(), &e.code).ok()
+}
+
 /// A file compiled for a target: the key of [`cubin`].
 #[salsa::interned(debug)]
 pub struct FileTarget<'db> {

@@ -46,8 +46,8 @@ use std::sync::{Arc, Mutex};
 pub use codegen::{
     BlockThreads, CodegenError, CubinOutput, DEFAULT_BLOCK_THREADS, DeviceFunctions, FileTarget,
     KernelStats, allocated, codegen_diagnostics, codegen_sm_names, codegen_sms, codegen_supported,
-    cubin, device_functions, encoded, kernel_stats, kernel_targets, lowered, module_data,
-    module_vars, optimized, sass_origins, sass_text, sass_text_with, scheduled,
+    cubin, device_functions, encoded, kernel_model, kernel_stats, kernel_targets, lowered,
+    module_data, module_vars, optimized, sass_origins, sass_text, sass_text_with, scheduled,
 };
 pub use function::{Function, FunctionOutline, FunctionSyntax, function_outline};
 pub use items::{ItemKind, ItemSummary, ModuleItems, module_items};
@@ -55,6 +55,7 @@ pub use lines::{
     FileStamp, KernelLines, LineRow, SourceFileEntry, SourceLoc, kernel_lines, source_files,
 };
 pub use names::{DefId, function_names, resolved_functions};
+pub use perfmodel;
 pub use pressure::{LinePressure, register_pressure};
 use salsa::Database as _;
 pub use semantics::{ModuleSemantics, function_diagnostics, module_scope, module_semantics};

@@ -60,6 +60,10 @@ struct FileOutcome {
     tool_error: Option<String>,
     kiln_s: f64,
     ptxas_instr: HashMap<String, usize>,
+    /// Per kernel: the static performance model's cycles of kiln's and of ptxas's code
+    /// (`crates/perfmodel`), where the SM has its figures.
+    kiln_cycles: HashMap<String, f64>,
+    ptxas_cycles: HashMap<String, f64>,
 }
 
 fn reason_of(message: &str) -> String {
@@ -191,6 +195,8 @@ fn check_file(path: &Path, rel: &str, text: &str, arch: &str, dir: &Path) -> Fil
         exec: HashMap::new(),
         kiln_s: 0.0,
         ptxas_instr: HashMap::new(),
+        kiln_cycles: HashMap::new(),
+        ptxas_cycles: HashMap::new(),
     };
     let start = Instant::now();
     let mut database = db::RootDatabase::default();
@@ -235,6 +241,9 @@ fn check_file(path: &Path, rel: &str, text: &str, arch: &str, dir: &Path) -> Fil
                 let e = db::encoded(&database, *k).as_ref().expect("compiled");
                 let s = db::kernel_stats(&database, *k).as_ref().expect("compiled");
                 listing.extend(e.listing.iter().map(|l| norm(l)));
+                if let Ok(m) = perfmodel::estimate(arch, &e.code) {
+                    out.kiln_cycles.insert(n.clone(), m.cycles);
+                }
                 out.kernels
                     .push((n.clone(), Ok((s.registers, s.instructions))));
             }
@@ -262,6 +271,9 @@ fn check_file(path: &Path, rel: &str, text: &str, arch: &str, dir: &Path) -> Fil
         && let Ok(sections) = super::disasm::text_sections(&cubin)
     {
         for (name, code) in sections {
+            if let Ok(m) = perfmodel::estimate(arch, &code) {
+                out.ptxas_cycles.insert(name.clone(), m.cycles);
+            }
             if let Some(n) = ptxas_instructions(&code, arch) {
                 out.ptxas_instr.insert(name, n);
             }
@@ -530,6 +542,7 @@ pub fn run(args: &CorpusArgs) -> Result<(), String> {
     let mut reasons: BTreeMap<String, usize> = BTreeMap::new();
     let (mut kernels, mut compiled, mut unsupported, mut panics, mut rejected) = (0, 0, 0, 0, 0);
     let (mut regs_le, mut regs_ratio, mut instr_ratio) = (0usize, Vec::new(), Vec::new());
+    let mut cycles_ratio = Vec::new();
     let (mut verified, mut miscompiled, mut trap_mismatch) = (0usize, 0usize, 0usize);
     // Of `verified`: approximate-math kernels checked against ptxas's cubin.
     let mut verified_vs_ptxas = 0usize;
@@ -593,6 +606,12 @@ pub fn run(args: &CorpusArgs) -> Result<(), String> {
                     if let Some(p) = out.ptxas_instr.get(name) {
                         instr_ratio.push(*instrs as f64 / (*p).max(1) as f64);
                     }
+                    if let (Some(k), Some(p)) =
+                        (out.kiln_cycles.get(name), out.ptxas_cycles.get(name))
+                        && *p > 0.0
+                    {
+                        cycles_ratio.push(k / p);
+                    }
                 }
             }
         }
@@ -618,9 +637,15 @@ pub fn run(args: &CorpusArgs) -> Result<(), String> {
         .sum();
     let not_comparable = unchecked.values().sum::<usize>() - unexecuted;
     println!(
-        "RESULT compile {arch} kernels={kernels} compiled={compiled} verified={verified} verified_vs_ptxas={verified_vs_ptxas} miscompiled={miscompiled} trap_mismatch={trap_mismatch} not_comparable={not_comparable} unexecuted={unexecuted} unsupported={unsupported} panics={panics} regs_le_ptxas={regs_le} regs_ratio_median={:.2} instr_ratio_median={:.2} kiln_s={kiln_s:.2} ptxas_s={ptxas_s:.2}",
+        "RESULT compile {arch} kernels={kernels} compiled={compiled} verified={verified} verified_vs_ptxas={verified_vs_ptxas} miscompiled={miscompiled} trap_mismatch={trap_mismatch} not_comparable={not_comparable} unexecuted={unexecuted} unsupported={unsupported} panics={panics} regs_le_ptxas={regs_le} regs_ratio_median={:.2} instr_ratio_median={:.2} cycles_ratio_median={} kiln_s={kiln_s:.2} ptxas_s={ptxas_s:.2}",
         median(regs_ratio),
-        median(instr_ratio)
+        median(instr_ratio),
+        // Only SMs with the model's latency figures (`crates/perfmodel/data/latency.tsv`).
+        if cycles_ratio.is_empty() {
+            "n/a".to_string()
+        } else {
+            format!("{:.2}", median(cycles_ratio))
+        }
     );
     Ok(())
 }
