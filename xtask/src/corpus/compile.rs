@@ -64,6 +64,9 @@ struct FileOutcome {
     /// (`crates/perfmodel`), where the SM has its figures.
     kiln_cycles: HashMap<String, f64>,
     ptxas_cycles: HashMap<String, f64>,
+    /// Per kernel: the registers of ptxas's cubin (EIATTR_REGCOUNT, what `ptxas -v` reports)
+    /// for the same PTX and target.
+    ptxas_regs: HashMap<String, u32>,
 }
 
 fn reason_of(message: &str) -> String {
@@ -197,6 +200,7 @@ fn check_file(path: &Path, rel: &str, text: &str, arch: &str, dir: &Path) -> Fil
         ptxas_instr: HashMap::new(),
         kiln_cycles: HashMap::new(),
         ptxas_cycles: HashMap::new(),
+        ptxas_regs: HashMap::new(),
     };
     let start = Instant::now();
     let mut database = db::RootDatabase::default();
@@ -270,6 +274,13 @@ fn check_file(path: &Path, rel: &str, text: &str, arch: &str, dir: &Path) -> Fil
     if let Ok(PtxasOutcome::Ok { cubin, .. }) = super::ptxas_cubin(text, arch, &[])
         && let Ok(sections) = super::disasm::text_sections(&cubin)
     {
+        if let Ok(c) = std::fs::read(&cubin).map(|b| cubin::read(&b)) {
+            for f in c.iter().flat_map(|c| c.functions()) {
+                if let (true, Some(r)) = (f.is_entry, f.registers) {
+                    out.ptxas_regs.insert(f.name, r);
+                }
+            }
+        }
         for (name, code) in sections {
             if let Ok(m) = perfmodel::estimate(arch, &code) {
                 out.ptxas_cycles.insert(name.clone(), m.cycles);
@@ -448,24 +459,6 @@ fn tool_check(cubin_path: &Path, bytes: &[u8], listing: &[String]) -> Result<(),
     cubin::listing::compare_with_cuobjdump(&model, &String::from_utf8_lossy(&cu.stdout))
 }
 
-/// (kernel, registers) from ptxas's `-v` report: each `Compiling entry function 'K'` line is
-/// followed by a `Used N registers` line.
-fn registers_from_report(log: &str) -> Vec<(String, u32)> {
-    let mut out = Vec::new();
-    let mut current: Option<String> = None;
-    for line in log.lines() {
-        if let Some(rest) = line.split("Compiling entry function '").nth(1) {
-            current = rest.split('\'').next().map(String::from);
-        } else if let Some(rest) = line.split(": Used ").nth(1)
-            && let Some(n) = rest.split(' ').next().and_then(|n| n.parse().ok())
-            && let Some(k) = current.take()
-        {
-            out.push((k, n));
-        }
-    }
-    out
-}
-
 fn median(mut v: Vec<f64>) -> f64 {
     if v.is_empty() {
         return 0.0;
@@ -491,19 +484,7 @@ pub fn run(args: &CorpusArgs) -> Result<(), String> {
     // `-v`: one line per compiled kernel that was not executed, with the reason.
     let verbose = args.rest.iter().any(|a| a == "-v" || a == "--verbose");
     super::quiet_panics();
-    // ptxas's per-kernel report and per-file compile times.
-    let mut ptxas_regs: HashMap<(String, String), u32> = HashMap::new();
-    if let Ok(t) = std::fs::read_to_string(args.dir.join("ptxas_kernels.tsv")) {
-        for l in t.lines().skip(1) {
-            let c: Vec<&str> = l.split('\t').collect();
-            if c.len() > 3
-                && c[1] == arch
-                && let Ok(r) = c[3].parse()
-            {
-                ptxas_regs.insert((c[0].to_string(), c[2].to_string()), r);
-            }
-        }
-    }
+    // ptxas's per-file compile times.
     let mut ptxas_ms: HashMap<String, f64> = HashMap::new();
     if let Ok(t) = std::fs::read_to_string(args.dir.join("ptxas_results.tsv")) {
         for l in t.lines().skip(1) {
@@ -518,22 +499,6 @@ pub fn run(args: &CorpusArgs) -> Result<(), String> {
         }
     }
     let files = args.files_for_arch(&arch);
-    // A folder without ptxas's per-kernel table (never-seen PTX such as test-data/unseen):
-    // ptxas's `-v` report gives the registers.
-    if ptxas_regs.is_empty() {
-        let reports = super::par_map(
-            "ptxas -v",
-            &files,
-            |(_, rel, text)| match super::ptxas_cubin(text, &arch, &["-v"]) {
-                Ok(PtxasOutcome::Ok { log, .. }) => registers_from_report(&log)
-                    .into_iter()
-                    .map(|(k, r)| ((rel.clone(), k), r))
-                    .collect(),
-                _ => Vec::new(),
-            },
-        );
-        ptxas_regs.extend(reports.into_iter().flatten());
-    }
     let tmp = super::cache_dir("kiln-compile");
     std::fs::create_dir_all(&tmp).map_err(|e| e.to_string())?;
     let results = super::par_map("compile", &files, |(p, rel, text)| {
@@ -597,7 +562,7 @@ pub fn run(args: &CorpusArgs) -> Result<(), String> {
                         }
                         None => {}
                     }
-                    if let Some(p) = ptxas_regs.get(&(rel.clone(), name.clone())) {
+                    if let Some(p) = out.ptxas_regs.get(name) {
                         if regs <= p {
                             regs_le += 1;
                         }
@@ -648,17 +613,4 @@ pub fn run(args: &CorpusArgs) -> Result<(), String> {
         }
     );
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn registers_from_ptxas_report() {
-        // Lines as ptxas 13.0.88 writes them with -v.
-        let log = "ptxas info    : 0 bytes gmem\nptxas info    : Compiling entry function 'k1' for 'sm_90'\nptxas info    : Function properties for k1\n    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\nptxas info    : Used 10 registers, used 0 barriers\nptxas info    : Compiling entry function 'k2' for 'sm_90'\nptxas info    : Used 32 registers, used 1 barriers, 8 bytes smem\n";
-        assert_eq!(
-            super::registers_from_report(log),
-            vec![("k1".to_string(), 10), ("k2".to_string(), 32)]
-        );
-    }
 }
