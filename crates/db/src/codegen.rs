@@ -392,7 +392,14 @@ pub fn scheduled<'db>(
     let f = optimized(db, kt).as_ref().map_err(Clone::clone)?;
     let a = allocated(db, kt).as_ref().map_err(Clone::clone)?;
     let profile = codegen_target(kt.target(db))?.profile;
-    Ok(sched::schedule(final_code(f, a), &|v| a.get(v), profile))
+    // List scheduling from -O1 up; -O0 keeps program order.
+    let reorder = kt.target(db).opt_level > 0;
+    Ok(sched::schedule(
+        final_code(f, a),
+        &|v| a.get(v),
+        profile,
+        reorder,
+    ))
 }
 
 /// SASS words and the listing.

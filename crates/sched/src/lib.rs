@@ -1,7 +1,10 @@
-//! Control codes for allocated machine IR (v1: program order, conservative).
+//! Issue order and control codes for allocated machine IR.
 //!
-//! Every instruction gets a [`Control`]-like record (stall, yield, read/write scoreboard,
-//! wait mask) computed in one pass over the instructions in layout order:
+//! With `reorder` (`-O1` and up), each block's instructions issue in the order `order.rs`
+//! chooses: list scheduling by critical path after register allocation, every register and
+//! memory dependence kept, instructions with other effects left in place. Then every
+//! instruction gets a [`Control`]-like record (stall, yield, read/write scoreboard, wait mask)
+//! computed in one pass over the instructions in issue order:
 //!
 //! * **Fixed-latency results** are ready a fixed number of cycles after issue
 //!   ([`Latencies`]); an instruction reading or rewriting a register that is not ready yet
@@ -24,6 +27,8 @@ use std::collections::HashMap;
 
 use ir::{Class, Func, Inst, Mnemonic, Reg, VReg};
 use target::Profile;
+
+mod order;
 
 /// The control fields of one instruction (same meaning as `sass::Control`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -216,8 +221,15 @@ fn phys(f: &Func, r: Reg, assign: &dyn Fn(VReg) -> u8) -> Vec<PhysKey> {
     }
 }
 
-/// Schedules `f` (program order) for the SM of `profile` with registers assigned by `assign`.
-pub fn schedule(f: &Func, assign: &dyn Fn(VReg) -> u8, profile: &Profile) -> Schedule {
+/// Schedules `f` for the SM of `profile` with registers assigned by `assign`: in program
+/// order, or with `reorder` each block's instructions in the order of `order.rs` (list
+/// scheduling by critical path, every dependence kept).
+pub fn schedule(
+    f: &Func,
+    assign: &dyn Fn(VReg) -> u8,
+    profile: &Profile,
+    reorder: bool,
+) -> Schedule {
     let lat = LATENCIES;
     let mut slots: Vec<(Slot, Ctrl)> = Vec::new();
     let mut block_start = Vec::new();
@@ -233,14 +245,21 @@ pub fn schedule(f: &Func, assign: &dyn Fn(VReg) -> u8, profile: &Profile) -> Sch
     let mut last_issue: u64 = 0;
     for (k, b) in f.order.iter().enumerate() {
         block_start.push(slots.len());
-        for (j, i) in f.blocks[*b].insts.iter().enumerate() {
+        let insts = &f.blocks[*b].insts;
+        let order: Vec<usize> = if reorder {
+            order::block_order(f, insts, assign, profile)
+        } else {
+            (0..insts.len()).collect()
+        };
+        for (pos, &j) in order.iter().enumerate() {
+            let i = &insts[j];
             let reads: Vec<PhysKey> = i.use_regs().flat_map(|r| phys(f, r, assign)).collect();
             let writes: Vec<PhysKey> = i.def_regs().flat_map(|r| phys(f, r, assign)).collect();
             // Control flow and warp reconvergence see every earlier result complete.
             // Memory fences also start with every earlier access complete, and the
             // instruction after a `MEMBAR` waits for it (ptxas gives `MEMBAR` a scoreboard
             // that the next memory access waits on).
-            let drain = (j == 0 && k > 0)
+            let drain = (pos == 0 && k > 0)
                 || matches!(
                     i.mnemonic(),
                     Mnemonic::BRA | Mnemonic::WARPSYNC | Mnemonic::MEMBAR | Mnemonic::ERRBAR | Mnemonic::CGAERRBAR | Mnemonic::CCTL
@@ -426,7 +445,7 @@ mod tests {
             Inst::new(op!("MOV"), vec![Operand::r(r(5)), Operand::rz()], vec![0]),
             Inst::new(op!("EXIT"), vec![], vec![]),
         ];
-        let s = schedule(&f, &|_| 0, Profile::of(80).unwrap());
+        let s = schedule(&f, &|_| 0, Profile::of(80).unwrap(), false);
         let c: Vec<Ctrl> = s.slots.iter().map(|x| x.1).collect();
         assert_eq!(c[0].write_sb, 0, "S2R sets a write scoreboard");
         assert_eq!(c[1].wait_mask, 1, "its reader waits on it");
@@ -479,7 +498,7 @@ mod tests {
             Inst::new(op!("MOV"), vec![Operand::r(r(12)), Operand::rz()], vec![0]),
             Inst::new(op!("EXIT"), vec![], vec![]),
         ];
-        let s = schedule(&f, &|_| 0, Profile::of(90).unwrap());
+        let s = schedule(&f, &|_| 0, Profile::of(90).unwrap(), false);
         let c: Vec<Ctrl> = s.slots.iter().map(|x| x.1).collect();
         assert_ne!(c[0].read_sb, c[1].read_sb);
         assert_eq!(c[2].wait_mask, (1 << c[0].read_sb) | (1 << c[1].read_sb));

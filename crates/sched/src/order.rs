@@ -1,0 +1,372 @@
+//! Issue order within a block: list scheduling after register allocation.
+//!
+//! Program order waits on a load as soon as the next instruction needs it; ptxas issues the
+//! loads of a block first and the arithmetic that does not need them under their latency.
+//! This module reorders each block's instructions by the longest latency-weighted path to
+//! the block's end (critical path first), keeping every dependence:
+//!
+//! * registers after allocation (read after write, write after read, write after write, the
+//!   guard and implicit uses included): reordering creates no register pressure and needs no
+//!   renaming;
+//! * memory: a store, atomic or strong access keeps its place relative to every other memory
+//!   access; weak loads may pass one another;
+//! * everything not known to be free of other effects — control flow, barriers, fences,
+//!   warp synchronisation, clocks, system calls, convergence barriers, collectives, anything
+//!   with a branch target — stays where it is: the block is split at such instructions and
+//!   only the runs between them are reordered.
+//!
+//! The latencies that weigh the paths are the performance model's (`crates/perfmodel`:
+//! variable latencies per SM and class) and [`crate::LATENCIES`] for fixed-latency results.
+
+use ir::{Func, Inst, Mnemonic, Modifier, Operand, VReg};
+use target::Profile;
+
+use crate::{LATENCIES, PhysKey, is_variable_latency, phys};
+
+/// How an instruction may move.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    /// Only registers: moves freely within the run.
+    Pure,
+    /// A weak load: may pass other weak loads and pure instructions.
+    Load,
+    /// A store, atomic, reduction or strong access: keeps its order with every memory access.
+    Ordered,
+    /// Stays in place; splits the block into runs.
+    Fixed,
+}
+
+fn kind(i: &Inst) -> Kind {
+    use Mnemonic as M;
+    if i.is_terminator()
+        || i.is_system_call()
+        || i.operands.iter().any(|o| matches!(o, Operand::Label(_)))
+    {
+        return Kind::Fixed;
+    }
+    let strong = [
+        Modifier::STRONG,
+        Modifier::SYS,
+        Modifier::GPU,
+        Modifier::MMIO,
+    ]
+    .iter()
+    .any(|m| i.op.has(*m));
+    match i.mnemonic() {
+        M::IADD3
+        | M::IMAD
+        | M::LOP3
+        | M::SHF
+        | M::LEA
+        | M::MOV
+        | M::SEL
+        | M::FSEL
+        | M::ISETP
+        | M::FSETP
+        | M::PLOP3
+        | M::FFMA
+        | M::FADD
+        | M::FMUL
+        | M::FMNMX
+        | M::IMNMX
+        | M::IABS
+        | M::PRMT
+        | M::I2FP
+        | M::F2FP
+        | M::FSET
+        | M::HADD2
+        | M::HMUL2
+        | M::HFMA2
+        | M::MUFU
+        | M::F2I
+        | M::I2F
+        | M::F2F
+        | M::FRND
+        | M::DADD
+        | M::DMUL
+        | M::DFMA
+        | M::DSETP
+        | M::POPC
+        | M::FLO
+        | M::BREV
+        | M::BMSK
+        | M::SGXT
+        | M::UMOV
+        | M::UIADD3
+        | M::UIMAD
+        | M::ULOP3
+        | M::USHF
+        | M::ULEA
+        | M::USEL
+        | M::UISETP
+        | M::UPLOP3
+        | M::UPRMT
+        | M::ULDC
+        | M::R2UR
+        | M::LDC => Kind::Pure,
+        // Special registers that do not change while a thread runs (clocks and timers do).
+        M::S2R | M::S2UR
+            if i.operands.iter().all(|o| match o {
+                Operand::Special(s) => {
+                    s.starts_with("SR_TID")
+                        || s.starts_with("SR_CTAID")
+                        || s.starts_with("SR_LANEID")
+                        || s.starts_with("SR_LTMASK")
+                        || s.starts_with("SR_LEMASK")
+                        || s.starts_with("SR_GTMASK")
+                        || s.starts_with("SR_GEMASK")
+                        || s.starts_with("SR_EQMASK")
+                }
+                _ => true,
+            }) =>
+        {
+            Kind::Pure
+        }
+        M::LDG | M::LDS | M::LD | M::LDL if !strong => Kind::Load,
+        M::LDG
+        | M::LDS
+        | M::LD
+        | M::LDL
+        | M::STG
+        | M::STS
+        | M::ST
+        | M::STL
+        | M::ATOM
+        | M::ATOMG
+        | M::ATOMS
+        | M::RED
+        | M::REDG => Kind::Ordered,
+        _ => Kind::Fixed,
+    }
+}
+
+/// Cycles from an instruction's issue until its results are ready (for the priority only).
+fn latency(i: &Inst, profile: &Profile) -> u64 {
+    if is_variable_latency(i, profile) {
+        let figures = perfmodel::latencies(&profile.name());
+        return figures.map_or(30, |l| u64::from(l.write(i.mnemonic().name())));
+    }
+    let writes_predicate = i.def_regs().any(|r| match r {
+        ir::Reg::Phys { class, .. } => matches!(class, ir::Class::P | ir::Class::UP),
+        _ => false,
+    });
+    if writes_predicate {
+        LATENCIES.p
+    } else {
+        LATENCIES.r
+    }
+}
+
+fn overlaps(a: &[PhysKey], b: &[PhysKey]) -> bool {
+    a.iter().any(|x| b.contains(x))
+}
+
+/// The issue order of `insts` (a block of `f`): indexes into `insts`.
+pub(crate) fn block_order(
+    f: &Func,
+    insts: &[Inst],
+    assign: &dyn Fn(VReg) -> u8,
+    profile: &Profile,
+) -> Vec<usize> {
+    let mut order = Vec::with_capacity(insts.len());
+    let mut start = 0;
+    for (j, i) in insts.iter().enumerate() {
+        if kind(i) == Kind::Fixed {
+            order.extend(run_order(f, &insts[start..j], assign, profile).map(|k| start + k));
+            order.push(j);
+            start = j + 1;
+        }
+    }
+    order.extend(run_order(f, &insts[start..], assign, profile).map(|k| start + k));
+    order
+}
+
+/// List scheduling of a run without fixed instructions.
+fn run_order(
+    f: &Func,
+    run: &[Inst],
+    assign: &dyn Fn(VReg) -> u8,
+    profile: &Profile,
+) -> impl Iterator<Item = usize> {
+    let n = run.len();
+    let reads: Vec<Vec<PhysKey>> = run
+        .iter()
+        .map(|i| i.use_regs().flat_map(|r| phys(f, r, assign)).collect())
+        .collect();
+    let writes: Vec<Vec<PhysKey>> = run
+        .iter()
+        .map(|i| i.def_regs().flat_map(|r| phys(f, r, assign)).collect())
+        .collect();
+    let kinds: Vec<Kind> = run.iter().map(kind).collect();
+    // preds[j]: the earlier instructions j must follow, and whether j reads their results.
+    let mut preds: Vec<Vec<(usize, bool)>> = vec![Vec::new(); n];
+    for j in 0..n {
+        for i in 0..j {
+            let memory = !matches!(
+                (kinds[i], kinds[j]),
+                (Kind::Pure, _) | (_, Kind::Pure) | (Kind::Load, Kind::Load)
+            );
+            let raw = overlaps(&writes[i], &reads[j]);
+            if memory || raw || overlaps(&reads[i], &writes[j]) || overlaps(&writes[i], &writes[j])
+            {
+                preds[j].push((i, raw));
+            }
+        }
+    }
+    // Priority: the longest latency-weighted path from the instruction to the run's end (an
+    // instruction without results, a store, counts one cycle).
+    let lat: Vec<u64> = run
+        .iter()
+        .zip(&writes)
+        .map(|(i, w)| if w.is_empty() { 1 } else { latency(i, profile) })
+        .collect();
+    let mut height = lat.clone();
+    for j in (0..n).rev() {
+        for &(i, _) in &preds[j] {
+            height[i] = height[i].max(lat[i] + height[j]);
+        }
+    }
+    let mut waiting: Vec<usize> = preds.iter().map(Vec::len).collect();
+    let mut succs: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for (j, p) in preds.iter().enumerate() {
+        for &(i, _) in p {
+            succs[i].push(j);
+        }
+    }
+    // One instruction per cycle; an instruction is available once the results it reads are
+    // ready. Among the available ones the highest goes first; when none is available, the
+    // one available soonest.
+    let mut issued = vec![0u64; n];
+    let available = |j: usize, issued: &[u64]| {
+        preds[j]
+            .iter()
+            .map(|&(i, raw)| issued[i] + if raw { lat[i] } else { 1 })
+            .max()
+            .unwrap_or(0)
+    };
+    let mut ready: Vec<usize> = (0..n).filter(|&j| waiting[j] == 0).collect();
+    let mut out = Vec::with_capacity(n);
+    let mut now = 0u64;
+    while !ready.is_empty() {
+        let (pos, _) = ready
+            .iter()
+            .enumerate()
+            .max_by_key(|&(_, &j)| {
+                let at = available(j, &issued);
+                (
+                    at <= now,
+                    std::cmp::Reverse(at.max(now)),
+                    height[j],
+                    std::cmp::Reverse(j),
+                )
+            })
+            .expect("not empty");
+        let j = ready.swap_remove(pos);
+        issued[j] = now.max(available(j, &issued));
+        now = issued[j] + 1;
+        out.push(j);
+        for &s in &succs[j] {
+            waiting[s] -= 1;
+            if waiting[s] == 0 {
+                ready.push(s);
+            }
+        }
+    }
+    debug_assert_eq!(out.len(), n, "the dependences of a run are acyclic");
+    out.into_iter()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ir::{Class, Reg, op};
+
+    fn r(index: u8, width: u8) -> Reg {
+        Reg::Phys {
+            class: Class::R,
+            index,
+            width,
+        }
+    }
+
+    fn add(d: u8, a: u8, b: u8) -> Inst {
+        Inst::new(
+            op!("IADD3"),
+            vec![
+                Operand::r(r(d, 1)),
+                Operand::r(r(a, 1)),
+                Operand::r(r(b, 1)),
+                Operand::rz(),
+            ],
+            vec![0],
+        )
+    }
+
+    fn mem(base: u8) -> Operand {
+        Operand::Mem {
+            base: r(base, 2),
+            offset: 0,
+            desc: None,
+        }
+    }
+
+    fn load(d: u8, base: u8) -> Inst {
+        Inst::new(op!("LDG.E"), vec![Operand::r(r(d, 1)), mem(base)], vec![0])
+    }
+
+    fn store(base: u8, s: u8) -> Inst {
+        Inst::new(op!("STG.E"), vec![mem(base), Operand::r(r(s, 1))], vec![])
+    }
+
+    fn order(insts: Vec<Inst>) -> Vec<usize> {
+        let f = Func::new("k");
+        block_order(&f, &insts, &|_| 0, Profile::of(90).expect("sm_90"))
+    }
+
+    #[test]
+    fn a_load_issues_before_arithmetic_that_does_not_need_it() {
+        let o = order(vec![
+            add(4, 5, 6),
+            add(7, 4, 4),
+            load(2, 8),
+            store(10, 2),
+            Inst::new(op!("EXIT"), vec![], vec![]),
+        ]);
+        assert_eq!(o, vec![2, 0, 1, 3, 4]);
+    }
+
+    #[test]
+    fn registers_and_stores_keep_their_order() {
+        // The load overwrites R2, which the add reads (write after read); the second load
+        // may not pass the store (memory order).
+        let o = order(vec![add(4, 2, 3), load(2, 8), store(12, 4), load(5, 14)]);
+        assert_eq!(o, vec![0, 1, 2, 3]);
+    }
+
+    #[test]
+    fn barriers_split_the_block() {
+        let o = order(vec![
+            add(4, 5, 6),
+            Inst::new(
+                op!("BAR.SYNC.DEFER_BLOCKING"),
+                vec![Operand::Imm(0)],
+                vec![],
+            ),
+            load(2, 8),
+        ]);
+        assert_eq!(o, vec![0, 1, 2]);
+    }
+
+    #[test]
+    fn strong_loads_keep_their_order_with_other_loads() {
+        let strong = Inst::new(
+            op!("LDG.E.STRONG.SYS"),
+            vec![Operand::r(r(3, 1)), mem(10)],
+            vec![0],
+        );
+        let o = order(vec![add(4, 5, 6), strong.clone(), load(2, 8)]);
+        assert_eq!(o, vec![1, 2, 0], "loads first, the strong one still first");
+        let o = order(vec![load(2, 8), strong]);
+        assert_eq!(o, vec![0, 1]);
+    }
+}
