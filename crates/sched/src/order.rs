@@ -157,8 +157,52 @@ fn latency(i: &Inst, profile: &Profile) -> u64 {
     }
 }
 
-fn overlaps(a: &[PhysKey], b: &[PhysKey]) -> bool {
+fn overlaps(a: &[u16], b: &[u16]) -> bool {
     a.iter().any(|x| b.contains(x))
+}
+
+/// The hazard checker's dense key ([`hazard::effects::reg_key`]) of an allocated register.
+fn key(k: PhysKey) -> u16 {
+    use sass::model::{Reg, RegFile};
+    let file = match k.0 {
+        0 => RegFile::R,
+        1 => RegFile::Ur,
+        2 => RegFile::P,
+        _ => RegFile::Up,
+    };
+    hazard::effects::reg_key(Reg {
+        file,
+        index: k.1 as u8,
+    })
+}
+
+/// The registers an instruction reads and writes, as the IR says and as the SASS instruction
+/// does (`hazard::effects`, the checker's model of every SASS form: `IMAD.HI` reads a register
+/// pair where the IR names one register). `None` when the checker's model marks its roles as
+/// approximate: the instruction then stays in place. (A mnemonic without a line of its own
+/// in the checker's table writes its first operand and reads the others, which holds for the
+/// mnemonics [`kind`] lets move.)
+fn registers(f: &Func, i: &Inst, assign: &dyn Fn(VReg) -> u8) -> Option<(Vec<u16>, Vec<u16>)> {
+    let text = ir::inst_text(f, i, Some(assign), &|_| "0x0".to_string());
+    let sass = sass::model::Inst::parse(&text).ok()?;
+    let e = hazard::effects(&sass);
+    if e.approx {
+        return None;
+    }
+    let real = |r: &sass::model::Reg| r.file.zero_index() != Some(r.index);
+    let sass_keys = |ranges: &[hazard::RegRange]| -> Vec<u16> {
+        ranges
+            .iter()
+            .flat_map(|g| g.regs())
+            .filter(real)
+            .map(hazard::effects::reg_key)
+            .collect()
+    };
+    let mut reads = sass_keys(&e.reads);
+    let mut writes = sass_keys(&e.writes);
+    reads.extend(i.use_regs().flat_map(|r| phys(f, r, assign)).map(key));
+    writes.extend(i.def_regs().flat_map(|r| phys(f, r, assign)).map(key));
+    Some((reads, writes))
 }
 
 /// The issue order of `insts` (a block of `f`): indexes into `insts`.
@@ -170,33 +214,35 @@ pub(crate) fn block_order(
 ) -> Vec<usize> {
     let mut order = Vec::with_capacity(insts.len());
     let mut start = 0;
+    let mut regs = Vec::new();
     for (j, i) in insts.iter().enumerate() {
-        if kind(i) == Kind::Fixed {
-            order.extend(run_order(f, &insts[start..j], assign, profile).map(|k| start + k));
-            order.push(j);
-            start = j + 1;
+        let r = match kind(i) {
+            Kind::Fixed => None,
+            _ => registers(f, i, assign),
+        };
+        match r {
+            Some(r) => regs.push(r),
+            None => {
+                order.extend(run_order(&insts[start..j], &regs, profile).map(|k| start + k));
+                order.push(j);
+                regs.clear();
+                start = j + 1;
+            }
         }
     }
-    order.extend(run_order(f, &insts[start..], assign, profile).map(|k| start + k));
+    order.extend(run_order(&insts[start..], &regs, profile).map(|k| start + k));
     order
 }
 
 /// List scheduling of a run without fixed instructions.
 fn run_order(
-    f: &Func,
     run: &[Inst],
-    assign: &dyn Fn(VReg) -> u8,
+    regs: &[(Vec<u16>, Vec<u16>)],
     profile: &Profile,
 ) -> impl Iterator<Item = usize> {
     let n = run.len();
-    let reads: Vec<Vec<PhysKey>> = run
-        .iter()
-        .map(|i| i.use_regs().flat_map(|r| phys(f, r, assign)).collect())
-        .collect();
-    let writes: Vec<Vec<PhysKey>> = run
-        .iter()
-        .map(|i| i.def_regs().flat_map(|r| phys(f, r, assign)).collect())
-        .collect();
+    let reads: Vec<&[u16]> = regs.iter().map(|r| r.0.as_slice()).collect();
+    let writes: Vec<&[u16]> = regs.iter().map(|r| r.1.as_slice()).collect();
     let kinds: Vec<Kind> = run.iter().map(kind).collect();
     // preds[j]: the earlier instructions j must follow, and whether j reads their results.
     let mut preds: Vec<Vec<(usize, bool)>> = vec![Vec::new(); n];
@@ -206,9 +252,8 @@ fn run_order(
                 (kinds[i], kinds[j]),
                 (Kind::Pure, _) | (_, Kind::Pure) | (Kind::Load, Kind::Load)
             );
-            let raw = overlaps(&writes[i], &reads[j]);
-            if memory || raw || overlaps(&reads[i], &writes[j]) || overlaps(&writes[i], &writes[j])
-            {
+            let raw = overlaps(writes[i], reads[j]);
+            if memory || raw || overlaps(reads[i], writes[j]) || overlaps(writes[i], writes[j]) {
                 preds[j].push((i, raw));
             }
         }
@@ -341,6 +386,29 @@ mod tests {
         // may not pass the store (memory order).
         let o = order(vec![add(4, 2, 3), load(2, 8), store(12, 4), load(5, 14)]);
         assert_eq!(o, vec![0, 1, 2, 3]);
+    }
+
+    #[test]
+    fn sass_operand_pairs_the_ir_does_not_name_are_dependences() {
+        // `IMAD.HI` adds the register pair at its last operand: R10 names R10:R11, so the MOV
+        // to R11 (wanted early: a load's address depends on it) may not pass it.
+        let hi = Inst::new(
+            op!("IMAD.HI.U32"),
+            vec![
+                Operand::r(r(6, 1)),
+                Operand::r(r(0, 1)),
+                Operand::r(r(1, 1)),
+                Operand::r(r(10, 1)),
+            ],
+            vec![0],
+        );
+        let mov = Inst::new(
+            op!("MOV"),
+            vec![Operand::r(r(11, 1)), Operand::rz()],
+            vec![0],
+        );
+        let o = order(vec![hi, mov, load(2, 10)]);
+        assert_eq!(o, vec![0, 1, 2]);
     }
 
     #[test]
