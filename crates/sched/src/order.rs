@@ -141,9 +141,8 @@ fn kind(i: &Inst) -> Kind {
 }
 
 /// Cycles from an instruction's issue until its results are ready (for the priority only).
-fn latency(i: &Inst, profile: &Profile) -> u64 {
+fn latency(i: &Inst, profile: &Profile, figures: Option<&perfmodel::Latencies>) -> u64 {
     if is_variable_latency(i, profile) {
-        let figures = perfmodel::latencies(&profile.name());
         return figures.map_or(30, |l| u64::from(l.write(i.mnemonic().name())));
     }
     let writes_predicate = i.def_regs().any(|r| match r {
@@ -212,6 +211,7 @@ pub(crate) fn block_order(
     assign: &dyn Fn(VReg) -> u8,
     profile: &Profile,
 ) -> Vec<usize> {
+    let figures = perfmodel::latencies(&profile.name());
     let mut order = Vec::with_capacity(insts.len());
     let mut start = 0;
     let mut regs = Vec::new();
@@ -223,14 +223,16 @@ pub(crate) fn block_order(
         match r {
             Some(r) => regs.push(r),
             None => {
-                order.extend(run_order(&insts[start..j], &regs, profile).map(|k| start + k));
+                order.extend(
+                    run_order(&insts[start..j], &regs, profile, figures).map(|k| start + k),
+                );
                 order.push(j);
                 regs.clear();
                 start = j + 1;
             }
         }
     }
-    order.extend(run_order(&insts[start..], &regs, profile).map(|k| start + k));
+    order.extend(run_order(&insts[start..], &regs, profile, figures).map(|k| start + k));
     order
 }
 
@@ -239,6 +241,7 @@ fn run_order(
     run: &[Inst],
     regs: &[(Vec<u16>, Vec<u16>)],
     profile: &Profile,
+    figures: Option<&perfmodel::Latencies>,
 ) -> impl Iterator<Item = usize> {
     let n = run.len();
     let reads: Vec<&[u16]> = regs.iter().map(|r| r.0.as_slice()).collect();
@@ -263,7 +266,13 @@ fn run_order(
     let lat: Vec<u64> = run
         .iter()
         .zip(&writes)
-        .map(|(i, w)| if w.is_empty() { 1 } else { latency(i, profile) })
+        .map(|(i, w)| {
+            if w.is_empty() {
+                1
+            } else {
+                latency(i, profile, figures)
+            }
+        })
         .collect();
     let mut height = lat.clone();
     for j in (0..n).rev() {

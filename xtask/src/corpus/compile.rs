@@ -190,6 +190,29 @@ fn ptxas_instructions(code: &[u8], arch: &str) -> Option<usize> {
     Some(n.saturating_sub(1))
 }
 
+/// What ptxas's cubin of the same file says per kernel: its registers (EIATTR_REGCOUNT, what
+/// `ptxas -v` reports), its instruction count and the performance model's cycles.
+fn ptxas_facts(c: &cubin::Cubin, arch: &str, out: &mut FileOutcome) {
+    for f in c.functions() {
+        if let (true, Some(r)) = (f.is_entry, f.registers) {
+            out.ptxas_regs.insert(f.name, r);
+        }
+    }
+    for s in &c.sections {
+        let (Some(name), cubin::model::SectionData::Bytes(code)) =
+            (s.name.strip_prefix(".text."), &s.data)
+        else {
+            continue;
+        };
+        if let Ok(m) = perfmodel::estimate(arch, code) {
+            out.ptxas_cycles.insert(name.to_string(), m.cycles);
+        }
+        if let Some(n) = ptxas_instructions(code, arch) {
+            out.ptxas_instr.insert(name.to_string(), n);
+        }
+    }
+}
+
 fn check_file(path: &Path, rel: &str, text: &str, arch: &str, dir: &Path) -> FileOutcome {
     let sm = db::Sm::parse(arch).expect("checked arch");
     let mut out = FileOutcome {
@@ -269,24 +292,8 @@ fn check_file(path: &Path, rel: &str, text: &str, arch: &str, dir: &Path) -> Fil
                 out.exec
                     .insert(n.clone(), execute(text, b, theirs.as_deref(), n).0);
             }
-        }
-    }
-    if let Ok(PtxasOutcome::Ok { cubin, .. }) = super::ptxas_cubin(text, arch, &[])
-        && let Ok(sections) = super::disasm::text_sections(&cubin)
-    {
-        if let Ok(c) = std::fs::read(&cubin).map(|b| cubin::read(&b)) {
-            for f in c.iter().flat_map(|c| c.functions()) {
-                if let (true, Some(r)) = (f.is_entry, f.registers) {
-                    out.ptxas_regs.insert(f.name, r);
-                }
-            }
-        }
-        for (name, code) in sections {
-            if let Ok(m) = perfmodel::estimate(arch, &code) {
-                out.ptxas_cycles.insert(name.clone(), m.cycles);
-            }
-            if let Some(n) = ptxas_instructions(&code, arch) {
-                out.ptxas_instr.insert(name, n);
+            if let Some(c) = theirs.as_deref().and_then(|t| cubin::read(t).ok()) {
+                ptxas_facts(&c, arch, &mut out);
             }
         }
     }
