@@ -122,9 +122,26 @@ pub struct Warp {
     /// Where each lane continues after `ENDCOLLECTIVE`: the target of its last
     /// `WARPSYNC.COLLECTIVE`.
     pub collective_end: [u64; 32],
+    /// Each lane's thread group: lanes run together only while they are in one group. A
+    /// divergent branch splits a group ([`split_diverged`]); only a convergence point
+    /// (`BSYNC`, `WARPSYNC`) joins lanes again, as on Volta and later GPUs, where threads
+    /// that diverged do not reconverge by reaching the same pc.
+    pub group: [u32; 32],
+    /// The next fresh group number.
+    pub next_group: u32,
 }
 
 impl Warp {
+    /// Puts the lanes of `mask` in a fresh group of their own.
+    pub fn regroup(&mut self, mask: u32) {
+        let g = self.next_group;
+        self.next_group += 1;
+        for l in 0..32 {
+            if mask >> l & 1 == 1 {
+                self.group[l] = g;
+            }
+        }
+    }
     pub fn live_mask(&self) -> u32 {
         (0..32)
             .filter(|&l| !matches!(self.state[l], LaneState::Absent | LaneState::Exited))
@@ -834,6 +851,8 @@ fn run_cta(
                 bar_result: [0; 32],
                 clock: 0,
                 collective_end: [0; 32],
+                group: [0; 32],
+                next_group: 1,
             }
         })
         .collect();
@@ -872,6 +891,7 @@ fn run_cta(
                         cta: id,
                     },
                 })?;
+                split_diverged(w, active);
                 progress = true;
             }
         }
@@ -915,20 +935,45 @@ fn run_cta(
     }
 }
 
-/// The lanes to run next: among running lanes, those at the lowest pc. Divergent paths thus
-/// run one after the other and meet again at `BSYNC`/`WARPSYNC` or where their pcs coincide.
+/// The lanes to run next: the group of the lowest running lane at the lowest pc. Divergent
+/// paths thus run one after the other; lanes of different groups never run together, even at
+/// one pc, until a `BSYNC` or `WARPSYNC` joins them.
 fn pick(w: &Warp) -> Option<(u64, u32)> {
-    let mut best: Option<u64> = None;
+    let mut best: Option<(u64, usize)> = None;
     for l in 0..32 {
-        if w.state[l] == LaneState::Running {
-            best = Some(best.map_or(w.pc[l], |b| b.min(w.pc[l])));
+        if w.state[l] == LaneState::Running && best.is_none_or(|(pc, _)| w.pc[l] < pc) {
+            best = Some((w.pc[l], l));
         }
     }
-    let pc = best?;
+    let (pc, first) = best?;
+    let group = w.group[first];
     let mask = (0..32)
-        .filter(|&l| w.state[l] == LaneState::Running && w.pc[l] == pc)
+        .filter(|&l| w.state[l] == LaneState::Running && w.pc[l] == pc && w.group[l] == group)
         .fold(0u32, |m, l| m | 1 << l);
     Some((pc, mask))
+}
+
+/// After a step of `active` lanes: if the lanes still running stand at different pcs (a
+/// divergent branch), each pc's lanes become a group of their own.
+fn split_diverged(w: &mut Warp, active: u32) {
+    let mut pcs: [u64; 32] = [0; 32];
+    let mut n = 0;
+    for l in 0..32 {
+        if active >> l & 1 == 1 && w.state[l] == LaneState::Running && !pcs[..n].contains(&w.pc[l])
+        {
+            pcs[n] = w.pc[l];
+            n += 1;
+        }
+    }
+    if n <= 1 {
+        return;
+    }
+    for &pc in &pcs[..n] {
+        let mask = (0..32)
+            .filter(|&l| active >> l & 1 == 1 && w.state[l] == LaneState::Running && w.pc[l] == pc)
+            .fold(0u32, |m, l| m | 1 << l);
+        w.regroup(mask);
+    }
 }
 
 /// Releases lanes waiting at `BSYNC` (when every non-exited lane of the barrier's mask waits
@@ -949,6 +994,7 @@ fn release_warp_waits(w: &mut Warp) {
                             w.pc[j] += 16;
                         }
                     }
+                    w.regroup(need);
                 }
             }
             LaneState::Warpsync(mask) => {
@@ -963,6 +1009,7 @@ fn release_warp_waits(w: &mut Warp) {
                             w.pc[j] += 16;
                         }
                     }
+                    w.regroup(need);
                 }
             }
             LaneState::WarpsyncExclusive(mask) => {
@@ -981,6 +1028,7 @@ fn release_warp_waits(w: &mut Warp) {
                             w.pc[j] += 16;
                         }
                     }
+                    w.regroup(need);
                 }
             }
             _ => {}

@@ -833,3 +833,50 @@ fn vabsdiff4_packs_or_sums_byte_differences() {
         assert_eq!(got, vec![packed, diffs.iter().sum()], "{a:#x} {b:#x}");
     }
 }
+
+#[test]
+fn lanes_that_diverged_do_not_run_together_again_without_a_convergence_point() {
+    // if (t & 1) x = 100 + t; else x = 200 + t; then, without BSYNC, a ballot at the join
+    // point sees only the lanes of its own path; after WARPSYNC it sees the whole warp.
+    let body = [
+        "LOP3.LUT R4, R10, 0x1, RZ, 0xc0, !PT", // 0x40
+        "ISETP.NE.U32.AND P0, PT, R4, RZ, PT",
+        "@!P0 BRA `(@0x80)",
+        "BRA `(@0x90)",
+        "IADD3 R5, R10, 0xc8, RZ", // 0x80
+        "VOTE.ANY R7, PT, PT",     // 0x90: the join point
+        "WARPSYNC 0xffffffff",
+        "VOTE.ANY R8, PT, PT",
+    ];
+    let g = run(&body, &["R7", "R8"], 32).expect("runs");
+    for (t, v) in g.iter().enumerate() {
+        let own = if t & 1 == 1 { 0xaaaa_aaaa } else { 0x5555_5555 };
+        assert_eq!(v, &vec![own, 0xffff_ffff], "lane {t}");
+    }
+}
+
+#[test]
+fn a_barrier_reached_by_a_diverged_warp_in_parts_traps() {
+    // The hardware counts each execution of BAR by part of a warp as the warp's arrival (kiln's
+    // cubins that did so hung or raced on an H100/H200); with WARPSYNC first it is one arrival.
+    let diverged = [
+        "ISETP.GE.U32.AND P0, PT, R10, 0x10, PT", // 0x40
+        "@P0 BRA `(@0x70)",
+        "IMAD.MOV.U32 R5, RZ, RZ, 0x1",
+        "BAR.SYNC.DEFER_BLOCKING 0x0", // 0x70
+    ];
+    match run_on(90, &diverged, &[], 64, 0) {
+        Err(EmuError::Trap { message, .. }) => {
+            assert!(message.contains("diverged warp"), "{message}")
+        }
+        other => panic!("expected a trap, got {other:?}"),
+    }
+    let converged = [
+        "ISETP.GE.U32.AND P0, PT, R10, 0x10, PT", // 0x40
+        "@P0 BRA `(@0x70)",
+        "IMAD.MOV.U32 R5, RZ, RZ, 0x1",
+        "WARPSYNC.ALL", // 0x70
+        "BAR.SYNC.DEFER_BLOCKING 0x0",
+    ];
+    run_on(90, &converged, &[], 64, 0).expect("runs");
+}

@@ -251,6 +251,10 @@ impl Cx {
         } else {
             op!("BAR.SYNC")
         };
+        // kiln does not reconverge diverged lanes (no `BSSY`/`BSYNC` yet), and the hardware
+        // counts each execution of a barrier by a part of a warp as the warp's arrival: the
+        // whole warp meets first, as ptxas's code for a barrier it cannot prove convergent.
+        self.push(self.full_warpsync());
         self.push(Inst::new(op, operands, vec![]));
         Ok(())
     }
@@ -289,6 +293,7 @@ impl Cx {
         let count = (ops.len() == 4).then(|| &ops[2]);
         let mut operands = self.barrier_operands(node, &ops[1], count)?;
         operands.push(p);
+        self.push(self.full_warpsync());
         self.push(Inst::new(
             sass_op(node, &format!("BAR.RED.{op}.DEFER_BLOCKING"))?,
             operands,

@@ -61,6 +61,20 @@ pub(crate) fn bar(ctx: &mut Ctx<'_>, w: &mut Warp, inst: &Inst, active: u32, exe
     if inst.has_mod("ARV") && count.is_none() {
         return unsupported("BAR.ARV without a thread count");
     }
+    // The hardware counts a warp's arrival per execution of the barrier: lanes of a diverged
+    // warp that reach it separately arrive as many times (on an H100/H200 such cubins hung or
+    // let warps pass early; ptxas always reconverges, with `BSYNC` or `WARPSYNC`, first).
+    let live = w.live_mask();
+    if active != live {
+        return Err(Fault::Trap {
+            message: format!(
+                "barrier executed by a diverged warp: lanes {active:#010x} of the warp's live \
+                 lanes {live:#010x} reach it apart (the hardware counts each execution as the \
+                 warp's arrival)"
+            ),
+            lane: active.trailing_zeros() as usize,
+        });
+    }
     let wait = !inst.has_mod("ARV");
     for l in lanes(active) {
         if exec >> l & 1 == 1 && wait {
