@@ -129,6 +129,9 @@ pub struct Warp {
     pub group: [u32; 32],
     /// The next fresh group number.
     pub next_group: u32,
+    /// The group [`pick`] chose last and for how many steps in a row.
+    pub last_group: u32,
+    pub streak: u32,
 }
 
 impl Warp {
@@ -853,6 +856,8 @@ fn run_cta(
                 collective_end: [0; 32],
                 group: [0; 32],
                 next_group: 1,
+                last_group: 0,
+                streak: 0,
             }
         })
         .collect();
@@ -937,21 +942,44 @@ fn run_cta(
 
 /// The lanes to run next: the group of the lowest running lane at the lowest pc. Divergent
 /// paths thus run one after the other; lanes of different groups never run together, even at
-/// one pc, until a `BSYNC` or `WARPSYNC` joins them.
-fn pick(w: &Warp) -> Option<(u64, u32)> {
+/// one pc, until a `BSYNC` or `WARPSYNC` joins them. A group that has run [`GROUP_QUANTUM`]
+/// steps in a row yields to the others (the hardware schedules diverged groups fairly: a
+/// group spinning on a flag another group of its warp sets must not starve it).
+fn pick(w: &mut Warp) -> Option<(u64, u32)> {
     let mut best: Option<(u64, usize)> = None;
+    let mut other: Option<(u64, usize)> = None;
     for l in 0..32 {
-        if w.state[l] == LaneState::Running && best.is_none_or(|(pc, _)| w.pc[l] < pc) {
+        if w.state[l] != LaneState::Running {
+            continue;
+        }
+        if best.is_none_or(|(pc, _)| w.pc[l] < pc) {
             best = Some((w.pc[l], l));
         }
+        if w.group[l] != w.last_group && other.is_none_or(|(pc, _)| w.pc[l] < pc) {
+            other = Some((w.pc[l], l));
+        }
     }
-    let (pc, first) = best?;
+    let (mut pc, mut first) = best?;
+    if w.streak >= GROUP_QUANTUM
+        && let Some(o) = other
+    {
+        (pc, first) = o;
+    }
     let group = w.group[first];
+    if group == w.last_group {
+        w.streak += 1;
+    } else {
+        w.last_group = group;
+        w.streak = 0;
+    }
     let mask = (0..32)
         .filter(|&l| w.state[l] == LaneState::Running && w.pc[l] == pc && w.group[l] == group)
         .fold(0u32, |m, l| m | 1 << l);
     Some((pc, mask))
 }
+
+/// Steps a diverged group runs before another group of its warp gets its turn.
+const GROUP_QUANTUM: u32 = 64;
 
 /// After a step of `active` lanes: if the lanes still running stand at different pcs (a
 /// divergent branch), each pc's lanes become a group of their own.

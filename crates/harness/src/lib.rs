@@ -523,12 +523,44 @@ pub fn compare(ptx: &str, cubin: &[u8], kernel: &str, cfg: &Config) -> Verdict {
     compare_kernel(prog, image, kernel, cfg)
 }
 
+/// [`compare`] on given inputs (parameter bytes and buffers, e.g. a launch recorded on a GPU)
+/// instead of inputs generated from `cfg`'s seed; `cfg` gives the launch shape.
+pub fn compare_with_inputs(
+    ptx: &str,
+    cubin: &[u8],
+    kernel: &str,
+    cfg: &Config,
+    inputs: Inputs,
+) -> Verdict {
+    let prog = memo::program(ptx);
+    let prog = match prog.as_ref() {
+        Ok(p) => p,
+        Err(e) => return Verdict::NotComparable(format!("interp: lowering: {}", e.message)),
+    };
+    let image = memo::image(cubin);
+    let image = match image.as_ref() {
+        Ok(i) => i,
+        Err(e) => return Verdict::Unsupported(format!("load: {e}")),
+    };
+    compare_kernel_on(prog, image, kernel, cfg, Some(inputs))
+}
+
 /// [`compare`] with the PTX lowered and the cubin decoded once (for files with many kernels).
 pub fn compare_kernel(
     iprog: &interp::Program,
     image: &emu::load::Image,
     kernel: &str,
     cfg: &Config,
+) -> Verdict {
+    compare_kernel_on(iprog, image, kernel, cfg, None)
+}
+
+fn compare_kernel_on(
+    iprog: &interp::Program,
+    image: &emu::load::Image,
+    kernel: &str,
+    cfg: &Config,
+    given: Option<Inputs>,
 ) -> Verdict {
     let mut prog = iprog.clone();
     // The interpreter lays out shared memory (the reserved block, the user's variables) as
@@ -537,7 +569,7 @@ pub fn compare_kernel(
     let Some(k) = prog.kernel(kernel) else {
         return Verdict::NotComparable(format!("interp: no kernel `{kernel}`"));
     };
-    let mut inp = kernel_inputs(&prog, k, cfg);
+    let mut inp = given.unwrap_or_else(|| kernel_inputs(&prog, k, cfg));
     // A kernel that synchronizes its grid (cooperative groups' `this_grid().sync()`) is
     // launched cooperatively, with one CTA: both machines run CTAs one after another, so a
     // grid-wide barrier can only complete when the grid is a single CTA.

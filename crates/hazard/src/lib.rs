@@ -73,6 +73,21 @@ pub enum HazardKind {
     /// A scoreboard given to an instruction of another ordering group while operations are
     /// pending on it (see [`learn::reuse_allowed`]).
     ScoreboardReuse,
+    /// An instruction that reconverges the warp (`WARPSYNC`, `BSYNC`) followed sooner than
+    /// [`CONVERGENCE_STALL`] cycles.
+    ConvergenceStall,
+}
+
+/// The stall ptxas gives every instruction that reconverges a warp ([`is_convergence`]): 5
+/// cycles on each of the 15,417 `WARPSYNC`/`BSYNC` in its code for 300 sm_90 corpus cubins
+/// (`WARPSYNC.EXCLUSIVE` 5 or 9), never fewer; the corpus hazard stage checks ptxas's code
+/// for every SM against it. kiln's `WARPSYNC` with 1 cycle before `SHFL`/`BAR` made Triton's
+/// layernorm race on an H200 (docs/arch/hardware.md).
+pub const CONVERGENCE_STALL: u8 = 5;
+
+/// Whether instructions of latency class `class` reconverge the warp.
+pub fn is_convergence(class: &str) -> bool {
+    matches!(class, "WARPSYNC" | "BSYNC")
 }
 
 /// One reported hazard.
@@ -158,6 +173,24 @@ pub fn check_nodes(table: &LatencyTable, nodes: &[Node]) -> Vec<Hazard> {
         seen: BTreeSet::new(),
     };
     flow::analyze(nodes, &TableRules(table), &mut c);
+    for (i, n) in nodes.iter().enumerate() {
+        let stall = n.control.stall;
+        if i + 1 < nodes.len()
+            && n.effects.as_ref().is_some_and(|e| is_convergence(&e.class))
+            && stall < CONVERGENCE_STALL
+        {
+            c.report_deficit(
+                i + 1,
+                HazardKind::ConvergenceStall,
+                Some(i),
+                Some(u16::from(CONVERGENCE_STALL - stall)),
+                format!(
+                    "issued {stall} cycle(s) after the reconvergence at /*{:04x}*/; ptxas always waits {CONVERGENCE_STALL}",
+                    n.pc
+                ),
+            );
+        }
+    }
     c.out.sort_by_key(|h| (h.index, h.kind));
     c.out
 }

@@ -166,3 +166,24 @@ fn waiting_on_a_write_scoreboard_covers_the_instructions_reads() {
     ];
     assert_eq!(kinds(&check(&not_waited)), vec![HazardKind::WarStall]);
 }
+
+/// ptxas waits 5 cycles after every `WARPSYNC`/`BSYNC` (e.g. `WARPSYNC.ALL ; [..:S05]` before
+/// `BAR.SYNC.DEFER_BLOCKING` in cuda-samples' `multi_warp_cg_reduce`); kiln's layernorm for
+/// the H200 run issued `SHFL` 1 cycle after `WARPSYNC.ALL`.
+#[test]
+fn an_instruction_right_after_a_reconvergence_is_a_convergence_stall() {
+    let seq = [
+        ("WARPSYNC.ALL", "[B------:R-:W-:Y:S05]"),
+        (
+            "SHFL.BFLY PT, R12, R11, 0x10, 0x1f",
+            "[B------:R-:W1:Y:S02]",
+        ),
+        ("EXIT", "[B-1----:R-:W-:Y:S05]"),
+    ];
+    assert_eq!(kinds(&check(&seq)), vec![]);
+    let mut bad = seq;
+    bad[0].1 = "[B------:R-:W-:Y:S01]";
+    let h = check(&bad);
+    assert_eq!(kinds(&h), vec![HazardKind::ConvergenceStall]);
+    assert_eq!((h[0].index, h[0].deficit), (1, Some(4)));
+}

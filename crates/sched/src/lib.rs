@@ -369,6 +369,9 @@ pub fn schedule(
             if i.is_terminator() || i.is_system_call() {
                 c.stall = c.stall.max(lat.branch);
             }
+            if matches!(i.mnemonic(), Mnemonic::WARPSYNC | Mnemonic::BSYNC) {
+                c.stall = c.stall.max(hazard::CONVERGENCE_STALL);
+            }
             last_issue = issue;
             slots.push((Slot::Inst { block: k, index: j }, c));
         }
