@@ -940,14 +940,16 @@ fn run_cta(
     }
 }
 
-/// The lanes to run next: the group of the lowest running lane at the lowest pc. Divergent
-/// paths thus run one after the other; lanes of different groups never run together, even at
-/// one pc, until a `BSYNC` or `WARPSYNC` joins them. A group that has run [`GROUP_QUANTUM`]
-/// steps in a row yields to the others (the hardware schedules diverged groups fairly: a
-/// group spinning on a flag another group of its warp sets must not starve it).
+/// The lanes to run next. The group that ran last runs on while it can, for up to
+/// [`GROUP_QUANTUM`] steps in a row (the hardware keeps issuing from one group of a diverged
+/// warp until it blocks or yields); otherwise the group of the lowest running lane at the
+/// lowest pc — after a quantum, of another group than the last (a group spinning on a flag
+/// another group of its warp sets must not starve it). Lanes of different groups never run
+/// together, even at one pc, until a `BSYNC` or `WARPSYNC` joins them.
 fn pick(w: &mut Warp) -> Option<(u64, u32)> {
     let mut best: Option<(u64, usize)> = None;
     let mut other: Option<(u64, usize)> = None;
+    let mut same: Option<(u64, usize)> = None;
     for l in 0..32 {
         if w.state[l] != LaneState::Running {
             continue;
@@ -955,15 +957,20 @@ fn pick(w: &mut Warp) -> Option<(u64, u32)> {
         if best.is_none_or(|(pc, _)| w.pc[l] < pc) {
             best = Some((w.pc[l], l));
         }
-        if w.group[l] != w.last_group && other.is_none_or(|(pc, _)| w.pc[l] < pc) {
-            other = Some((w.pc[l], l));
+        let slot = if w.group[l] == w.last_group {
+            &mut same
+        } else {
+            &mut other
+        };
+        if slot.is_none_or(|(pc, _)| w.pc[l] < pc) {
+            *slot = Some((w.pc[l], l));
         }
     }
     let (mut pc, mut first) = best?;
-    if w.streak >= GROUP_QUANTUM
-        && let Some(o) = other
-    {
-        (pc, first) = o;
+    match (same, other) {
+        (Some(s), _) if w.streak < GROUP_QUANTUM => (pc, first) = s,
+        (_, Some(o)) if w.streak >= GROUP_QUANTUM => (pc, first) = o,
+        _ => {}
     }
     let group = w.group[first];
     if group == w.last_group {

@@ -433,9 +433,10 @@ fn replay(
     } else if let Some(r) = race {
         Class::Contract(r)
     } else if let harness::Verdict::NotComparable(r) = &old_v
-        && r.starts_with("sanitizer:")
+        && (r.starts_with("sanitizer:") || r.starts_with("undefined behaviour"))
     {
-        // The sanitizer finds a race or an uninitialized read at the launch the GPU ran.
+        // The sanitizer finds a race or an uninitialized read at the launch the GPU ran, or
+        // the kernel reads values PTX leaves undefined there (shuffles of absent lanes).
         Class::Contract(r.clone())
     } else if let Some((class, evidence)) = triage.get(&(file.clone(), kernel.clone())) {
         match class.as_str() {
