@@ -985,8 +985,12 @@ fn pick(w: &mut Warp) -> Option<(u64, u32)> {
     Some((pc, mask))
 }
 
-/// Steps a diverged group runs before another group of its warp gets its turn.
-const GROUP_QUANTUM: u32 = 64;
+/// Steps a diverged group runs before another group of its warp gets its turn when it has not
+/// blocked (a spin loop on a flag another group sets). Large, as the hardware's: switching
+/// groups every few instructions interleaved them inside kiln's uniform-register sequences
+/// (`ULDC UR0` ... use), which kiln's code, lacking `BSSY`/`BSYNC`, leaves exposed in diverged
+/// code, and which the H200 ran right (Mandelbrot1<double>).
+const GROUP_QUANTUM: u32 = 4096;
 
 /// After a step of `active` lanes: if the lanes still running stand at different pcs (a
 /// divergent branch), each pc's lanes become a group of their own.
