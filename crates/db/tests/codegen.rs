@@ -83,6 +83,7 @@ const EXAMPLES: &[&str] = &[
     "../../test-data/codegen/atom_half.ptx",
     "../../test-data/codegen/atom_vector.ptx",
     "../../test-data/codegen/elect_fence.ptx",
+    "../../test-data/codegen/diverged_barrier.ptx",
 ];
 
 /// The examples every SM before sm_90 refuses (their PTX needs sm_90: `griddepcontrol`,
