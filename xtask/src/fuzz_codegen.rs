@@ -622,9 +622,12 @@ fn top_level(rng: &mut Rng, out: &mut Vec<String>, labels: &mut usize) {
             out.push(format!("  {line}"));
         }
         5 => {
-            // A commutative reduction to the output's first word of the grid (deterministic).
+            // A commutative reduction to a word of the output no thread stores to (thread 0's
+            // slot ends with 4 unused bytes): deterministic. (It went to the first word until
+            // 2026-11-28, which thread 0 also stores to: a race between that store and the
+            // other threads' reductions, whose outcome the emulator's thread groups changed.)
             out.push(format!(
-                "  red.global.add.u32 [%rd6], {};",
+                "  red.global.add.u32 [%rd6+124], {};",
                 r(rng.below(R32))
             ));
         }
