@@ -78,12 +78,19 @@ pub enum HazardKind {
     ConvergenceStall,
 }
 
-/// The stall ptxas gives every instruction that reconverges a warp ([`is_convergence`]): 5
-/// cycles on each of the 15,417 `WARPSYNC`/`BSYNC` in its code for 300 sm_90 corpus cubins
-/// (`WARPSYNC.EXCLUSIVE` 5 or 9), never fewer; the corpus hazard stage checks ptxas's code
-/// for every SM against it. kiln's `WARPSYNC` with 1 cycle before `SHFL`/`BAR` made Triton's
-/// layernorm race on an H200 (docs/arch/hardware.md).
+/// The stall ptxas gives every instruction that reconverges a warp ([`is_convergence`]) on
+/// sm_90: 5 cycles on each of the 15,417 `WARPSYNC`/`BSYNC` in its code for 300 sm_90 corpus
+/// cubins (`WARPSYNC.EXCLUSIVE` 5 or 9), never fewer; the corpus hazard stage checks ptxas's
+/// sm_90 code against it. Before sm_90 ptxas issues the next instruction 1–4 cycles after
+/// them (the sm_75/80/86 corpus), so there is no such rule there ([`convergence_stall`]).
+/// kiln's sm_90 `WARPSYNC` with 1 cycle (docs/arch/hardware.md, cause 8).
 pub const CONVERGENCE_STALL: u8 = 5;
+
+/// The least stall after a reconvergence on `sm` ([`CONVERGENCE_STALL`] on sm_90, none
+/// before).
+pub fn convergence_stall(sm: &str) -> Option<u8> {
+    (sass::normalize_sm(sm)? == "sm_90").then_some(CONVERGENCE_STALL)
+}
 
 /// Whether instructions of latency class `class` reconverge the warp.
 pub fn is_convergence(class: &str) -> bool {
@@ -173,22 +180,24 @@ pub fn check_nodes(table: &LatencyTable, nodes: &[Node]) -> Vec<Hazard> {
         seen: BTreeSet::new(),
     };
     flow::analyze(nodes, &TableRules(table), &mut c);
-    for (i, n) in nodes.iter().enumerate() {
-        let stall = n.control.stall;
-        if i + 1 < nodes.len()
-            && n.effects.as_ref().is_some_and(|e| is_convergence(&e.class))
-            && stall < CONVERGENCE_STALL
-        {
-            c.report_deficit(
-                i + 1,
-                HazardKind::ConvergenceStall,
-                Some(i),
-                Some(u16::from(CONVERGENCE_STALL - stall)),
-                format!(
-                    "issued {stall} cycle(s) after the reconvergence at /*{:04x}*/; ptxas always waits {CONVERGENCE_STALL}",
-                    n.pc
-                ),
-            );
+    if let Some(least) = convergence_stall(&table.sm) {
+        for (i, n) in nodes.iter().enumerate() {
+            let stall = n.control.stall;
+            if i + 1 < nodes.len()
+                && n.effects.as_ref().is_some_and(|e| is_convergence(&e.class))
+                && stall < least
+            {
+                c.report_deficit(
+                    i + 1,
+                    HazardKind::ConvergenceStall,
+                    Some(i),
+                    Some(u16::from(least - stall)),
+                    format!(
+                        "issued {stall} cycle(s) after the reconvergence at /*{:04x}*/; ptxas always waits {least}",
+                        n.pc
+                    ),
+                );
+            }
         }
     }
     c.out.sort_by_key(|h| (h.index, h.kind));

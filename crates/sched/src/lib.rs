@@ -231,6 +231,7 @@ pub fn schedule(
     reorder: bool,
 ) -> Schedule {
     let lat = LATENCIES;
+    let converge = hazard::convergence_stall(&format!("sm_{}", profile.number));
     let mut slots: Vec<(Slot, Ctrl)> = Vec::new();
     let mut block_start = Vec::new();
     let mut ready: HashMap<PhysKey, u64> = HashMap::new();
@@ -369,8 +370,10 @@ pub fn schedule(
             if i.is_terminator() || i.is_system_call() {
                 c.stall = c.stall.max(lat.branch);
             }
-            if matches!(i.mnemonic(), Mnemonic::WARPSYNC | Mnemonic::BSYNC) {
-                c.stall = c.stall.max(hazard::CONVERGENCE_STALL);
+            if matches!(i.mnemonic(), Mnemonic::WARPSYNC | Mnemonic::BSYNC)
+                && let Some(least) = converge
+            {
+                c.stall = c.stall.max(least);
             }
             last_issue = issue;
             slots.push((Slot::Inst { block: k, index: j }, c));
