@@ -510,17 +510,7 @@ pub fn kernel_inputs(prog: &interp::Program, k: u32, cfg: &Config) -> Inputs {
 
 /// Runs `kernel` of `ptx` in the interpreter and `cubin` in the emulator and compares.
 pub fn compare(ptx: &str, cubin: &[u8], kernel: &str, cfg: &Config) -> Verdict {
-    let prog = memo::program(ptx);
-    let prog = match prog.as_ref() {
-        Ok(p) => p,
-        Err(e) => return Verdict::NotComparable(format!("interp: lowering: {}", e.message)),
-    };
-    let image = memo::image(cubin);
-    let image = match image.as_ref() {
-        Ok(i) => i,
-        Err(e) => return Verdict::Unsupported(format!("load: {e}")),
-    };
-    compare_kernel(prog, image, kernel, cfg)
+    compare_on(ptx, cubin, kernel, cfg, None)
 }
 
 /// [`compare`] on given inputs (parameter bytes and buffers, e.g. a launch recorded on a GPU)
@@ -532,6 +522,16 @@ pub fn compare_with_inputs(
     cfg: &Config,
     inputs: Inputs,
 ) -> Verdict {
+    compare_on(ptx, cubin, kernel, cfg, Some(inputs))
+}
+
+fn compare_on(
+    ptx: &str,
+    cubin: &[u8],
+    kernel: &str,
+    cfg: &Config,
+    given: Option<Inputs>,
+) -> Verdict {
     let prog = memo::program(ptx);
     let prog = match prog.as_ref() {
         Ok(p) => p,
@@ -542,7 +542,7 @@ pub fn compare_with_inputs(
         Ok(i) => i,
         Err(e) => return Verdict::Unsupported(format!("load: {e}")),
     };
-    compare_kernel_on(prog, image, kernel, cfg, Some(inputs))
+    compare_kernel_on(prog, image, kernel, cfg, given)
 }
 
 /// [`compare`] with the PTX lowered and the cubin decoded once (for files with many kernels).

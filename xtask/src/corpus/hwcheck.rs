@@ -352,15 +352,15 @@ fn replay(
     let old_shadows = shadow_words(&old).unwrap_or(0);
     let old_v = super::catch(|| harness::compare(&text, &old, kernel, &cfg))
         .unwrap_or_else(|p| harness::Verdict::Unsupported(format!("panic: {p}")));
-    let ((new_v, zero_lanes), new_shadows, today_hazards) =
-        match compile_today(&ptx_path, &text, arch) {
-            Ok(new) => (
-                compare_today(&text, &new, kernel, &cfg),
-                shadow_words(&new).unwrap_or(0),
-                Some(super::hazard::kernel_hazards(&new, kernel)),
-            ),
-            Err(e) => ((harness::Verdict::Unsupported(e), false), 0, None),
-        };
+    let today = compile_today(&ptx_path, &text, arch);
+    let ((new_v, zero_lanes), new_shadows, today_hazards) = match &today {
+        Ok(new) => (
+            compare_today(&text, new, kernel, &cfg),
+            shadow_words(new).unwrap_or(0),
+            Some(super::hazard::kernel_hazards(new, kernel)),
+        ),
+        Err(e) => ((harness::Verdict::Unsupported(e.clone()), false), 0, None),
+    };
     // The launch the GPU ran (its parameter bytes and buffers, recorded in the job) may take
     // paths the harness's own inputs for that shape do not (cuda-samples' bitonic sort only
     // sorts when `arrayLength` reaches 3): where the generated launch shows nothing, the old
@@ -375,9 +375,9 @@ fn replay(
             };
             let old_rec = on_recorded(&old);
             if matches!(old_rec, harness::Verdict::Differ(_)) {
-                let new_rec = match compile_today(&ptx_path, &text, arch) {
-                    Ok(new) => on_recorded(&new),
-                    Err(e) => harness::Verdict::Unsupported(e),
+                let new_rec = match &today {
+                    Ok(new) => on_recorded(new),
+                    Err(e) => harness::Verdict::Unsupported(e.clone()),
                 };
                 (old_rec, (new_rec, false))
             } else {
