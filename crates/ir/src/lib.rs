@@ -18,6 +18,7 @@
 #![forbid(unsafe_code)]
 
 pub mod abi;
+pub mod cfg;
 pub mod liveness;
 
 use std::fmt::{self, Write as _};
@@ -147,6 +148,9 @@ pub enum Operand {
     },
     /// A branch target.
     Label(Block),
+    /// A convergence barrier register `B0`..`B15` (`BSSY`, `BSYNC`): per-thread state that
+    /// no register class of the allocator holds; the reconvergence pass assigns them.
+    Barrier(u8),
     /// A special register name such as `SR_TID.X`.
     Special(&'static str),
     /// A trailing LUT/flag field printed in hex without sign handling (`0xc0`).
@@ -530,6 +534,9 @@ pub fn inst_text(
                 s.push(']');
             }
             Operand::Label(b) => s.push_str(&label(*b)),
+            Operand::Barrier(n) => {
+                let _ = write!(s, "B{n}");
+            }
             Operand::Special(n) => s.push_str(n),
         }
     }

@@ -251,9 +251,9 @@ impl Cx {
         } else {
             op!("BAR.SYNC")
         };
-        // kiln does not reconverge diverged lanes (no `BSSY`/`BSYNC` yet), and the hardware
-        // counts each execution of a barrier by a part of a warp as the warp's arrival: the
-        // whole warp meets first, as ptxas's code for a barrier it cannot prove convergent.
+        // The hardware counts each execution of a barrier by a part of a warp as the warp's
+        // arrival: the whole warp meets first, as ptxas's code for a barrier it cannot prove
+        // convergent (`crates/opt`'s `reconverge` removes it where the warp is converged).
         self.push(self.full_warpsync());
         self.push(Inst::new(op, operands, vec![]));
         Ok(())

@@ -553,8 +553,8 @@ impl Cx {
                 Ok(())
             }
             "bar" if mods.len() == 2 && has(".warp") && has(".sync") => {
-                // `bar.warp.sync -1`: the whole warp reconverges (kiln emits no BSSY/BSYNC,
-                // so the convergence is explicit). Another mask: `WARPSYNC mask` as before a
+                // `bar.warp.sync -1`: the whole warp reconverges (`crates/opt`'s
+                // `reconverge` removes it where the warp is known to be converged). Another mask: `WARPSYNC mask` as before a
                 // warp collective (a constant mask synchronizes only its own threads), kept
                 // even where the collectives' syncs are dropped: here it is the barrier.
                 Self::need(node, ops, 1)?;

@@ -11,11 +11,12 @@
 //!   threads; ptxas uses the uniform `VOTEU.ANY` when the result is warp-uniform, kiln has no
 //!   uniform datapath yet).
 //!
-//! Convergence: kiln places no BSSY/BSYNC around divergent regions (ptxas does). So that the
-//! threads named by the member mask execute the collective together, each `.sync` collective
-//! is preceded by `WARPSYNC mask` (`WARPSYNC.ALL` on sm_90 for a full mask), which is the
-//! meaning PTX gives the member mask. A kernel without any predicated branch cannot diverge,
-//! and there these `WARPSYNC`s are removed again ([`Cx::drop_collective_syncs`]).
+//! Convergence: so that the threads named by the member mask execute the collective
+//! together, each `.sync` collective is preceded by `WARPSYNC mask` (`WARPSYNC.ALL` on sm_90
+//! for a full mask), which is the meaning PTX gives the member mask. `crates/opt`'s
+//! `reconverge` pass removes the whole-warp ones where the warp is known to be converged (it
+//! places ptxas's `BSSY`/`BSYNC`); a kernel without any predicated branch cannot diverge, and
+//! there every collective's `WARPSYNC` is removed here already ([`Cx::drop_collective_syncs`]).
 
 use ir::{Inst, Mnemonic, Modifier, Opcode, Operand, Reg, op};
 use syntax::SyntaxNode;

@@ -8,7 +8,8 @@
 //! * [`fuse::fuse_add`]: `IMAD`/`SHF.L` + `IADD3` → `IMAD` with addend / `LEA`;
 //! * [`dce::dce`]: dead code elimination;
 //! * [`ppressure::relieve`] (also at `-O0`): predicates beyond the 7 registers kept in R
-//!   registers (`SEL` after each write, `ISETP` before each read).
+//!   registers (`SEL` after each write, `ISETP` before each read);
+//! * [`reconverge::reconverge`] (also at `-O0`): `BSSY`/`BSYNC` around divergent regions.
 //!
 //! Every form a pass produces is checked against the SASS tables first ([`forms`]), so
 //! optimization never makes a kernel unencodable. The IR stays as lowering defines it (not
@@ -22,6 +23,8 @@ pub mod facts;
 pub mod forms;
 pub mod fuse;
 pub mod ppressure;
+pub mod reconverge;
+pub mod uniform;
 
 use ir::Func;
 use target::Profile;
@@ -33,6 +36,8 @@ pub fn optimize(f: &mut Func, profile: &Profile, level: u8) {
     }
     // Not an optimization: code with more than 7 live predicates cannot be allocated.
     ppressure::relieve(f);
+    // Not an optimization either: diverged lanes meet again where ptxas's code meets them.
+    reconverge::reconverge(f);
     debug_assert!(ir::verify(f).is_ok(), "{:?}", ir::verify(f));
 }
 

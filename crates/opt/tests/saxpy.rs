@@ -2,9 +2,9 @@
 //! hand against ptxas 13.0.88's SASS for the same PTX (`ptxas -arch=sm_XX`, `nvdisasm -c`):
 //! the same operations and operand forms (`IMAD` with the `c[0x0][0x0]` / uniform `%ntid.x`,
 //! `ISETP` against the parameter, `IMAD.WIDE` with the immediate 4 and the pointer as addend,
-//! `FFMA` reading the scalar from the constant bank or a uniform register); ptxas exits early
-//! with `@P0 EXIT` where kiln branches, and on sm_80 materializes the 4 in a register to use
-//! the pointer as a `c[][]` addend.
+//! `FFMA` reading the scalar from the constant bank or a uniform register, the early
+//! `@P0 EXIT`); ptxas on sm_80 materializes the 4 in a register to use the pointer as a
+//! `c[][]` addend.
 
 use syntax::SyntaxKind;
 
@@ -39,7 +39,7 @@ fn saxpy_sm80() {
             S2R %r5, SR_TID.X
             IMAD %r1, %r3, c[0x0][0x0], %r5
             ISETP.GE.AND %p1, PT, %r1, c[0x0][0x160], PT
-            @%p1 BRA bb2
+            @%p1 EXIT
         bb1:
             MOV %rd3.0, c[0x0][0x170]
             MOV %rd3.1, c[0x0][0x174]
@@ -68,7 +68,7 @@ fn saxpy_sm90() {
             S2R %r5, SR_TID.X
             IMAD %r1, %r3, c[0x0][0x0], %r5
             ISETP.GE.AND %p1, PT, %r1, c[0x0][0x210], PT
-            @%p1 BRA bb2
+            @%p1 EXIT
         bb1:
             MOV %rd3.0, c[0x0][0x220]
             MOV %rd3.1, c[0x0][0x224]

@@ -1,0 +1,170 @@
+//! Convergence barriers on small kernels (`test-data/reconverge/regions.ptx`), printed after
+//! optimization. Each placement was compared with ptxas 13.0.88's SASS for the same file
+//! (`ptxas -arch=sm_90`, `nvdisasm -c`):
+//! * `if_then`: ptxas `BSSY B0` before the branch on `%tid.x`, `BSYNC B0` at the join;
+//! * `loop_exit` (trip count from `%tid.x`): `BSSY B0` before the loop, `BSYNC B0` after it;
+//! * `uniform_loop` (trip count a parameter): no barrier;
+//! * `early_exit`: `@P0 EXIT`, no barrier, and neither a `WARPSYNC` before the `BAR.SYNC`
+//!   nor before the `SHFL` (the warp's remaining lanes are converged);
+//! * `nested` (two branches meeting at one block): one `BSSY B0`/`BSYNC B0` for both, no
+//!   `WARPSYNC` before the `SHFL` after it.
+
+use syntax::SyntaxKind;
+
+fn optimized(name: &str) -> String {
+    let text = include_str!("../../../test-data/reconverge/regions.ptx");
+    let parse = syntax::parse(text);
+    let function = parse
+        .syntax_node()
+        .children()
+        .filter(|n| n.kind() == SyntaxKind::FUNCTION)
+        .find(|n| n.text().to_string().contains(&format!(".entry {name}(")))
+        .unwrap();
+    let mut l = lower::lower_kernel(
+        &function,
+        lower::LowerTarget::for_sm(90, true),
+        &lower::ModuleVars::default(),
+        &lower::Functions::default(),
+    )
+    .unwrap();
+    opt::optimize(&mut l.func, target::Profile::of(90).unwrap(), 3);
+    ir::verify(&l.func).unwrap();
+    ir::print(&l.func, None)
+}
+
+#[test]
+fn if_then() {
+    expect_test::expect![[r#"
+        func if_then
+        bb0:
+            LDC R1, c[0x0][0x28]
+            ULDC.64 UR4, c[0x0][0x208]
+            S2R %r1, SR_TID.X
+            MOV %r2, RZ
+            ISETP.GE.U32.AND %p1, PT, %r1, 0x10, PT
+            BSSY B0, bb3
+            @%p1 BRA bb2
+        bb1:
+            LDC.64 v21.0, c[0x0][0x210]
+            IMAD.WIDE.U32 %rd3.0, %r1, 0x4, v21.0
+            LDG.E %r2, desc[UR4][%rd3.0.64]
+        bb2:
+            BSYNC B0
+        bb3:
+            LDC.64 v22.0, c[0x0][0x210]
+            IMAD.WIDE.U32 %rd3.0, %r1, 0x4, v22.0
+            STG.E desc[UR4][%rd3.0.64+0x100], %r2
+            EXIT
+    "#]]
+    .assert_eq(&optimized("if_then"));
+}
+
+#[test]
+fn loop_exit() {
+    expect_test::expect![[r#"
+        func loop_exit
+        bb0:
+            LDC R1, c[0x0][0x28]
+            ULDC.64 UR4, c[0x0][0x208]
+            S2R %r1, SR_TID.X
+            MOV %r2, RZ
+            MOV %r3, RZ
+            BSSY B0, bb3
+        bb1:
+            IADD3 %r2, %r2, %r3, RZ
+            IADD3 %r3, %r3, 0x1, RZ
+            ISETP.LT.U32.AND %p1, PT, %r3, %r1, PT
+            @%p1 BRA bb1
+        bb2:
+            BSYNC B0
+        bb3:
+            LDC.64 v19.0, c[0x0][0x210]
+            IMAD.WIDE.U32 %rd3.0, %r1, 0x4, v19.0
+            STG.E desc[UR4][%rd3.0.64], %r2
+            EXIT
+    "#]]
+    .assert_eq(&optimized("loop_exit"));
+}
+
+#[test]
+fn uniform_loop() {
+    expect_test::expect![[r#"
+        func uniform_loop
+        bb0:
+            LDC R1, c[0x0][0x28]
+            ULDC.64 UR4, c[0x0][0x208]
+            S2R %r1, SR_TID.X
+            MOV %r2, RZ
+            MOV %r3, RZ
+        bb1:
+            IADD3 %r2, %r2, %r1, RZ
+            IADD3 %r3, %r3, 0x1, RZ
+            ISETP.LT.U32.AND %p1, PT, %r3, c[0x0][0x218], PT
+            @%p1 BRA bb1
+        bb2:
+            LDC.64 v19.0, c[0x0][0x210]
+            IMAD.WIDE.U32 %rd3.0, %r1, 0x4, v19.0
+            STG.E desc[UR4][%rd3.0.64], %r2
+            EXIT
+    "#]]
+    .assert_eq(&optimized("uniform_loop"));
+}
+
+#[test]
+fn early_exit() {
+    expect_test::expect![[r#"
+        func early_exit
+        bb0:
+            LDC R1, c[0x0][0x28]
+            ULDC.64 UR4, c[0x0][0x208]
+            S2UR UR7, SR_CgaCtaId
+            UMOV UR6, 0x400
+            ULEA UR6, UR7, UR6, 0x18
+            S2R %r1, SR_TID.X
+            ISETP.GE.U32.AND %p1, PT, %r1, 0x28, PT
+            @%p1 EXIT
+        bb1:
+            MOV %r2, UR6
+            LEA %r2, %r1, %r2, 0x2
+            STS [%r2], %r1
+            BAR.SYNC.DEFER_BLOCKING 0x0
+            LDS %r4, [%r2+0x4]
+            SHFL.BFLY PT, v16, %r4, 0x1, 0x1f
+            LDC.64 v21.0, c[0x0][0x210]
+            IMAD.WIDE.U32 %rd3.0, %r1, 0x4, v21.0
+            STG.E desc[UR4][%rd3.0.64], v16
+        bb2:
+            EXIT
+    "#]]
+    .assert_eq(&optimized("early_exit"));
+}
+
+#[test]
+fn nested() {
+    expect_test::expect![[r#"
+        func nested
+        bb0:
+            LDC R1, c[0x0][0x28]
+            ULDC.64 UR4, c[0x0][0x208]
+            LDC.64 %rd1.0, c[0x0][0x210]
+            S2R %r1, SR_TID.X
+            IMAD.WIDE.U32 %rd3.0, %r1, 0x4, %rd1.0
+            LDG.E %r2, desc[UR4][%rd3.0.64]
+            ISETP.GE.U32.AND %p1, PT, %r1, 0x10, PT
+            BSSY B0, bb4
+            @%p1 BRA bb3
+        bb1:
+            IADD3 %r2, %r2, 0x3, RZ
+            ISETP.GE.U32.AND %p2, PT, %r2, 0x9, PT
+            @%p2 BRA bb3
+        bb2:
+            LDG.E %r2, desc[UR4][%rd3.0.64+0x4]
+        bb3:
+            BSYNC B0
+        bb4:
+            SHFL.BFLY PT, v20, %r2, 0x1, 0x1f
+            STG.E desc[UR4][%rd3.0.64], v20
+            EXIT
+    "#]]
+    .assert_eq(&optimized("nested"));
+}
