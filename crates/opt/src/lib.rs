@@ -7,6 +7,7 @@
 //!   their readers;
 //! * [`fuse::fuse_add`]: `IMAD`/`SHF.L` + `IADD3` → `IMAD` with addend / `LEA`;
 //! * [`dce::dce`]: dead code elimination;
+//! * [`ifconv::if_convert`] (once, after the rounds): short branches into predicated code;
 //! * [`ppressure::relieve`] (also at `-O0`): predicates beyond the 7 registers kept in R
 //!   registers (`SEL` after each write, `ISETP` before each read);
 //! * [`reconverge::reconverge`] (also at `-O0`): `BSSY`/`BSYNC` around divergent regions.
@@ -22,6 +23,7 @@ pub mod dce;
 pub mod facts;
 pub mod forms;
 pub mod fuse;
+pub mod ifconv;
 pub mod ppressure;
 pub mod reconverge;
 pub mod uniform;
@@ -57,5 +59,6 @@ fn passes(f: &mut Func, profile: &Profile) {
             dce::dce(f);
         }
     }
+    ifconv::if_convert(f);
     debug_assert!(ir::verify(f).is_ok(), "{:?}", ir::verify(f));
 }

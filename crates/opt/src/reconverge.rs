@@ -58,7 +58,9 @@ pub fn reconverge(f: &mut Func) -> Placed {
         .collect();
     let mut plan = plan_of(f, &fall, &divergent);
     if !plan.need_preheaders.is_empty() {
-        for header in std::mem::take(&mut plan.need_preheaders) {
+        // By block: each preheader shifts the positions after it.
+        let headers: Vec<Block> = plan.need_preheaders.iter().map(|&h| f.order[h]).collect();
+        for header in headers {
             add_preheader(f, &mut fall, header);
         }
         plan = plan_of(f, &fall, &divergent);
@@ -229,6 +231,13 @@ fn plan_of(f: &Func, fall: &HashMap<Block, Block>, divergent: &HashSet<Block>) -
         };
         let mut e = x;
         let region = loop {
+            // An empty block that only falls on is no meeting point of its own: ending there
+            // or at the block it falls into is the same, and the later one lets regions that
+            // end together share one barrier.
+            while s != PostDom::EXIT && f.blocks[f.order[s]].insts.is_empty() && live[s].len() == 1
+            {
+                s = live[s][0];
+            }
             if ends(s) {
                 break None;
             }
@@ -476,9 +485,12 @@ fn preheader(g: &Graph, l: &Loop) -> Option<usize> {
     }
 }
 
-/// Gives the loop headed at layout position `header` a preheader: an empty block before it
+/// Gives the loop headed at block `header` a preheader: an empty block before it
 /// that every edge from outside the loop now enters.
-fn add_preheader(f: &mut Func, fall: &mut HashMap<Block, Block>, header: usize) {
+fn add_preheader(f: &mut Func, fall: &mut HashMap<Block, Block>, header: Block) {
+    let Some(header) = f.order.iter().position(|b| *b == header) else {
+        return;
+    };
     let g = graph(f, fall);
     let idom = cfg::immediate_dominators(&g.succs, 0);
     let (loops, _) = cfg::natural_loops(&g.succs, 0, &idom);

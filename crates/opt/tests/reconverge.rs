@@ -1,13 +1,20 @@
-//! Convergence barriers on small kernels (`test-data/reconverge/regions.ptx`), printed after
-//! optimization. Each placement was compared with ptxas 13.0.88's SASS for the same file
+//! Convergence barriers and if-conversion on small kernels (`test-data/reconverge/regions.ptx`),
+//! printed after optimization. Each was compared with ptxas 13.0.88's SASS for the same file
 //! (`ptxas -arch=sm_90`, `nvdisasm -c`):
-//! * `if_then`: ptxas `BSSY B0` before the branch on `%tid.x`, `BSYNC B0` at the join;
+//! * `if_then`: ptxas keeps the branch over the load (`BSSY B0` before the branch on `%tid.x`,
+//!   `BSYNC B0` at the join); kiln predicates the load (`@!P LDG`), one region and three
+//!   instructions fewer;
 //! * `loop_exit` (trip count from `%tid.x`): `BSSY B0` before the loop, `BSYNC B0` after it;
 //! * `uniform_loop` (trip count a parameter): no barrier;
 //! * `early_exit`: `@P0 EXIT`, no barrier, and neither a `WARPSYNC` before the `BAR.SYNC`
 //!   nor before the `SHFL` (the warp's remaining lanes are converged);
 //! * `nested` (two branches meeting at one block): one `BSSY B0`/`BSYNC B0` for both, no
-//!   `WARPSYNC` before the `SHFL` after it.
+//!   `WARPSYNC` before the `SHFL` after it (ptxas keeps the inner branch over the load; kiln
+//!   predicates it);
+//! * `if_else`: both sides predicated (`@!P0 LDG`/`@P0 LDG`), no branch, no barrier;
+//! * `guarded_loop` (a zero-trip test and a loop on a loaded count): ptxas `BSSY B0` before
+//!   the test, `BSYNC B0` where both end (and `B1` around its unrolled loop); kiln one
+//!   region for both.
 
 use syntax::SyntaxKind;
 
@@ -42,15 +49,10 @@ fn if_then() {
             S2R %r1, SR_TID.X
             MOV %r2, RZ
             ISETP.GE.U32.AND %p1, PT, %r1, 0x10, PT
-            BSSY B0, bb3
-            @%p1 BRA bb2
-        bb1:
             LDC.64 v21.0, c[0x0][0x210]
             IMAD.WIDE.U32 %rd3.0, %r1, 0x4, v21.0
-            LDG.E %r2, desc[UR4][%rd3.0.64]
-        bb2:
-            BSYNC B0
-        bb3:
+            @!%p1 LDG.E %r2, desc[UR4][%rd3.0.64]
+        bb1:
             LDC.64 v22.0, c[0x0][0x210]
             IMAD.WIDE.U32 %rd3.0, %r1, 0x4, v22.0
             STG.E desc[UR4][%rd3.0.64+0x100], %r2
@@ -151,20 +153,72 @@ fn nested() {
             IMAD.WIDE.U32 %rd3.0, %r1, 0x4, %rd1.0
             LDG.E %r2, desc[UR4][%rd3.0.64]
             ISETP.GE.U32.AND %p1, PT, %r1, 0x10, PT
-            BSSY B0, bb4
-            @%p1 BRA bb3
+            BSSY B0, bb3
+            @%p1 BRA bb2
         bb1:
             IADD3 %r2, %r2, 0x3, RZ
             ISETP.GE.U32.AND %p2, PT, %r2, 0x9, PT
-            @%p2 BRA bb3
+            @!%p2 LDG.E %r2, desc[UR4][%rd3.0.64+0x4]
         bb2:
-            LDG.E %r2, desc[UR4][%rd3.0.64+0x4]
-        bb3:
             BSYNC B0
-        bb4:
+        bb3:
             SHFL.BFLY PT, v20, %r2, 0x1, 0x1f
             STG.E desc[UR4][%rd3.0.64], v20
             EXIT
     "#]]
     .assert_eq(&optimized("nested"));
+}
+
+#[test]
+fn if_else() {
+    expect_test::expect![[r#"
+        func if_else
+        bb0:
+            LDC R1, c[0x0][0x28]
+            ULDC.64 UR4, c[0x0][0x208]
+            LDC.64 %rd1.0, c[0x0][0x210]
+            S2R %r1, SR_TID.X
+            IMAD.WIDE.U32 %rd3.0, %r1, 0x4, %rd1.0
+            ISETP.GE.U32.AND %p1, PT, %r1, 0x10, PT
+            @!%p1 LDG.E %r2, desc[UR4][%rd3.0.64]
+            @!%p1 IMAD %r2, %r2, 0x3, RZ
+            @%p1 LDG.E %r2, desc[UR4][%rd3.0.64+0x100]
+            @%p1 IADD3 %r2, %r2, -0x7, RZ
+        bb1:
+            STG.E desc[UR4][%rd3.0.64], %r2
+            EXIT
+    "#]]
+    .assert_eq(&optimized("if_else"));
+}
+
+#[test]
+fn guarded_loop() {
+    expect_test::expect![[r#"
+        func guarded_loop
+        bb0:
+            LDC R1, c[0x0][0x28]
+            ULDC.64 UR4, c[0x0][0x208]
+            LDC.64 %rd1.0, c[0x0][0x210]
+            S2R %r1, SR_TID.X
+            IMAD.WIDE.U32 %rd3.0, %r1, 0x4, %rd1.0
+            LDG.E %r4, desc[UR4][%rd3.0.64]
+            MOV %r2, RZ
+            MOV %r3, RZ
+            ISETP.EQ.U32.AND %p1, PT, %r4, RZ, PT
+            BSSY B0, bb5
+            @%p1 BRA bb4
+        bb1:
+        bb2:
+            IADD3 %r2, %r2, %r3, RZ
+            IADD3 %r3, %r3, 0x1, RZ
+            ISETP.LT.U32.AND %p2, PT, %r3, %r4, PT
+            @%p2 BRA bb2
+        bb3:
+        bb4:
+            BSYNC B0
+        bb5:
+            STG.E desc[UR4][%rd3.0.64+0x100], %r2
+            EXIT
+    "#]]
+    .assert_eq(&optimized("guarded_loop"));
 }
