@@ -245,8 +245,16 @@ fn guards(
     Some(need)
 }
 
+/// Accesses whose address the skipped path may not have made valid (a constant-bank read
+/// with a register index included).
 fn touches_memory(i: &Inst) -> bool {
     use Mnemonic as M;
+    if i.mnemonic() == M::LDC {
+        return i
+            .operands
+            .iter()
+            .any(|o| matches!(o, Operand::ConstIndexed { .. }));
+    }
     matches!(
         i.mnemonic(),
         M::LDG

@@ -19,6 +19,10 @@
 //! * nested regions use `B0`, `B1`, … by nesting depth; a region inside another that ends
 //!   at the same `S` needs no barrier of its own (the outer `BSYNC` waits for all its lanes).
 //!
+//! A region holding a `WARPSYNC` gets none: that `WARPSYNC` joins the warp, and it would
+//! wait for the lanes that skipped the body while they wait at the `BSYNC` (ptxas's code for
+//! a collective under a branch).
+//!
 //! Every region must have one entry (its `BSSY` block dominates it) and nest properly in the
 //! others; a region that does not (code from an irreducible or otherwise unstructured PTX
 //! `bra` graph), or one nested deeper than the 16 barrier registers, is left without barriers
@@ -304,6 +308,19 @@ fn plan_of(f: &Func, fall: &HashMap<Block, Block>, divergent: &HashSet<Block>) -
             }
         });
         if !single_entry {
+            plan.skipped += 1;
+            continue;
+        }
+        // A `WARPSYNC` inside: it joins the warp itself, and it would wait for the lanes
+        // that skipped the body while they wait at the `BSYNC` (ptxas places no region there
+        // either, only the `WARPSYNC`).
+        let warpsync = (0..n).filter(|&b| nodes[b]).any(|b| {
+            f.blocks[f.order[b]]
+                .insts
+                .iter()
+                .any(|i| i.mnemonic() == Mnemonic::WARPSYNC)
+        });
+        if warpsync {
             plan.skipped += 1;
             continue;
         }

@@ -14,7 +14,9 @@
 //! * `if_else`: both sides predicated (`@!P0 LDG`/`@P0 LDG`), no branch, no barrier;
 //! * `guarded_loop` (a zero-trip test and a loop on a loaded count): ptxas `BSSY B0` before
 //!   the test, `BSYNC B0` where both end (and `B1` around its unrolled loop); kiln one
-//!   region for both.
+//!   region for both;
+//! * `shfl_under_branch`: the branch around a shuffle stays (collectives are never
+//!   predicated), with no region: its `WARPSYNC.ALL` joins the warp (as ptxas writes it).
 
 use syntax::SyntaxKind;
 
@@ -221,4 +223,28 @@ fn guarded_loop() {
             EXIT
     "#]]
     .assert_eq(&optimized("guarded_loop"));
+}
+
+#[test]
+fn shfl_under_branch() {
+    expect_test::expect![[r#"
+        func shfl_under_branch
+        bb0:
+            LDC R1, c[0x0][0x28]
+            ULDC.64 UR4, c[0x0][0x208]
+            LDC.64 %rd1.0, c[0x0][0x210]
+            S2R %r1, SR_TID.X
+            IMAD.WIDE.U32 %rd3.0, %r1, 0x4, %rd1.0
+            LDG.E %r2, desc[UR4][%rd3.0.64]
+            ISETP.GE.U32.AND %p1, PT, %r2, 0x10, PT
+            @%p1 BRA bb2
+        bb1:
+            WARPSYNC.ALL
+            SHFL.BFLY PT, v17, %r2, 0x1, 0x1f
+            MOV %r2, v17
+        bb2:
+            STG.E desc[UR4][%rd3.0.64], %r2
+            EXIT
+    "#]]
+    .assert_eq(&optimized("shfl_under_branch"));
 }
