@@ -36,7 +36,7 @@ pub fn register_pressure(
     let live = Liveness::compute(code);
     // (origin, live registers, live named values) per instruction.
     let mut per_inst: Vec<((u32, u32), u32, Vec<String>)> = Vec::new();
-    let mut cover = vec![0u8; code.vregs.len()];
+    let mut cover = vec![ir::liveness::Cover::default(); code.vregs.len()];
     for (k, &b) in code.order.iter().enumerate() {
         let insts = &code.blocks[b].insts;
         let mut set = live.live_out[k].clone();

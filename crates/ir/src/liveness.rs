@@ -68,16 +68,18 @@ pub fn vindex(v: VReg) -> usize {
     v.into_raw().into_u32() as usize
 }
 
-/// The components (bit mask over 32-bit parts) of a virtual register an instruction writes
-/// unguarded, per register: `(vreg, mask)`.
-fn covering_defs(i: &Inst) -> impl Iterator<Item = (VReg, u8)> + '_ {
-    let unguarded = i.guard.is_none();
-    i.def_regs().filter_map(move |r| match r {
-        Reg::Virt { vreg, part, width } if unguarded => {
-            Some((vreg, (((1u16 << width) - 1) << part) as u8))
-        }
-        _ => None,
-    })
+/// Per virtual register, what the backward walk of a block has seen written since the last
+/// read (scratch for [`transfer`]; all default between blocks).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Cover {
+    /// Components written for every lane (unguarded writes, or writes under `@p` and `@!p`).
+    all: u8,
+    /// Components written under one guard only, waiting for a write under the opposite
+    /// guard: (predicate index, negated, the predicate's generation then, components).
+    half: Option<(u32, bool, u32, u8)>,
+    /// For a predicate: how many times the walk has passed a write of it, so that a guard
+    /// read before and after a write of its predicate is not taken for the same value.
+    generation: u32,
 }
 
 fn full_mask(f: &Func, v: VReg) -> u8 {
@@ -86,16 +88,61 @@ fn full_mask(f: &Func, v: VReg) -> u8 {
 
 /// Applies one instruction backward: `live` goes from the set after `i` to the set before
 /// it. `cover` holds, per virtual register, the components written since the last read
-/// (scratch: one byte per register; every index set non-zero is pushed on `touched` so the
-/// caller can clear it).
-pub fn transfer(f: &Func, i: &Inst, live: &mut VSet, cover: &mut [u8], touched: &mut Vec<usize>) {
-    for (v, m) in covering_defs(i) {
-        let x = vindex(v);
-        if cover[x] == 0 {
+/// (scratch: every index made non-default is pushed on `touched` so the caller can reset it).
+///
+/// A value is dead before writes that cover all its components for every lane: unguarded
+/// writes, or a write under `@!p` followed by one under `@p` of the same components with no
+/// read of the value and no write of `p` between (if-converted code: `@!P0 MOV R2, 0x1;
+/// @P0 MOV R2, 0x2`). A write under one guard alone keeps the old value live (it survives
+/// where the guard is false).
+pub fn transfer(
+    f: &Func,
+    i: &Inst,
+    live: &mut VSet,
+    cover: &mut [Cover],
+    touched: &mut Vec<usize>,
+) {
+    // A write of a predicate separates the guards read after it from those read before.
+    for r in i.def_regs() {
+        if let Reg::Virt { vreg, .. } = r
+            && f.vregs[vreg].class == crate::Class::P
+        {
+            let x = vindex(vreg);
+            if cover[x] == Cover::default() {
+                touched.push(x);
+            }
+            cover[x].generation += 1;
+        }
+    }
+    let guard = i.guard.and_then(|g| match g.pred {
+        Reg::Virt { vreg, .. } => {
+            let p = vindex(vreg);
+            Some((p as u32, g.negated, cover[p].generation))
+        }
+        _ => None,
+    });
+    for r in i.def_regs() {
+        let Reg::Virt { vreg, part, width } = r else {
+            continue;
+        };
+        let m = (((1u16 << width) - 1) << part) as u8;
+        let x = vindex(vreg);
+        if cover[x] == Cover::default() {
             touched.push(x);
         }
-        cover[x] |= m;
-        if cover[x] & full_mask(f, v) == full_mask(f, v) {
+        let c = &mut cover[x];
+        match (i.guard, guard) {
+            (None, _) => c.all |= m,
+            (Some(_), Some((p, negated, generation))) => match c.half {
+                Some((hp, hneg, hgen, hm)) if hp == p && hneg != negated && hgen == generation => {
+                    c.all |= hm & m;
+                    c.half = Some((hp, hneg, hgen, hm & !m));
+                }
+                _ => c.half = Some((p, negated, generation, m)),
+            },
+            (Some(_), None) => {}
+        }
+        if c.all & full_mask(f, vreg) == full_mask(f, vreg) {
             live.remove(x);
         }
     }
@@ -103,7 +150,11 @@ pub fn transfer(f: &Func, i: &Inst, live: &mut VSet, cover: &mut [u8], touched: 
         if let Reg::Virt { vreg, .. } = r {
             let x = vindex(vreg);
             live.insert(x);
-            cover[x] = 0;
+            if cover[x] == Cover::default() {
+                touched.push(x);
+            }
+            cover[x].all = 0;
+            cover[x].half = None;
         }
     }
 }
@@ -117,7 +168,7 @@ pub fn walk_block_backward(
     f: &Func,
     insts: &[Inst],
     live: &mut VSet,
-    cover: &mut [u8],
+    cover: &mut [Cover],
     mut visit: impl FnMut(usize, &VSet),
 ) {
     let mut touched: Vec<usize> = Vec::new();
@@ -126,7 +177,7 @@ pub fn walk_block_backward(
         transfer(f, i, live, cover, &mut touched);
     }
     for x in touched {
-        cover[x] = 0;
+        cover[x] = Cover::default();
     }
 }
 
@@ -144,7 +195,7 @@ impl Liveness {
         let succ: Vec<Vec<usize>> = (0..n).map(|k| f.successors(k)).collect();
         let mut live_in = vec![VSet::new(nv); n];
         let mut live_out = vec![VSet::new(nv); n];
-        let mut cover = vec![0u8; nv];
+        let mut cover = vec![Cover::default(); nv];
         let mut changed = true;
         while changed {
             changed = false;
@@ -250,7 +301,7 @@ mod tests {
         assert!(l.live_in[0].is_empty(), "nothing is live into the kernel");
         let mut seen = Vec::new();
         let mut live = VSet::new(f.vregs.len());
-        let mut cover = vec![0; f.vregs.len()];
+        let mut cover = vec![Cover::default(); f.vregs.len()];
         walk_block_backward(&f, &f.blocks[b].insts, &mut live, &mut cover, |k, after| {
             seen.push((k, after.contains(vindex(d)), after.contains(vindex(a))));
         });
@@ -295,5 +346,47 @@ mod tests {
         ];
         let l = Liveness::compute(&f);
         assert!(l.live_in[0].contains(vindex(d)));
+    }
+
+    /// If-converted code: `@!p x = 1; @p x = 2; use x` writes `x` for every lane, so `x` is
+    /// dead before; with a write of `p` between the two, or with one guard only, it is not.
+    #[test]
+    fn writes_under_opposite_guards_cover_a_value() {
+        let mut f = Func::new("k");
+        let b = f.new_block();
+        f.order.push(b);
+        let x = f.new_vreg(Class::R, 1, "x");
+        let y = f.new_vreg(Class::R, 1, "y");
+        let p = f.new_vreg(Class::P, 1, "p");
+        let under = |negated: bool, k: i64| {
+            let mut i = mov(Reg::v(x, 1), Operand::Imm(k));
+            i.guard = Some(crate::Guard {
+                pred: Reg::v(p, 1),
+                negated,
+            });
+            i
+        };
+        let setp = Inst::new(
+            op!("ISETP.NE.AND"),
+            vec![
+                Operand::r(Reg::v(p, 1)),
+                Operand::pt(),
+                Operand::r(Reg::v(y, 1)),
+                Operand::rz(),
+                Operand::pt(),
+            ],
+            vec![0],
+        );
+        let read = mov(Reg::v(y, 1), Operand::r(Reg::v(x, 1)));
+        let live_in = |f: &Func| Liveness::compute(f).live_in[0].contains(vindex(x));
+        f.blocks[b].insts = vec![under(true, 1), under(false, 2), read.clone()];
+        assert!(!live_in(&f), "both guards: x is written for every lane");
+        f.blocks[b].insts = vec![under(true, 1), setp, under(false, 2), read.clone()];
+        assert!(
+            live_in(&f),
+            "p rewritten between: the guards may both be false"
+        );
+        f.blocks[b].insts = vec![under(false, 1), under(false, 2), read];
+        assert!(live_in(&f), "the same guard twice");
     }
 }

@@ -88,7 +88,7 @@ pub fn dce(f: &mut Func) -> bool {
     let mut any = false;
     loop {
         let live = Liveness::compute(f);
-        let mut cover = vec![0u8; f.vregs.len()];
+        let mut cover = vec![ir::liveness::Cover::default(); f.vregs.len()];
         let mut changed = false;
         for k in 0..f.order.len() {
             let b = f.order[k];
@@ -105,7 +105,7 @@ pub fn dce(f: &mut Func) -> bool {
                 transfer(f, i, &mut l, &mut cover, &mut touched);
             }
             for x in touched {
-                cover[x] = 0;
+                cover[x] = ir::liveness::Cover::default();
             }
             f.blocks[b].insts = insts
                 .into_iter()

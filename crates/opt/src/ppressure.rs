@@ -26,7 +26,7 @@ fn pressure(f: &Func) -> (usize, Vec<usize>) {
     let nv = f.vregs.len();
     let is_p: Vec<bool> = f.vregs.iter().map(|(_, d)| d.class == Class::P).collect();
     let live = Liveness::compute(f);
-    let mut cover = vec![0u8; nv];
+    let mut cover = vec![ir::liveness::Cover::default(); nv];
     let mut worst = 0usize;
     let mut blame = vec![0usize; nv];
     for (k, b) in f.order.iter().enumerate() {
@@ -52,7 +52,7 @@ fn pressure(f: &Func) -> (usize, Vec<usize>) {
             transfer(f, i, &mut l, &mut cover, &mut touched);
         }
         for x in touched.drain(..) {
-            cover[x] = 0;
+            cover[x] = ir::liveness::Cover::default();
         }
     }
     (worst, blame)
@@ -133,7 +133,7 @@ fn live_across_calls(f: &Func) -> Vec<VReg> {
         return Vec::new();
     }
     let live = Liveness::compute(f);
-    let mut cover = vec![0u8; f.vregs.len()];
+    let mut cover = vec![ir::liveness::Cover::default(); f.vregs.len()];
     let mut across = VSet::new(f.vregs.len());
     for (k, b) in f.order.iter().enumerate() {
         let insts = &f.blocks[*b].insts;
@@ -146,7 +146,7 @@ fn live_across_calls(f: &Func) -> Vec<VReg> {
             transfer(f, i, &mut l, &mut cover, &mut touched);
         }
         for x in touched.drain(..) {
-            cover[x] = 0;
+            cover[x] = ir::liveness::Cover::default();
         }
     }
     f.vregs

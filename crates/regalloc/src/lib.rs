@@ -109,7 +109,7 @@ pub fn interference(f: &Func) -> Interference {
     let mut adj: Vec<Vec<u32>> = vec![Vec::new(); nv];
     let mut compact_at: Vec<usize> = vec![64; nv];
     let mut first = vec![u32::MAX; nv];
-    let mut cover = vec![0u8; nv];
+    let mut cover = vec![ir::liveness::Cover::default(); nv];
     let mut forbid = vec![[0u64; 4]; nv];
     let masks = [Class::R, Class::UR, Class::P, Class::UP].map(clobber_mask);
     let mask_of = |c: Class| match c {
