@@ -19,6 +19,7 @@
 
 pub mod abi;
 pub mod cfg;
+pub mod kind;
 pub mod liveness;
 
 use std::fmt::{self, Write as _};

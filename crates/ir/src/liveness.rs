@@ -6,8 +6,9 @@
 //! register, but a definition may be *partial*: a 64-bit value is often written one half at a
 //! time (`IADD3 d.0 ...; IADD3.X d.1 ...`). A value whose components are all written, by
 //! unguarded instructions and with no read of the register in between, is dead before the
-//! first of those writes ("covered"). Guarded writes never cover anything (the old value
-//! survives where the guard is false).
+//! first of those writes ("covered"). A guarded write covers nothing (the old value survives
+//! where the guard is false) unless the other guard's write follows, or every later read of
+//! the value in the block runs under the same guard ([`transfer`]).
 
 use crate::{Func, Inst, Reg, VReg};
 
@@ -80,6 +81,12 @@ pub struct Cover {
     /// For a predicate: how many times the walk has passed a write of it, so that a guard
     /// read before and after a write of its predicate is not taken for the same value.
     generation: u32,
+    /// Whether every read of the value since it became live in this walk runs under one
+    /// guard (predicate index, negated, generation), and the components written under that
+    /// same guard since the last read: writes under `@p` cover reads under `@p` (the lanes
+    /// that read are exactly the lanes that wrote; if-converted code: `@!P0 LDS R7, [R6];
+    /// @!P0 FADD R4, R7, R8`).
+    same_guard_reads: Option<(u32, bool, u32, u8)>,
 }
 
 fn full_mask(f: &Func, v: VReg) -> u8 {
@@ -94,7 +101,9 @@ fn full_mask(f: &Func, v: VReg) -> u8 {
 /// writes, or a write under `@!p` followed by one under `@p` of the same components with no
 /// read of the value and no write of `p` between (if-converted code: `@!P0 MOV R2, 0x1;
 /// @P0 MOV R2, 0x2`). A write under one guard alone keeps the old value live (it survives
-/// where the guard is false).
+/// where the guard is false), except when every read of the value after it in the block, up
+/// to the end of its life there, runs under the same guard (same predicate, same polarity,
+/// no write of the predicate between): only lanes that wrote read.
 pub fn transfer(
     f: &Func,
     i: &Inst,
@@ -142,19 +151,36 @@ pub fn transfer(
             },
             (Some(_), None) => {}
         }
-        if c.all & full_mask(f, vreg) == full_mask(f, vreg) {
+        if let (Some((p, negated, generation)), Some((rp, rneg, rgen, rm))) =
+            (guard, c.same_guard_reads)
+            && (p, negated, generation) == (rp, rneg, rgen)
+        {
+            c.same_guard_reads = Some((rp, rneg, rgen, rm | m));
+        }
+        let full = full_mask(f, vreg);
+        let same_guard_full = c.same_guard_reads.is_some_and(|(.., m)| m & full == full);
+        if c.all & full == full || same_guard_full {
             live.remove(x);
+            c.same_guard_reads = None;
         }
     }
     for r in i.use_regs() {
         if let Reg::Virt { vreg, .. } = r {
             let x = vindex(vreg);
-            live.insert(x);
+            let was_live = !live.insert(x);
             if cover[x] == Cover::default() {
                 touched.push(x);
             }
-            cover[x].all = 0;
-            cover[x].half = None;
+            let c = &mut cover[x];
+            c.all = 0;
+            c.half = None;
+            c.same_guard_reads = match (guard, c.same_guard_reads) {
+                (Some((p, n, g)), None) if !was_live => Some((p, n, g, 0)),
+                (Some((p, n, g)), Some((rp, rn, rg, _))) if (p, n, g) == (rp, rn, rg) => {
+                    Some((p, n, g, 0))
+                }
+                _ => None,
+            };
         }
     }
 }
@@ -388,5 +414,59 @@ mod tests {
         );
         f.blocks[b].insts = vec![under(false, 1), under(false, 2), read];
         assert!(live_in(&f), "the same guard twice");
+    }
+
+    /// If-converted code: `@!p x = ld; @!p y = x` reads `x` only in the lanes that wrote it,
+    /// so `x` is dead before its guarded write; an unguarded read, a read under the other
+    /// guard, a write of `p` between, or a read of a live-out value keeps it live.
+    #[test]
+    fn reads_under_the_guard_of_the_write_start_the_value_there() {
+        let mut f = Func::new("k");
+        let b = f.new_block();
+        f.order.push(b);
+        let x = f.new_vreg(Class::R, 1, "x");
+        let y = f.new_vreg(Class::R, 1, "y");
+        let p = f.new_vreg(Class::P, 1, "p");
+        let guarded = |mut i: Inst, negated: bool| {
+            i.guard = Some(crate::Guard {
+                pred: Reg::v(p, 1),
+                negated,
+            });
+            i
+        };
+        let write = guarded(mov(Reg::v(x, 1), Operand::Imm(1)), true);
+        let read = |negated: Option<bool>| {
+            let i = mov(Reg::v(y, 1), Operand::r(Reg::v(x, 1)));
+            match negated {
+                Some(n) => guarded(i, n),
+                None => i,
+            }
+        };
+        let setp = Inst::new(
+            op!("ISETP.NE.AND"),
+            vec![
+                Operand::r(Reg::v(p, 1)),
+                Operand::pt(),
+                Operand::r(Reg::v(y, 1)),
+                Operand::rz(),
+                Operand::pt(),
+            ],
+            vec![0],
+        );
+        let live_in = |f: &Func| Liveness::compute(f).live_in[0].contains(vindex(x));
+        f.blocks[b].insts = vec![write.clone(), read(Some(true)), read(Some(true))];
+        assert!(!live_in(&f), "every read under the write's guard");
+        f.blocks[b].insts = vec![write.clone(), read(Some(true)), read(None)];
+        assert!(live_in(&f), "an unguarded read");
+        f.blocks[b].insts = vec![write.clone(), read(Some(false))];
+        assert!(live_in(&f), "a read under the other guard");
+        f.blocks[b].insts = vec![write.clone(), setp, read(Some(true))];
+        assert!(live_in(&f), "p rewritten between");
+        // x read in a successor: live out, so the guarded write does not start it.
+        let c = f.new_block();
+        f.order.push(c);
+        f.blocks[b].insts = vec![write, read(Some(true))];
+        f.blocks[c].insts = vec![read(Some(true))];
+        assert!(live_in(&f), "live out of the block");
     }
 }

@@ -200,7 +200,8 @@ fn apply(body: Vec<Inst>, need: &[bool], g: Guard) -> impl Iterator<Item = Inst>
 /// cannot run predicated. Memory accesses keep the guard (a load's address may be invalid
 /// where the branch skipped it); arithmetic whose results are dead outside the body (not live
 /// into the body nor anywhere in `outside`) runs for every lane, as ptxas hoists address
-/// arithmetic out of predicated code; other arithmetic keeps the guard. A guarded write of a
+/// arithmetic out of predicated code, unless it reads a value written under the guard;
+/// other arithmetic keeps the guard. A guarded write of a
 /// predicate, or any write of the branch's own predicate, refuses the body: the first would
 /// keep the predicate's old value live across the branch.
 fn guards(
@@ -214,6 +215,7 @@ fn guards(
         return None;
     }
     let mut need = Vec::with_capacity(body.len());
+    let mut guarded_defs: HashSet<ir::VReg> = HashSet::new();
     for i in body {
         if i.guard.is_some()
             || !predicable(i)
@@ -236,9 +238,23 @@ fn guards(
                 Reg::Phys { .. } => return None,
             }
         }
-        let guarded = touches_memory(i) || !local;
+        // Arithmetic reading a value written under the guard in this body takes the guard
+        // too, unless it writes a predicate: then the reads are all under the guard, and
+        // liveness lets the guarded write start the value's life (an unguarded read would
+        // keep it live around any loop the body is in, a register for nothing).
+        let reads_guarded = i.use_regs().any(|r| match r {
+            Reg::Virt { vreg, .. } => guarded_defs.contains(&vreg),
+            _ => false,
+        });
+        let guarded = touches_memory(i) || !local || (reads_guarded && !writes_pred);
         if guarded && writes_pred {
             return None;
+        }
+        if guarded {
+            guarded_defs.extend(i.def_regs().filter_map(|r| match r {
+                Reg::Virt { vreg, .. } => Some(vreg),
+                _ => None,
+            }));
         }
         need.push(guarded);
     }
@@ -248,88 +264,15 @@ fn guards(
 /// Accesses whose address the skipped path may not have made valid (a constant-bank read
 /// with a register index included).
 fn touches_memory(i: &Inst) -> bool {
-    use Mnemonic as M;
-    if i.mnemonic() == M::LDC {
-        return i
-            .operands
-            .iter()
-            .any(|o| matches!(o, Operand::ConstIndexed { .. }));
-    }
-    matches!(
-        i.mnemonic(),
-        M::LDG
-            | M::LDS
-            | M::LDL
-            | M::LD
-            | M::STG
-            | M::STS
-            | M::STL
-            | M::ST
-            | M::ATOMG
-            | M::ATOMS
-            | M::RED
-            | M::REDG
-    )
+    ir::kind::is_memory_access(i.mnemonic()) || ir::kind::is_indexed_constant_load(i)
 }
 
 /// Instructions whose guarded form means "this, for the lanes whose guard holds": per-lane
 /// arithmetic, conversions, constant and special-register reads, and memory accesses.
 fn predicable(i: &Inst) -> bool {
-    use Mnemonic as M;
+    let m = i.mnemonic();
     !i.is_system_call()
-        && matches!(
-            i.mnemonic(),
-            M::IADD3
-                | M::IMAD
-                | M::LOP3
-                | M::SHF
-                | M::LEA
-                | M::MOV
-                | M::SEL
-                | M::FSEL
-                | M::ISETP
-                | M::FSETP
-                | M::PLOP3
-                | M::FFMA
-                | M::FADD
-                | M::FMUL
-                | M::FMNMX
-                | M::IMNMX
-                | M::IABS
-                | M::PRMT
-                | M::I2FP
-                | M::F2FP
-                | M::FSET
-                | M::HADD2
-                | M::HMUL2
-                | M::HFMA2
-                | M::F2I
-                | M::I2F
-                | M::F2F
-                | M::FRND
-                | M::DADD
-                | M::DMUL
-                | M::DFMA
-                | M::DSETP
-                | M::POPC
-                | M::FLO
-                | M::BREV
-                | M::BMSK
-                | M::SGXT
-                | M::MUFU
-                | M::LDC
-                | M::S2R
-                | M::LDG
-                | M::LDS
-                | M::LDL
-                | M::LD
-                | M::STG
-                | M::STS
-                | M::STL
-                | M::ST
-                | M::ATOMG
-                | M::ATOMS
-                | M::RED
-                | M::REDG
-        )
+        && (ir::kind::is_lane_arithmetic(m)
+            || ir::kind::is_memory_access(m)
+            || matches!(m, Mnemonic::LDC | Mnemonic::S2R))
 }

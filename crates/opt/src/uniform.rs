@@ -172,58 +172,8 @@ fn writes_divergent(f: &Func, i: &Inst, div: &VSet) -> bool {
 fn keeps_uniform(i: &Inst) -> bool {
     use Mnemonic as M;
     match i.mnemonic() {
-        M::IADD3
-        | M::IMAD
-        | M::LOP3
-        | M::SHF
-        | M::LEA
-        | M::MOV
-        | M::SEL
-        | M::FSEL
-        | M::ISETP
-        | M::FSETP
-        | M::PLOP3
-        | M::FFMA
-        | M::FADD
-        | M::FMUL
-        | M::FMNMX
-        | M::IMNMX
-        | M::IABS
-        | M::PRMT
-        | M::I2FP
-        | M::F2FP
-        | M::FSET
-        | M::HADD2
-        | M::HMUL2
-        | M::HFMA2
-        | M::MUFU
-        | M::F2I
-        | M::I2F
-        | M::F2F
-        | M::FRND
-        | M::DADD
-        | M::DMUL
-        | M::DFMA
-        | M::DSETP
-        | M::POPC
-        | M::FLO
-        | M::BREV
-        | M::BMSK
-        | M::SGXT
-        | M::LDC
-        | M::ULDC
-        | M::R2UR
-        | M::S2UR
-        | M::UMOV
-        | M::UIADD3
-        | M::UIMAD
-        | M::ULOP3
-        | M::USHF
-        | M::ULEA
-        | M::USEL
-        | M::UISETP
-        | M::UPLOP3
-        | M::UPRMT => true,
+        m if ir::kind::is_lane_arithmetic(m) || ir::kind::is_uniform_arithmetic(m) => true,
+        M::LDC | M::ULDC | M::R2UR | M::S2UR => true,
         // The block's indices are the same in every lane; every other special register
         // (thread and lane indices, masks, clocks) is not.
         M::S2R => i.operands.iter().all(|o| match o {

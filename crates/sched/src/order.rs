@@ -53,57 +53,8 @@ fn kind(i: &Inst) -> Kind {
     .iter()
     .any(|m| i.op.has(*m));
     match i.mnemonic() {
-        M::IADD3
-        | M::IMAD
-        | M::LOP3
-        | M::SHF
-        | M::LEA
-        | M::MOV
-        | M::SEL
-        | M::FSEL
-        | M::ISETP
-        | M::FSETP
-        | M::PLOP3
-        | M::FFMA
-        | M::FADD
-        | M::FMUL
-        | M::FMNMX
-        | M::IMNMX
-        | M::IABS
-        | M::PRMT
-        | M::I2FP
-        | M::F2FP
-        | M::FSET
-        | M::HADD2
-        | M::HMUL2
-        | M::HFMA2
-        | M::MUFU
-        | M::F2I
-        | M::I2F
-        | M::F2F
-        | M::FRND
-        | M::DADD
-        | M::DMUL
-        | M::DFMA
-        | M::DSETP
-        | M::POPC
-        | M::FLO
-        | M::BREV
-        | M::BMSK
-        | M::SGXT
-        | M::UMOV
-        | M::UIADD3
-        | M::UIMAD
-        | M::ULOP3
-        | M::USHF
-        | M::ULEA
-        | M::USEL
-        | M::UISETP
-        | M::UPLOP3
-        | M::UPRMT
-        | M::ULDC
-        | M::R2UR
-        | M::LDC => Kind::Pure,
+        m if ir::kind::is_lane_arithmetic(m) || ir::kind::is_uniform_arithmetic(m) => Kind::Pure,
+        M::ULDC | M::R2UR | M::LDC => Kind::Pure,
         // Special registers that do not change while a thread runs (clocks and timers do).
         M::S2R | M::S2UR
             if i.operands.iter().all(|o| match o {
@@ -123,19 +74,7 @@ fn kind(i: &Inst) -> Kind {
             Kind::Pure
         }
         M::LDG | M::LDS | M::LD | M::LDL if !strong => Kind::Load,
-        M::LDG
-        | M::LDS
-        | M::LD
-        | M::LDL
-        | M::STG
-        | M::STS
-        | M::ST
-        | M::STL
-        | M::ATOM
-        | M::ATOMG
-        | M::ATOMS
-        | M::RED
-        | M::REDG => Kind::Ordered,
+        m if ir::kind::is_memory_access(m) => Kind::Ordered,
         _ => Kind::Fixed,
     }
 }

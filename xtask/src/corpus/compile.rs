@@ -490,6 +490,8 @@ pub fn run(args: &CorpusArgs) -> Result<(), String> {
     oracle::tool("nvdisasm")?;
     // `-v`: one line per compiled kernel that was not executed, with the reason.
     let verbose = args.rest.iter().any(|a| a == "-v" || a == "--verbose");
+    // `--regs`: one line per compiled kernel that uses more registers than ptxas's cubin.
+    let list_regs = args.rest.iter().any(|a| a == "--regs");
     super::quiet_panics();
     // ptxas's per-file compile times.
     let mut ptxas_ms: HashMap<String, f64> = HashMap::new();
@@ -572,6 +574,8 @@ pub fn run(args: &CorpusArgs) -> Result<(), String> {
                     if let Some(p) = out.ptxas_regs.get(name) {
                         if regs <= p {
                             regs_le += 1;
+                        } else if list_regs {
+                            println!("REGS-ABOVE {rel} {name} kiln={regs} ptxas={p}");
                         }
                         regs_ratio.push(f64::from(*regs) / f64::from((*p).max(1)));
                     }
