@@ -1169,3 +1169,43 @@ fn guarded_testp_is_refused() {
     let out = db::cubin(&db, FileTarget::new(&db, file, target("sm_80")));
     assert!(out.bytes.is_some(), "{:?}", out.diagnostics);
 }
+
+/// If-converted loads read only under their guard take no register outside it: on
+/// `test-data/codegen/ifconv_loop_regs.ptx` (a shared-memory tree sum whose loop body is
+/// predicated) kiln uses no more registers than ptxas 13.0.88. An unguarded add of the loaded
+/// values once kept one of them live around the loop: 11 registers against ptxas's 10.
+#[test]
+fn if_converted_loads_cost_no_register_outside_their_guard() {
+    let Some(bin) = oracle() else {
+        panic!("NVIDIA oracle tools not installed (cargo xtask oracle)");
+    };
+    let path = "../../test-data/codegen/ifconv_loop_regs.ptx";
+    let src = std::fs::read_to_string(path).unwrap();
+    let dir = std::env::temp_dir().join(format!("kiln-ifconv-regs-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (ok, _, err) = tool(
+        &bin.join("ptxas"),
+        &[
+            "-arch=sm_90",
+            "-v",
+            path,
+            "-o",
+            dir.join("k.cubin").to_str().unwrap(),
+        ],
+    );
+    assert!(ok, "{err}");
+    let ptxas_regs: u32 = err
+        .split("Used ")
+        .nth(1)
+        .and_then(|s| s.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap();
+    let mut db = RootDatabase::default();
+    let file = db.add_file(path, src.as_bytes());
+    let kt = kernel_targets(&db, file, &target("sm_90"))[0];
+    let ours = db::kernel_stats(&db, kt).as_ref().unwrap().registers;
+    assert!(
+        ours <= ptxas_regs,
+        "kiln {ours} registers, ptxas {ptxas_regs}"
+    );
+}

@@ -107,20 +107,20 @@ fn a_loop_body_counts_trip_count_times() {
 #[test]
 fn the_table_names_sources_and_variable_classes_only() {
     let rows = parse_rows(LATENCY_TABLE).expect("parses");
-    for sm in ["sm_80", "sm_90"] {
+    for name in ["sm_80", "sm_90"] {
         assert!(
-            latencies(sm).is_some(),
-            "{sm}: needs `default` and `read` rows"
+            latencies(name).is_some(),
+            "{name}: needs `default` and `read` rows"
         );
-        let table = hazard::latency_table(sm).expect("a hazard table");
-        for r in rows.iter().filter(|r| r.sm == sm) {
+        let table = hazard::latency_table(name).expect("a hazard table");
+        for r in rows.iter().filter(|r| name == r.sm) {
             if r.class == "default" || r.class == "read" {
                 continue;
             }
             let info = table.classes.get(&r.class);
             assert!(
                 info.is_some_and(|c| c.variable),
-                "{sm} {}: not a variable class of the hazard table",
+                "{name} {}: not a variable class of the hazard table",
                 r.class
             );
         }
