@@ -60,6 +60,9 @@ impl Cx {
                 ".release" => release = true,
                 ".acquire" => acquire = true,
                 ".cta" | ".gpu" | ".sys" => scope = m.as_str(),
+                // The cluster scope is the GPU's on sm_90 (ptxas 13.0.88: `atom.cluster.or`
+                // is `ATOM.E.OR.STRONG.GPU`, `red.cluster.global.add` `REDG.E.ADD.STRONG.GPU`).
+                ".cluster" if self.target.forms.clusters => scope = m.as_str(),
                 ".add" | ".min" | ".max" | ".inc" | ".dec" | ".and" | ".or" | ".xor" | ".exch"
                 | ".cas" => op = Some(m[1..].to_ascii_uppercase()),
                 ".b32" | ".u32" | ".s32" | ".f32" | ".b64" | ".u64" | ".s64" | ".f64"

@@ -73,11 +73,15 @@ impl Cx {
         let mut scope = "";
         for m in mods {
             match m.as_str() {
-                ".global" | ".shared" | ".local" | ".weak" => {}
+                ".global" | ".shared" | ".shared::cta" | ".local" | ".weak" => {}
                 ".relaxed" => ordered = true,
                 ".acquire" if load => (ordered, acquire) = (true, true),
                 ".release" if !load => (ordered, release) = (true, true),
                 ".cta" | ".gpu" | ".sys" => scope = m.as_str(),
+                // The cluster scope is the GPU's on sm_90 (ptxas 13.0.88:
+                // `ld.relaxed.cluster.global` is `LDG.E.STRONG.GPU`, `st.release.cluster` is
+                // `MEMBAR.ALL.GPU`, `ERRBAR`, `CGAERRBAR`, `ST.E.STRONG.GPU`).
+                ".cluster" if self.target.forms.clusters => scope = m.as_str(),
                 // Volatile: shared accesses are plain LDS/STS, global and generic ones
                 // `.STRONG.SYS` (ptxas's forms).
                 ".volatile" => volatile = true,
@@ -114,6 +118,10 @@ impl Cx {
                 ".s16" => size = Some((2, ".S16")),
                 ".b32" | ".u32" | ".s32" | ".f32" => size = Some((4, "")),
                 ".b64" | ".u64" | ".s64" | ".f64" => size = Some((8, ".64")),
+                // Cache operators on shared memory change nothing: ptxas 13.0.88 writes
+                // plain `LDS`/`STS` for `ld.shared.cg`, `st.shared.cs`, `st.shared.wt`, ...
+                ".ca" | ".cg" | ".cs" | ".lu" | ".cv" | ".wb" | ".wt"
+                    if space == MemSpace::Shared => {}
                 other => return Err(unsupported(node, format!("ld/st modifier {other}"))),
             }
         }

@@ -117,14 +117,19 @@ impl Cx {
         for (i, s) in row.srcs.iter().enumerate() {
             let r = match s {
                 // The template tests a word against zero (ptxas's probe loaded the predicate
-                // as one): 1 where the predicate holds, 0 elsewhere.
+                // as one): 1 where the predicate holds, 0 elsewhere, as `SEL t, RZ, 0x1, !p`
+                // (SEL's first source is a register; its second takes the immediate).
                 Shape::Pred => {
-                    let p = self.pred_src(&ops[i + 1])?;
+                    // pred_src gives a predicate register (PT for a literal), negated below.
+                    let mut p = self.pred_src(&ops[i + 1])?;
+                    if let ir::Operand::Reg { not, .. } = &mut p {
+                        *not = !*not;
+                    }
                     let t = Reg::v(self.tmp(1), 1);
                     let guard = self.guard.take();
                     self.push(ir::Inst::new(
                         op!("SEL"),
-                        vec![ir::Operand::r(t), ir::Operand::Imm(1), ir::Operand::rz(), p],
+                        vec![ir::Operand::r(t), ir::Operand::rz(), ir::Operand::Imm(1), p],
                         vec![0],
                     ));
                     self.guard = guard;

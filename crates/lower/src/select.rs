@@ -87,7 +87,7 @@ impl Cx {
             "ld" | "st" if has(".global") => {
                 self.ld_st(node, mods, ops, opcode == "ld", MemSpace::Global)
             }
-            "ld" | "st" if has(".shared") => {
+            "ld" | "st" if has(".shared") || has(".shared::cta") => {
                 self.ld_st(node, mods, ops, opcode == "ld", MemSpace::Shared)
             }
             "ld" | "st" if has(".local") => {
