@@ -13,21 +13,21 @@
 //! Scopes `.cta`/`.gpu`/`.sys` select `.STRONG.SM/.GPU/.SYS`; `.release`/`.acquire`/
 //! `.acq_rel` put the scope's `fence.acq_rel` sequence before and/or after the atomic. ptxas aggregates atomics on warp-uniform addresses (`REDUX` + one
 //! thread); kiln issues one per thread. Forms kiln's SASS tables lack fail at encoding.
-//! * shared `add` of `.f32`/`.f64`/`.u64`/`.s64`: ptxas's compare-and-swap loop
-//!   ([`Cx::shared_add_loop`]).
+//! * shared `add` of `.f32`/`.f64`/`.u64`/`.s64`, and `and`/`or`/`xor`/`min`/`max`/`exch` of
+//!   64-bit integers: ptxas's compare-and-swap loop ([`Cx::shared_rmw_loop`]).
 //!
-//! * generic `add` of `.f32`/`.f64`/`.u64`: a `QSPC.E.S` test, then the shared loop on the
-//!   shared address or the generic `ATOM.E.ADD...` ([`Cx::generic_add`]).
+//! * generic `add` of `.f32`/`.f64`/`.u64`, and `and`/`or`/`xor`/`min`/`max`/`exch` of 64-bit
+//!   integers: a `QSPC.E.S` test, then the shared loop on the shared address or the generic
+//!   `ATOM.E.OP...` ([`Cx::generic_rmw`]).
 //!
 //! * `.noftz` half-precision adds on global memory: `ATOMG.E.ADD.F16x2.RN` /
 //!   `RED[G].E.ADD.BF16x2.RN`; sm_90's vector adds (`.v2/.v4` of f32, f16x2, bf16x2):
 //!   `ATOMG.E.ADD.F32x4.FTZ.RN`, `.F16x8.RN`, ... ([`Cx::vector_atom`]); `.L2::cache_hint`'s
 //!   policy is dropped (a hint).
 //!
-//! Refused: 64-bit `cas`; 64-bit and float generic atomics other than `add` (ptxas adds a
-//! shared-window fallback); float and 64-bit shared atomics other than `add` (more
-//! compare-and-swap loops); scalar f16/bf16 atomics and half atomics off global memory
-//! (compare-and-swap loops in ptxas's code).
+//! Refused: 64-bit `cas`; float atomics other than `add` off global memory, and 64-bit
+//! generic or shared `inc`/`dec` (more compare-and-swap loops); scalar f16/bf16 atomics and
+//! half atomics off global memory (compare-and-swap loops in ptxas's code).
 
 use ir::{Inst, Opcode, Operand, Reg, op};
 use syntax::SyntaxNode;
@@ -144,15 +144,21 @@ impl Cx {
             ));
         }
         // ptxas builds float and 64-bit arithmetic shared atomics from compare-and-swap
-        // loops; kiln does the same for `add` ([`Cx::shared_add_loop`]).
-        let add_loop = shared && op == "ADD" && (float || words == 2);
+        // loops; kiln does the same for `add` and the 64-bit logic, min/max and exchange
+        // ([`Cx::shared_rmw_loop`]). Shared 64-bit `exch` outside a generic address is
+        // `ATOMS.EXCH.64` (below).
+        let looped = (op == "ADD" && (float || words == 2))
+            || (words == 2
+                && !float
+                && matches!(op.as_str(), "AND" | "OR" | "XOR" | "MIN" | "MAX" | "EXCH"));
+        let add_loop = shared && looped && op != "EXCH";
         if shared && (float || (words == 2 && !matches!(op.as_str(), "EXCH" | "CAS"))) && !add_loop
         {
             return Err(unsupported(node, "this atomic on shared memory"));
         }
         // ptxas gives these a path for shared-window addresses (QSPC); kiln does the same
-        // for `add` ([`Cx::generic_add`]).
-        let generic_add = space == MemSpace::Generic && op == "ADD" && (float || words == 2);
+        // ([`Cx::generic_rmw`]).
+        let generic_add = space == MemSpace::Generic && looped;
         if space == MemSpace::Generic && (float || words == 2) && !generic_add {
             return Err(unsupported(
                 node,
@@ -233,10 +239,10 @@ impl Cx {
                 self.fence(node, "fence", &fence_mods)?;
             }
             let old = if add_loop {
-                self.shared_add_loop(ty, words, mem, b)
+                self.shared_rmw_loop(&op, ty, words, mem, b)
             } else {
                 let atom = sass_op(node, &format!("ATOM.E.{op}{suffix}.STRONG.{strong}"))?;
-                self.generic_add(atom, ty, words, mem, b, implicit)
+                self.generic_rmw(atom, &op, ty, words, mem, b, implicit)
             };
             if acquire {
                 self.fence(node, "fence", &fence_mods)?;
@@ -327,15 +333,18 @@ impl Cx {
         Ok(())
     }
 
-    /// A generic-address `add` of a float or 64-bit integer: `QSPC.E.S` tells a shared-window
-    /// address, which takes the shared compare-and-swap loop ([`Cx::shared_add_loop`]) on
-    /// its shared address; any other address takes the generic `atom` (`ATOM.E.ADD...`).
+    /// A generic-address `add` of a float or 64-bit integer, or a 64-bit `and`/`or`/`xor`/
+    /// `min`/`max`/`exch`: `QSPC.E.S` tells a shared-window address, which takes the shared
+    /// compare-and-swap loop ([`Cx::shared_rmw_loop`]) on its shared address; any other
+    /// address takes the generic `atom` (`ATOM.E.OP...`).
     /// ptxas 13.0.88 instead tries the generic atomic first and reads its predicate result
     /// (set when the hardware performed it) before falling back by space; both reach the
     /// same memory operation for global and shared addresses (PTX allows no others).
-    fn generic_add(
+    #[allow(clippy::too_many_arguments)]
+    fn generic_rmw(
         &mut self,
         atom: Opcode,
+        op: &str,
         ty: &str,
         words: u8,
         mem: Operand,
@@ -411,7 +420,8 @@ impl Cx {
         self.push(Inst::new(op!("BRA"), vec![Operand::Label(done)], vec![]));
         self.start_block(shared_path);
         let sa = self.shared_of_generic(a);
-        let old = self.shared_add_loop(
+        let old = self.shared_rmw_loop(
+            op,
             ty,
             words,
             Operand::Mem {
@@ -429,13 +439,15 @@ impl Cx {
         result
     }
 
-    /// A shared-memory `add` of a float or 64-bit integer as ptxas 13.0.88 makes it (sm_80,
-    /// sm_90): a loop of `LDS` of the old value, the sum, `ATOMS.CAST.SPIN[.64]` storing it
-    /// only if the word still holds the old value (result 1 if it did), `ISETP` and a branch
-    /// back. The old value is the atomic's result. `add.f32` uses `FADD.FTZ` (PTX flushes
+    /// A shared-memory read-modify-write as ptxas 13.0.88 makes it (sm_80, sm_90) for `add`
+    /// of a float or 64-bit integer and the 64-bit logic, min/max and exchange: a loop of
+    /// `LDS` of the old value, the new value (`FADD`/`DADD`/a 64-bit add; `LOP3.LUT` per
+    /// word; an `ISETP` pair and `SEL`s; `b` itself), `ATOMS.CAST.SPIN[.64]` storing it only
+    /// if the word still holds the old value (result 1 if it did), `ISETP` and a branch back.
+    /// The old value is the atomic's result. `add.f32` uses `FADD.FTZ` (PTX flushes
     /// `atom.add.f32`'s subnormal inputs and results; ptxas's loop uses a plain `FADD`).
     /// A guarded atomic branches around the loop.
-    fn shared_add_loop(&mut self, ty: &str, words: u8, mem: Operand, b: Reg) -> ir::VReg {
+    fn shared_rmw_loop(&mut self, op: &str, ty: &str, words: u8, mem: Operand, b: Reg) -> ir::VReg {
         use ir::Guard;
         let guard = self.guard.take();
         let skip = guard.map(|g| self.skip_unless(g));
@@ -451,13 +463,88 @@ impl Cx {
             op!("LDS")
         };
         self.push(Inst::new(load, vec![Operand::r(o), mem.clone()], vec![0]));
-        match ty {
-            ".f32" => self.push(Inst::new(
+        match (op, ty) {
+            ("AND" | "OR" | "XOR", _) => {
+                let lut = match op {
+                    "AND" => 0xc0,
+                    "OR" => 0xfc,
+                    _ => 0x3c,
+                };
+                for k in 0..2 {
+                    self.push(Inst::new(
+                        op!("LOP3.LUT"),
+                        vec![
+                            Operand::r(Reg::part(new, k)),
+                            Operand::r(Reg::part(old, k)),
+                            Operand::r(crate::sub(b, k)),
+                            Operand::rz(),
+                            Operand::Hex(lut),
+                            Operand::not(Reg::Zero(ir::Class::P)),
+                        ],
+                        vec![0],
+                    ));
+                }
+            }
+            ("MIN" | "MAX", _) => {
+                // `old < b` over 64 bits (the high words signed for `.s64`), then each word
+                // from `old` or `b`.
+                let p = Reg::v(self.ptmp(), 1);
+                self.push(Inst::new(
+                    op!("ISETP.LT.U32.AND"),
+                    vec![
+                        Operand::r(p),
+                        Operand::pt(),
+                        Operand::r(Reg::part(old, 0)),
+                        Operand::r(crate::sub(b, 0)),
+                        Operand::pt(),
+                    ],
+                    vec![0],
+                ));
+                self.push(Inst::new(
+                    if ty == ".s64" {
+                        op!("ISETP.LT.AND.EX")
+                    } else {
+                        op!("ISETP.LT.U32.AND.EX")
+                    },
+                    vec![
+                        Operand::r(p),
+                        Operand::pt(),
+                        Operand::r(Reg::part(old, 1)),
+                        Operand::r(crate::sub(b, 1)),
+                        Operand::pt(),
+                        Operand::r(p),
+                    ],
+                    vec![0],
+                ));
+                let (if_less, otherwise) = if op == "MIN" { (o, b) } else { (b, o) };
+                for k in 0..2 {
+                    self.push(Inst::new(
+                        op!("SEL"),
+                        vec![
+                            Operand::r(Reg::part(new, k)),
+                            Operand::r(crate::sub(if_less, k)),
+                            Operand::r(crate::sub(otherwise, k)),
+                            Operand::r(p),
+                        ],
+                        vec![0],
+                    ));
+                }
+            }
+            ("EXCH", _) => {
+                for k in 0..words {
+                    self.push(Inst::new(
+                        op!("MOV"),
+                        vec![Operand::r(Reg::part(new, k)), Operand::r(crate::sub(b, k))],
+                        vec![0],
+                    ));
+                }
+            }
+            (_, ".f32") => self.push(Inst::new(
                 op!("FADD.FTZ"),
                 vec![Operand::r(n), Operand::r(o), Operand::r(b)],
                 vec![0],
             )),
-            ".f64" => self.push(Inst::new(
+            (_, ".f64") => self.push(Inst::new(
                 op!("DADD"),
                 vec![Operand::r(n), Operand::r(o), Operand::r(b)],
                 vec![0],
