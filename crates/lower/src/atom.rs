@@ -25,7 +25,7 @@
 //!   `ATOMG.E.ADD.F32x4.FTZ.RN`, `.F16x8.RN`, ... ([`Cx::vector_atom`]); `.L2::cache_hint`'s
 //!   policy is dropped (a hint).
 //!
-//! Refused: 64-bit `cas`; float atomics other than `add` off global memory, and 64-bit
+//! Refused: 64-bit `cas` on generic addresses; float atomics other than `add` off global memory, and 64-bit
 //! generic or shared `inc`/`dec` (more compare-and-swap loops); scalar f16/bf16 atomics and
 //! half atomics off global memory (compare-and-swap loops in ptxas's code).
 
@@ -165,8 +165,9 @@ impl Cx {
                 "64-bit or floating-point generic atomics other than add",
             ));
         }
-        if cas && words == 2 {
-            return Err(unsupported(node, "64-bit atom.cas"));
+        if cas && words == 2 && space == MemSpace::Generic {
+            // ptxas adds a local-window fallback (`LD`, `SEL`s, `ST`) behind the generic one.
+            return Err(unsupported(node, "64-bit atom.cas on a generic address"));
         }
         let desc_operand = self.target.forms.desc_operand;
         let addr_i = usize::from(!is_red);
@@ -254,8 +255,34 @@ impl Cx {
             return Ok(());
         }
         // `cas` reads its compare and new values from one aligned register pair (`Rb`,
-        // `Rb+1`), as ptxas always allocates them.
-        let (b, c) = if cas {
+        // `Rb+1`), as ptxas always allocates them; the 64-bit one from an aligned quad (`Rb`,
+        // `Rb+2` as printed: `ATOMG.E.CAS.64.STRONG.GPU PT, R4, [R2], R12, R14`).
+        let (b, c) = if cas && words == 2 {
+            let c = self.reg_src(&ops[val_i + 1], words)?;
+            let quad = self.tmp(4);
+            for (k, src) in [
+                crate::sub(b, 0),
+                crate::sub(b, 1),
+                crate::sub(c, 0),
+                crate::sub(c, 1),
+            ]
+            .into_iter()
+            .enumerate()
+            {
+                self.push(Inst::new(
+                    op!("MOV"),
+                    vec![Operand::r(Reg::part(quad, k as u8)), Operand::r(src)],
+                    vec![0],
+                ));
+            }
+            implicit.push(Reg::v(quad, 4));
+            let half = |part| Reg::Virt {
+                vreg: quad,
+                part,
+                width: 2,
+            };
+            (half(0), Some(half(2)))
+        } else if cas {
             let c = self.reg_src(&ops[val_i + 1], words)?;
             let pair = self.tmp(2);
             self.push(Inst::new(
