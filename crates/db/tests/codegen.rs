@@ -65,6 +65,7 @@ const EXAMPLES: &[&str] = &[
     "../../test-data/devrt/graph_conditional.ptx",
     "../../test-data/codegen/atom_shared_loop.ptx",
     "../../test-data/codegen/generic_atom.ptx",
+    "../../test-data/codegen/atom64_loops.ptx",
     "../../test-data/codegen/mulhi64.ptx",
     "../../test-data/codegen/texture.ptx",
     "../../test-data/codegen/half2.ptx",
