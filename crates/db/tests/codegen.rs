@@ -66,6 +66,8 @@ const EXAMPLES: &[&str] = &[
     "../../test-data/codegen/atom_shared_loop.ptx",
     "../../test-data/codegen/generic_atom.ptx",
     "../../test-data/codegen/atom64_loops.ptx",
+    "../../test-data/codegen/carry.ptx",
+    "../../test-data/codegen/carry_add_sub.ptx",
     "../../test-data/codegen/mulhi64.ptx",
     "../../test-data/codegen/texture.ptx",
     "../../test-data/codegen/half2.ptx",
@@ -130,6 +132,7 @@ const ALSO_AGAINST_PTXAS: &[&str] = &[
     "../../test-data/codegen/abs_neg.ptx",
     "../../test-data/codegen/testp.ptx",
     "../../test-data/codegen/bfi_fold.ptx",
+    "../../test-data/codegen/carry_add_sub.ptx",
 ];
 
 fn refused(path: &str, sm: &str) -> bool {

@@ -24,6 +24,7 @@ mod atom;
 mod bitfield;
 mod bits;
 mod call;
+mod carry;
 mod compare;
 mod convert;
 mod cvt_table;
@@ -289,6 +290,9 @@ struct Cx {
     frame_align: u32,
     /// An acquire load was just emitted: `CCTL.IVALL` follows it ([`Cx::finish_acquire`]).
     pending_acquire: bool,
+    /// The carry flag `CC.CF` of `add.cc`/`addc` and friends, a predicate made on first use
+    /// (`carry.rs`).
+    carry: Option<VReg>,
     /// Module-scope shared names on sm_90, refused where used.
     needs_shared_base: bool,
     /// CTA barriers the kernel uses (EIATTR_NUM_BARRIERS): the highest immediate id + 1, 16
@@ -411,6 +415,7 @@ pub fn lower_kernel(
         frame_size: 0,
         frame_align: 1,
         pending_acquire: false,
+        carry: None,
         needs_shared_base: false,
         num_barriers: 0,
         reserved_smem: ReservedSmemUse::default(),

@@ -266,6 +266,11 @@ impl Cx {
                 let d = self.dst(&ops[0], 2)?;
                 self.copy(node, d, &ops[1], 2)
             }
+            // Carry chains (`carry.rs`).
+            "add" | "sub" if has(".cc") => self.add_carry(node, opcode == "sub", false, mods, ops),
+            "addc" | "subc" => self.add_carry(node, opcode == "subc", true, mods, ops),
+            "mad" if has(".cc") => self.mad_carry(node, false, mods, ops),
+            "madc" => self.mad_carry(node, true, mods, ops),
             "add" | "sub" => self.add_sub(node, opcode == "sub", mods, ops),
             "mul" => self.mul(node, mods, ops),
             "mad" => self.mad(node, mods, ops),
