@@ -70,6 +70,9 @@ impl Cx {
             }
         };
         let bool_op = if bool_op.is_empty() { "AND" } else { bool_op };
+        if let Some(half) = mods.last().map(String::as_str).and_then(HalfType::of) {
+            return self.setp_half(node, half, mods, ops, dst, bool_op, combine);
+        }
         let ty = Self::ty_of(node, mods)?;
         let cmp = mods.first().map(String::as_str).unwrap_or("");
         let p = match dst {
@@ -337,6 +340,123 @@ impl Cx {
             op,
             vec![Operand::r(d), Operand::r(a), Operand::r(b), sel],
             vec![0],
+        ));
+        Ok(())
+    }
+}
+
+/// The half-precision types of `setp` (`HSETP2`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct HalfType {
+    bf16: bool,
+    pair: bool,
+}
+
+impl HalfType {
+    fn of(m: &str) -> Option<HalfType> {
+        Some(match m {
+            ".f16" => HalfType {
+                bf16: false,
+                pair: false,
+            },
+            ".f16x2" => HalfType {
+                bf16: false,
+                pair: true,
+            },
+            ".bf16" => HalfType {
+                bf16: true,
+                pair: false,
+            },
+            ".bf16x2" => HalfType {
+                bf16: true,
+                pair: true,
+            },
+            _ => return None,
+        })
+    }
+}
+
+/// The SASS condition of a float comparison modifier.
+fn float_condition(cmp: &str) -> Option<&'static str> {
+    Some(match cmp {
+        ".eq" => "EQ",
+        ".ne" => "NE",
+        ".lt" => "LT",
+        ".le" => "LE",
+        ".gt" => "GT",
+        ".ge" => "GE",
+        ".equ" => "EQU",
+        ".neu" => "NEU",
+        ".ltu" => "LTU",
+        ".leu" => "LEU",
+        ".gtu" => "GTU",
+        ".geu" => "GEU",
+        ".num" => "NUM",
+        ".nan" => "NAN",
+        _ => return None,
+    })
+}
+
+impl Cx {
+    /// `setp.cmp[.ftz][.bool].{f16,bf16} p, a, b[, c]` and the `x2` forms with `p|q`, as
+    /// ptxas 13.0.88 writes them: `HSETP2.NE.AND P0, P1, R4, R5, PT` for a pair (`p` the low
+    /// halves' comparison, `q` the high halves'); for a scalar (the value in the low half of
+    /// its register) ptxas writes `HSETP2[.BF16_V2].GT[.FTZ].AND P0, PT, R2.H0_H0, R3.H0_H0,
+    /// PT`, selector forms the learned tables know for a few comparisons only, so kiln writes
+    /// the pair form `P0, PT, R2, R3, PT`: the low halves meet in the first result either way,
+    /// and the high halves' result (of unspecified bits) goes to `PT`.
+    #[allow(clippy::too_many_arguments)]
+    fn setp_half(
+        &mut self,
+        node: &SyntaxNode,
+        half: HalfType,
+        mods: &[String],
+        ops: &[ast::Operand],
+        dst: Option<Reg>,
+        bool_op: &str,
+        combine: Operand,
+    ) -> Result<(), LowerError> {
+        let cmp = mods.first().map(String::as_str).unwrap_or("");
+        let c = float_condition(cmp)
+            .ok_or_else(|| unsupported(node, format!("setp comparison {cmp}")))?;
+        let mut ftz = false;
+        for m in &mods[1..mods.len() - 1] {
+            match m.as_str() {
+                ".ftz" if !half.bf16 => ftz = true,
+                other => return Err(unsupported(node, format!("setp modifier {other}"))),
+            }
+        }
+        let (p, q) = match (&ops[0], half.pair) {
+            (ast::Operand::Binary(b), true) if b.op().is_some_and(|t| t.text() == "|") => {
+                let lhs = b
+                    .lhs()
+                    .ok_or_else(|| unsupported(node, "setp destination pair"))?;
+                let rhs = b
+                    .rhs()
+                    .ok_or_else(|| unsupported(node, "setp destination pair"))?;
+                (self.pred_dst(&lhs)?, Operand::r(self.pred_dst(&rhs)?))
+            }
+            (_, true) => return Err(unsupported(node, "setp of a pair without `p|q`")),
+            (_, false) => {
+                let p = match dst {
+                    Some(p) => p,
+                    None => self.pred_dst(&ops[0])?,
+                };
+                (p, Operand::pt())
+            }
+        };
+        let a = self.reg_src(&ops[1], 1)?;
+        let b = self.reg_src(&ops[2], 1)?;
+        let op = format!(
+            "HSETP2{}.{c}{}.{bool_op}",
+            if half.bf16 { ".BF16_V2" } else { "" },
+            if ftz { ".FTZ" } else { "" }
+        );
+        let defs = if half.pair { vec![0, 1] } else { vec![0] };
+        self.push(Inst::new(
+            sass_op(node, &op)?,
+            vec![Operand::r(p), q, Operand::r(a), Operand::r(b), combine],
+            defs,
         ));
         Ok(())
     }
