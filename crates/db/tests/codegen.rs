@@ -68,6 +68,7 @@ const EXAMPLES: &[&str] = &[
     "../../test-data/codegen/atom64_loops.ptx",
     "../../test-data/codegen/carry.ptx",
     "../../test-data/codegen/carry_add_sub.ptx",
+    "../../test-data/codegen/setp_half.ptx",
     "../../test-data/codegen/mulhi64.ptx",
     "../../test-data/codegen/texture.ptx",
     "../../test-data/codegen/half2.ptx",
