@@ -66,6 +66,7 @@ const EXAMPLES: &[&str] = &[
     "../../test-data/codegen/atom_shared_loop.ptx",
     "../../test-data/codegen/generic_atom.ptx",
     "../../test-data/codegen/atom64_loops.ptx",
+    "../../test-data/codegen/atom16.ptx",
     "../../test-data/codegen/carry.ptx",
     "../../test-data/codegen/carry_add_sub.ptx",
     "../../test-data/codegen/setp_half.ptx",

@@ -25,14 +25,19 @@
 //!   `ATOMG.E.ADD.F32x4.FTZ.RN`, `.F16x8.RN`, ... ([`Cx::vector_atom`]); `.L2::cache_hint`'s
 //!   policy is dropped (a hint).
 //!
-//! Refused: 64-bit `cas` on generic addresses; float atomics other than `add` off global memory, and 64-bit
-//! generic or shared `inc`/`dec` (more compare-and-swap loops); scalar f16/bf16 atomics and
-//! half atomics off global memory (compare-and-swap loops in ptxas's code).
+//! * 16-bit `cas` and scalar `.f16`/`.bf16` `add` on global and shared memory: compare-and-swap
+//!   loops on the word holding the half ([`Cx::sub_word_atom`], `atom_sub.rs`).
+//!
+//! Refused: 64-bit `cas` and 16-bit atomics on generic addresses; float atomics other than
+//! `add` off global memory, and 64-bit generic or shared `inc`/`dec` (more compare-and-swap
+//! loops); `.f16x2`/`.bf16x2` atomics off global memory (compare-and-swap loops in ptxas's
+//! code).
 
 use ir::{Inst, Opcode, Operand, Reg, op};
 use syntax::SyntaxNode;
 use syntax::ast::{self, AstNode};
 
+use crate::atom_sub::SubWord;
 use crate::{Cx, LowerError, MemSpace, Ty, desc_reg, malformed, sass_op, unsupported};
 
 impl Cx {
@@ -66,7 +71,7 @@ impl Cx {
                 ".add" | ".min" | ".max" | ".inc" | ".dec" | ".and" | ".or" | ".xor" | ".exch"
                 | ".cas" => op = Some(m[1..].to_ascii_uppercase()),
                 ".b32" | ".u32" | ".s32" | ".f32" | ".b64" | ".u64" | ".s64" | ".f64"
-                | ".f16x2" | ".bf16x2" | ".f16" | ".bf16" => ty = Some(m.as_str()),
+                | ".f16x2" | ".bf16x2" | ".f16" | ".bf16" | ".b16" => ty = Some(m.as_str()),
                 // Half-precision adds keep subnormals (`.noftz`, required by PTX for them).
                 ".noftz" => noftz = true,
                 // The L2 cache policy operand: a hint, dropped (the default descriptor).
@@ -100,6 +105,21 @@ impl Cx {
         if half && !noftz {
             return Err(malformed(node, "half-precision atomics need .noftz"));
         }
+        // 16-bit atomics: compare-and-swap loops on the word holding the half (`atom_sub.rs`).
+        let sub_word = match (op.as_str(), ty) {
+            ("ADD", ".f16") => Some(SubWord::AddF16),
+            ("ADD", ".bf16") => {
+                // Its add is `HADD2.BF16_V2`: sm_90's.
+                sass_op(node, "HADD2.BF16_V2")?;
+                Some(SubWord::AddBf16)
+            }
+            ("CAS", ".b16") => Some(SubWord::Cas),
+            (_, ".b16") => return Err(unsupported(node, "this 16-bit atomic")),
+            _ => None,
+        };
+        if sub_word.is_some() && space == MemSpace::Generic {
+            return Err(unsupported(node, "16-bit atomics on generic addresses"));
+        }
         if noftz && !half {
             return Err(malformed(node, ".noftz applies to half-precision atomics"));
         }
@@ -123,6 +143,7 @@ impl Cx {
             // scalar f16/bf16 adds are compare-and-swap loops (refused).
             ("ADD", ".f16x2") => ".F16x2.RN",
             ("ADD", ".bf16x2") => ".BF16x2.RN",
+            _ if sub_word.is_some() => "",
             (_, ".f16" | ".bf16") => {
                 return Err(unsupported(node, "scalar f16/bf16 atomics"));
             }
@@ -136,7 +157,7 @@ impl Cx {
             _ => "",
         };
         let shared = space == MemSpace::Shared;
-        if half && space != MemSpace::Global {
+        if half && sub_word.is_none() && space != MemSpace::Global {
             // ptxas builds these from compare-and-swap loops on shared-window addresses.
             return Err(unsupported(
                 node,
@@ -235,6 +256,25 @@ impl Cx {
         // atomic (ptxas emits the release half before — MEMBAR.ALL.<scope>, ERRBAR — and
         // CCTL.IVALL after at .gpu; the full fence on both sides is at least as strong).
         let fence_mods = [".acq_rel".to_string(), scope.to_string()];
+        if let Some(kind) = sub_word {
+            let c = if cas {
+                Some(self.reg_src(&ops[val_i + 1], 1)?)
+            } else {
+                None
+            };
+            if release {
+                self.fence(node, "fence", &fence_mods)?;
+            }
+            let old = self.sub_word_atom(kind, space, mem, b, c, implicit)?;
+            if acquire {
+                self.fence(node, "fence", &fence_mods)?;
+            }
+            if !is_red {
+                let d = self.dst(&ops[0], 1)?;
+                self.copy_words(d, old, 1);
+            }
+            return Ok(());
+        }
         if add_loop || generic_add {
             if release {
                 self.fence(node, "fence", &fence_mods)?;

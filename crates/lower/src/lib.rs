@@ -21,6 +21,7 @@
 
 mod arith;
 mod atom;
+mod atom_sub;
 mod bitfield;
 mod bits;
 mod call;

@@ -146,6 +146,8 @@ impl Cx {
             "mul" => has(".lo"),
             "div" | "rem" => mods.len() == 1,
             "setp" => true,
+            // `atom.cas.b16` (`atom_sub.rs`).
+            "atom" => has(".cas"),
             _ => false,
         };
         (!ok).then(|| unsupported(node, format!("{opcode} of a 16-bit type")))

@@ -458,6 +458,16 @@ impl Rewriter<'_> {
                     abs,
                     sel,
                 } => {
+                    // A word of a register group the instruction reads whole (`CAS`'s compare
+                    // and new values, an aligned pair or quad as ptxas allocates them: the
+                    // group is an implicit use) stays in its group.
+                    let grouped = matches!(reg, Reg::Virt { vreg, .. }
+                    if inst.implicit_uses.iter().any(|r| {
+                        matches!(r, Reg::Virt { vreg: v, width, .. } if *v == vreg && *width > 1)
+                    }));
+                    if grouped {
+                        continue;
+                    }
                     let reg = Self::resolve_copy(f, facts, reg);
                     inst.operands[k] = Operand::Reg {
                         reg,
