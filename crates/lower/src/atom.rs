@@ -25,10 +25,11 @@
 //!   `ATOMG.E.ADD.F32x4.FTZ.RN`, `.F16x8.RN`, ... ([`Cx::vector_atom`]); `.L2::cache_hint`'s
 //!   policy is dropped (a hint).
 //!
-//! * 16-bit `cas` and scalar `.f16`/`.bf16` `add` on global and shared memory: compare-and-swap
-//!   loops on the word holding the half ([`Cx::sub_word_atom`], `atom_sub.rs`).
+//! * 16-bit `cas` and scalar `.f16`/`.bf16` `add` on global, shared and generic addresses:
+//!   compare-and-swap loops on the word holding the half ([`Cx::sub_word_atom`],
+//!   `atom_sub.rs`).
 //!
-//! Refused: 64-bit `cas` and 16-bit atomics on generic addresses; float atomics other than
+//! Refused: 64-bit `cas` on generic addresses; float atomics other than
 //! `add` off global memory, and 64-bit generic or shared `inc`/`dec` (more compare-and-swap
 //! loops); `.f16x2`/`.bf16x2` atomics off global memory (compare-and-swap loops in ptxas's
 //! code).
@@ -117,9 +118,6 @@ impl Cx {
             (_, ".b16") => return Err(unsupported(node, "this 16-bit atomic")),
             _ => None,
         };
-        if sub_word.is_some() && space == MemSpace::Generic {
-            return Err(unsupported(node, "16-bit atomics on generic addresses"));
-        }
         if noftz && !half {
             return Err(malformed(node, ".noftz applies to half-precision atomics"));
         }
@@ -265,7 +263,7 @@ impl Cx {
             if release {
                 self.fence(node, "fence", &fence_mods)?;
             }
-            let old = self.sub_word_atom(kind, space, mem, b, c, implicit)?;
+            let old = self.sub_word_atom(node, kind, space, strong, mem, b, c, implicit)?;
             if acquire {
                 self.fence(node, "fence", &fence_mods)?;
             }

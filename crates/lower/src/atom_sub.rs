@@ -1,4 +1,4 @@
-//! 16-bit atomics on global and shared memory: `atom.cas.b16` and `atom.add.noftz.f16`/`.bf16`
+//! 16-bit atomics on global, shared and generic addresses: `atom.cas.b16` and `atom.add.noftz.f16`/`.bf16`
 //! (and the `red` form of the add). The hardware's atomics work on 32-bit words, so ptxas
 //! 13.0.88 writes each as a compare-and-swap loop on the aligned word that holds the half
 //! (checked with nvdisasm on sm_90): load the word, build the new word with the half replaced,
@@ -14,8 +14,9 @@
 //! The result is the half of the last word the `CAS` returned.
 
 use ir::{Guard, Inst, Operand, Reg, VReg, op};
+use syntax::SyntaxNode;
 
-use crate::{Cx, LowerError, MemSpace};
+use crate::{Cx, LowerError, MemSpace, sass_op};
 
 /// What the loop does to its half.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -30,10 +31,13 @@ impl Cx {
     /// The loop on the word holding the half `mem` addresses (`mem`'s base a 64-bit register
     /// for global memory, a 32-bit one for shared). `b` is the addend or the compared value,
     /// `c` the value swapped in; the result holds the old half in its low 16 bits.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn sub_word_atom(
         &mut self,
+        node: &SyntaxNode,
         kind: SubWord,
         space: MemSpace,
+        strong: &str,
         mem: Operand,
         b: Reg,
         c: Option<Reg>,
@@ -42,7 +46,10 @@ impl Cx {
         let Operand::Mem { base, offset, .. } = mem else {
             unreachable!("a memory operand")
         };
-        let global = space == MemSpace::Global;
+        // Global and generic addresses take the same loop (`LD.E`, `ATOM.E.CAS` for a generic
+        // one, as ptxas writes it).
+        let global = space != MemSpace::Shared;
+        let generic = space == MemSpace::Generic;
         let guard = self.guard.take();
         let skip = guard.map(|g| self.skip_unless(g));
         // The word's address: the half's with bit 1 cleared (a half is 2-aligned).
@@ -111,7 +118,7 @@ impl Cx {
         // A plain load, as ptxas's: a stale word only makes the first `CAS` fail.
         let load = if global {
             Inst::new(
-                op!("LDG.E"),
+                if generic { op!("LD.E") } else { op!("LDG.E") },
                 vec![
                     Operand::r(Reg::v(old, 1)),
                     Operand::Mem {
@@ -177,8 +184,9 @@ impl Cx {
         let got = self.tmp(1);
         let g = Reg::v(got, 1);
         let mut cas = if global {
+            let name = if generic { "ATOM" } else { "ATOMG" };
             Inst::new(
-                op!("ATOMG.E.CAS.STRONG.GPU"),
+                sass_op(node, &format!("{name}.E.CAS.STRONG.{strong}"))?,
                 vec![
                     Operand::pt(),
                     Operand::r(g),
