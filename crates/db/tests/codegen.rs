@@ -67,6 +67,7 @@ const EXAMPLES: &[&str] = &[
     "../../test-data/codegen/generic_atom.ptx",
     "../../test-data/codegen/atom64_loops.ptx",
     "../../test-data/codegen/atom16.ptx",
+    "../../test-data/codegen/packed16.ptx",
     "../../test-data/codegen/carry.ptx",
     "../../test-data/codegen/carry_add_sub.ptx",
     "../../test-data/codegen/setp_half.ptx",
@@ -92,13 +93,15 @@ const EXAMPLES: &[&str] = &[
 ];
 
 /// The examples every SM before sm_90 refuses (their PTX needs sm_90: `griddepcontrol`,
-/// `bf16x2` arithmetic, cluster registers, vector atomics, `elect.sync`).
+/// `bf16x2` arithmetic, cluster registers, vector atomics, `elect.sync`, packed 16-bit
+/// integers).
 const NEEDS_SM90: &[&str] = &[
     "griddep.ptx",
     "half2_bf16.ptx",
     "special_regs_cluster.ptx",
     "atom_vector.ptx",
     "elect_fence.ptx",
+    "packed16.ptx",
 ];
 
 /// Every SM kiln generates code for (`target::Profile`).

@@ -101,3 +101,51 @@ impl Cx {
         })())
     }
 }
+
+impl Cx {
+    /// Packed 16-bit integers (sm_90): `add.{u16x2,s16x2}` → `VIADD.16x2 d, a, b`;
+    /// `min`/`max[.relu].{u16x2,s16x2}` → `VIMNMX.{U16x2,S16x2}[.RELU] d, a, b, PT` (min) or
+    /// `!PT` (max), as ptxas 13.0.88 writes them. Each half wraps (add) or compares on its own.
+    pub(crate) fn packed16(
+        &mut self,
+        node: &SyntaxNode,
+        opcode: &str,
+        mods: &[String],
+        ops: &[ast::Operand],
+    ) -> Result<(), LowerError> {
+        Self::need(node, ops, 3)?;
+        let signed = mods.iter().any(|m| m == ".s16x2");
+        let relu = mods.iter().any(|m| m == ".relu");
+        if mods.len() != 1 + usize::from(relu) || (relu && (opcode == "add" || !signed)) {
+            return Err(unsupported(node, format!("{opcode}{}", mods.concat())));
+        }
+        let a = self.reg_src(&ops[1], 1)?;
+        let b = self.reg_src(&ops[2], 1)?;
+        let d = self.dst(&ops[0], 1)?;
+        let (op, mut operands) = if opcode == "add" {
+            (
+                crate::sass_op(node, "VIADD.16x2")?,
+                vec![Operand::r(d), Operand::r(a), Operand::r(b)],
+            )
+        } else {
+            let name = format!(
+                "VIMNMX.{}{}",
+                if signed { "S16x2" } else { "U16x2" },
+                if relu { ".RELU" } else { "" }
+            );
+            (
+                crate::sass_op(node, &name)?,
+                vec![Operand::r(d), Operand::r(a), Operand::r(b)],
+            )
+        };
+        if opcode != "add" {
+            operands.push(if opcode == "min" {
+                Operand::pt()
+            } else {
+                Operand::not(ir::Reg::Zero(ir::Class::P))
+            });
+        }
+        self.push(Inst::new(op, operands, vec![0]));
+        Ok(())
+    }
+}

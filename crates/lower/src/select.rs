@@ -266,6 +266,10 @@ impl Cx {
                 let d = self.dst(&ops[0], 2)?;
                 self.copy(node, d, &ops[1], 2)
             }
+            // Packed 16-bit integers (`half.rs`).
+            "add" | "min" | "max" if has(".u16x2") || has(".s16x2") => {
+                self.packed16(node, opcode, mods, ops)
+            }
             // Carry chains (`carry.rs`).
             "add" | "sub" if has(".cc") => self.add_carry(node, opcode == "sub", false, mods, ops),
             "addc" | "subc" => self.add_carry(node, opcode == "subc", true, mods, ops),
