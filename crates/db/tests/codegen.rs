@@ -684,6 +684,16 @@ fn instructions_with_ptxas_text_are_ptxas_words() {
     assert!(compared > 500, "only {compared} instructions compared");
 }
 
+/// The register count of ptxas's `-v` report (`Used N registers`).
+fn used_registers(report: &str) -> u32 {
+    report
+        .split("Used ")
+        .nth(1)
+        .and_then(|s| s.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no register count in: {report}"))
+}
+
 #[test]
 fn register_count_follows_ptxas_convention() {
     // ptxas reports (highest R index + 1) + 2; check on the oracle with a kernel whose
@@ -709,12 +719,7 @@ fn register_count_follows_ptxas_convention() {
         ],
     );
     assert!(ok);
-    let ptxas_regs: u32 = err
-        .split("Used ")
-        .nth(1)
-        .and_then(|s| s.split(' ').next())
-        .and_then(|n| n.parse().ok())
-        .unwrap();
+    let ptxas_regs = used_registers(&err);
     let mut db = RootDatabase::default();
     let file = db.add_file("e.ptx", src.as_bytes());
     let kt = kernel_targets(&db, file, &target("sm_80"))[0];
@@ -1203,12 +1208,7 @@ fn if_converted_loads_cost_no_register_outside_their_guard() {
         ],
     );
     assert!(ok, "{err}");
-    let ptxas_regs: u32 = err
-        .split("Used ")
-        .nth(1)
-        .and_then(|s| s.split(' ').next())
-        .and_then(|n| n.parse().ok())
-        .unwrap();
+    let ptxas_regs = used_registers(&err);
     let mut db = RootDatabase::default();
     let file = db.add_file(path, src.as_bytes());
     let kt = kernel_targets(&db, file, &target("sm_90"))[0];

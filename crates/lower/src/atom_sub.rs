@@ -67,10 +67,10 @@ impl Cx {
                     Operand::Imm(i64::from(offset >> 31)),
                 ],
             );
-            self.copy_reg(lo_addr, Reg::part(a, 0));
+            self.mov(lo_addr, Reg::part(a, 0));
             let w = self.tmp(2);
             self.and_imm(Reg::part(w, 0), Reg::part(a, 0), 0xffff_fffd);
-            self.copy_reg(Reg::part(w, 1), Reg::part(a, 1));
+            self.mov(Reg::part(w, 1), Reg::part(a, 1));
             Reg::v(w, 2)
         } else {
             let a = Reg::v(self.tmp(1), 1);
@@ -84,7 +84,7 @@ impl Cx {
                 ],
                 vec![0],
             ));
-            self.copy_reg(lo_addr, a);
+            self.mov(lo_addr, a);
             let w = Reg::v(self.tmp(1), 1);
             self.and_imm(w, a, 0xffff_fffd);
             w
@@ -149,7 +149,7 @@ impl Cx {
         let (exp, new) = (Reg::part(pair, 0), Reg::part(pair, 1));
         match kind {
             SubWord::AddF16 | SubWord::AddBf16 => {
-                self.copy_reg(exp, o);
+                self.mov(exp, o);
                 let half = Reg::v(self.tmp(1), 1);
                 self.push(Inst::new(
                     op!("SHF.R.U32.HI"),
@@ -221,8 +221,8 @@ impl Cx {
             SubWord::Cas => {
                 let keep_got = Reg::v(self.tmp(1), 1);
                 let keep_exp = Reg::v(self.tmp(1), 1);
-                self.and_not(keep_got, g, mask);
-                self.and_not(keep_exp, exp, mask);
+                self.lop3(keep_got, g, mask, 0x30);
+                self.lop3(keep_exp, exp, mask, 0x30);
                 (keep_got, keep_exp)
             }
             _ => (g, exp),
@@ -238,7 +238,7 @@ impl Cx {
             ],
             vec![0],
         ));
-        self.copy_reg(o, g);
+        self.mov(o, g);
         let mut back = Inst::new(op!("BRA"), vec![Operand::Label(head)], vec![]);
         back.guard = Some(Guard {
             pred: again,
@@ -264,14 +264,6 @@ impl Cx {
         Ok(result)
     }
 
-    fn copy_reg(&mut self, d: Reg, s: Reg) {
-        self.push(Inst::new(
-            op!("MOV"),
-            vec![Operand::r(d), Operand::r(s)],
-            vec![0],
-        ));
-    }
-
     /// `d = a & imm`.
     fn and_imm(&mut self, d: Reg, a: Reg, imm: u32) {
         self.push(Inst::new(
@@ -282,22 +274,6 @@ impl Cx {
                 Operand::Imm(i64::from(imm)),
                 Operand::rz(),
                 Operand::Hex(0xc0),
-                Operand::not(Reg::Zero(ir::Class::P)),
-            ],
-            vec![0],
-        ));
-    }
-
-    /// `d = a & ~m`.
-    fn and_not(&mut self, d: Reg, a: Reg, m: Reg) {
-        self.push(Inst::new(
-            op!("LOP3.LUT"),
-            vec![
-                Operand::r(d),
-                Operand::r(a),
-                Operand::r(m),
-                Operand::rz(),
-                Operand::Hex(0x30),
                 Operand::not(Reg::Zero(ir::Class::P)),
             ],
             vec![0],

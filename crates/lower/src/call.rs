@@ -282,7 +282,7 @@ impl Cx {
         (r, true)
     }
 
-    fn mov(&mut self, d: Reg, s: Reg) {
+    pub(crate) fn mov(&mut self, d: Reg, s: Reg) {
         self.push(Inst::new(
             op!("MOV"),
             vec![Operand::r(d), Operand::r(s)],

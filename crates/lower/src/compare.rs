@@ -81,23 +81,8 @@ impl Cx {
         };
         if let Some((fp, w)) = float_kind(ty) {
             let sfx = float_suffix(node, &mods[1..mods.len() - 1], false)?;
-            let c = match cmp {
-                ".eq" => "EQ",
-                ".ne" => "NE",
-                ".lt" => "LT",
-                ".le" => "LE",
-                ".gt" => "GT",
-                ".ge" => "GE",
-                ".equ" => "EQU",
-                ".neu" => "NEU",
-                ".ltu" => "LTU",
-                ".leu" => "LEU",
-                ".gtu" => "GTU",
-                ".geu" => "GEU",
-                ".num" => "NUM",
-                ".nan" => "NAN",
-                other => return Err(unsupported(node, format!("setp comparison {other}"))),
-            };
+            let c = float_condition(cmp)
+                .ok_or_else(|| unsupported(node, format!("setp comparison {cmp}")))?;
             let a = self.reg_src(&ops[1], w)?;
             let b = self.reg_src(&ops[2], w)?;
             self.push(Inst::new(
