@@ -63,51 +63,8 @@ impl Cx {
         let d = self.dst(&ops[0], w)?;
         let a = self.reg_src(&ops[1], w)?;
         let b = self.reg_src(&ops[2], w)?;
-        let bo = |r: Reg| {
-            if is_sub {
-                Operand::neg(r)
-            } else {
-                Operand::r(r)
-            }
-        };
-        if w == 1 {
-            self.push(Inst::new(
-                op!("IADD3"),
-                vec![Operand::r(d), Operand::r(a), bo(b), Operand::rz()],
-                vec![0],
-            ));
-        } else {
-            let p = self.ptmp();
-            let pr = Reg::v(p, 1);
-            self.push(Inst::new(
-                op!("IADD3"),
-                vec![
-                    Operand::r(sub(d, 0)),
-                    Operand::r(pr),
-                    Operand::r(sub(a, 0)),
-                    bo(sub(b, 0)),
-                    Operand::rz(),
-                ],
-                vec![0, 1],
-            ));
-            let hi_b = if is_sub {
-                Operand::not(sub(b, 1))
-            } else {
-                Operand::r(sub(b, 1))
-            };
-            self.push(Inst::new(
-                op!("IADD3.X"),
-                vec![
-                    Operand::r(sub(d, 1)),
-                    Operand::r(sub(a, 1)),
-                    hi_b,
-                    Operand::rz(),
-                    Operand::r(pr),
-                    Operand::not(Reg::Zero(Class::P)),
-                ],
-                vec![0],
-            ));
-        }
+        // The same words as a carry chain without carry in or out (`carry.rs`).
+        self.add_words(d, a, b, w, is_sub, false, false);
         Ok(())
     }
 

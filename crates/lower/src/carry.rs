@@ -114,7 +114,7 @@ impl Cx {
     /// `d = a ± b [+ CF]` over `words` words, the carry out of the last word into the flag
     /// when `carry_out`.
     #[allow(clippy::too_many_arguments)]
-    fn add_words(
+    pub(crate) fn add_words(
         &mut self,
         d: Reg,
         a: Reg,
