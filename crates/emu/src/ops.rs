@@ -36,13 +36,52 @@ const NEUTRAL_MEM_MODS: &[&str] = &[
     "LTC64B", "LTC256B", "NA", "BYPASS", "PRIVATE", "MMIO", "CONSTANT", "WEAK", "ZFILL",
 ];
 
+thread_local! {
+    /// Set while the lane loop of [`execute`] runs an instruction for its second and later
+    /// lanes. Which modifiers an op accepts depends on the instruction only (every op checks
+    /// them on entry, before reading a lane's values), so the first lane's check answers for
+    /// all lanes; skipping the repeats keeps the string comparisons out of the per-lane path.
+    static MODS_CHECKED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Refuses an instruction carrying a modifier outside `allowed`.
 fn check_mods(inst: &Inst, allowed: &[&str]) -> R<()> {
+    check_mods_in(inst, &[allowed])
+}
+
+/// Refuses an instruction carrying a modifier outside every one of `sets`.
+fn check_mods_in(inst: &Inst, sets: &[&[&str]]) -> R<()> {
+    check_mods_by(inst, |m| sets.iter().any(|set| set.contains(&m)))
+}
+
+/// Refuses an instruction carrying a modifier `allowed` says no to.
+fn check_mods_by(inst: &Inst, allowed: impl Fn(&str) -> bool) -> R<()> {
+    if MODS_CHECKED.with(std::cell::Cell::get) {
+        return Ok(());
+    }
     for m in &inst.mods {
-        if !allowed.contains(&m.as_str()) {
+        if !allowed(m) {
             return unsupported(format!("{} with modifier .{m}", inst.opcode));
         }
     }
     Ok(())
+}
+
+/// Runs `lane_op` for each lane of `run`, checking the modifiers for the first lane only
+/// (see [`MODS_CHECKED`]).
+fn each_lane(ctx: &mut Ctx<'_>, w: &mut Warp, inst: &Inst, run: u32, active: u32) -> R<()> {
+    let mut result = Ok(());
+    for (i, l) in lanes(run).enumerate() {
+        if i == 1 {
+            MODS_CHECKED.with(|c| c.set(true));
+        }
+        result = lane_op(ctx, w, inst, l, active);
+        if result.is_err() {
+            break;
+        }
+    }
+    MODS_CHECKED.with(|c| c.set(false));
+    result
 }
 
 fn op_at(inst: &Inst, i: usize) -> R<&Operand> {
@@ -801,9 +840,7 @@ pub fn execute(ctx: &mut Ctx<'_>, w: &mut Warp, inst: &Inst, active: u32, exec: 
             } else {
                 exec
             };
-            for l in lanes(run) {
-                lane_op(ctx, w, inst, l, active)?;
-            }
+            each_lane(ctx, w, inst, run, active)?;
             next(w);
             Ok(())
         }

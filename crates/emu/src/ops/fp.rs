@@ -23,8 +23,7 @@ pub(crate) fn float_compare(
     first: usize,
     extra: &[&str],
 ) -> R<(bool, bool)> {
-    let allowed: Vec<&str> = CMPS.iter().chain(BOPS).chain(extra).copied().collect();
-    check_mods(inst, &allowed)?;
+    check_mods_in(inst, &[CMPS, BOPS, extra])?;
     let cmp = find_mod(inst, CMPS).ok_or_else(|| {
         Fault::Unsupported(format!("{} without a comparison", base_name(&inst.opcode)))
     })?;
@@ -131,11 +130,10 @@ pub(crate) fn min_max(a: u32, b: u32, p: bool, unsigned: bool) -> u32 {
 
 pub(crate) fn ffma(ctx: &Ctx<'_>, w: &mut Warp, inst: &Inst, l: usize) -> R<()> {
     let is_mul = base_name(&inst.opcode) == "FMUL";
-    let mut allowed = vec!["FTZ", "SAT", "RN", "RZ", "RM", "RP"];
-    if is_mul {
-        allowed.extend(FMUL_SCALES.iter().map(|(m, _)| *m));
-    }
-    check_mods(inst, &allowed)?;
+    check_mods_by(inst, |m| {
+        ["FTZ", "SAT", "RN", "RZ", "RM", "RP"].contains(&m)
+            || (is_mul && FMUL_SCALES.iter().any(|(s, _)| *s == m))
+    })?;
     let ftz = inst.has_mod("FTZ");
     let mode = rnd(inst);
     let d = op_at(inst, 0)?;
@@ -229,13 +227,14 @@ pub(crate) fn mufu(ctx: &Ctx<'_>, w: &mut Warp, inst: &Inst, l: usize) -> R<()> 
 }
 
 pub(crate) fn f2i(ctx: &Ctx<'_>, w: &mut Warp, inst: &Inst, l: usize) -> R<()> {
-    let allowed: Vec<&str> = INT_TYS
-        .iter()
-        .chain(FLT_TYS)
-        .chain(&["FTZ", "TRUNC", "FLOOR", "CEIL", "NTZ", "RN"])
-        .copied()
-        .collect();
-    check_mods(inst, &allowed)?;
+    check_mods_in(
+        inst,
+        &[
+            INT_TYS,
+            FLT_TYS,
+            &["FTZ", "TRUNC", "FLOOR", "CEIL", "NTZ", "RN"],
+        ],
+    )?;
     let dty = find_mod(inst, INT_TYS).unwrap_or("S32");
     let sty = find_mod(inst, FLT_TYS).unwrap_or("F32");
     let src = op_at(inst, 1)?;
@@ -275,13 +274,7 @@ pub(crate) fn f2i(ctx: &Ctx<'_>, w: &mut Warp, inst: &Inst, l: usize) -> R<()> {
 }
 
 pub(crate) fn i2f(ctx: &Ctx<'_>, w: &mut Warp, inst: &Inst, l: usize) -> R<()> {
-    let allowed: Vec<&str> = INT_TYS
-        .iter()
-        .chain(FLT_TYS)
-        .chain(&["RN", "RZ", "RM", "RP"])
-        .copied()
-        .collect();
-    check_mods(inst, &allowed)?;
+    check_mods_in(inst, &[INT_TYS, FLT_TYS, &["RN", "RZ", "RM", "RP"]])?;
     let dty = find_mod(inst, FLT_TYS).unwrap_or("F32");
     let sty = find_mod(inst, INT_TYS).unwrap_or("S32");
     let src = op_at(inst, 1)?;

@@ -358,13 +358,7 @@ pub(crate) fn lea(ctx: &Ctx<'_>, w: &mut Warp, inst: &Inst, l: usize) -> R<()> {
 }
 
 pub(crate) fn isetp(ctx: &Ctx<'_>, w: &mut Warp, inst: &Inst, l: usize) -> R<()> {
-    let allowed: Vec<&str> = CMPS
-        .iter()
-        .chain(BOPS)
-        .chain(&["U32", "S32", "U64", "S64", "EX"])
-        .copied()
-        .collect();
-    check_mods(inst, &allowed)?;
+    check_mods_in(inst, &[CMPS, BOPS, &["U32", "S32", "U64", "S64", "EX"]])?;
     let cmp = find_mod(inst, CMPS)
         .ok_or_else(|| Fault::Unsupported("ISETP without a comparison".into()))?;
     let bop = find_mod(inst, BOPS).unwrap_or("AND");

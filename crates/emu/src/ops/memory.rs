@@ -110,13 +110,7 @@ pub(crate) fn mem_operand(inst: &Inst) -> R<(usize, &sass::model::Address)> {
 }
 
 pub(crate) fn load(ctx: &mut Ctx<'_>, w: &mut Warp, inst: &Inst, l: usize) -> R<()> {
-    let allowed: Vec<&str> = NEUTRAL_MEM_MODS
-        .iter()
-        .chain(SIZE_MODS)
-        .chain(&["U"])
-        .copied()
-        .collect();
-    check_mods(inst, &allowed)?;
+    check_mods_in(inst, &[NEUTRAL_MEM_MODS, SIZE_MODS, &["U"]])?;
     let (space, wide) = space_of(&inst.opcode);
     let (mi, addr) = mem_operand(inst)?;
     // `LDG.E.CONSTANT.SYS PT, R2, [UR4]` (sm_75): a predicate destination before the data,
@@ -157,8 +151,7 @@ pub(crate) fn load(ctx: &mut Ctx<'_>, w: &mut Warp, inst: &Inst, l: usize) -> R<
 }
 
 pub(crate) fn store(ctx: &mut Ctx<'_>, w: &mut Warp, inst: &Inst, l: usize) -> R<()> {
-    let allowed: Vec<&str> = NEUTRAL_MEM_MODS.iter().chain(SIZE_MODS).copied().collect();
-    check_mods(inst, &allowed)?;
+    check_mods_in(inst, &[NEUTRAL_MEM_MODS, SIZE_MODS])?;
     let (space, wide) = space_of(&inst.opcode);
     let (mi, addr) = mem_operand(inst)?;
     if mi != 0 {
@@ -228,14 +221,15 @@ pub(crate) fn atom(ctx: &mut Ctx<'_>, w: &mut Warp, inst: &Inst, l: usize) -> R<
         "S32", "U32", "64", "S64", "U64", "F32", "F64", "F16x2", "BF16x2", "F32x2", "F32x4",
         "F16x4", "F16x8", "BF16x4", "BF16x8",
     ];
-    let allowed: Vec<&str> = NEUTRAL_MEM_MODS
-        .iter()
-        .chain(OPS)
-        .chain(TYS)
-        .chain(&["FTZ", "RN", "CAST", "SPIN", "32", "POPC"])
-        .copied()
-        .collect();
-    check_mods(inst, &allowed)?;
+    check_mods_in(
+        inst,
+        &[
+            NEUTRAL_MEM_MODS,
+            OPS,
+            TYS,
+            &["FTZ", "RN", "CAST", "SPIN", "32", "POPC"],
+        ],
+    )?;
     let no_result = matches!(&op_at(inst, 0)?.kind, OperandKind::Reg(r) if r.index == 255);
     if inst.has_mod("POPC") && inst.has_mod("INC") && inst.has_mod("32") && no_result {
         // `ATOMS.POPC.INC.32 RZ, [a]`: ptxas's form of `atom.shared.add.u32 _, [a], 1` whose

@@ -10,8 +10,8 @@ use interp::float::{self, BF16, E4M3, E5M2, F16, Fmt, Rnd};
 use sass::model::Inst;
 
 use super::{
-    BOPS, CMPS, bool_op, check_mods, f32src, fcmp, find_mod, fminmax, half_src, int32, op_at, pred,
-    raw32, rnd, unsupported, wp, wr,
+    BOPS, CMPS, bool_op, check_mods, check_mods_in, f32src, fcmp, find_mod, fminmax, half_src,
+    int32, op_at, pred, raw32, rnd, unsupported, wp, wr,
 };
 use crate::exec::{Ctx, R, Warp};
 
@@ -67,13 +67,7 @@ pub(super) fn hmnmx2(ctx: &Ctx<'_>, w: &mut Warp, inst: &Inst, l: usize) -> R<()
 
 /// The comparison and predicate combination of `HSET2`/`HSETP2`, per half: (low, high).
 fn half_compare(ctx: &Ctx<'_>, w: &Warp, inst: &Inst, l: usize, first: usize) -> R<(bool, bool)> {
-    let allowed: Vec<&str> = CMPS
-        .iter()
-        .chain(BOPS)
-        .chain(&["FTZ", "BF", "BF16_V2"])
-        .copied()
-        .collect();
-    check_mods(inst, &allowed)?;
+    check_mods_in(inst, &[CMPS, BOPS, &["FTZ", "BF", "BF16_V2"]])?;
     let cmp = find_mod(inst, CMPS).ok_or_else(|| {
         crate::exec::Fault::Unsupported(format!("{} without a comparison", inst.opcode))
     })?;

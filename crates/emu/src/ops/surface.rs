@@ -14,7 +14,7 @@
 use interp::surface::{OutOfBounds, Place, SurfShape};
 use sass::model::{Inst, OperandKind, RegFile};
 
-use super::{check_mods, op_at};
+use super::{check_mods_in, op_at};
 use crate::exec::{Ctx, Fault, R, Warp, trap, unsupported};
 
 /// Modifiers with no functional effect on a sequential machine (ordering, scope, caching).
@@ -25,14 +25,8 @@ const NEUTRAL: &[&str] = &[
 pub(super) fn access(ctx: &mut Ctx<'_>, w: &mut Warp, inst: &Inst, l: usize) -> R<()> {
     let shapes = ["1D", "2D", "3D", "1D_ARRAY", "2D_ARRAY"];
     let sizes = ["U8", "S8", "U16", "S16", "64", "128"];
-    let allowed: Vec<&str> = ["D", "BA", "TRAP", "IGN"]
-        .iter()
-        .chain(&shapes)
-        .chain(&sizes)
-        .chain(NEUTRAL)
-        .copied()
-        .collect();
-    check_mods(inst, &allowed)?;
+    let flags: &[&str] = &["D", "BA", "TRAP", "IGN"];
+    check_mods_in(inst, &[flags, &shapes, &sizes, NEUTRAL])?;
     if !inst.has_mod("D") || !inst.has_mod("BA") {
         return unsupported(format!(
             "{} other than unformatted byte-addressed (.D.BA)",
