@@ -72,7 +72,7 @@ fn unsupported_input_fails_closed() {
     let src = tmp("bfe.ptx");
     std::fs::write(
         &src,
-        ".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry k(.param .u64 a)\n{\n    .reg .b32 %r<3>; .reg .b64 %rd<3>;\n    ld.param.u64 %rd1, [a];\n    cp.async.wait_all;\n    ret;\n}\n",
+        ".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry k(.param .u64 a)\n{\n    .reg .b32 %r<3>; .reg .b64 %rd<3>;\n    ld.param.u64 %rd1, [a];\n    pmevent 1;\n    ret;\n}\n",
     )
     .unwrap();
     let out_path = tmp("bfe.cubin");
@@ -87,7 +87,7 @@ fn unsupported_input_fails_closed() {
     assert_eq!(out.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        stderr.contains(":8:5: error: kernel `k`: unsupported: instruction `cp`"),
+        stderr.contains(":8:5: error: kernel `k`: unsupported: instruction `pmevent`"),
         "{stderr}"
     );
     assert!(!out_path.exists(), "no cubin is written");

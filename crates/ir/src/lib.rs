@@ -109,6 +109,10 @@ pub enum Sel {
     H1H1,
     /// The register's sign bit as a predicate source (`PLOP3.LUT P0, PT, R0.SIGN, ...`).
     Sign,
+    /// `IMMA`'s fragment layouts: A by rows, B by columns (`IMMA.16832.S8.S8 R12, R4.ROW,
+    /// R8.COL, R12`).
+    Row,
+    Col,
 }
 
 impl Sel {
@@ -119,6 +123,8 @@ impl Sel {
             Sel::H0H0 => ".H0_H0",
             Sel::H1H1 => ".H1_H1",
             Sel::Sign => ".SIGN",
+            Sel::Row => ".ROW",
+            Sel::Col => ".COL",
         }
     }
 }

@@ -28,6 +28,7 @@ mod call;
 mod carry;
 mod compare;
 mod convert;
+mod cp_async;
 mod cvt_table;
 mod cvta;
 mod divrem;
@@ -38,6 +39,7 @@ mod half;
 mod learned;
 mod local;
 mod memory;
+mod mma;
 mod modvar;
 mod op_table;
 pub use cvt_table::cvt_template_schedulable;
@@ -225,6 +227,61 @@ impl LoweredType for Ty {
     }
 }
 
+/// The float type an instruction's float literals (`0d...`, `1.5`) are converted to, as
+/// ptxas 13.0.88 reads them: `add.f32 d, a, 0d3FF8...` adds 1.5 (`FADD R, R, 1.5`), a decimal
+/// literal is a double rounded to the type; a `0f` literal's bits are used as they are, zero-
+/// extended in an f64 instruction (`mov.f64 d, 0f3F800000` is `0x000000003f800000`). A `cvt`
+/// takes its source type (the last type word).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum FloatLiterals {
+    /// No float type (`mov.b32 r, 0f3F800000` moves the bits).
+    NoFloatType,
+    F32,
+    F64,
+    /// Half types, or float types that differ: literals other than `0f` bits are refused.
+    Other,
+}
+
+impl FloatLiterals {
+    fn of(opcode: &str, mods: &[String]) -> FloatLiterals {
+        let float = |m: &str| {
+            matches!(
+                m,
+                ".f32"
+                    | ".f64"
+                    | ".f16"
+                    | ".f16x2"
+                    | ".bf16"
+                    | ".bf16x2"
+                    | ".tf32"
+                    | ".e4m3x2"
+                    | ".e5m2x2"
+            )
+        };
+        let types: Vec<&str> = mods
+            .iter()
+            .map(String::as_str)
+            .filter(|m| float(m))
+            .collect();
+        let ty = if opcode == "cvt" {
+            mods.iter()
+                .map(String::as_str)
+                .rev()
+                .find(|m| Ty::parse(m).is_some())
+        } else if types.windows(2).all(|w| w[0] == w[1]) {
+            types.first().copied()
+        } else {
+            return FloatLiterals::Other;
+        };
+        match ty {
+            Some(".f32") => FloatLiterals::F32,
+            Some(".f64") => FloatLiterals::F64,
+            Some(t) if float(t) => FloatLiterals::Other,
+            _ => FloatLiterals::NoFloatType,
+        }
+    }
+}
+
 /// A PTX source operand after name resolution.
 #[derive(Clone, Copy, Debug)]
 enum Src {
@@ -291,6 +348,8 @@ struct Cx {
     frame_align: u32,
     /// An acquire load was just emitted: `CCTL.IVALL` follows it ([`Cx::finish_acquire`]).
     pending_acquire: bool,
+    /// The float type the current instruction's float literals take (`operands.rs`).
+    float_literals: FloatLiterals,
     /// The carry flag `CC.CF` of `add.cc`/`addc` and friends, a predicate made on first use
     /// (`carry.rs`).
     carry: Option<VReg>,
@@ -416,6 +475,7 @@ pub fn lower_kernel(
         frame_size: 0,
         frame_align: 1,
         pending_acquire: false,
+        float_literals: FloatLiterals::NoFloatType,
         carry: None,
         needs_shared_base: false,
         num_barriers: 0,
@@ -1137,6 +1197,7 @@ impl Cx {
         let opcode = i.opcode().map(|t| t.text().to_string()).unwrap_or_default();
         let mods: Vec<String> = i.modifiers().map(|t| t.text().to_string()).collect();
         let ops: Vec<ast::Operand> = i.operands().collect();
+        self.float_literals = FloatLiterals::of(&opcode, &mods);
         let r = self.select_or_learned(node, &opcode, &mods, &ops);
         self.guard = None;
         self.origin = None;

@@ -36,6 +36,48 @@ impl Cx {
         }
     }
 
+    /// The address operand of a shared or local access `[name+off]`: shared addresses are
+    /// 32-bit offsets in the CTA's window (sm_80: window offset 0 is the first static
+    /// variable), a 64-bit register holds one in its low word; a frame variable is relative
+    /// to the stack pointer.
+    pub(crate) fn window_mem(
+        &mut self,
+        addr_op: &ast::Operand,
+        name: &str,
+        off: i64,
+        local: bool,
+    ) -> Result<Operand, LowerError> {
+        let offset = i32::try_from(off)
+            .ok()
+            .filter(|o| (-(1 << 23)..(1 << 23)).contains(o))
+            .ok_or_else(|| unsupported(addr_op.syntax(), "address offset out of range"))?;
+        let (base, offset) = if let Some(&at) = self.locals.get(name).filter(|_| local) {
+            // A frame variable: relative to the stack pointer (`STL [R1+0x4]`).
+            (self.stack_pointer(), (at as i32).wrapping_add(offset))
+        } else if let Some(&at) = self.shared.get(name).filter(|_| !local) {
+            let t = Reg::v(self.tmp(1), 1);
+            self.shared_addr(t, at.wrapping_add(offset as u32));
+            (t, 0)
+        } else {
+            let (r, rty) = *self
+                .regs
+                .get(name)
+                .ok_or_else(|| unsupported(addr_op.syntax(), format!("address of `{name}`")))?;
+            if rty == Ty::Pred || rty == Ty::F32 {
+                return Err(unsupported(
+                    addr_op.syntax(),
+                    "shared address register type",
+                ));
+            }
+            (Reg::part(r, 0), offset)
+        };
+        Ok(Operand::Mem {
+            base,
+            offset,
+            desc: None,
+        })
+    }
+
     pub(crate) fn ld_st(
         &mut self,
         node: &SyntaxNode,
@@ -229,37 +271,7 @@ impl Cx {
             _ => None,
         };
         let (mem, mut op) = if shared {
-            // Shared addresses are 32-bit offsets in the CTA's window (sm_80: window offset 0
-            // is the first static variable); a 64-bit register holds one in its low word.
-            let offset = i32::try_from(off)
-                .ok()
-                .filter(|o| (-(1 << 23)..(1 << 23)).contains(o))
-                .ok_or_else(|| unsupported(addr_op.syntax(), "address offset out of range"))?;
-            let (base, offset) = if let Some(&at) = self.locals.get(&name).filter(|_| local) {
-                // A frame variable: relative to the stack pointer (`STL [R1+0x4]`).
-                (self.stack_pointer(), (at as i32).wrapping_add(offset))
-            } else if let Some(&at) = self.shared.get(&name).filter(|_| !local) {
-                let t = Reg::v(self.tmp(1), 1);
-                self.shared_addr(t, at.wrapping_add(offset as u32));
-                (t, 0)
-            } else {
-                let (r, rty) = *self
-                    .regs
-                    .get(&name)
-                    .ok_or_else(|| unsupported(addr_op.syntax(), format!("address of `{name}`")))?;
-                if rty == Ty::Pred || rty == Ty::F32 {
-                    return Err(unsupported(
-                        addr_op.syntax(),
-                        "shared address register type",
-                    ));
-                }
-                (Reg::part(r, 0), offset)
-            };
-            let mem = Operand::Mem {
-                base,
-                offset,
-                desc: None,
-            };
+            let mem = self.window_mem(addr_op, &name, off, local)?;
             let op = match (local, load) {
                 (false, true) => "LDS",
                 (false, false) => "STS",

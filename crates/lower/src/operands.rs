@@ -155,11 +155,22 @@ impl Cx {
             _ => match o.as_int() {
                 Some(v) => Ok(Src::Imm(v)),
                 None => match o {
-                    ast::Operand::Immediate(l) => match l.value() {
-                        Some(LiteralValue::F32Bits(b)) => Ok(Src::Imm(u64::from(b))),
-                        Some(LiteralValue::F64Bits(b)) => Ok(Src::Imm(b)),
-                        _ => Err(unsupported(o.syntax(), "this literal form")),
-                    },
+                    ast::Operand::Immediate(l) => self.float_literal(o, l.value(), false),
+                    // A negated decimal float literal (`-7.75`). ptxas 13.0.88 calls a negated
+                    // `0f` literal a syntax error; negated hex literals stay refused.
+                    ast::Operand::Prefix(p) if p.op().is_some_and(|t| t.text() == "-") => {
+                        match p.expr() {
+                            Some(ast::Operand::Immediate(l))
+                                if matches!(l.value(), Some(LiteralValue::F64(_))) =>
+                            {
+                                self.float_literal(o, l.value(), true)
+                            }
+                            _ => Err(unsupported(
+                                o.syntax(),
+                                format!("operand `{}`", o.syntax().text()),
+                            )),
+                        }
+                    }
                     _ => Err(unsupported(
                         o.syntax(),
                         format!("operand `{}`", o.syntax().text()),
@@ -242,6 +253,38 @@ impl Cx {
                 Ok(Reg::v(t, 1))
             }
         }
+    }
+
+    /// A float literal's bits in the current instruction's float type ([`FloatLiterals`]),
+    /// negated when `negate` (the sign bit of the type flipped).
+    fn float_literal(
+        &self,
+        o: &ast::Operand,
+        value: Option<LiteralValue>,
+        negate: bool,
+    ) -> Result<Src, LowerError> {
+        use FloatLiterals as L;
+        let single = |x: f64| (u64::from((x as f32).to_bits()), 32);
+        let (bits, width) = match (value, self.float_literals) {
+            // ptxas 13.0.88 zero-extends a `0f` literal in an f64 instruction (`mov.f64 d,
+            // 0f3F800000` is `0x000000003f800000`); only a `cvt`'s f32 source reads it as f32.
+            (Some(LiteralValue::F32Bits(b)), _) => (u64::from(b), 32),
+            (Some(LiteralValue::F64Bits(b)), L::F32) => single(f64::from_bits(b)),
+            (Some(LiteralValue::F64Bits(b)), L::NoFloatType | L::F64) => (b, 64),
+            (Some(LiteralValue::F64(x)), L::F32) => single(x),
+            (Some(LiteralValue::F64(x)), L::F64) => (x.to_bits(), 64),
+            _ => {
+                return Err(unsupported(
+                    o.syntax(),
+                    "this float literal in this instruction's type",
+                ));
+            }
+        };
+        Ok(Src::Imm(if negate {
+            bits ^ (1 << (width - 1))
+        } else {
+            bits
+        }))
     }
 
     pub(crate) fn pred_src(&self, o: &ast::Operand) -> Result<Operand, LowerError> {

@@ -148,6 +148,8 @@ impl Cx {
             "setp" => true,
             // `atom.cas.b16` (`atom_sub.rs`).
             "atom" => has(".cas"),
+            // `.b16` is ldmatrix's element type; its registers are 32-bit (`mma.rs`).
+            "ldmatrix" => true,
             _ => false,
         };
         (!ok).then(|| unsupported(node, format!("{opcode} of a 16-bit type")))

@@ -251,12 +251,12 @@ fn indirect_calls_are_refused() {
 fn unsupported_code_in_a_callee_names_the_callee() {
     let src = format!(
         "{}{CALLER}",
-        func("f", "    .reg .b64 %x<3>;\n    cp.async.wait_all;\n")
+        func("f", "    .reg .b64 %x<3>;\n    pmevent 1;\n")
     );
     let (message, function, at) = refusal(&src);
-    assert_eq!(message, "unsupported: instruction `cp`");
+    assert_eq!(message, "unsupported: instruction `pmevent`");
     assert_eq!(function.as_deref(), Some("f"));
-    assert_eq!(at, "cp.async.wait_all;");
+    assert_eq!(at, "pmevent 1;");
 }
 
 #[test]

@@ -145,6 +145,9 @@ pub fn is_variable_latency(i: &Inst, profile: &Profile) -> bool {
         | Mnemonic::BREV
         | Mnemonic::REDUX
         | Mnemonic::FCHK => true,
+        // `ldmatrix`: the tables' `class LDSM variable` (sm_80 and sm_90); `mma.f64`: `class
+        // DMMA variable`.
+        Mnemonic::LDSM | Mnemonic::DMMA => true,
         // `crates/hazard/tables/sm_{80,90}.txt`: `class MATCH variable` (every MATCH ptxas
         // writes sets a write scoreboard).
         Mnemonic::MATCH => true,
@@ -164,6 +167,52 @@ pub fn is_variable_latency(i: &Inst, profile: &Profile) -> bool {
         }
         _ => false,
     }
+}
+
+/// When the results of a tensor-core `HMMA` or `IMMA` may be read: fixed latency, but longer
+/// than the ALU's and depending on the consumer. The learned table's minimum distance ptxas
+/// left between the producer and that consumer class (`raw HMMA HMMA 16` on sm_80, `18` on
+/// sm_90: the accumulator chain), or for a consumer ptxas never fed from it the largest such
+/// minimum (`raw HMMA F2FP 38` on sm_80, `raw HMMA FMUL 24` on sm_90). The hazard checker
+/// bounds a pair by the smaller of the producer's and the consumer's minima, which does not
+/// catch a too-early consumer; this rule is what keeps kiln's code from one.
+struct MmaLatency {
+    table: Option<&'static hazard::table::LatencyTable>,
+}
+
+impl MmaLatency {
+    /// Without a table: ptxas's largest `HMMA` distance on sm_80.
+    const FALLBACK: u64 = 38;
+
+    fn of(profile: &Profile) -> MmaLatency {
+        MmaLatency {
+            table: hazard::latency_table(&format!("sm_{}", profile.number)),
+        }
+    }
+
+    /// Whether `m`'s results follow this rule.
+    fn applies(m: Mnemonic) -> bool {
+        matches!(m, Mnemonic::HMMA | Mnemonic::IMMA)
+    }
+
+    /// The largest minimum after `producer` (a drain, or an unseen consumer).
+    fn longest(&self, producer: Mnemonic) -> u64 {
+        self.table.map_or(Self::FALLBACK, |t| {
+            u64::from(t.raw_safe(producer.name(), "")).max(1)
+        })
+    }
+
+    /// Cycles from `producer`'s issue until `consumer` may read or overwrite its results.
+    fn after(&self, producer: Mnemonic, consumer: &Inst) -> u64 {
+        self.table.map_or(Self::FALLBACK, |t| {
+            u64::from(t.raw_safe(producer.name(), consumer.mnemonic().name()))
+        })
+    }
+}
+
+/// The scoreboard after `sb`, cycling through `first..=5`.
+fn next_scoreboard(sb: u8, first: u8) -> u8 {
+    if sb >= 5 { first } else { sb + 1 }
 }
 
 /// Fixed latency of an instruction's results of register class `class` (0 R, 1 UR, 2+ P).
@@ -232,6 +281,10 @@ pub fn schedule(
 ) -> Schedule {
     let lat = LATENCIES;
     let converge = hazard::convergence_stall(&format!("sm_{}", profile.number));
+    let mma = MmaLatency::of(profile);
+    // Issue cycles (and producers) of the tensor-core results not yet overwritten (see
+    // [`MmaLatency`]).
+    let mut mma_issue: HashMap<PhysKey, (u64, Mnemonic)> = HashMap::new();
     let mut slots: Vec<(Slot, Ctrl)> = Vec::new();
     let mut block_start = Vec::new();
     let mut ready: HashMap<PhysKey, u64> = HashMap::new();
@@ -239,7 +292,16 @@ pub fn schedule(
     // A register may be read by several in-flight instructions with different scoreboards:
     // its entry is the mask of all of them (an overwrite waits on every one).
     let mut pending_read: HashMap<PhysKey, u8> = HashMap::new();
-    let mut next_sb = 0u8;
+    // `cp.async`'s groups count on scoreboard 0 (`LDGDEPBAR`, `DEPBAR.LE SB0, n`): a kernel
+    // with them leaves it to them, as ptxas does, so that waiting on a load does not wait
+    // for every copy in flight.
+    let first_sb = u8::from(f.order.iter().any(|b| {
+        f.blocks[*b]
+            .insts
+            .iter()
+            .any(|i| matches!(i.mnemonic(), Mnemonic::LDGDEPBAR | Mnemonic::DEPBAR))
+    }));
+    let mut next_sb = first_sb;
     // The scoreboard of a `MEMBAR` the next instruction must wait on.
     let mut fence_wait: Option<u8> = None;
     // Issue cycle of the last slot.
@@ -294,12 +356,19 @@ pub fn schedule(
             }
             pending_read.retain(|_, mask| *mask != 0);
             let earliest = if drain {
-                ready.values().copied().max().unwrap_or(0)
+                let mma_done = mma_issue.values().map(|(at, p)| at + mma.longest(*p)).max();
+                ready.values().copied().chain(mma_done).max().unwrap_or(0)
             } else {
                 reads
                     .iter()
                     .chain(&writes)
                     .filter_map(|r| ready.get(r).copied())
+                    .chain(
+                        reads
+                            .iter()
+                            .chain(&writes)
+                            .filter_map(|r| mma_issue.get(r).map(|(at, p)| at + mma.after(*p, i))),
+                    )
                     .max()
                     .unwrap_or(0)
             };
@@ -346,25 +415,35 @@ pub fn schedule(
                         pending_write.insert(*w, next_sb);
                         ready.remove(w);
                     }
-                    next_sb = (next_sb + 1) % 6;
+                    next_sb = next_scoreboard(next_sb, first_sb);
                 }
                 if !reads.is_empty() {
                     c.read_sb = next_sb;
                     for r in &reads {
                         *pending_read.entry(*r).or_default() |= 1 << next_sb;
                     }
-                    next_sb = (next_sb + 1) % 6;
+                    next_sb = next_scoreboard(next_sb, first_sb);
                 }
                 c.stall = lat.sb_setup;
+            } else if MmaLatency::applies(i.mnemonic()) {
+                for w in &writes {
+                    ready.remove(w);
+                    mma_issue.insert(*w, (issue, i.mnemonic()));
+                }
             } else {
                 for w in &writes {
                     ready.insert(*w, issue + fixed_latency(i, w.0, &lat));
                 }
             }
+            if !MmaLatency::applies(i.mnemonic()) {
+                for w in &writes {
+                    mma_issue.remove(w);
+                }
+            }
             if i.mnemonic() == Mnemonic::MEMBAR {
                 c.read_sb = next_sb;
                 fence_wait = Some(next_sb);
-                next_sb = (next_sb + 1) % 6;
+                next_sb = next_scoreboard(next_sb, first_sb);
                 c.stall = c.stall.max(lat.sb_setup);
             }
             if i.is_terminator() || i.is_system_call() {

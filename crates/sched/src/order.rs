@@ -38,8 +38,14 @@ enum Kind {
 
 fn kind(i: &Inst) -> Kind {
     use Mnemonic as M;
+    // An instruction that never runs (`@!PT LDS RZ, [RZ]` before `LDGSTS`) is there for its
+    // place.
+    let never_runs = i
+        .guard
+        .is_some_and(|g| g.negated && matches!(g.pred, ir::Reg::Zero(_)));
     if i.is_terminator()
         || i.is_system_call()
+        || never_runs
         || i.operands.iter().any(|o| matches!(o, Operand::Label(_)))
     {
         return Kind::Fixed;
@@ -74,6 +80,10 @@ fn kind(i: &Inst) -> Kind {
             Kind::Pure
         }
         M::LDG | M::LDS | M::LD | M::LDL if !strong => Kind::Load,
+        // `ldmatrix`: a shared-memory read that keeps its order with every memory access.
+        M::LDSM => Kind::Ordered,
+        // The tensor cores: registers only (of the whole warp, which a block runs together).
+        M::HMMA | M::IMMA | M::DMMA => Kind::Pure,
         m if ir::kind::is_memory_access(m) => Kind::Ordered,
         _ => Kind::Fixed,
     }

@@ -154,6 +154,12 @@ pub struct Forms {
     pub vector_atomics: bool,
     /// `elect.sync` (`ELECT`; PTX: sm_90 and later).
     pub elect: bool,
+    /// Three never-executed `@!PT LDS RZ, [RZ]` precede an `LDGSTS` (`cp.async`) unless the
+    /// block's previous memory instruction is one (ptxas 13.0.88 on sm_86, sm_89 and sm_90,
+    /// not on sm_80: `test-data/codegen/cp_async.ptx`).
+    pub ldgsts_lds_guard: bool,
+    /// `mma.m8n8k4.f64` is `DMMA.8x8x4` (otherwise `DMMA.884`; ptxas 13.0.88 on sm_90).
+    pub dmma_8x8x4: bool,
 }
 
 const BEFORE_SM90_DRIVER: DriverWords = DriverWords {
@@ -204,6 +210,8 @@ const SM80_FORMS: Forms = Forms {
     barrier_sync_deferred: false,
     vector_atomics: false,
     elect: false,
+    ldgsts_lds_guard: false,
+    dmma_8x8x4: false,
 };
 
 /// sm_86 (GA10x) differs from sm_80 where ptxas 13.0.88's sm_86 code does: `cvt.rn.f32.{s,u}32`
@@ -215,6 +223,7 @@ const SM80_FORMS: Forms = Forms {
 /// class as on sm_80.
 const SM86_FORMS: Forms = Forms {
     i2fp: true,
+    ldgsts_lds_guard: true,
     hfma2_plain: true,
     nc_prefetch_128: false,
     ..SM80_FORMS
@@ -282,6 +291,8 @@ static PROFILES: [Profile; 7] = [
             barrier_sync_deferred: true,
             vector_atomics: true,
             elect: true,
+            ldgsts_lds_guard: true,
+            dmma_8x8x4: true,
         }),
     },
     Profile {

@@ -174,7 +174,12 @@ pub(crate) fn store(ctx: &mut Ctx<'_>, w: &mut Warp, inst: &Inst, l: usize) -> R
 /// address rounded down to the size (ptxas adds `(size - src-size) % size` to the source
 /// for `cp.async ..., src-size`; read from ptxas 13.0.88's sm_80/sm_90 code).
 pub(crate) fn ldgsts(ctx: &mut Ctx<'_>, w: &mut Warp, inst: &Inst, l: usize) -> R<()> {
-    check_mods(inst, &["E", "BYPASS", "LTC128B", "ZFILL", "64", "128"])?;
+    check_mods(
+        inst,
+        &[
+            "E", "BYPASS", "LTC64B", "LTC128B", "LTC256B", "ZFILL", "64", "128",
+        ],
+    )?;
     let n: usize = if inst.has_mod("128") {
         16
     } else if inst.has_mod("64") {

@@ -233,7 +233,9 @@ pub fn imm_bits(imm: Imm, ty: Ty) -> u64 {
         // A predicate literal: 0 is false, anything else true (`xor.pred %p, %q, -1`).
         (Imm::Int(v), Ty::Pred) => u64::from(v != 0),
         (Imm::Int(v), _) => v & ty.mask(),
-        (Imm::F32Bits(b), Ty::F64) => (f32::from_bits(b) as f64).to_bits(),
+        // ptxas 13.0.88 zero-extends a `0f` literal's bits in an f64 operand or initializer
+        // (`mov.f64 d, 0f3F800000` is `0x3f800000`, not 1.0; a `cvt.f64.f32` source is f32).
+        (Imm::F32Bits(b), Ty::F64) => u64::from(b),
         (Imm::F32Bits(b), Ty::F16 | Ty::F16x2) => f(f32::from_bits(b) as f64, float::F16),
         (Imm::F32Bits(b), Ty::Bf16 | Ty::Bf16x2) => f(f32::from_bits(b) as f64, float::BF16),
         (Imm::F32Bits(b), _) => b as u64 & ty.mask(),
