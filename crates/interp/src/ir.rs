@@ -287,8 +287,12 @@ pub enum Op {
     /// args are the destination and source addresses, the copy size and the optional source
     /// size (a value) or `ignore-src` predicate (a cache-policy operand is dropped at
     /// lowering). Completes at once: PTX lets a thread read the destination only after
-    /// `cp.async.wait_group`/`wait_all`, which are no-ops here.
+    /// `cp.async.wait_group`/`wait_all`; the sanitizer reports earlier accesses.
     CpAsync,
+    /// `cp.async.commit_group` (for the sanitizer; no effect on values).
+    CpAsyncCommit,
+    /// `cp.async.wait_group N` (args: N) or `cp.async.wait_all` (no args), for the sanitizer.
+    CpAsyncWait,
     Nop,
     Unsupported,
 }

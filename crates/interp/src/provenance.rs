@@ -75,6 +75,8 @@ pub fn shared_arrays(f: &Function, arrays: &[(u64, u64)]) -> Vec<Option<u64>> {
                     | Op::Membar
                     | Op::Nop
                     | Op::CpAsync
+                    | Op::CpAsyncCommit
+                    | Op::CpAsyncWait
                     | Op::Unsupported,
                     _,
                 ) => Vec::new(),

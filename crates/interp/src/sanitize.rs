@@ -13,6 +13,13 @@
 //! ([`crate::Schedule::Interleaved`]). Barrier misuse that blocks threads forever is reported
 //! by the interpreter as a deadlock; out-of-bounds accesses trap.
 //!
+//! An asynchronous copy (`cp.async`) writes its shared destination at an unknown time until
+//! the copying thread waits for its group (`cp.async.wait_group N` once at most N later groups
+//! are pending, `cp.async.wait_all`): any access to those bytes before that wait, by any thread
+//! (the copying one included), is an **unwaited asynchronous copy** finding. (The interpreter
+//! performs the copy at once; this is what makes kernels that read early comparable by
+//! nothing.)
+//!
 //! Synchronization through memory (atomics, fences, volatile and acquire/release accesses:
 //! flags, spin-waits, cooperative groups' barriers) orders everything before it, and a warp's
 //! `bar.warp.sync` or `.sync` collective joins its lanes: an approximation that can miss a
@@ -33,6 +40,8 @@ pub enum FindingKind {
     UninitializedShared,
     /// A read of a thread's local memory it never wrote.
     UninitializedLocal,
+    /// An access of shared bytes a `cp.async` writes before its thread waited for it.
+    UnwaitedAsyncCopy,
 }
 
 impl FindingKind {
@@ -43,6 +52,10 @@ impl FindingKind {
             FindingKind::WriteAfterWrite => "data race (write after write) on shared memory",
             FindingKind::UninitializedShared => "read of uninitialized shared memory",
             FindingKind::UninitializedLocal => "read of uninitialized local memory",
+            FindingKind::UnwaitedAsyncCopy => {
+                "access of a cp.async destination before its thread waited for the copy \
+                 (cp.async.wait_group/wait_all)"
+            }
         }
     }
 
@@ -53,6 +66,7 @@ impl FindingKind {
             FindingKind::ReadAfterWrite
                 | FindingKind::WriteAfterRead
                 | FindingKind::WriteAfterWrite
+                | FindingKind::UnwaitedAsyncCopy
         )
     }
 }
@@ -111,12 +125,25 @@ struct Access {
 struct Cell {
     write: Option<Access>,
     reads: [Option<Access>; 2],
+    /// A `cp.async` whose thread has not waited for it writes this byte.
+    pending: Option<Access>,
+}
+
+/// A thread's asynchronous copies not yet waited for: (shared offset, bytes) each.
+#[derive(Debug, Clone, Default)]
+struct AsyncCopies {
+    /// Issued since the last `cp.async.commit_group`.
+    uncommitted: Vec<(u64, usize)>,
+    /// Committed groups, oldest first.
+    groups: std::collections::VecDeque<Vec<(u64, usize)>>,
 }
 
 /// A CTA's sanitizer state.
 #[derive(Debug)]
 pub(crate) struct CtaSanitizer {
     cells: Vec<Cell>,
+    /// Per thread (linear index): its asynchronous copies not yet waited for.
+    async_copies: Vec<AsyncCopies>,
     /// Per thread (linear index): the generation of the last barrier it passed.
     generation: Vec<u64>,
     /// Per thread: which local bytes it wrote.
@@ -132,6 +159,7 @@ impl CtaSanitizer {
     pub(crate) fn new(shared_bytes: usize, tids: Vec<[u32; 3]>, cta: [u32; 3]) -> Self {
         CtaSanitizer {
             cells: vec![Cell::default(); shared_bytes],
+            async_copies: vec![AsyncCopies::default(); tids.len()],
             generation: vec![0; tids.len()],
             local_written: vec![Vec::new(); tids.len()],
             next_generation: 1,
@@ -256,7 +284,9 @@ impl CtaSanitizer {
             };
             let conflict = |a: &Access| !(self.ordered(a, thread, warp) || a.atomic && atomic);
             let mut finding = None;
-            if write {
+            if let Some(copy) = cell.pending {
+                finding = Some((FindingKind::UnwaitedAsyncCopy, Some(copy)));
+            } else if write {
                 if let Some(w) = cell.write.filter(|w| conflict(w)) {
                     finding = Some((FindingKind::WriteAfterWrite, Some(w)));
                 } else if let Some(r) = cell.reads.iter().flatten().find(|r| conflict(r)) {
@@ -305,6 +335,59 @@ impl CtaSanitizer {
             // Keep the newest read of two other warps.
             cell.reads[0] = cell.reads[1];
             cell.reads[1] = Some(me);
+        }
+    }
+
+    /// `thread`'s `cp.async` wrote `len` shared bytes at `offset` (recorded as a write by
+    /// [`CtaSanitizer::shared`] first): they stay pending until the thread waits for the copy.
+    pub(crate) fn async_copy(&mut self, thread: usize, offset: u64, len: usize, line: u32) {
+        let me = Access {
+            thread: thread as u32,
+            warp: (thread / 32) as u32,
+            generation: self.generation[thread],
+            line,
+            atomic: false,
+        };
+        for at in offset..offset + len as u64 {
+            if let Some(c) = self.cells.get_mut(at as usize) {
+                c.pending = Some(me);
+            }
+        }
+        if let Some(a) = self.async_copies.get_mut(thread) {
+            a.uncommitted.push((offset, len));
+        }
+    }
+
+    /// `cp.async.commit_group` by `thread`.
+    pub(crate) fn async_commit(&mut self, thread: usize) {
+        if let Some(a) = self.async_copies.get_mut(thread) {
+            let group = std::mem::take(&mut a.uncommitted);
+            a.groups.push_back(group);
+        }
+    }
+
+    /// `cp.async.wait_group n` by `thread` (`None`: `cp.async.wait_all`, which commits first):
+    /// the copies of all but the `n` newest committed groups are complete.
+    pub(crate) fn async_wait(&mut self, thread: usize, n: Option<usize>) {
+        if n.is_none() {
+            self.async_commit(thread);
+        }
+        let keep = n.unwrap_or(0);
+        let Some(a) = self.async_copies.get_mut(thread) else {
+            return;
+        };
+        let mut done = Vec::new();
+        while a.groups.len() > keep {
+            done.extend(a.groups.pop_front().unwrap_or_default());
+        }
+        for (offset, len) in done {
+            for at in offset..offset + len as u64 {
+                if let Some(c) = self.cells.get_mut(at as usize)
+                    && c.pending.is_some_and(|p| p.thread == thread as u32)
+                {
+                    c.pending = None;
+                }
+            }
         }
     }
 

@@ -153,3 +153,82 @@ fn thread_order_changes_only_racy_results() {
     let d = run(&racy, 64, Schedule::Interleaved, false).1;
     assert_ne!(c, d);
 }
+
+/// Each thread copies 16 bytes of `p` into its `s[tid]` with `cp.async` (two copies, in two
+/// groups when `split`), then does `between` and reads both destinations back.
+fn async_copy(split: bool, between: &str) -> String {
+    let commit = if split { "cp.async.commit_group;" } else { "" };
+    format!(
+        "{HEAD}.visible .entry k(.param .u64 p)
+{{
+  .reg .b32 %r<8>; .reg .b64 %rd<3>;
+  .shared .align 16 .b8 s[2048];
+  mov.u32 %r1, %tid.x;
+  shl.b32 %r2, %r1, 4;
+  mov.u32 %r3, s;
+  add.u32 %r4, %r3, %r2;
+  ld.param.u64 %rd1, [p];
+  cp.async.ca.shared.global [%r4], [%rd1], 16;
+  {commit}
+  cp.async.ca.shared.global [%r4+1024], [%rd1], 16;
+  {between}
+  ld.shared.u32 %r5, [%r4]; // first
+  ld.shared.u32 %r6, [%r4+1024]; // second
+  add.u32 %r7, %r5, %r6;
+  st.global.u32 [%rd1], %r7;
+  ret;
+}}
+"
+    )
+}
+
+/// The line of `text` holding `marker`.
+fn line_of(text: &str, marker: &str) -> u32 {
+    1 + text
+        .lines()
+        .position(|l| l.contains(marker))
+        .expect("marker") as u32
+}
+
+#[test]
+fn reading_a_cp_async_destination_before_waiting_is_reported() {
+    let text = async_copy(false, "");
+    let (f, _) = run(&text, 32, Schedule::RoundRobin, true);
+    let first = line_of(&text, "// first");
+    let second = line_of(&text, "// second");
+    assert!(
+        f.contains(&(FindingKind::UnwaitedAsyncCopy, first)),
+        "{f:?}"
+    );
+    assert!(
+        f.contains(&(FindingKind::UnwaitedAsyncCopy, second)),
+        "{f:?}"
+    );
+    // A commit alone waits for nothing.
+    let text = async_copy(false, "cp.async.commit_group;");
+    let (f, _) = run(&text, 32, Schedule::RoundRobin, true);
+    assert!(
+        f.contains(&(FindingKind::UnwaitedAsyncCopy, first)),
+        "{f:?}"
+    );
+}
+
+#[test]
+fn waiting_for_the_groups_orders_the_copies() {
+    for between in [
+        "cp.async.wait_all;",
+        "cp.async.commit_group; cp.async.wait_group 0;",
+    ] {
+        let (f, _) = run(&async_copy(true, between), 64, Schedule::RoundRobin, true);
+        assert!(f.is_empty(), "{between}: {f:?}");
+    }
+}
+
+#[test]
+fn wait_group_leaves_the_newest_groups_pending() {
+    // Two committed groups; `wait_group 1` completes the first only.
+    let text = async_copy(true, "cp.async.commit_group; cp.async.wait_group 1;");
+    let (f, _) = run(&text, 32, Schedule::RoundRobin, true);
+    let second = line_of(&text, "// second");
+    assert_eq!(f, vec![(FindingKind::UnwaitedAsyncCopy, second)]);
+}

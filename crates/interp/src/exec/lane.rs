@@ -33,6 +33,20 @@ impl Cta<'_> {
         }
         match inst.op {
             Op::Nop => {}
+            Op::CpAsyncCommit => {
+                if let Some(san) = &mut self.san {
+                    san.async_commit(w * 32 + l);
+                }
+            }
+            Op::CpAsyncWait => {
+                let n = match a.first() {
+                    Some(_) => Some(g!(0, Ty::U32) as usize),
+                    None => None,
+                };
+                if let Some(san) = &mut self.san {
+                    san.async_wait(w * 32 + l, n);
+                }
+            }
             Op::Membar => {
                 if let Some(san) = &mut self.san {
                     san.synchronize(w * 32 + l);
@@ -111,6 +125,11 @@ impl Cta<'_> {
                     self.load(w, l, ssp, saddr, &mut buf[..keep], inst.line)?;
                 }
                 self.store(w, l, dsp, daddr, &buf, inst.line)?;
+                if let Some(san) = &mut self.san
+                    && matches!(dsp, Space::Shared)
+                {
+                    san.async_copy(w * 32 + l, daddr, n, inst.line);
+                }
             }
             Op::St => {
                 let space = m.space.unwrap_or(Space::Generic);

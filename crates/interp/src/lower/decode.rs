@@ -119,8 +119,8 @@ pub(crate) fn parse_shape(s: &str) -> Option<(u8, u8, u8)> {
     Some((m.parse().ok()?, n.parse().ok()?, k.parse().ok()?))
 }
 
-/// `cp.async` forms: the copy ([`Op::CpAsync`]), its group bookkeeping (no-ops: copies
-/// complete at once), or a reason it is not modelled.
+/// `cp.async` forms: the copy ([`Op::CpAsync`]), its group bookkeeping (no effect on values:
+/// copies complete at once; the sanitizer follows them), or a reason it is not modelled.
 pub(crate) fn cp_async_kind(mods: &[String]) -> Result<Op, String> {
     let has = |m: &str| mods.iter().any(|x| x == m);
     if mods.first().map(String::as_str) != Some(".async") {
@@ -134,8 +134,11 @@ pub(crate) fn cp_async_kind(mods: &[String]) -> Result<Op, String> {
     if has(".mbarrier") {
         return Err("`cp.async.mbarrier.arrive` is not implemented by the interpreter (mbarrier objects are not modelled)".into());
     }
-    if has(".commit_group") || has(".wait_group") || has(".wait_all") {
-        return Ok(Op::Nop);
+    if has(".commit_group") {
+        return Ok(Op::CpAsyncCommit);
+    }
+    if has(".wait_group") || has(".wait_all") {
+        return Ok(Op::CpAsyncWait);
     }
     if (has(".ca") || has(".cg")) && (has(".shared") || has(".shared::cta")) && has(".global") {
         return Ok(Op::CpAsync);
@@ -277,7 +280,7 @@ pub(crate) fn parse_op(opcode: &str, mods: &[String]) -> (Op, Mods, Option<Strin
         // only, which the sanitizer takes as synchronization.
         return (op, m, None);
     }
-    if matches!(op, Op::Nop) {
+    if matches!(op, Op::Nop | Op::CpAsyncCommit | Op::CpAsyncWait) {
         // Hints and launch-ordering instructions (`griddepcontrol.wait`): no effect on one
         // launch's results, whatever their modifiers.
         return (op, m, None);
