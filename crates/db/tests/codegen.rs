@@ -74,6 +74,7 @@ const EXAMPLES: &[&str] = &[
     "../../test-data/codegen/cp_async.ptx",
     "../../test-data/codegen/mma.ptx",
     "../../test-data/codegen/mma_int_f64.ptx",
+    "../../test-data/codegen/stmatrix.ptx",
     "../../test-data/codegen/float_literals.ptx",
     "../../test-data/codegen/mulhi64.ptx",
     "../../test-data/codegen/texture.ptx",
@@ -106,6 +107,7 @@ const NEEDS_SM90: &[&str] = &[
     "atom_vector.ptx",
     "elect_fence.ptx",
     "packed16.ptx",
+    "stmatrix.ptx",
 ];
 
 /// Every SM kiln generates code for (`target::Profile`).

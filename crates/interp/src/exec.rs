@@ -667,6 +667,8 @@ impl Cta<'_> {
             | Op::Activemask
             | Op::Elect
             | Op::Ldmatrix
+            | Op::Stmatrix
+            | Op::Movmatrix
             | Op::Mma
             | Op::Wmma => {
                 return self.collective(w, active, f, inst, forced);

@@ -267,6 +267,12 @@ pub enum Op {
     Shfl,
     /// `ldmatrix.sync.aligned.m8n8.{x1,x2,x4}[.trans].b16`
     Ldmatrix,
+    /// `stmatrix.sync.aligned.m8n8.{x1,x2,x4}[.trans].shared.b16 [a], {r...}`: the inverse of
+    /// `ldmatrix` (args: the address, the registers).
+    Stmatrix,
+    /// `movmatrix.sync.aligned.m8n8.trans.b16 d, a`: transposes the 8×8 matrix the warp holds
+    /// in `ldmatrix`'s layout.
+    Movmatrix,
     /// `mma.sync.aligned.mMnNkK.row.col` of the shapes `crate::mma::sync_shape` implements
     Mma,
     /// `wmma.{load.a,load.b,load.c,store.d,mma}.sync.aligned` (see `Mods::wmma`)

@@ -12,8 +12,11 @@
 //! * `mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64` → `DMMA.884` (`DMMA.8x8x4` on sm_90;
 //!   A and B one double, C and D two), scoreboarded like ptxas's.
 //!
+//! * `stmatrix.sync.aligned.m8n8.x{1,2,4}[.trans].shared.b16` (sm_90) → `STSM.16.M88[.n]` /
+//!   `STSM.16.MT88[.n]`, `movmatrix.sync.aligned.m8n8.trans.b16` → `MOVM.16.MT88`.
+//!
 //! Other shapes and types (`m8n8k16` and 4-bit integers, `b1`, sparse `mma.sp`, `wmma`,
-//! sm_90's new `ldmatrix` shapes, `stmatrix`) are refused.
+//! sm_90's new `ldmatrix`/`stmatrix` shapes) are refused.
 
 use super::*;
 use ir::Sel;
@@ -26,22 +29,7 @@ impl Cx {
         ops: &[ast::Operand],
     ) -> Result<(), LowerError> {
         Self::need(node, ops, 2)?;
-        let (mut count, mut trans, mut shape) = (None, false, false);
-        for m in mods {
-            match m.as_str() {
-                ".sync" | ".aligned" | ".shared" | ".shared::cta" | ".b16" => {}
-                ".m8n8" => shape = true,
-                ".x1" => count = Some(1u8),
-                ".x2" => count = Some(2),
-                ".x4" => count = Some(4),
-                ".trans" => trans = true,
-                other => return Err(unsupported(node, format!("ldmatrix modifier {other}"))),
-            }
-        }
-        let count = count.ok_or_else(|| malformed(node, "ldmatrix without .x1/.x2/.x4"))?;
-        if !shape {
-            return Err(unsupported(node, "ldmatrix shape other than .m8n8"));
-        }
+        let (count, trans) = matrix_mods(node, "ldmatrix", mods)?;
         if self.guard.is_some() {
             return Err(unsupported(node, "predicated ldmatrix"));
         }
@@ -61,6 +49,62 @@ impl Cx {
             vec![0],
         ));
         self.scatter(t, &elems, 1)
+    }
+
+    /// `stmatrix.sync.aligned.m8n8.x{1,2,4}[.trans].shared{::cta}.b16 [a], {r...}` (sm_90) →
+    /// `STSM.16.M88[.2|.4]` / `STSM.16.MT88[.2|.4] [a], group`.
+    pub(crate) fn stmatrix(
+        &mut self,
+        node: &SyntaxNode,
+        mods: &[String],
+        ops: &[ast::Operand],
+    ) -> Result<(), LowerError> {
+        Self::need(node, ops, 2)?;
+        let (count, trans) = matrix_mods(node, "stmatrix", mods)?;
+        if self.guard.is_some() {
+            return Err(unsupported(node, "predicated stmatrix"));
+        }
+        let elems = vector_elements(&ops[1])
+            .filter(|e| e.len() == usize::from(count))
+            .ok_or_else(|| malformed(ops[1].syntax(), "stmatrix source of another size"))?;
+        let (name, off) = self.address_name(&ops[0])?;
+        let mem = self.window_mem(&ops[0], &name, off, false)?;
+        let src = self.gather(&elems, 1)?;
+        let mut op = String::from(if trans { "STSM.16.MT88" } else { "STSM.16.M88" });
+        if count > 1 {
+            op.push_str(&format!(".{count}"));
+        }
+        self.push(Inst::new(
+            sass_op(node, &op)?,
+            vec![mem, Operand::r(Reg::v(src, count))],
+            vec![],
+        ));
+        Ok(())
+    }
+
+    /// `movmatrix.sync.aligned.m8n8.trans.b16 d, a` → `MOVM.16.MT88 d, a`.
+    pub(crate) fn movmatrix(
+        &mut self,
+        node: &SyntaxNode,
+        mods: &[String],
+        ops: &[ast::Operand],
+    ) -> Result<(), LowerError> {
+        Self::need(node, ops, 2)?;
+        let known = [".sync", ".aligned", ".m8n8", ".trans", ".b16"];
+        if mods.len() != known.len() || !known.iter().all(|k| mods.iter().any(|m| m == k)) {
+            return Err(unsupported(node, format!("movmatrix{}", mods.concat())));
+        }
+        if self.guard.is_some() {
+            return Err(unsupported(node, "predicated movmatrix"));
+        }
+        let a = self.reg_src(&ops[1], 1)?;
+        let d = self.dst(&ops[0], 1)?;
+        self.push(Inst::new(
+            op!("MOVM.16.MT88"),
+            vec![Operand::r(d), Operand::r(a)],
+            vec![0],
+        ));
+        Ok(())
     }
 
     pub(crate) fn mma(
@@ -262,6 +306,28 @@ impl Cx {
         }
         Ok(())
     }
+}
+
+/// The matrix count (`.x1/.x2/.x4`) and `.trans` of an `ldmatrix`/`stmatrix` of `.m8n8.b16`
+/// matrices in shared memory.
+fn matrix_mods(node: &SyntaxNode, what: &str, mods: &[String]) -> Result<(u8, bool), LowerError> {
+    let (mut count, mut trans, mut shape) = (None, false, false);
+    for m in mods {
+        match m.as_str() {
+            ".sync" | ".aligned" | ".shared" | ".shared::cta" | ".b16" => {}
+            ".m8n8" => shape = true,
+            ".x1" => count = Some(1u8),
+            ".x2" => count = Some(2),
+            ".x4" => count = Some(4),
+            ".trans" => trans = true,
+            other => return Err(unsupported(node, format!("{what} modifier {other}"))),
+        }
+    }
+    let count = count.ok_or_else(|| malformed(node, format!("{what} without .x1/.x2/.x4")))?;
+    if !shape {
+        return Err(unsupported(node, format!("{what} shape other than .m8n8")));
+    }
+    Ok((count, trans))
 }
 
 /// The elements of a vector operand `{a, b, ...}`.

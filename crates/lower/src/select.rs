@@ -615,6 +615,8 @@ impl Cx {
             "membar" | "fence" => self.fence(node, opcode, mods),
             "cp" => self.cp_async(node, mods, ops),
             "ldmatrix" => self.ldmatrix(node, mods, ops),
+            "stmatrix" => self.stmatrix(node, mods, ops),
+            "movmatrix" => self.movmatrix(node, mods, ops),
             "mma" => self.mma(node, mods, ops),
             "createpolicy" => self.createpolicy(node, mods, ops),
             "prefetch" | "prefetchu" => self.prefetch(node, opcode, mods, ops),

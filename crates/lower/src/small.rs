@@ -149,7 +149,7 @@ impl Cx {
             // `atom.cas.b16` (`atom_sub.rs`).
             "atom" => has(".cas"),
             // `.b16` is ldmatrix's element type; its registers are 32-bit (`mma.rs`).
-            "ldmatrix" => true,
+            "ldmatrix" | "stmatrix" | "movmatrix" => true,
             _ => false,
         };
         (!ok).then(|| unsupported(node, format!("{opcode} of a 16-bit type")))

@@ -146,8 +146,10 @@ pub fn is_variable_latency(i: &Inst, profile: &Profile) -> bool {
         | Mnemonic::REDUX
         | Mnemonic::FCHK => true,
         // `ldmatrix`: the tables' `class LDSM variable` (sm_80 and sm_90); `mma.f64`: `class
-        // DMMA variable`.
-        Mnemonic::LDSM | Mnemonic::DMMA => true,
+        // DMMA variable`. `movmatrix`: ptxas scoreboards `MOVM`'s result (`MOVM.16.MT88 R0,
+        // R0 [W0]`, its reader waits on 0; no table has a class for it). `stmatrix`: its
+        // registers are read through a scoreboard (conservative; `class STSM fixed`).
+        Mnemonic::LDSM | Mnemonic::DMMA | Mnemonic::MOVM | Mnemonic::STSM => true,
         // `crates/hazard/tables/sm_{80,90}.txt`: `class MATCH variable` (every MATCH ptxas
         // writes sets a write scoreboard).
         Mnemonic::MATCH => true,

@@ -259,6 +259,53 @@ impl Cta<'_> {
                     }
                 }
             }
+            Op::Stmatrix => {
+                whole_warp(active, n, "stmatrix", inst.line)?;
+                // The inverse of `ldmatrix`: lane l's register i holds its two elements of
+                // matrix i; threads 8i..8i+7 give the row addresses of matrix i.
+                let space = inst.mods.space.unwrap_or(Space::Generic);
+                let nmat = inst.mods.xn.max(1) as usize;
+                let srcs = Self::vec_regs(&args[1]);
+                let mut rows = vec![[0u16; 8]; 8 * nmat];
+                for l in 0..32 {
+                    let (g, t4) = (l / 4, l % 4);
+                    for (i, s) in srcs.iter().enumerate().take(nmat) {
+                        let v = self.get(f, &self.warps[w][l], s, Ty::B32);
+                        let (lo, hi) = (v as u16, (v >> 16) as u16);
+                        let m = &mut rows[8 * i..8 * i + 8];
+                        if inst.mods.trans {
+                            m[2 * t4][g] = lo;
+                            m[2 * t4 + 1][g] = hi;
+                        } else {
+                            m[g][2 * t4] = lo;
+                            m[g][2 * t4 + 1] = hi;
+                        }
+                    }
+                }
+                for (r, row) in rows.iter().enumerate() {
+                    let (sp, addr) = self.address(&self.warps[w][r], &args[0], space);
+                    let bytes: Vec<u8> = row.iter().flat_map(|e| e.to_le_bytes()).collect();
+                    self.store(w, r, sp, addr, &bytes, inst.line)?;
+                }
+            }
+            Op::Movmatrix => {
+                whole_warp(active, n, "movmatrix", inst.line)?;
+                // Lane l = 4g + t holds row g, columns 2t and 2t + 1; after the transpose it
+                // holds the transpose's, i.e. column g, rows 2t and 2t + 1.
+                let mut m = [[0u16; 8]; 8];
+                for l in 0..32 {
+                    let v = self.get(f, &self.warps[w][l], &args[1], Ty::B32);
+                    let (g, t4) = (l / 4, l % 4);
+                    m[g][2 * t4] = v as u16;
+                    m[g][2 * t4 + 1] = (v >> 16) as u16;
+                }
+                for l in Self::lanes(active) {
+                    let (g, t4) = (l / 4, l % 4);
+                    let v = u64::from(m[2 * t4 + 1][g]) << 16 | u64::from(m[2 * t4][g]);
+                    let t = &mut self.warps[w][l];
+                    set(f, t, &args[0], Ty::B32, v);
+                }
+            }
             Op::Mma => {
                 whole_warp(active, n, "mma", inst.line)?;
                 self.mma(w, active, f, inst);

@@ -917,6 +917,8 @@ impl Cta<'_> {
             | Op::Elect
             | Op::Bar
             | Op::Ldmatrix
+            | Op::Stmatrix
+            | Op::Movmatrix
             | Op::Mma
             | Op::Wmma
             | Op::Unsupported => {

@@ -227,6 +227,8 @@ pub(crate) fn parse_op(opcode: &str, mods: &[String]) -> (Op, Mods, Option<Strin
         "elect" => Op::Elect,
         "redux" => Op::Redux,
         "ldmatrix" => Op::Ldmatrix,
+        "stmatrix" => Op::Stmatrix,
+        "movmatrix" => Op::Movmatrix,
         "mma" => Op::Mma,
         "wmma" => Op::Wmma,
         "shfl" => Op::Shfl,
@@ -454,9 +456,13 @@ pub(crate) fn parse_op(opcode: &str, mods: &[String]) -> (Op, Mods, Option<Strin
                 }))
             }
             ".d" if op == Op::Wmma => {}
-            ".x1" | ".x2" | ".x4" if op == Op::Ldmatrix => m.xn = s[2..].parse().unwrap_or(1),
-            ".trans" if op == Op::Ldmatrix => m.trans = true,
-            ".m8n8" if op == Op::Ldmatrix => m.shape = Some((8, 8, 0)),
+            ".x1" | ".x2" | ".x4" if matches!(op, Op::Ldmatrix | Op::Stmatrix) => {
+                m.xn = s[2..].parse().unwrap_or(1)
+            }
+            ".trans" if matches!(op, Op::Ldmatrix | Op::Stmatrix | Op::Movmatrix) => m.trans = true,
+            ".m8n8" if matches!(op, Op::Ldmatrix | Op::Stmatrix | Op::Movmatrix) => {
+                m.shape = Some((8, 8, 0))
+            }
             s if matches!(op, Op::Mma | Op::Wmma)
                 && s.starts_with(".m")
                 && parse_shape(s).is_some() =>
@@ -561,11 +567,20 @@ pub(crate) fn parse_op(opcode: &str, mods: &[String]) -> (Op, Mods, Option<Strin
             Some("this wmma form is not implemented (f16/bf16/s8/u8 m16n16k16, m32n8k16, m8n32k16; tf32 m16n16k8; f64 m8n8k4)".into()),
         );
     }
-    if op == Op::Ldmatrix && (m.shape != Some((8, 8, 0)) || m.ty() != Ty::B16) {
+    if matches!(op, Op::Ldmatrix | Op::Stmatrix)
+        && (m.shape != Some((8, 8, 0)) || m.ty() != Ty::B16)
+    {
         return (
             Op::Unsupported,
             m,
-            Some("only ldmatrix .m8n8 .b16 is implemented".into()),
+            Some("only ldmatrix/stmatrix .m8n8 .b16 is implemented".into()),
+        );
+    }
+    if op == Op::Movmatrix && (m.shape != Some((8, 8, 0)) || m.ty() != Ty::B16 || !m.trans) {
+        return (
+            Op::Unsupported,
+            m,
+            Some("only movmatrix .m8n8.trans.b16 is implemented".into()),
         );
     }
     if op == Op::Tex {
