@@ -132,6 +132,30 @@ impl Cx<'_> {
         self.d.push(Diagnostic::error(range, msg));
     }
 
+    /// `-0f3F800000`: ptxas 13.0.88 cannot negate a single-precision hex literal (a syntax
+    /// error; `-0d...` and `-1.5` are accepted).
+    fn negated_single_literal(&mut self, o: &ast::Operand) {
+        let elems: Vec<ast::Operand> = match o {
+            ast::Operand::Vector(v) => v.elements().collect(),
+            other => vec![other.clone()],
+        };
+        for e in elems {
+            if let ast::Operand::Prefix(p) = &e
+                && p.op().is_some_and(|t| t.text() == "-")
+                && let Some(ast::Operand::Immediate(l)) = p.expr()
+                && matches!(l.value(), Some(ast::LiteralValue::F32Bits(_)))
+            {
+                let text = l.syntax().text().to_string();
+                self.err(
+                    e.syntax().text_range(),
+                    format!(
+                        "Parsing error near '{text}': syntax error (a 0f literal cannot be negated)"
+                    ),
+                );
+            }
+        }
+    }
+
     fn declare_param(&mut self, p: &ast::Param) {
         let space = p
             .state_space()
@@ -418,6 +442,9 @@ impl Cx<'_> {
             for o in &operands {
                 self.resolve(o);
             }
+        }
+        for o in &operands {
+            self.negated_single_literal(o);
         }
         self.address_size(&opcode, &mod_refs, &operands);
         if opcode == "ld"

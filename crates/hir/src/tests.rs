@@ -706,3 +706,19 @@ fn mma_rules() {
         "#]],
     );
 }
+
+#[test]
+fn a_negated_single_precision_literal_is_a_syntax_error() {
+    // ptxas 13.0.88: `-0f3F800000` is "Parsing error near '0f3F800000': syntax error";
+    // `-0d...` and `-1.5` are accepted.
+    check(
+        &kernel(
+            "8.0",
+            "sm_80",
+            "ld.param.u64 %rd1, [a];\nadd.f32 %f1, %f2, -0f3F800000;\nadd.f32 %f1, %f2, -0d3FF8000000000000;\nadd.f32 %f1, %f2, -1.5;\nst.global.f32 [%rd1], %f1;",
+        ),
+        expect![[r#"
+            11: Error: Parsing error near '0f3F800000': syntax error (a 0f literal cannot be negated)
+        "#]],
+    );
+}

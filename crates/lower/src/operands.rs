@@ -156,12 +156,16 @@ impl Cx {
                 Some(v) => Ok(Src::Imm(v)),
                 None => match o {
                     ast::Operand::Immediate(l) => self.float_literal(o, l.value(), false),
-                    // A negated decimal float literal (`-7.75`). ptxas 13.0.88 calls a negated
-                    // `0f` literal a syntax error; negated hex literals stay refused.
+                    // A negated double literal (`-7.75`, `-0d3FF8000000000000`): the double
+                    // negated, then converted. ptxas 13.0.88 calls a negated `0f` literal a
+                    // syntax error (so does kiln's checker).
                     ast::Operand::Prefix(p) if p.op().is_some_and(|t| t.text() == "-") => {
                         match p.expr() {
                             Some(ast::Operand::Immediate(l))
-                                if matches!(l.value(), Some(LiteralValue::F64(_))) =>
+                                if matches!(
+                                    l.value(),
+                                    Some(LiteralValue::F64(_) | LiteralValue::F64Bits(_))
+                                ) =>
                             {
                                 self.float_literal(o, l.value(), true)
                             }
