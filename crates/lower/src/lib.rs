@@ -231,7 +231,7 @@ impl LoweredType for Ty {
 /// ptxas 13.0.88 reads them: `add.f32 d, a, 0d3FF8...` adds 1.5 (`FADD R, R, 1.5`), a decimal
 /// literal is a double rounded to the type; a `0f` literal's bits are used as they are, zero-
 /// extended in an f64 instruction (`mov.f64 d, 0f3F800000` is `0x000000003f800000`). A `cvt`
-/// takes its source type (the last type word).
+/// or `set` takes its source type (the last type word).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum FloatLiterals {
     /// No float type (`mov.b32 r, 0f3F800000` moves the bits).
@@ -263,7 +263,9 @@ impl FloatLiterals {
             .map(String::as_str)
             .filter(|m| float(m))
             .collect();
-        let ty = if opcode == "cvt" {
+        // `cvt.dtype.atype` and `set.cmp.dtype.stype`: the sources (the literals) are of the
+        // last type.
+        let ty = if matches!(opcode, "cvt" | "set") {
             mods.iter()
                 .map(String::as_str)
                 .rev()
