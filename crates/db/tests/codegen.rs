@@ -450,18 +450,12 @@ fn editing_a_callee_recompiles_its_callers_only() {
 #[test]
 fn errors_in_a_callee_point_into_the_callee() {
     let src = CALLS.replace("shl.b32 %r2, %r2, 1;", ".reg .b64 %rd9;\n    pmevent 1;");
-    let mut db = RootDatabase::default();
-    let file = db.add_file("m.ptx", src.as_bytes());
-    let out = db::cubin(&db, FileTarget::new(&db, file, target("sm_80")));
-    assert!(out.bytes.is_none());
-    assert_eq!(out.diagnostics.len(), 1, "{:?}", out.diagnostics);
-    let d = &out.diagnostics[0];
+    let (message, at) = only_refusal(&src);
     assert_eq!(
-        d.message,
+        message,
         "kernel `indirect`: unsupported: instruction `pmevent`"
     );
-    let r = usize::from(d.range.start())..usize::from(d.range.end());
-    assert_eq!(&src[r], "pmevent 1;");
+    assert_eq!(at, "pmevent 1;");
 }
 
 #[test]
@@ -483,39 +477,35 @@ fn changing_the_target_compiles_new_keys_only() {
 #[test]
 fn unsupported_features_fail_closed_with_a_span() {
     let src = MODULE.replace("add.u32 %r2, %r1, 7;", "pmevent 1;");
-    let mut db = RootDatabase::default();
-    let file = db.add_file("m.ptx", src.as_bytes());
-    let out = db::cubin(&db, FileTarget::new(&db, file, target("sm_80")));
-    assert!(out.bytes.is_none());
-    assert_eq!(out.diagnostics.len(), 1, "{:?}", out.diagnostics);
-    let d = &out.diagnostics[0];
-    assert_eq!(
-        d.message,
-        "kernel `beta`: unsupported: instruction `pmevent`"
-    );
-    let r = usize::from(d.range.start())..usize::from(d.range.end());
-    assert_eq!(&src[r], "pmevent 1;");
+    let (message, at) = only_refusal(&src);
+    assert_eq!(message, "kernel `beta`: unsupported: instruction `pmevent`");
+    assert_eq!(at, "pmevent 1;");
     // The emission-time refusal: a form the learned SASS tables cannot encode. ptxas writes
     // an 8-byte `cp.async` with a src-size as `LDGSTS.E.64.ZFILL`, a form the corpus never
     // showed it (so the tables lack it; docs/arch/codegen.md).
     let copy = ".shared .align 8 .b8 buf[64];\n    \
                 cp.async.ca.shared.global [buf], [%rd1], 8, %r1;";
     let src = MODULE.replace("add.u32 %r2, %r1, 7;", copy);
+    let (message, at) = only_refusal(&src);
+    assert!(
+        message.starts_with("kernel `beta`: unsupported: encoding of `LDGSTS.E.64.ZFILL [R")
+            && message.contains("is known for sm_80"),
+        "{message}"
+    );
+    assert_eq!(at, "cp.async.ca.shared.global [buf], [%rd1], 8, %r1;");
+}
+
+/// Compiles `src` for sm_80, which must fail with exactly one diagnostic: its message and the
+/// source text it points at.
+fn only_refusal(src: &str) -> (String, String) {
     let mut db = RootDatabase::default();
     let file = db.add_file("m.ptx", src.as_bytes());
     let out = db::cubin(&db, FileTarget::new(&db, file, target("sm_80")));
     assert!(out.bytes.is_none());
     assert_eq!(out.diagnostics.len(), 1, "{:?}", out.diagnostics);
     let d = &out.diagnostics[0];
-    assert!(
-        d.message
-            .starts_with("kernel `beta`: unsupported: encoding of `LDGSTS.E.64.ZFILL [R")
-            && d.message.contains("is known for sm_80"),
-        "{}",
-        d.message
-    );
     let r = usize::from(d.range.start())..usize::from(d.range.end());
-    assert_eq!(&src[r], "cp.async.ca.shared.global [buf], [%rd1], 8, %r1;");
+    (d.message.clone(), src[r].to_string())
 }
 
 fn oracle() -> Option<PathBuf> {

@@ -29,19 +29,8 @@ impl Cx {
         ops: &[ast::Operand],
     ) -> Result<(), LowerError> {
         Self::need(node, ops, 2)?;
-        let (count, trans) = matrix_mods(node, "ldmatrix", mods)?;
-        if self.guard.is_some() {
-            return Err(unsupported(node, "predicated ldmatrix"));
-        }
-        let elems = vector_elements(&ops[0])
-            .filter(|e| e.len() == usize::from(count))
-            .ok_or_else(|| malformed(ops[0].syntax(), "ldmatrix destination of another size"))?;
-        let (name, off) = self.address_name(&ops[1])?;
-        let mem = self.window_mem(&ops[1], &name, off, false)?;
-        let mut op = String::from(if trans { "LDSM.16.MT88" } else { "LDSM.16.M88" });
-        if count > 1 {
-            op.push_str(&format!(".{count}"));
-        }
+        let (elems, mem, op) = self.matrix_operands(node, "ldmatrix", mods, &ops[0], &ops[1])?;
+        let count = elems.len() as u8;
         let t = self.tmp(count);
         self.push(Inst::new(
             sass_op(node, &op)?,
@@ -60,26 +49,44 @@ impl Cx {
         ops: &[ast::Operand],
     ) -> Result<(), LowerError> {
         Self::need(node, ops, 2)?;
-        let (count, trans) = matrix_mods(node, "stmatrix", mods)?;
-        if self.guard.is_some() {
-            return Err(unsupported(node, "predicated stmatrix"));
-        }
-        let elems = vector_elements(&ops[1])
-            .filter(|e| e.len() == usize::from(count))
-            .ok_or_else(|| malformed(ops[1].syntax(), "stmatrix source of another size"))?;
-        let (name, off) = self.address_name(&ops[0])?;
-        let mem = self.window_mem(&ops[0], &name, off, false)?;
+        let (elems, mem, op) = self.matrix_operands(node, "stmatrix", mods, &ops[1], &ops[0])?;
+        let count = elems.len() as u8;
         let src = self.gather(&elems, 1)?;
-        let mut op = String::from(if trans { "STSM.16.MT88" } else { "STSM.16.M88" });
-        if count > 1 {
-            op.push_str(&format!(".{count}"));
-        }
         self.push(Inst::new(
             sass_op(node, &op)?,
             vec![mem, Operand::r(Reg::v(src, count))],
             vec![],
         ));
         Ok(())
+    }
+
+    /// What `ldmatrix` and `stmatrix` share: the register elements (`regs`, one per matrix),
+    /// the shared address and the SASS name (`LDSM`/`STSM` `.16.M88`/`.16.MT88`, `.2`/`.4`).
+    fn matrix_operands(
+        &mut self,
+        node: &SyntaxNode,
+        what: &str,
+        mods: &[String],
+        regs: &ast::Operand,
+        addr: &ast::Operand,
+    ) -> Result<(Vec<ast::Operand>, Operand, String), LowerError> {
+        let (count, trans) = matrix_mods(node, what, mods)?;
+        if self.guard.is_some() {
+            return Err(unsupported(node, format!("predicated {what}")));
+        }
+        let elems = vector_elements(regs)
+            .filter(|e| e.len() == usize::from(count))
+            .ok_or_else(|| {
+                malformed(regs.syntax(), format!("{what} registers of another count"))
+            })?;
+        let (name, off) = self.address_name(addr)?;
+        let mem = self.window_mem(addr, &name, off, false)?;
+        let mut op = String::from(if what == "ldmatrix" { "LDSM" } else { "STSM" });
+        op.push_str(if trans { ".16.MT88" } else { ".16.M88" });
+        if count > 1 {
+            op.push_str(&format!(".{count}"));
+        }
+        Ok((elems, mem, op))
     }
 
     /// `movmatrix.sync.aligned.m8n8.trans.b16 d, a` → `MOVM.16.MT88 d, a`.
