@@ -28,7 +28,7 @@ const ROUNDINGS: &[&str] = &[
 ];
 /// The SMs every learned table (`cvt.tsv`, `math.tsv`, `ops.tsv`) has a column for: those
 /// with code generation. `lower` reads the columns from each table's header line.
-pub const ARCHS: &[&str] = &["sm_80", "sm_86", "sm_89", "sm_90"];
+pub const ARCHS: &[&str] = &["sm_75", "sm_80", "sm_86", "sm_89", "sm_90"];
 
 /// The SM columns of a learned table's header line (`sm_80\tsm_86\t...`).
 pub fn arch_columns() -> String {
@@ -84,8 +84,25 @@ fn reg_type(t: &str) -> &'static str {
     }
 }
 
-/// The probe kernel of a variant.
-fn probe_ptx(v: &Variant) -> String {
+/// The `.target` of a learning probe compiled for `arch`: sm_80 (the PTX of every variant
+/// the other SMs have, bf16 included), sm_75 for sm_75 (ptxas takes no `.target sm_80` file
+/// for it).
+pub fn probe_target(arch: &str) -> &'static str {
+    if arch == "sm_75" { "sm_75" } else { "sm_80" }
+}
+
+/// Whether a learned column lets a row into the generated execution tests for `arch`: a
+/// template, or on sm_75 a variant whose PTX needs sm_80 (the tests' file is refused there
+/// as a whole).
+pub fn tested_on(t: &Result<String, String>, arch: &str, ok: impl Fn(&str) -> bool) -> bool {
+    match t {
+        Ok(t) => ok(t),
+        Err(m) => arch == "sm_75" && m.starts_with("ptxas rejects"),
+    }
+}
+
+/// The probe kernel of a variant for `arch`.
+fn probe_ptx(v: &Variant, arch: &str) -> String {
     let (drt, srt) = (reg_type(v.dt), reg_type(v.st));
     let load = if srt == ".b16" {
         "ld.global.b32 %w1, [%q1];\n  mov.b32 {%s1, %s2}, %w1;".to_string()
@@ -93,9 +110,10 @@ fn probe_ptx(v: &Variant) -> String {
         format!("ld.global{srt} %s1, [%q1];")
     };
     format!(
-        ".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry k(.param .u64 p)\n{{\n  \
+        ".version 8.0\n.target {}\n.address_size 64\n.visible .entry k(.param .u64 p)\n{{\n  \
          .reg .b64 %q<2>;\n  .reg .b32 %w<2>;\n  .reg {drt} %d<2>;\n  .reg {srt} %s<3>;\n  \
          ld.param.u64 %q1, [p];\n  {load}\n  cvt{} %d1, %s1;\n  st.global{drt} [%q1+16], %d1;\n  ret;\n}}\n",
+        probe_target(arch),
         v.mods
     )
 }
@@ -350,9 +368,9 @@ pub fn template(lines: &[String], dt: &str) -> Result<String, String> {
 pub fn learn() -> Result<BTreeMap<String, Vec<Result<String, String>>>, String> {
     let vs = variants();
     let rows = corpus::par_map("cvt-forms", &vs, |v| {
-        let text = probe_ptx(v);
         let mut cols = Vec::new();
         for arch in ARCHS {
+            let text = probe_ptx(v, arch);
             let r = match corpus::ptxas_cubin(&text, arch, &[]) {
                 Ok(PtxasOutcome::Ok { cubin, .. }) => {
                     disassemble(&cubin).and_then(|lines| template(&lines, v.dt))
@@ -537,8 +555,9 @@ pub fn test_ptx(map: &BTreeMap<String, Vec<Result<String, String>>>) -> String {
         .iter()
         .filter(|(_, c)| {
             c.iter().zip(ARCHS).all(|(t, arch)| {
-                t.as_ref()
-                    .is_ok_and(|t| encodable(t, arch) && lower::cvt_template_schedulable(t))
+                tested_on(t, arch, |t| {
+                    encodable(t, arch) && lower::cvt_template_schedulable(t)
+                })
             })
         })
         // f32/f16/bf16 → f64 of a NaN: the interpreter keeps the payload, the emulator's
@@ -773,8 +792,8 @@ mod tests {
         let all = variants();
         for v in all.iter().step_by(97) {
             let key = format!("cvt{}", v.mods);
-            let text = probe_ptx(v);
             for (k, arch) in ARCHS.iter().enumerate() {
+                let text = probe_ptx(v, arch);
                 let got = match corpus::ptxas_cubin(&text, arch, &[]).unwrap() {
                     PtxasOutcome::Ok { cubin, .. } => {
                         template(&disassemble(&cubin).unwrap(), v.dt).ok()

@@ -57,15 +57,16 @@ pub fn is_wide(inst: &str) -> bool {
     inst.ends_with("64")
 }
 
-fn probe_ptx(inst: &str, n: usize) -> String {
+fn probe_ptx(inst: &str, n: usize, arch: &str) -> String {
     let srcs = if n == 1 { "%f1" } else { "%f1, %f2" };
     let t = inst.rsplit('.').next().unwrap_or("f32");
     let w = if is_wide(inst) { 8 } else { 4 };
     format!(
-        ".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry k(.param .u64 p)\n{{\n  \
+        ".version 8.0\n.target {}\n.address_size 64\n.visible .entry k(.param .u64 p)\n{{\n  \
          .reg .b64 %q<2>;\n  .reg .{t} %f<4>;\n  ld.param.u64 %q1, [p];\n  \
          ld.global.{t} %f1, [%q1];\n  ld.global.{t} %f2, [%q1+{w}];\n  {inst} %f3, {srcs};\n  \
-         st.global.{t} [%q1+16], %f3;\n  ret;\n}}\n"
+         st.global.{t} [%q1+16], %f3;\n  ret;\n}}\n",
+        crate::cvt_forms::probe_target(arch)
     )
 }
 
@@ -492,9 +493,9 @@ pub type Routines = BTreeMap<String, (usize, Vec<Result<String, String>>)>;
 pub fn learn() -> Result<Routines, String> {
     let vs = variants();
     let rows = corpus::par_map("math-forms", &vs, |(inst, n)| {
-        let text = probe_ptx(inst, *n);
         let mut cols = Vec::new();
         for arch in ARCHS {
+            let text = probe_ptx(inst, *n, arch);
             cols.push(match corpus::ptxas_cubin(&text, arch, &[])? {
                 PtxasOutcome::Ok { cubin, .. } => {
                     disassemble(&cubin).and_then(|l| template(&l, *n, is_wide(inst)))
@@ -522,7 +523,7 @@ pub fn test_ptx(map: &Routines, wide: bool) -> String {
         .filter(|(_, (_, c))| {
             c.iter()
                 .zip(ARCHS)
-                .all(|(t, a)| t.as_ref().is_ok_and(|t| encodable_routine(t, a)))
+                .all(|(t, a)| crate::cvt_forms::tested_on(t, a, |t| encodable_routine(t, a)))
         })
         .filter(|(k, _)| !k.contains(".approx") && is_wide(k) == wide)
         .map(|(k, (n, _))| (k, *n))

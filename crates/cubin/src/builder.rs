@@ -928,7 +928,11 @@ impl Builder {
         secs[nvinfo as usize - 1].data = SectionData::Attributes(global);
         for (i, k) in self.kernels.iter().enumerate() {
             let (offs, size) = &param_layouts[i];
-            let mut r = vec![sval(code::CUDA_API_VERSION, AttrValue::Words(vec![130]))];
+            let mut r = Vec::new();
+            if let Some(w) = layout.sw_war {
+                r.push(sval(code::SW_WAR, AttrValue::Words(vec![w])));
+            }
+            r.push(sval(code::CUDA_API_VERSION, AttrValue::Words(vec![130])));
             for (ord, p) in k.params.iter().enumerate().rev() {
                 r.push(sval(
                     code::KPARAM_INFO,

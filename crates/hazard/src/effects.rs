@@ -330,15 +330,15 @@ fn push(v: &mut Vec<RegRange>, r: Reg, count: u8) {
     });
 }
 
-fn address_reads(a: &Address, out: &mut Vec<RegRange>) {
+/// The registers an address reads. `extended`: the instruction has `.E` (a 64-bit address),
+/// so its register term is a pair even where nvdisasm prints no `.64` (every sm_75 global
+/// access, `[R2]`; `ATOMG.E.CAS` on sm_80, `[R2+0x38]`), unless the term says `.U32`.
+fn address_reads(a: &Address, extended: bool, out: &mut Vec<RegRange>) {
     for t in &a.terms {
         if let AddrTerm::Reg { reg, suffixes } = t {
-            let w = if suffixes.iter().any(|s| s == "64") {
-                2
-            } else {
-                1
-            };
-            push(out, *reg, w);
+            let wide = suffixes.iter().any(|s| s == "64")
+                || (extended && reg.file == RegFile::R && !suffixes.iter().any(|s| s == "U32"));
+            push(out, *reg, if wide { 2 } else { 1 });
         }
     }
 }
@@ -362,6 +362,10 @@ pub fn effects(inst: &Inst) -> Effects {
     let spec = spec.unwrap_or(&default);
     let mut approx = spec.approx;
     let ops = &inst.operands;
+    let extended = matches!(
+        inst.opcode.as_str(),
+        "LDG" | "STG" | "LD" | "ST" | "ATOM" | "ATOMG" | "RED" | "REDG" | "CCTL"
+    ) && inst.mods.iter().any(|m| m == "E");
     let ndst = match spec.dst {
         Dst::First(n) => n.min(ops.len()),
         Dst::AllBut(n) => ops.len().saturating_sub(n),
@@ -443,13 +447,13 @@ pub fn effects(inst: &Inst) -> Effects {
                 if let Some(d) = desc {
                     push(&mut reads, *d, 2);
                 }
-                address_reads(addr, &mut reads);
+                address_reads(addr, extended, &mut reads);
             }
             OperandKind::Const { bank, addr, .. } => {
                 if let ConstBank::Reg(r) = bank {
                     push(&mut reads, *r, 1);
                 }
-                address_reads(addr, &mut reads);
+                address_reads(addr, false, &mut reads);
             }
             _ => {}
         }
@@ -665,8 +669,15 @@ mod tests {
         );
         assert_eq!(
             rw("ATOM.E.CAST.SPIN.64 PT, R30, [R66], R28, R30"),
-            "w[R30x2] r[R66 R28x2 R30x2]"
+            "w[R30x2] r[R66x2 R28x2 R30x2]"
         );
+        // `.E`: a 64-bit address, printed without `.64` on sm_75 and by sm_80's CAS.
+        assert_eq!(rw("LDG.E.SYS R2, [R4+0x8]"), "w[R2] r[R4x2]");
+        assert_eq!(
+            rw("ATOMG.E.CAS.STRONG.GPU PT, R9, [R2+0x38], R16, R17"),
+            "w[R9] r[R2x2 R16 R17]"
+        );
+        assert_eq!(rw("LDS.U R0, [R17.X4+0x4]"), "w[R0] r[R17]");
         assert_eq!(rw("P2R R43, PR, RZ, 0x1"), "w[R43] r[P0]");
         assert_eq!(rw("R2P PR, R8, 0x7e"), "w[P1 P2 P3 P4 P5 P6] r[R8]");
         assert_eq!(rw("SHFL.BFLY PT, R10, R5, 0x10, 0x1f"), "w[R10] r[R5]");

@@ -470,6 +470,7 @@ impl Cx<'_> {
         }
         self.spaces(&opcode, &mod_refs, &operands);
         self.gating(&opcode, &mod_refs, op_tok.text_range(), range);
+        self.special_register_targets(&operands);
         let before = self.d.len();
         self.vectors(&opcode, &mod_refs, &operands, range);
         if self.d.len() == before {
@@ -810,6 +811,34 @@ impl Cx<'_> {
             // against `.callprototype`; we only resolve the names here).
         } else if !self.resolves(&name) {
             self.err(tok.text_range(), format!("Unknown symbol '{name}'"));
+        }
+    }
+
+    /// A special register newer than the target (`sregs.txt`'s SM column): ptxas 13.0.88
+    /// says `Feature '%reserved_smem_offset_0' requires .target sm_80 or higher`,
+    /// `Feature '%clusterid' requires .target sm_90 or higher` (the name without component).
+    fn special_register_targets(&mut self, ops: &[ast::Operand]) {
+        let Some(target) = self.m.target else {
+            return;
+        };
+        for o in ops {
+            let ast::Operand::Name(n) = o else { continue };
+            let Some(tok) = n.name() else { continue };
+            if self.lookup(tok.text()).is_some() {
+                continue;
+            }
+            if let Some(sr) = ptx::isa().special_register(tok.text())
+                && !target.satisfies(sr.min_sm)
+            {
+                self.err(
+                    tok.text_range(),
+                    format!(
+                        "Feature '{}' requires .target {} or higher",
+                        tok.text(),
+                        sr.min_sm
+                    ),
+                );
+            }
         }
     }
 

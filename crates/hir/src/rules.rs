@@ -952,6 +952,35 @@ fn gate(opcode: &str, mods: &[&str], n_ops: usize, t: ptx::Sm) -> Option<Broken>
             need(90, "Feature 'set.bf16'".into(), None)
         }
         "fma" if has(mods, ".oob") => need(90, "Modifier '.oob'".into(), Some(".oob")),
+        // `mma` (PTX ISA 9.0 §9.7.14.5.14, Target ISA Notes): sm_75 has m8n8k4, m16n8k8 with
+        // f16, m8n8k16/m8n8k32 integers; the larger shapes, `.tf32` and the f64 m8n8k4 need
+        // sm_80 (ptxas 13.0.88's messages for `.target sm_75`).
+        "mma" => {
+            let shape = mods.iter().find(|m| {
+                matches!(
+                    **m,
+                    ".m16n8k16"
+                        | ".m16n8k32"
+                        | ".m16n8k64"
+                        | ".m16n8k128"
+                        | ".m16n8k256"
+                        | ".m16n8k4"
+                )
+            });
+            if let Some(shape) = shape.filter(|_| !has(mods, ".tf32")) {
+                need(80, format!("Feature '{shape}'"), Some(shape))
+            } else if has(mods, ".tf32") {
+                need(80, "Feature '.tf32'".into(), Some(".tf32"))
+            } else if has(mods, ".m8n8k4") && has(mods, ".f64") {
+                need(
+                    80,
+                    "Feature '.m8n8k4 with double types'".into(),
+                    Some(".m8n8k4"),
+                )
+            } else {
+                None
+            }
+        }
         // PTX ISA 9.0 §9.7.19.5: setmaxnreg is for the architecture- and family-specific
         // targets (ptxas 13.0.88 takes sm_90a, sm_100a, sm_100f, sm_120a, ...; not sm_90 or
         // sm_100).

@@ -295,6 +295,8 @@ pub struct Func {
     pub blocks: Arena<BlockData>,
     /// Layout order; `order[0]` is the entry.
     pub order: Vec<Block>,
+    /// A 64-bit address register prints bare (`[R2]`, sm_75) instead of `[R2.64]`.
+    pub bare_wide_addresses: bool,
 }
 
 impl Func {
@@ -529,7 +531,7 @@ pub fn inst_text(
                 }
                 s.push('[');
                 s.push_str(&reg_text(f, *base, assignment));
-                if base.width() == 2 {
+                if base.width() == 2 && !f.bare_wide_addresses {
                     s.push_str(".64");
                 }
                 if *offset > 0 {

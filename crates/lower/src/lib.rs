@@ -53,6 +53,7 @@ mod seq;
 mod set;
 mod shift;
 mod small;
+mod spelling;
 mod syscall;
 mod testp;
 mod texture;
@@ -658,7 +659,7 @@ pub fn lower_kernel(
     // The fixed registers the kernel sets up in its first block and keeps: set again after
     // every system call, which may change them (`syscall.rs`).
     let mut prologue: Vec<Inst> = Vec::new();
-    if cx.needs_desc {
+    if cx.needs_desc && cx.target.forms.memory_descriptor {
         let desc = cx.target.driver.global_desc;
         prologue.push(Inst::new(
             op!("ULDC.64"),
@@ -715,6 +716,7 @@ pub fn lower_kernel(
             cx.f.blocks[b].insts.insert(k, i.clone());
         }
     }
+    spelling::respell(&mut cx.f, cx.target.forms);
     Ok(Lowered {
         func: cx.f,
         params,

@@ -121,6 +121,15 @@ impl Cx {
         ops: &[ast::Operand],
     ) -> Result<(), LowerError> {
         Self::need(node, ops, 4)?;
+        if !self.target.forms.tensor_cores {
+            return Err(unsupported(
+                node,
+                format!(
+                    "mma on {} (its HMMA/IMMA results are scoreboarded there; kiln schedules them as fixed-latency)",
+                    self.target.profile.name()
+                ),
+            ));
+        }
         let mut shape = None;
         let mut types: Vec<&str> = Vec::new();
         let (mut row_col, mut sync_aligned, mut satfinite) = (0, 0, false);

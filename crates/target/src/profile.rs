@@ -88,6 +88,12 @@ pub struct CubinLayout {
     /// sequence started with, ptxas writes a bare `DW_LNS_advance_pc` (before sm_90) or
     /// nothing (sm_90 and later).
     pub line_start_advance: bool,
+    /// The value of the `EIATTR_SW_WAR` record kiln writes first in every kernel's
+    /// `.nv.info.<k>`, where it does: ptxas 13.0.88 writes `0x1` for every sm_75 kernel (a
+    /// driver-side workaround request; kiln copies it without knowing what it selects). ptxas
+    /// also writes `0x8` on sm_90, which kiln omits: on an H100 its presence changed nothing
+    /// (docs/arch/hardware.md).
+    pub sw_war: Option<u32>,
 }
 
 /// Where a kernel with textures records `EIATTR_BINDLESS_TEXTURE_BANK` (and on sm_90
@@ -160,6 +166,27 @@ pub struct Forms {
     pub ldgsts_lds_guard: bool,
     /// `mma.m8n8k4.f64` is `DMMA.8x8x4` (otherwise `DMMA.884`; ptxas 13.0.88 on sm_90).
     pub dmma_8x8x4: bool,
+    /// Global and generic accesses read a memory descriptor that the kernel loads once
+    /// (`ULDC.64 UR4, c[0x0][0x118]`); sm_75 has none.
+    pub memory_descriptor: bool,
+    /// A 64-bit address register prints with `.64` (`[R2.64]`); otherwise bare (`[R2]`: on
+    /// sm_75 the instruction's `.E` alone says the address is 64-bit).
+    pub wide_address_suffix: bool,
+    /// Weak global and generic accesses name their scope `.SYS` (`LDG.E.SYS`,
+    /// `STG.E.U8.SYS`, `LDG.E.CONSTANT.SYS`, `LDG.E.NA.SYS`: ptxas 13.0.88 on sm_75).
+    pub weak_access_sys: bool,
+    /// A `.cta`-scoped strong access or atomic is `.STRONG.CTA` (sm_75); otherwise
+    /// `.STRONG.SM`.
+    pub strong_cta: bool,
+    /// Shared-memory loads are `LDS.U` (`LDS.U.64`, `LDS.U.U8`; ptxas on sm_75).
+    pub lds_u: bool,
+    /// `bar.sync`/`bar.red` are `BAR.SYNC.DEFER_BLOCKING`/`BAR.RED.*.DEFER_BLOCKING`;
+    /// otherwise plain `BAR.SYNC`/`BAR.RED.*` (ptxas on sm_75).
+    pub bar_defer_blocking: bool,
+    /// Tensor-core instructions (`mma.sync`, `ldmatrix`) are generated. sm_75's `HMMA` and
+    /// `IMMA` are variable-latency (`crates/hazard/tables/sm_75.txt`), which kiln's scheduler
+    /// does not model: kiln refuses them there.
+    pub tensor_cores: bool,
 }
 
 const BEFORE_SM90_DRIVER: DriverWords = DriverWords {
@@ -178,6 +205,7 @@ const BEFORE_SM90_CUBIN: CubinLayout = CubinLayout {
     elf_abi_version: 4,
     reports_cmem0: true,
     line_start_advance: true,
+    sw_war: None,
 };
 
 const SM100_CUBIN: CubinLayout = CubinLayout {
@@ -187,6 +215,7 @@ const SM100_CUBIN: CubinLayout = CubinLayout {
     elf_abi_version: 2,
     reports_cmem0: false,
     line_start_advance: false,
+    sw_war: None,
 };
 
 /// sm_80's forms (ptxas 13.0.88's sm_80 code).
@@ -212,6 +241,30 @@ const SM80_FORMS: Forms = Forms {
     elect: false,
     ldgsts_lds_guard: false,
     dmma_8x8x4: false,
+    memory_descriptor: true,
+    wide_address_suffix: true,
+    weak_access_sys: false,
+    strong_cta: false,
+    lds_u: false,
+    bar_defer_blocking: true,
+    tensor_cores: true,
+};
+
+/// sm_75 (TU10x) differs from sm_80 in the spelling of memory and barrier instructions
+/// (ptxas 13.0.88's sm_75 code for `test-data/codegen/*.ptx` and the corpus, `cargo xtask
+/// sm-forms --base sm_80 --arch sm_75`): no memory descriptor, 64-bit addresses without
+/// `.64`, weak accesses `.SYS`, `.STRONG.CTA` for `.STRONG.SM`, `LDS.U`, `BAR.SYNC` without
+/// `.DEFER_BLOCKING`. The PTX features of sm_80 (`cp.async`, `redux.sync`, bf16, ...) are
+/// refused by the semantic checker for `.target sm_75`.
+const SM75_FORMS: Forms = Forms {
+    memory_descriptor: false,
+    wide_address_suffix: false,
+    weak_access_sys: true,
+    strong_cta: true,
+    lds_u: true,
+    bar_defer_blocking: false,
+    tensor_cores: false,
+    ..SM80_FORMS
 };
 
 /// sm_86 (GA10x) differs from sm_80 where ptxas 13.0.88's sm_86 code does: `cvt.rn.f32.{s,u}32`
@@ -250,7 +303,13 @@ const fn before_sm90(number: u16, codegen: Option<Forms>) -> Profile {
 
 /// The SMs kiln knows: those with SASS tables (`crates/sass/tables`).
 static PROFILES: [Profile; 7] = [
-    before_sm90(75, None),
+    Profile {
+        cubin: CubinLayout {
+            sw_war: Some(1),
+            ..BEFORE_SM90_CUBIN
+        },
+        ..before_sm90(75, Some(SM75_FORMS))
+    },
     before_sm90(80, Some(SM80_FORMS)),
     before_sm90(86, Some(SM86_FORMS)),
     before_sm90(89, Some(SM89_FORMS)),
@@ -293,6 +352,13 @@ static PROFILES: [Profile; 7] = [
             elect: true,
             ldgsts_lds_guard: true,
             dmma_8x8x4: true,
+            memory_descriptor: true,
+            wide_address_suffix: true,
+            weak_access_sys: false,
+            strong_cta: false,
+            lds_u: false,
+            bar_defer_blocking: true,
+            tensor_cores: true,
         }),
     },
     Profile {
