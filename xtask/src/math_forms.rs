@@ -190,13 +190,7 @@ pub fn template(lines: &[String], n: usize, wide: bool) -> Result<String, String
     for &i in &loads {
         let l = &lines[i];
         let k = first_reg(l).ok_or("load destination")?;
-        let offset = match l.split_once(".64+0x") {
-            Some((_, rest)) => {
-                let hex: String = rest.chars().take_while(char::is_ascii_hexdigit).collect();
-                u32::from_str_radix(&hex, 16).map_err(|_| format!("load offset: {l}"))?
-            }
-            None => 0,
-        };
+        let offset = crate::cvt_forms::load_offset(l)?;
         let operand = (offset / width) as usize;
         if operand >= n {
             continue; // the probe's second operand, unused by a one-operand instruction
@@ -523,7 +517,7 @@ pub fn test_ptx(map: &Routines, wide: bool) -> String {
         .filter(|(_, (_, c))| {
             c.iter()
                 .zip(ARCHS)
-                .all(|(t, a)| crate::cvt_forms::tested_on(t, a, |t| encodable_routine(t, a)))
+                .all(|(t, a)| t.as_ref().is_ok_and(|t| encodable_routine(t, a)))
         })
         .filter(|(k, _)| !k.contains(".approx") && is_wide(k) == wide)
         .map(|(k, (n, _))| (k, *n))

@@ -95,8 +95,8 @@ fn failures_exit_255_with_ptxas_fatal_lines() {
         ),
         (&[ex], "no GPU name given"),
         (
-            &["-arch=sm_75", ex],
-            "unsupported: code generation for sm_75",
+            &["-arch=sm_100", ex],
+            "unsupported: code generation for sm_100",
         ),
         (
             &["-arch=sm_90", "missing.ptx"],

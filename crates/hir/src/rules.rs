@@ -952,6 +952,9 @@ fn gate(opcode: &str, mods: &[&str], n_ops: usize, t: ptx::Sm) -> Option<Broken>
             need(90, "Feature 'set.bf16'".into(), None)
         }
         "fma" if has(mods, ".oob") => need(90, "Modifier '.oob'".into(), Some(".oob")),
+        // ptxas 13.0.88 for `.target sm_75`: "Modifier '.L2::256B' requires .target sm_80 or
+        // higher" (`.L2::64B` and `.L2::128B` compile there).
+        _ if has(mods, ".L2::256B") => need(80, "Modifier '.L2::256B'".into(), Some(".L2::256B")),
         // `mma` (PTX ISA 9.0 §9.7.14.5.14, Target ISA Notes): sm_75 has m8n8k4, m16n8k8 with
         // f16, m8n8k16/m8n8k32 integers; the larger shapes, `.tf32` and the f64 m8n8k4 need
         // sm_80 (ptxas 13.0.88's messages for `.target sm_75`).

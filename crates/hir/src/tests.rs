@@ -723,9 +723,9 @@ fn a_negated_single_precision_literal_is_a_syntax_error() {
     );
 }
 
-/// Special registers and `mma` shapes newer than the target: each message is ptxas
-/// 13.0.88's for `.target sm_75` (and `%clusterid` for sm_80), on the same line; the shapes
-/// sm_75 has (m16n8k8 f16, m8n8k16 s8) compile.
+/// Special registers, `mma` shapes and `.L2::256B` newer than the target: each message is
+/// ptxas 13.0.88's for `.target sm_75` (and `%clusterid` for sm_80), on the same line; the
+/// shapes sm_75 has (m16n8k8 f16, m8n8k16 s8) and `.L2::128B` compile.
 #[test]
 fn special_registers_and_mma_shapes_need_their_target() {
     let body = ".reg .b32 %q<8>;\n.reg .f64 %d<3>;\n\
@@ -736,7 +736,9 @@ fn special_registers_and_mma_shapes_need_their_target() {
         mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%d1,%d2}, {%d1}, {%d2}, {%d1,%d2};\n\
         mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%f1,%f2,%f3,%f0}, {%q1,%q2,%q3,%q4}, {%q5,%q6}, {%f1,%f2,%f3,%f0};\n\
         mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 {%f1,%f2,%f3,%f0}, {%q1,%q2}, {%q5}, {%f1,%f2,%f3,%f0};\n\
-        mma.sync.aligned.m8n8k16.row.col.s32.s8.s8.s32 {%q1,%q2}, {%q1}, {%q5}, {%q1,%q2};";
+        mma.sync.aligned.m8n8k16.row.col.s32.s8.s8.s32 {%q1,%q2}, {%q1}, {%q5}, {%q1,%q2};\n\
+        ld.global.L2::256B.u32 %r1, [%rd1];\n\
+        ld.global.nc.L2::128B.u32 %r1, [%rd1];";
     check(
         &kernel("8.0", "sm_75", body),
         expect![[r#"
@@ -746,6 +748,7 @@ fn special_registers_and_mma_shapes_need_their_target() {
             15: Error: Feature '.m16n8k32' requires .target sm_80 or higher
             16: Error: Feature '.m8n8k4 with double types' requires .target sm_80 or higher
             17: Error: Feature '.tf32' requires .target sm_80 or higher
+            20: Error: Modifier '.L2::256B' requires .target sm_80 or higher
         "#]],
     );
     check(

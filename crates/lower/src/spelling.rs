@@ -3,8 +3,8 @@
 //! Lowering writes sm_80's names; an SM whose ptxas names the same operations otherwise
 //! renames them here, once per kernel, after lowering (`target::Forms`: sm_75 spells weak
 //! global and generic accesses `.SYS`, a `.cta`-scoped strong access `.STRONG.CTA`, shared
-//! loads `LDS.U`, barriers without `.DEFER_BLOCKING`, has no memory descriptor and prints a
-//! 64-bit address register bare). Later passes look at mnemonics, latency classes and
+//! loads `LDS.U`, barriers without `.DEFER_BLOCKING`, `NANOSLEEP.WARP`, has no memory
+//! descriptor and prints a 64-bit address register bare). Later passes look at mnemonics, latency classes and
 //! operands, which the renaming leaves as they were.
 
 use ir::{Class, Func, Inst, Mnemonic, Modifier, Opcode, Reg, modifier, op};
@@ -72,6 +72,9 @@ fn renamed(op: Opcode, forms: &Forms) -> Opcode {
     if !forms.bar_defer_blocking && m == Mnemonic::BAR {
         out = out.without(modifier!("DEFER_BLOCKING"));
     }
+    if forms.nanosleep_warp && m == Mnemonic::NANOSLEEP && !op.has(modifier!("WARP")) {
+        out = out.with(modifier!("WARP")).unwrap_or(out);
+    }
     out
 }
 
@@ -117,6 +120,7 @@ mod tests {
             ("BAR.SYNC.DEFER_BLOCKING", "BAR.SYNC"),
             ("BAR.RED.OR.DEFER_BLOCKING", "BAR.RED.OR"),
             ("BAR.ARV", "BAR.ARV"),
+            ("NANOSLEEP", "NANOSLEEP.WARP"),
         ] {
             assert_eq!(sm75(sm80), sm75_name, "{sm80}");
         }

@@ -10,7 +10,8 @@
 //! * [`ifconv::if_convert`] (once, after the rounds): short branches into predicated code;
 //! * [`ppressure::relieve`] (also at `-O0`): predicates beyond the 7 registers kept in R
 //!   registers (`SEL` after each write, `ISETP` before each read);
-//! * [`reconverge::reconverge`] (also at `-O0`): `BSSY`/`BSYNC` around divergent regions.
+//! * [`reconverge::reconverge`] (also at `-O0`): `BSSY`/`BSYNC` around divergent regions
+//!   (on sm_75 each `BSSY` after a `BMOV.32.CLEAR` of its barrier, as ptxas writes it).
 //!
 //! Every form a pass produces is checked against the SASS tables first ([`forms`]), so
 //! optimization never makes a kernel unencodable. The IR stays as lowering defines it (not
@@ -40,6 +41,9 @@ pub fn optimize(f: &mut Func, profile: &Profile, level: u8) {
     ppressure::relieve(f);
     // Not an optimization either: diverged lanes meet again where ptxas's code meets them.
     reconverge::reconverge(f);
+    if profile.codegen.is_some_and(|c| c.bssy_clears_barrier) {
+        reconverge::clear_before_bssy(f);
+    }
     debug_assert!(ir::verify(f).is_ok(), "{:?}", ir::verify(f));
 }
 

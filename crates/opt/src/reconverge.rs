@@ -574,6 +574,30 @@ fn apply(f: &mut Func, fall: &mut HashMap<Block, Block>, regions: &[Region]) {
     }
 }
 
+/// Puts `BMOV.32.CLEAR RZ, Bn` right before every `BSSY Bn` (sm_75's ptxas does: the
+/// barrier is cleared before the warp's lanes are recorded in it).
+pub fn clear_before_bssy(f: &mut Func) {
+    for b in f.order.clone() {
+        let insts = &mut f.blocks[b].insts;
+        let mut k = 0;
+        while k < insts.len() {
+            if insts[k].mnemonic() == Mnemonic::BSSY
+                && let Some(&Operand::Barrier(n)) = insts[k].operands.first()
+            {
+                let mut clear = Inst::new(
+                    op!("BMOV.32.CLEAR"),
+                    vec![Operand::r(ir::Reg::Zero(ir::Class::R)), Operand::Barrier(n)],
+                    vec![],
+                );
+                clear.origin = insts[k].origin;
+                insts.insert(k, clear);
+                k += 1;
+            }
+            k += 1;
+        }
+    }
+}
+
 /// Makes the layout agree with the fall-through edges (a `BRA` block where a block no longer
 /// falls into its successor) and points each `BSSY` at the address after its `BSYNC`.
 fn lay_out(f: &mut Func, fall: &HashMap<Block, Block>) {

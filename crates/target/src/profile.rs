@@ -187,6 +187,13 @@ pub struct Forms {
     /// `IMMA` are variable-latency (`crates/hazard/tables/sm_75.txt`), which kiln's scheduler
     /// does not model: kiln refuses them there.
     pub tensor_cores: bool,
+    /// Every `BSSY Bn` follows a `BMOV.32.CLEAR RZ, Bn` (ptxas 13.0.88 on sm_75: 127 of the
+    /// 128 `BSSY`s in its code for `test-data/codegen/*.ptx`, in 152 corpus files; never on
+    /// sm_80 and later).
+    pub bssy_clears_barrier: bool,
+    /// `nanosleep` is `NANOSLEEP.WARP` (ptxas 13.0.88 on sm_75; plain `NANOSLEEP` on sm_80
+    /// and later).
+    pub nanosleep_warp: bool,
 }
 
 const BEFORE_SM90_DRIVER: DriverWords = DriverWords {
@@ -248,13 +255,16 @@ const SM80_FORMS: Forms = Forms {
     lds_u: false,
     bar_defer_blocking: true,
     tensor_cores: true,
+    bssy_clears_barrier: false,
+    nanosleep_warp: false,
 };
 
 /// sm_75 (TU10x) differs from sm_80 in the spelling of memory and barrier instructions
 /// (ptxas 13.0.88's sm_75 code for `test-data/codegen/*.ptx` and the corpus, `cargo xtask
 /// sm-forms --base sm_80 --arch sm_75`): no memory descriptor, 64-bit addresses without
 /// `.64`, weak accesses `.SYS`, `.STRONG.CTA` for `.STRONG.SM`, `LDS.U`, `BAR.SYNC` without
-/// `.DEFER_BLOCKING`. The PTX features of sm_80 (`cp.async`, `redux.sync`, bf16, ...) are
+/// `.DEFER_BLOCKING`, `BMOV.32.CLEAR` before `BSSY`; and `fma.rn.f16x2` is plain `HFMA2`, as on
+/// sm_86 (sm_75's table has no `HFMA2.MMA`). The PTX features of sm_80 (`cp.async`, `redux.sync`, bf16, ...) are
 /// refused by the semantic checker for `.target sm_75`.
 const SM75_FORMS: Forms = Forms {
     memory_descriptor: false,
@@ -264,6 +274,9 @@ const SM75_FORMS: Forms = Forms {
     lds_u: true,
     bar_defer_blocking: false,
     tensor_cores: false,
+    bssy_clears_barrier: true,
+    nanosleep_warp: true,
+    hfma2_plain: true,
     ..SM80_FORMS
 };
 
@@ -359,6 +372,8 @@ static PROFILES: [Profile; 7] = [
             lds_u: false,
             bar_defer_blocking: true,
             tensor_cores: true,
+            bssy_clears_barrier: false,
+            nanosleep_warp: false,
         }),
     },
     Profile {
@@ -442,12 +457,12 @@ mod tests {
     }
 
     #[test]
-    fn code_generation_is_for_ampere_ada_and_hopper() {
+    fn code_generation_is_for_turing_ampere_ada_and_hopper() {
         let with: Vec<u16> = Profile::all()
             .iter()
             .filter(|p| p.has_codegen())
             .map(|p| p.number)
             .collect();
-        assert_eq!(with, [80, 86, 89, 90]);
+        assert_eq!(with, [75, 80, 86, 89, 90]);
     }
 }

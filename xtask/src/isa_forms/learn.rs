@@ -279,13 +279,7 @@ pub fn template(lines: &[String], srcs: &[Shape], dst: Shape) -> Result<String, 
     for &i in &loads {
         let l = &lines[i];
         let k = first_reg(l).ok_or("load destination")?;
-        let offset = match l.split_once(".64+0x") {
-            Some((_, rest)) => {
-                let hex: String = rest.chars().take_while(char::is_ascii_hexdigit).collect();
-                u32::from_str_radix(&hex, 16).map_err(|_| format!("load offset: {l}"))?
-            }
-            None => 0,
-        };
+        let offset = crate::cvt_forms::load_offset(l)?;
         let operand = (offset / 16) as usize;
         if operand >= srcs.len() {
             return Err(format!("a load past the operands: {l}"));
