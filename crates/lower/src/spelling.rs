@@ -44,10 +44,11 @@ fn is_descriptor_load(i: &Inst) -> bool {
 fn renamed(op: Opcode, forms: &Forms) -> Opcode {
     let m = op.mnemonic();
     let mut out = op;
-    if forms.strong_cta && op.has(Modifier::STRONG) {
-        if let Some(k) = op.modifiers().iter().position(|x| *x == Modifier::SM) {
-            out = out.replaced(k, Modifier::CTA);
-        }
+    if forms.strong_cta
+        && op.has(Modifier::STRONG)
+        && let Some(k) = op.modifiers().iter().position(|x| *x == Modifier::SM)
+    {
+        out = out.replaced(k, Modifier::CTA);
     }
     let global_or_generic = matches!(
         m,
