@@ -129,10 +129,10 @@ const NEEDS_SM80: &[&str] = &[
 /// The examples sm_75 refuses at encoding (fail closed), where its SASS table, learned from
 /// ptxas's code, lacks the form kiln writes: `ATOM.E.AND.STRONG.CTA` with a register address
 /// (ptxas writes `[UR4+0x18]` for this PTX; kiln `[R2+0x1018]`), `HSETP2.EQ.AND` without
-/// half selectors (ptxas compares `.H0_H0` with `.H1_H1`), `S2R SR_VIRTUALSMID` (ptxas reads
-/// `%smid` from `SR_VIRTID` on sm_75), and `BAR.SYNC 0x2, 0x40` and `ATOMG.E.ADD.F16x2.RN`,
-/// which ptxas does write for these files but no collect round has seen yet
-/// (`cargo xtask sass-probe --arch sm_75 --collect --also DIR` with them).
+/// half selectors (ptxas compares `.H0_H0` with `.H1_H1`), and `S2R SR_VIRTUALSMID`,
+/// `BAR.SYNC 0x2, 0x40` and `ATOMG.E.ADD.F16x2.RN`, which ptxas does write for these files
+/// but no collect round has seen yet (`cargo xtask sass-probe --arch sm_75 --collect --also
+/// DIR` with them).
 const SM75_TABLE_GAPS: &[&str] = &[
     "atom.ptx",
     "setp_half.ptx",
