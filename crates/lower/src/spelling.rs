@@ -7,20 +7,18 @@
 //! descriptor and prints a 64-bit address register bare). Later passes look at mnemonics, latency classes and
 //! operands, which the renaming leaves as they were.
 
-use ir::{Class, Func, Inst, Mnemonic, Modifier, Opcode, Reg, modifier, op};
+use ir::{Class, Func, Mnemonic, Modifier, Opcode, Reg, modifier};
 use target::Forms;
 
 use crate::GLOBAL_DESC_UR;
 
-/// Renames `f`'s instructions to the SM's spelling (a no-op for sm_80's forms).
+/// Renames `f`'s instructions to the SM's spelling (a no-op for sm_80's forms). Without a
+/// memory descriptor the kernel's prologue loads none (`lower_kernel`); the accesses' implicit
+/// uses of it are dropped here.
 pub(crate) fn respell(f: &mut Func, forms: &Forms) {
     f.bare_wide_addresses = !forms.wide_address_suffix;
     for b in f.order.clone() {
-        let insts = &mut f.blocks[b].insts;
-        if !forms.memory_descriptor {
-            insts.retain(|i| !is_descriptor_load(i));
-        }
-        for i in insts.iter_mut() {
+        for i in f.blocks[b].insts.iter_mut() {
             if !forms.memory_descriptor {
                 i.implicit_uses.retain(|r| !is_descriptor(*r));
             }
@@ -32,12 +30,6 @@ pub(crate) fn respell(f: &mut Func, forms: &Forms) {
 /// The memory descriptor `UR4` (sm_80: `ULDC.64 UR4, c[0x0][0x118]`).
 fn is_descriptor(r: Reg) -> bool {
     matches!(r, Reg::Phys { class: Class::UR, index, .. } if index == GLOBAL_DESC_UR)
-}
-
-fn is_descriptor_load(i: &Inst) -> bool {
-    i.op == op!("ULDC.64")
-        && i.defs == [0]
-        && matches!(i.operands.first(), Some(ir::Operand::Reg { reg, .. }) if is_descriptor(*reg))
 }
 
 /// `op` in the SM's spelling.
@@ -62,11 +54,11 @@ fn renamed(op: Opcode, forms: &Forms) -> Opcode {
         out = out.with(Modifier::SYS).unwrap_or(out);
     }
     if forms.lds_u && m == Mnemonic::LDS && !op.has(Modifier::U) {
-        let mut u = Opcode::new(Mnemonic::LDS)
-            .with(Modifier::U)
-            .expect("room for one modifier");
+        // An `LDS` has at most three modifiers (`LDS.U8`, `LDS.64`): one more always fits.
+        let room = "an LDS opcode has room for `.U`";
+        let mut u = Opcode::new(Mnemonic::LDS).with(Modifier::U).expect(room);
         for &x in out.modifiers() {
-            u = u.with(x).unwrap_or(u);
+            u = u.with(x).expect(room);
         }
         out = u;
     }

@@ -365,15 +365,8 @@ static PROFILES: [Profile; 7] = [
             elect: true,
             ldgsts_lds_guard: true,
             dmma_8x8x4: true,
-            memory_descriptor: true,
-            wide_address_suffix: true,
-            weak_access_sys: false,
-            strong_cta: false,
-            lds_u: false,
-            bar_defer_blocking: true,
-            tensor_cores: true,
-            bssy_clears_barrier: false,
-            nanosleep_warp: false,
+            // sm_80's memory, barrier and convergence spelling.
+            ..SM80_FORMS
         }),
     },
     Profile {
