@@ -7,6 +7,8 @@
 //!   their readers;
 //! * [`fuse::fuse_add`]: `IMAD`/`SHF.L` + `IADD3` → `IMAD` with addend / `LEA`;
 //! * [`dce::dce`]: dead code elimination;
+//! * [`addr::fold`] (once, after the rounds): `base + constant` addresses read as
+//!   `[base+constant]`, the adds left dead;
 //! * [`ifconv::if_convert`] (once, after the rounds): short branches into predicated code;
 //! * [`ppressure::relieve`] (also at `-O0`): predicates beyond the 7 registers kept in R
 //!   registers (`SEL` after each write, `ISETP` before each read);
@@ -20,6 +22,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod addr;
 pub mod dce;
 pub mod facts;
 pub mod forms;
@@ -62,6 +65,9 @@ fn passes(f: &mut Func, profile: &Profile) {
             facts::propagate(f, profile, &mut forms);
             dce::dce(f);
         }
+    }
+    if addr::fold(f, &mut forms) {
+        dce::dce(f);
     }
     ifconv::if_convert(f);
     debug_assert!(ir::verify(f).is_ok(), "{:?}", ir::verify(f));
