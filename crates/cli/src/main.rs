@@ -34,7 +34,7 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Compile PTX to a cubin (sm_80, sm_90).
+    /// Compile PTX to a cubin (sm_75, sm_80, sm_86, sm_89, sm_90, sm_90a).
     Build(build::Args),
     /// Check PTX files and print their diagnostics (`file:line:col: error: message`).
     Check(check::Args),

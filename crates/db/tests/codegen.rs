@@ -1170,6 +1170,43 @@ fn spilled_kernels_execute_like_the_interpreter() {
     }
 }
 
+/// Pressure-driven spilling (`regalloc::spill::relieve_pressure`): a kernel keeping 320
+/// values live compiles under the full budget and under 24 registers (where more than 512
+/// values find no register: refused before), within each budget, and runs like the
+/// interpreter.
+#[test]
+fn kernels_far_over_the_budget_spill_and_execute_like_the_interpreter() {
+    let path = "../../test-data/codegen/pressure_wide.ptx";
+    for sm in sms().iter().map(String::as_str) {
+        let text = example_text(path, sm);
+        for budget in [None, Some(24u32)] {
+            let mut db = RootDatabase::default();
+            let file = db.add_file(path, text.as_bytes());
+            let mut t = target(sm);
+            t.max_registers = budget;
+            let out = db::cubin(&db, FileTarget::new(&db, file, t.clone()));
+            let bytes = out
+                .bytes
+                .as_ref()
+                .unwrap_or_else(|| panic!("{sm} budget {budget:?}: {:?}", out.diagnostics));
+            let kt = kernel_targets(&db, file, &t)[0];
+            let stats = db::kernel_stats(&db, kt).as_ref().unwrap();
+            assert!(
+                stats.registers <= budget.unwrap_or(255),
+                "{sm} {budget:?}: {stats:?}"
+            );
+            assert!(stats.spill_stores > 0 && stats.spill_loads > 0, "{stats:?}");
+            let name = kt.function(&db).name(&db).clone();
+            let cfg = harness::Config {
+                seed: 1,
+                ..harness::Config::default()
+            };
+            let v = harness::compare(&text, bytes, &name, &cfg);
+            assert_eq!(v, harness::Verdict::Equal, "{sm} budget {budget:?}");
+        }
+    }
+}
+
 /// A kernel whose shuffles read lanes that do not exist in a 4-thread block (undefined in
 /// PTX; cuda-samples' `reduce7<T, 4>` does this at every launch). The harness calls it not
 /// comparable; with both models reading 0 for such lanes (`Config::zero_undefined_lanes`)

@@ -1,8 +1,13 @@
 //! Spilling: when the R registers do not suffice, values go to the thread's stack frame.
 //!
-//! [`allocate_spilling`] first tries [`crate::allocate`]. While general registers run out
-//! (as many values per round as found no register, 4 to 8, at most 32 rounds; beyond 512
-//! such values spilling is not tried), it picks values to spill — the R values with the longest span in layout order per
+//! [`allocate_spilling`] first tries [`crate::allocate`]. When general registers run out, it
+//! first brings the register pressure down to the budget where it is far above it
+//! ([`relieve_pressure`]: at every instruction where more words are live than the budget
+//! less a margin, values live there are spilled, chosen greedily by the excess they relieve
+//! per reference), so that kernels needing hundreds of registers more than the budget (large
+//! Triton kernels) compile in a few rounds. Then, while general registers still run out (as
+//! many values per round as found no register, 4 to 8, at most 32 rounds), it picks values
+//! to spill — the R values with the longest span in layout order per
 //! reference (Chaitin's cost over degree, with the span standing for the degree), never a
 //! value made by spilling — and rewrites every instruction that references one: the
 //! instruction reads and writes a fresh short-lived register instead, loaded just before it
@@ -22,9 +27,11 @@ use crate::{AllocError, Allocation, allocate_counting};
 
 /// Rounds of spilling before giving up.
 const MAX_ROUNDS: usize = 32;
-/// Beyond this many R values without a register, spilling is not tried (bounded compile
-/// time: each round re-runs the allocator).
-const MAX_FAILED: usize = 512;
+/// Words of the budget [`relieve_pressure`] leaves free at every instruction: room for the
+/// spill code's own short-lived registers and for the alignment of pairs and quads.
+const PRESSURE_MARGIN: u32 = 8;
+/// Passes of [`relieve_pressure`] (each recomputes liveness on the rewritten kernel).
+const PRESSURE_PASSES: usize = 4;
 
 /// The rewritten kernel and its frame when values were spilled.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -68,14 +75,54 @@ pub fn allocate_spilling(
         Err((e, n)) if e.is_general_pressure() => (e, n),
         Err((e, _)) => return Err(e),
     };
-    if failed > MAX_FAILED {
-        return Err(gave_up(first, 0));
-    }
     let mut g = f.clone();
     let mut spilled: FxHashSet<VReg> = FxHashSet::default();
     let mut temps: FxHashSet<VReg> = FxHashSet::default();
     let mut frame = frame_size;
     let (mut store_bytes, mut load_bytes) = (0u32, 0u32);
+    let spill = |g: &mut Func,
+                 v: VReg,
+                 temps: &mut FxHashSet<VReg>,
+                 frame: &mut u32,
+                 stored: &mut u32,
+                 loaded: &mut u32| {
+        let width = u32::from(g.vregs[v].width.max(1));
+        let size = 4 * width;
+        let slot = frame.div_ceil(size) * size;
+        *frame = slot + size;
+        let (s, l) = rewrite(g, v, slot, temps);
+        *stored += s;
+        *loaded += l;
+    };
+    // Words the allocator may hand out: R0..=limit, less R1 (the stack pointer).
+    let words = max_registers
+        .min(crate::MAX_REGISTERS)
+        .saturating_sub(crate::REPORTED_EXTRA + 1);
+    let target = words.saturating_sub(PRESSURE_MARGIN);
+    for _ in 0..PRESSURE_PASSES {
+        let victims = relieve_pressure(&g, target, &spilled, &temps);
+        if victims.is_empty() {
+            break;
+        }
+        for v in victims {
+            spill(
+                &mut g,
+                v,
+                &mut temps,
+                &mut frame,
+                &mut store_bytes,
+                &mut load_bytes,
+            );
+            spilled.insert(v);
+        }
+    }
+    if !spilled.is_empty() {
+        match allocate_counting(&g, max_registers) {
+            Ok(a) => return Ok(finish(g, a, frame, store_bytes, load_bytes)),
+            Err((e, n)) if e.is_general_pressure() => failed = n,
+            Err((e, _)) => return Err(e),
+        }
+    }
     for _ in 0..MAX_ROUNDS {
         // As many values as found no register, 4 to 8 per round. (Spilling every failed value
         // at once ended, on `pressure.ptx` under 24 registers, with all values spilled and the
@@ -85,32 +132,42 @@ pub fn allocate_spilling(
             return Err(gave_up(first, spilled.len()));
         }
         for v in victims {
-            let width = u32::from(g.vregs[v].width.max(1));
-            let size = 4 * width;
-            let slot = frame.div_ceil(size) * size;
-            frame = slot + size;
-            let (s, l) = rewrite(&mut g, v, slot, &mut temps);
-            store_bytes += s;
-            load_bytes += l;
+            spill(
+                &mut g,
+                v,
+                &mut temps,
+                &mut frame,
+                &mut store_bytes,
+                &mut load_bytes,
+            );
             spilled.insert(v);
         }
         match allocate_counting(&g, max_registers) {
-            Ok(mut a) => {
-                let frame = frame.div_ceil(8) * 8;
-                open_frame(&mut g, frame);
-                a.spill = Some(Box::new(Spill {
-                    func: g,
-                    frame_size: frame,
-                    store_bytes,
-                    load_bytes,
-                }));
-                return Ok(a);
-            }
+            Ok(a) => return Ok(finish(g, a, frame, store_bytes, load_bytes)),
             Err((e, n)) if e.is_general_pressure() => failed = n,
             Err((e, _)) => return Err(e),
         }
     }
     Err(gave_up(first, spilled.len()))
+}
+
+/// The allocation of the rewritten kernel `g`, with the frame opened for its slots.
+fn finish(
+    mut g: Func,
+    mut a: Allocation,
+    frame: u32,
+    store_bytes: u32,
+    load_bytes: u32,
+) -> Allocation {
+    let frame = frame.div_ceil(8) * 8;
+    open_frame(&mut g, frame);
+    a.spill = Some(Box::new(Spill {
+        func: g,
+        frame_size: frame,
+        store_bytes,
+        load_bytes,
+    }));
+    a
 }
 
 fn gave_up(first: AllocError, spilled: usize) -> AllocError {
@@ -282,4 +339,143 @@ fn open_frame(f: &mut Func, frame: u32) {
         .position(|i| i.def_regs().any(|r| r == sp))
         .map_or(0, |k| k + 1);
     insts.insert(at, adjust);
+}
+
+/// Values to spill so that no instruction has more than `target` R words live across it
+/// (live after it, or written by it): greedy set cover of the excess words at the crowded
+/// instructions, each value scored by the excess it relieves per instruction referencing it
+/// (every reference becomes a local load or store). Lazy greedy: a score only falls as
+/// values are chosen, so a popped value whose recomputed score still beats the next
+/// candidate's stale one is the best. Empty when nothing is crowded.
+fn relieve_pressure(
+    f: &Func,
+    target: u32,
+    spilled: &FxHashSet<VReg>,
+    temps: &FxHashSet<VReg>,
+) -> Vec<VReg> {
+    let crowded = crowded_points(f, target);
+    if crowded.is_empty() {
+        return Vec::new();
+    }
+    let n = f.vregs.len();
+    let width: Vec<u32> = f
+        .vregs
+        .iter()
+        .map(|(_, d)| u32::from(d.width.max(1)))
+        .collect();
+    let mut refs = vec![0u32; n];
+    for i in f.insts() {
+        let mut seen: Vec<usize> = Vec::new();
+        for r in i.def_regs().chain(i.use_regs()) {
+            if let Reg::Virt { vreg, .. } = r {
+                let x = vindex(vreg);
+                if !seen.contains(&x) {
+                    seen.push(x);
+                    refs[x] += 1;
+                }
+            }
+        }
+    }
+    let vreg_of: Vec<VReg> = f.vregs.iter().map(|(v, _)| v).collect();
+    let eligible: Vec<bool> = vreg_of
+        .iter()
+        .map(|v| !spilled.contains(v) && !temps.contains(v))
+        .collect();
+    // Excess words per crowded point, and the crowded points each value is live at.
+    let mut excess: Vec<u32> = crowded.iter().map(|(w, _)| w - target).collect();
+    let mut points_of: Vec<Vec<u32>> = vec![Vec::new(); n];
+    for (p, (_, live)) in crowded.iter().enumerate() {
+        for &v in live {
+            if eligible[v] {
+                points_of[v].push(p as u32);
+            }
+        }
+    }
+    let score = |v: usize, excess: &[u32]| -> u64 {
+        let relieved: u64 = points_of[v]
+            .iter()
+            .map(|&p| u64::from(excess[p as usize].min(width[v])))
+            .sum();
+        relieved * 1024 / u64::from(refs[v] + 1)
+    };
+    let mut heap: std::collections::BinaryHeap<(u64, std::cmp::Reverse<usize>)> = (0..n)
+        .filter(|&v| !points_of[v].is_empty())
+        .map(|v| (score(v, &excess), std::cmp::Reverse(v)))
+        .collect();
+    let mut left: u64 = excess.iter().map(|&e| u64::from(e)).sum();
+    let mut victims = Vec::new();
+    while left > 0 {
+        let Some((stale, std::cmp::Reverse(v))) = heap.pop() else {
+            break;
+        };
+        let now = score(v, &excess);
+        if now == 0 {
+            continue;
+        }
+        if now < stale && heap.peek().is_some_and(|(next, _)| *next > now) {
+            heap.push((now, std::cmp::Reverse(v)));
+            continue;
+        }
+        for &p in &points_of[v] {
+            let e = &mut excess[p as usize];
+            let cut = (*e).min(width[v]);
+            *e -= cut;
+            left -= u64::from(cut);
+        }
+        victims.push(vreg_of[v]);
+    }
+    victims
+}
+
+/// The instructions (in layout order) with more than `target` R words live across them —
+/// live after the instruction and maybe defined there, or written by it — each with its
+/// word count and the values (arena indices) live across it.
+fn crowded_points(f: &Func, target: u32) -> Vec<(u32, Vec<usize>)> {
+    let nv = f.vregs.len();
+    let live = ir::liveness::Liveness::compute(f);
+    let defined = ir::liveness::maybe_defined(f);
+    let width: Vec<u32> = f
+        .vregs
+        .iter()
+        .map(|(_, d)| u32::from(d.width.max(1)))
+        .collect();
+    let is_r: Vec<bool> = f.vregs.iter().map(|(_, d)| d.class == Class::R).collect();
+    let mut cover = vec![ir::liveness::Cover::default(); nv];
+    let mut out = Vec::new();
+    for (k, b) in f.order.iter().enumerate() {
+        let insts = &f.blocks[*b].insts;
+        let mut first_def: rustc_hash::FxHashMap<usize, usize> = Default::default();
+        for (idx, i) in insts.iter().enumerate() {
+            for r in i.def_regs() {
+                if let Reg::Virt { vreg, .. } = r {
+                    first_def.entry(vindex(vreg)).or_insert(idx);
+                }
+            }
+        }
+        let entry = &defined[k];
+        let mut l = live.live_out[k].clone();
+        ir::liveness::walk_block_backward(f, insts, &mut l, &mut cover, |idx, after| {
+            let mut words = 0;
+            let mut set: Vec<usize> = Vec::new();
+            for v in after.iter() {
+                if is_r[v] && (entry.contains(v) || first_def.get(&v).is_some_and(|&d| d <= idx)) {
+                    words += width[v];
+                    set.push(v);
+                }
+            }
+            for r in insts[idx].def_regs() {
+                if let Reg::Virt { vreg, .. } = r {
+                    let x = vindex(vreg);
+                    if is_r[x] && !set.contains(&x) {
+                        words += width[x];
+                        set.push(x);
+                    }
+                }
+            }
+            if words > target {
+                out.push((words, set));
+            }
+        });
+    }
+    out
 }
