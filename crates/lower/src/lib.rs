@@ -54,6 +54,7 @@ mod set;
 mod shift;
 mod small;
 mod spelling;
+mod surface;
 mod syscall;
 mod testp;
 mod texture;

@@ -583,6 +583,7 @@ impl Cx {
             "bar" | "barrier" => self.barrier(node, opcode, mods, ops),
             "shfl" => self.shfl(node, mods, ops),
             "tex" => self.tex(node, mods, ops),
+            "suld" | "sust" => self.surface(node, opcode, mods, ops),
             "sad" if mods.len() == 1 && (has(".s32") || has(".u32")) => {
                 // ptxas 13.0.88: `VABSDIFF[.U32] d, a, b, c` (sm_80 and sm_90).
                 Self::need(node, ops, 4)?;

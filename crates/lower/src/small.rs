@@ -150,6 +150,8 @@ impl Cx {
             "atom" => has(".cas"),
             // `.b16` is ldmatrix's element type; its registers are 32-bit (`mma.rs`).
             "ldmatrix" | "stmatrix" | "movmatrix" => true,
+            // Surface accesses move the low bits of each element (`surface.rs`).
+            "suld" | "sust" => true,
             _ => false,
         };
         (!ok).then(|| unsupported(node, format!("{opcode} of a 16-bit type")))

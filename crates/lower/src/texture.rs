@@ -23,8 +23,8 @@
 //!
 //! Not supported (refused with a reason): cube maps (ptxas projects the coordinates with
 //! `MUFU.RCP` first), `a2d` and `.level` with integer coordinates, samplers of independent
-//! mode (`[tex, sampler, {..}]`), handles not loaded from a kernel parameter, `tld4`, `txq`
-//! and surfaces.
+//! mode (`[tex, sampler, {..}]`), handles not loaded from a kernel parameter, `tld4`, `txq`.
+//! Surfaces are `surface.rs`.
 
 use ir::{Class, Inst, Operand, Reg, op};
 use syntax::SyntaxNode;
@@ -264,7 +264,7 @@ impl Cx {
 
     /// Copies 1–4 values into a register group aligned for the texture unit (a pair, or a
     /// quad for three or four values) and returns the operand covering them.
-    fn texture_group(&mut self, vals: &[Reg]) -> Reg {
+    pub(crate) fn texture_group(&mut self, vals: &[Reg]) -> Reg {
         if let [r] = vals {
             return *r;
         }

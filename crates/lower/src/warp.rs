@@ -879,6 +879,11 @@ pub(crate) fn single_definitions(
         let Some(first) = i.operands().next() else {
             continue;
         };
+        // A surface store's first operand is `[handle, {coordinates}]`: nothing it names is
+        // written.
+        if i.opcode().is_some_and(|t| t.text() == "sust") {
+            continue;
+        }
         for n in first
             .syntax()
             .descendants_with_tokens()

@@ -426,11 +426,13 @@ impl Rewriter<'_> {
             match inst.operands[k].clone() {
                 Operand::Mem { base, offset, desc } => {
                     // A 64-bit address printed as its low register (`QSPC`, `CAS`: the pair
-                    // is an implicit use) is read as that register and the next: a copy of
-                    // the low word alone would break the pair.
+                    // is an implicit use), or a surface access's coordinate group printed as
+                    // its first register (`SULD ... [R4]`: x, y, z in R4..R6), is read as
+                    // that register and the next ones: a copy of the first word alone would
+                    // break the group.
                     let paired = matches!(base, Reg::Virt { vreg, width: 1, .. }
                     if inst.implicit_uses.iter().any(|r| {
-                        matches!(r, Reg::Virt { vreg: v, width: 2, .. } if *v == vreg)
+                        matches!(r, Reg::Virt { vreg: v, width, .. } if *v == vreg && *width > 1)
                     }));
                     if !paired {
                         inst.operands[k] = Operand::Mem {

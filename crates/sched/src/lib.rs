@@ -157,6 +157,10 @@ pub fn is_variable_latency(i: &Inst, profile: &Profile) -> bool {
         Mnemonic::QSPC => true,
         // The same tables: `class TEX variable`, `class TLD variable`.
         Mnemonic::TEX | Mnemonic::TLD => true,
+        // Surface accesses go through the texture unit: ptxas scoreboards `SULD`'s result
+        // and `SUST`'s sources (`SULD.D.BA.2D.STRONG.SM.TRAP R0, [R4], UR4, 0x0 [W5]`, its
+        // reader waits on 5; `SUST ... [R0]`: a read scoreboard).
+        Mnemonic::SULD | Mnemonic::SUST => true,
         Mnemonic::LDC | Mnemonic::F2F => true,
         // ptxas scoreboards every FRND (ordinary and .F64) on sm_80 and sm_90.
         Mnemonic::FRND => true,
