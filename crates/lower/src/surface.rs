@@ -223,15 +223,8 @@ impl Cx {
             return Err(unsupported(o.syntax(), "this surface handle form"));
         };
         let name = n.name().map(|t| t.text().to_string()).unwrap_or_default();
-        let from_param = self
-            .inline_stack
-            .is_empty()
-            .then(|| self.texture_params.get(&name))
-            .flatten()
-            .and_then(|p| self.params.get(p))
-            .filter(|(_, size)| *size == 8);
-        match from_param {
-            Some(&(base, _)) => Ok(self.target.param_base() + base),
+        match self.handle_parameter_word(&name) {
+            Some(word) => Ok(word),
             None => Err(unsupported(
                 o.syntax(),
                 "surface handle not loaded from a kernel parameter (`.surfref` variables and computed handles)",

@@ -305,20 +305,26 @@ impl Cx {
             };
             return Ok(Handle::Cbank(at));
         }
-        let from_param = self
-            .inline_stack
-            .is_empty()
-            .then(|| self.texture_params.get(&name))
-            .flatten()
-            .and_then(|p| self.params.get(p))
-            .filter(|(_, size)| *size == 8);
-        match from_param {
-            Some(&(base, _)) => Ok(Handle::Cbank(self.target.param_base() + base)),
+        match self.handle_parameter_word(&name) {
+            Some(word) => Ok(Handle::Cbank(word)),
             None => Err(unsupported(
                 o.syntax(),
                 "texture handle not loaded from a kernel parameter or a texture reference",
             )),
         }
+    }
+
+    /// The constant-bank byte offset of the 64-bit kernel parameter register `name` was
+    /// loaded from (a texture or surface object; its low word is the handle), if it was
+    /// (`parameter_registers`; not inside an inlined function, whose registers are its own).
+    pub(crate) fn handle_parameter_word(&self, name: &str) -> Option<u32> {
+        let p = self
+            .inline_stack
+            .is_empty()
+            .then(|| self.texture_params.get(name))
+            .flatten()?;
+        let &(base, size) = self.params.get(p)?;
+        (size == 8).then(|| self.target.param_base() + base)
     }
 }
 

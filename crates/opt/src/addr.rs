@@ -25,6 +25,7 @@
 use ir::{Class, Func, Inst, Operand, Reg, VReg, op};
 use rustc_hash::FxHashMap;
 
+use crate::facts::plain;
 use crate::forms::Forms;
 
 /// `d = base + offset` (the whole of `d`, 1 or 2 words, from the same words of `base`).
@@ -85,19 +86,6 @@ fn word_of(f: &Func, o: &Operand, part: u8) -> Option<VReg> {
             part: p,
             width: 1,
         } if p == part && f.vregs[vreg].width == 2 && f.vregs[vreg].class == Class::R => Some(vreg),
-        _ => None,
-    }
-}
-
-fn plain(o: &Operand) -> Option<Reg> {
-    match o {
-        Operand::Reg {
-            reg,
-            neg: false,
-            not: false,
-            abs: false,
-            sel: ir::Sel::None,
-        } => Some(*reg),
         _ => None,
     }
 }

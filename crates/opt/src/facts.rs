@@ -93,7 +93,9 @@ impl Facts {
     }
 }
 
-fn plain(o: &Operand) -> Option<Reg> {
+/// The register of an operand read as is (no negation, inversion, absolute value or half
+/// selector).
+pub(crate) fn plain(o: &Operand) -> Option<Reg> {
     match o {
         Operand::Reg {
             reg,

@@ -3,25 +3,10 @@
 //! -c`): ptxas reads `[R2.64+0x10]`, `[R2.64+-0x8]` and `[R0+0x40]` for the folded accesses
 //! below too; the cases left alone are the ones where folding would read another address.
 
-use syntax::SyntaxKind;
+mod common;
 
 fn optimized(text: &str, sm: u32) -> String {
-    let parse = syntax::parse(text);
-    let function = parse
-        .syntax_node()
-        .children()
-        .find(|n| n.kind() == SyntaxKind::FUNCTION)
-        .unwrap();
-    let mut l = lower::lower_kernel(
-        &function,
-        lower::LowerTarget::for_sm(sm, true),
-        &lower::ModuleVars::default(),
-        &lower::Functions::default(),
-    )
-    .unwrap();
-    opt::optimize(&mut l.func, target::Profile::of(sm).unwrap(), 3);
-    ir::verify(&l.func).unwrap();
-    let text = ir::print(&l.func, None);
+    let text = common::lower_and_optimize(text, sm);
     // The memory accesses and the adds that made addresses are what this test is about.
     text.lines()
         .filter(|l| {

@@ -6,26 +6,10 @@
 //! `@P0 EXIT`); ptxas on sm_80 materializes the 4 in a register to use the pointer as a
 //! `c[][]` addend.
 
-use syntax::SyntaxKind;
+mod common;
 
 fn optimized(sm: u32) -> String {
-    let text = include_str!("../../../test-data/examples/saxpy.ptx");
-    let parse = syntax::parse(text);
-    let function = parse
-        .syntax_node()
-        .children()
-        .find(|n| n.kind() == SyntaxKind::FUNCTION)
-        .unwrap();
-    let mut l = lower::lower_kernel(
-        &function,
-        lower::LowerTarget::for_sm(sm, true),
-        &lower::ModuleVars::default(),
-        &lower::Functions::default(),
-    )
-    .unwrap();
-    opt::optimize(&mut l.func, target::Profile::of(sm).unwrap(), 3);
-    ir::verify(&l.func).unwrap();
-    ir::print(&l.func, None)
+    common::lower_and_optimize(include_str!("../../../test-data/examples/saxpy.ptx"), sm)
 }
 
 #[test]

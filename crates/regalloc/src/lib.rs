@@ -75,6 +75,14 @@ pub const MAX_REGISTERS: u32 = 255;
 /// The smallest budget ptxas 13.0.88 honours on sm_80 and sm_90: a smaller `--maxrregcount`
 /// is raised to it ("adjusting per thread register count of 8 to lower bound of 24").
 pub const MIN_REGISTERS: u32 = 24;
+/// The highest R index a budget of `max_registers` (ptxas's counting) allows; as R1 is the
+/// stack pointer, also the number of R words the allocator may hand out.
+pub(crate) fn highest_r(max_registers: u32) -> u32 {
+    max_registers
+        .min(MAX_REGISTERS)
+        .saturating_sub(REPORTED_EXTRA + 1)
+}
+
 /// Highest allocatable index per class besides R: UR0..UR62, P0..P6, UP0..UP6.
 const MAX_UR: u32 = 62;
 const MAX_PRED: u32 = 6;
@@ -204,9 +212,7 @@ pub(crate) fn allocate_counting(
     let mut first_failure: Option<AllocError> = None;
     let mut failed = 0usize;
     let g = interference(f);
-    let limit_r = max_registers
-        .min(MAX_REGISTERS)
-        .saturating_sub(REPORTED_EXTRA + 1);
+    let limit_r = highest_r(max_registers);
     // Physical registers the code names are never handed out.
     let mut fixed = [[0u64; 4]; 4];
     let slot = |c: Class| match c {

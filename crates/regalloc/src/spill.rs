@@ -75,50 +75,25 @@ pub fn allocate_spilling(
         Err((e, n)) if e.is_general_pressure() => (e, n),
         Err((e, _)) => return Err(e),
     };
-    let mut g = f.clone();
-    let mut spilled: FxHashSet<VReg> = FxHashSet::default();
-    let mut temps: FxHashSet<VReg> = FxHashSet::default();
-    let mut frame = frame_size;
-    let (mut store_bytes, mut load_bytes) = (0u32, 0u32);
-    let spill = |g: &mut Func,
-                 v: VReg,
-                 temps: &mut FxHashSet<VReg>,
-                 frame: &mut u32,
-                 stored: &mut u32,
-                 loaded: &mut u32| {
-        let width = u32::from(g.vregs[v].width.max(1));
-        let size = 4 * width;
-        let slot = frame.div_ceil(size) * size;
-        *frame = slot + size;
-        let (s, l) = rewrite(g, v, slot, temps);
-        *stored += s;
-        *loaded += l;
+    let mut s = Spiller {
+        g: f.clone(),
+        spilled: FxHashSet::default(),
+        temps: FxHashSet::default(),
+        frame: frame_size,
+        store_bytes: 0,
+        load_bytes: 0,
     };
-    // Words the allocator may hand out: R0..=limit, less R1 (the stack pointer).
-    let words = max_registers
-        .min(crate::MAX_REGISTERS)
-        .saturating_sub(crate::REPORTED_EXTRA + 1);
-    let target = words.saturating_sub(PRESSURE_MARGIN);
+    let target = crate::highest_r(max_registers).saturating_sub(PRESSURE_MARGIN);
     for _ in 0..PRESSURE_PASSES {
-        let victims = relieve_pressure(&g, target, &spilled, &temps);
+        let victims = relieve_pressure(&s.g, target, &s.spilled, &s.temps);
         if victims.is_empty() {
             break;
         }
-        for v in victims {
-            spill(
-                &mut g,
-                v,
-                &mut temps,
-                &mut frame,
-                &mut store_bytes,
-                &mut load_bytes,
-            );
-            spilled.insert(v);
-        }
+        s.spill(victims);
     }
-    if !spilled.is_empty() {
-        match allocate_counting(&g, max_registers) {
-            Ok(a) => return Ok(finish(g, a, frame, store_bytes, load_bytes)),
+    if !s.spilled.is_empty() {
+        match allocate_counting(&s.g, max_registers) {
+            Ok(a) => return Ok(s.finish(a)),
             Err((e, n)) if e.is_general_pressure() => failed = n,
             Err((e, _)) => return Err(e),
         }
@@ -127,47 +102,58 @@ pub fn allocate_spilling(
         // As many values as found no register, 4 to 8 per round. (Spilling every failed value
         // at once ended, on `pressure.ptx` under 24 registers, with all values spilled and the
         // allocation still failing; a cause is not established — small rounds succeed.)
-        let victims = choose(&g, &spilled, &temps, failed.clamp(4, 8));
+        let victims = choose(&s.g, &s.spilled, &s.temps, failed.clamp(4, 8));
         if victims.is_empty() {
-            return Err(gave_up(first, spilled.len()));
+            return Err(gave_up(first, s.spilled.len()));
         }
-        for v in victims {
-            spill(
-                &mut g,
-                v,
-                &mut temps,
-                &mut frame,
-                &mut store_bytes,
-                &mut load_bytes,
-            );
-            spilled.insert(v);
-        }
-        match allocate_counting(&g, max_registers) {
-            Ok(a) => return Ok(finish(g, a, frame, store_bytes, load_bytes)),
+        s.spill(victims);
+        match allocate_counting(&s.g, max_registers) {
+            Ok(a) => return Ok(s.finish(a)),
             Err((e, n)) if e.is_general_pressure() => failed = n,
             Err((e, _)) => return Err(e),
         }
     }
-    Err(gave_up(first, spilled.len()))
+    Err(gave_up(first, s.spilled.len()))
 }
 
-/// The allocation of the rewritten kernel `g`, with the frame opened for its slots.
-fn finish(
-    mut g: Func,
-    mut a: Allocation,
+/// The kernel being rewritten with spill code, and what the rewriting has used so far.
+struct Spiller {
+    g: Func,
+    spilled: FxHashSet<VReg>,
+    /// The short-lived registers spill code reads and writes (never spilled themselves).
+    temps: FxHashSet<VReg>,
+    /// The frame's end: the lowering's `.local` variables, then the slots given out.
     frame: u32,
     store_bytes: u32,
     load_bytes: u32,
-) -> Allocation {
-    let frame = frame.div_ceil(8) * 8;
-    open_frame(&mut g, frame);
-    a.spill = Some(Box::new(Spill {
-        func: g,
-        frame_size: frame,
-        store_bytes,
-        load_bytes,
-    }));
-    a
+}
+
+impl Spiller {
+    /// Gives each of `victims` a slot and rewrites its references through it.
+    fn spill(&mut self, victims: Vec<VReg>) {
+        for v in victims {
+            let size = 4 * u32::from(self.g.vregs[v].width.max(1));
+            let slot = self.frame.div_ceil(size) * size;
+            self.frame = slot + size;
+            let (stored, loaded) = rewrite(&mut self.g, v, slot, &mut self.temps);
+            self.store_bytes += stored;
+            self.load_bytes += loaded;
+            self.spilled.insert(v);
+        }
+    }
+
+    /// The allocation of the rewritten kernel, with the frame opened for its slots.
+    fn finish(mut self, mut a: Allocation) -> Allocation {
+        let frame = self.frame.div_ceil(8) * 8;
+        open_frame(&mut self.g, frame);
+        a.spill = Some(Box::new(Spill {
+            func: self.g,
+            frame_size: frame,
+            store_bytes: self.store_bytes,
+            load_bytes: self.load_bytes,
+        }));
+        a
+    }
 }
 
 fn gave_up(first: AllocError, spilled: usize) -> AllocError {
@@ -178,23 +164,7 @@ fn gave_up(first: AllocError, spilled: usize) -> AllocError {
 /// The values to spill this round: R values (not spilled yet, not spill temporaries) by
 /// span per reference, longest first.
 fn choose(f: &Func, spilled: &FxHashSet<VReg>, temps: &FxHashSet<VReg>, count: usize) -> Vec<VReg> {
-    let n = f.vregs.len();
-    let (mut first, mut last, mut refs) = (vec![u32::MAX; n], vec![0u32; n], vec![0u32; n]);
-    for (pos, i) in f.insts().enumerate() {
-        let pos = pos as u32;
-        let mut seen: Vec<usize> = Vec::new();
-        for r in i.def_regs().chain(i.use_regs()) {
-            if let Reg::Virt { vreg, .. } = r {
-                let x = vindex(vreg);
-                first[x] = first[x].min(pos);
-                last[x] = last[x].max(pos);
-                if !seen.contains(&x) {
-                    seen.push(x);
-                    refs[x] += 1;
-                }
-            }
-        }
-    }
+    let References { first, last, refs } = references(f);
     let mut cands: Vec<(u64, VReg)> = f
         .vregs
         .iter()
@@ -213,6 +183,39 @@ fn choose(f: &Func, spilled: &FxHashSet<VReg>, temps: &FxHashSet<VReg>, count: u
         .collect();
     cands.sort_by(|a, b| b.0.cmp(&a.0).then(vindex(a.1).cmp(&vindex(b.1))));
     cands.into_iter().take(count).map(|(_, v)| v).collect()
+}
+
+/// Per value (arena index): the first and last instruction referencing it, in layout order
+/// (`u32::MAX` and 0 for none), and how many instructions reference it.
+struct References {
+    first: Vec<u32>,
+    last: Vec<u32>,
+    refs: Vec<u32>,
+}
+
+fn references(f: &Func) -> References {
+    let n = f.vregs.len();
+    let mut r = References {
+        first: vec![u32::MAX; n],
+        last: vec![0; n],
+        refs: vec![0; n],
+    };
+    for (pos, i) in f.insts().enumerate() {
+        let pos = pos as u32;
+        let mut seen: Vec<usize> = Vec::new();
+        for reg in i.def_regs().chain(i.use_regs()) {
+            if let Reg::Virt { vreg, .. } = reg {
+                let x = vindex(vreg);
+                r.first[x] = r.first[x].min(pos);
+                r.last[x] = r.last[x].max(pos);
+                if !seen.contains(&x) {
+                    seen.push(x);
+                    r.refs[x] += 1;
+                }
+            }
+        }
+    }
+    r
 }
 
 /// Replaces `v` in `r` by `t`.
@@ -363,19 +366,7 @@ fn relieve_pressure(
         .iter()
         .map(|(_, d)| u32::from(d.width.max(1)))
         .collect();
-    let mut refs = vec![0u32; n];
-    for i in f.insts() {
-        let mut seen: Vec<usize> = Vec::new();
-        for r in i.def_regs().chain(i.use_regs()) {
-            if let Reg::Virt { vreg, .. } = r {
-                let x = vindex(vreg);
-                if !seen.contains(&x) {
-                    seen.push(x);
-                    refs[x] += 1;
-                }
-            }
-        }
-    }
+    let refs = references(f).refs;
     let vreg_of: Vec<VReg> = f.vregs.iter().map(|(v, _)| v).collect();
     let eligible: Vec<bool> = vreg_of
         .iter()
