@@ -21,6 +21,7 @@ mod oracle;
 mod sass_prefer;
 mod sass_probe;
 mod sm_forms;
+mod wmma_layouts;
 
 use std::process::ExitCode;
 
@@ -56,6 +57,8 @@ commands:
   sm-forms --base sm_XX --arch sm_YY [--dir DIR] [--shard K/N] [--top N]
                             which SASS mnemonics ptxas writes for one SM and not the other on
                             the same corpus files (how an SM's target::Forms are found)
+  wmma-layouts              learn ptxas's wmma fragment layouts (probes run in the emulator):
+                            writes crates/target/data/wmma_layouts.txt
   opcode-names [--check]    write crates/sass/src/opcode/names.rs: the SASS mnemonics and
                             modifiers of the committed tables (typed machine opcodes)
   math-forms                learn ptxas's f32/f64 rcp/sqrt/div routines (slow paths inlined):
@@ -102,6 +105,7 @@ fn main() -> ExitCode {
         "opcode-names" => opcode_names::run(rest),
         "isa-forms" => isa_forms::run(rest),
         "sm-forms" => sm_forms::run(rest),
+        "wmma-layouts" => wmma_layouts::run_cmd(rest),
         "hazard-learn" => corpus::hazard::learn(rest),
         "gpu-check" => gpu_check::run(rest),
         "bench" => bench::run(rest),

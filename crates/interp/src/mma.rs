@@ -1,6 +1,6 @@
 //! Matrix multiply-accumulate: the fragment layouts of `mma.sync` (PTX ISA 9.0 §9.7.14.5,
 //! "Matrix Fragments for mma.mMnNkK") and of `wmma` (whose layout the PTX ISA leaves to the
-//! implementation: here a fixed one, below), and the arithmetic both share.
+//! implementation: here ptxas's, from `target::wmma_layout`), and the arithmetic both share.
 //!
 //! Arithmetic model: integer products are summed exactly and wrap to 32 bits (`.satfinite`
 //! clamps to the s32 range); f16/bf16/tf32 products are exact in f64, their sum with `c` is
@@ -39,6 +39,20 @@ impl Elem {
             Ty::S32 => Elem::S32,
             _ => return None,
         })
+    }
+
+    /// The PTX type name (`f16`, `tf32`, `s32`, ...).
+    pub fn name(self) -> &'static str {
+        match self {
+            Elem::F16 => "f16",
+            Elem::Bf16 => "bf16",
+            Elem::Tf32 => "tf32",
+            Elem::F32 => "f32",
+            Elem::F64 => "f64",
+            Elem::S8 => "s8",
+            Elem::U8 => "u8",
+            Elem::S32 => "s32",
+        }
     }
 
     /// Bits of one element.
@@ -301,6 +315,8 @@ pub struct WmmaFrag {
     pub cols: usize,
     pub elem: Elem,
     pub per_lane: usize,
+    /// Where ptxas keeps each element (`target::wmma_layout`).
+    layout: &'static target::WmmaLayout,
 }
 
 impl WmmaFrag {
@@ -338,21 +354,30 @@ impl WmmaFrag {
         if logical == 0 || per_lane % logical != 0 {
             return None;
         }
+        let frag = match which {
+            Frag::A => target::WmmaFrag::A,
+            Frag::B => target::WmmaFrag::B,
+            Frag::C => target::WmmaFrag::C,
+        };
+        let layout = target::wmma_layout(frag, (m as u8, n as u8, k as u8), elem.name(), true)?;
+        if layout.per_lane() != per_lane {
+            return None;
+        }
         Some(WmmaFrag {
             rows,
             cols,
             elem,
             per_lane,
+            layout,
         })
     }
 
-    /// (row, col) of element `e` of `lane`'s fragment: lane `l` holds elements
-    /// `l·L .. l·L + L` of the matrix in row-major order (`L` = elements per lane without
-    /// repetition), repeated when the fragment holds more.
+    /// (row, col) of element `e` of `lane`'s fragment, where ptxas keeps it (the PTX ISA
+    /// leaves the layout to the implementation; `target::wmma_layout` holds the one ptxas
+    /// 13.0.88 uses on sm_80–sm_90, learned by `cargo xtask wmma-layouts`).
     pub fn at(&self, lane: usize, e: usize) -> (usize, usize) {
-        let logical = self.rows * self.cols / 32;
-        let idx = lane * logical + e % logical;
-        (idx / self.cols, idx % self.cols)
+        let (r, c) = self.layout.at[lane][e];
+        (usize::from(r), usize::from(c))
     }
 
     /// Fragment registers per lane.

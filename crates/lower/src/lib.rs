@@ -59,6 +59,7 @@ mod syscall;
 mod testp;
 mod texture;
 mod warp;
+mod wmma;
 
 pub use call::{Functions, direct_callees};
 pub use rsmem::ReservedSmemUse;

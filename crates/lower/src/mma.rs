@@ -15,8 +15,8 @@
 //! * `stmatrix.sync.aligned.m8n8.x{1,2,4}[.trans].shared.b16` (sm_90) → `STSM.16.M88[.n]` /
 //!   `STSM.16.MT88[.n]`, `movmatrix.sync.aligned.m8n8.trans.b16` → `MOVM.16.MT88`.
 //!
-//! Other shapes and types (`m8n8k16` and 4-bit integers, `b1`, sparse `mma.sp`, `wmma`,
-//! sm_90's new `ldmatrix`/`stmatrix` shapes) are refused.
+//! Other shapes and types (`m8n8k16` and 4-bit integers, `b1`, sparse `mma.sp`, sm_90's new
+//! `ldmatrix`/`stmatrix` shapes) are refused. `wmma` is lowered in `wmma.rs`.
 
 use super::*;
 use ir::Sel;

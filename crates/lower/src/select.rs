@@ -619,6 +619,7 @@ impl Cx {
             "stmatrix" => self.stmatrix(node, mods, ops),
             "movmatrix" => self.movmatrix(node, mods, ops),
             "mma" => self.mma(node, mods, ops),
+            "wmma" => self.wmma(node, mods, ops),
             "createpolicy" => self.createpolicy(node, mods, ops),
             "prefetch" | "prefetchu" => self.prefetch(node, opcode, mods, ops),
             "elect" => self.elect(node, mods, ops),

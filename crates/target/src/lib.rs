@@ -21,6 +21,7 @@
 mod occupancy;
 mod profile;
 mod sm;
+mod wmma;
 
 pub use occupancy::{Launch, Limiter, Occupancy, OccupancyLimits};
 pub use profile::{
@@ -28,3 +29,4 @@ pub use profile::{
     SharedReserve,
 };
 pub use sm::{Sm, SmVariant, check_arch};
+pub use wmma::{WmmaFrag, WmmaLayout, wmma_layout};

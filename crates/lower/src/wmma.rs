@@ -1,0 +1,877 @@
+//! `wmma.load`, `wmma.store` and `wmma.mma` (sm_80, sm_86, sm_89, sm_90) in ptxas's fragment
+//! layout (`target::wmma_layout`, learned from ptxas 13.0.88 by `cargo xtask wmma-layouts`).
+//!
+//! * Loads and stores: each lane's element (row, col) is at `p + (row·ld + col)·size`
+//!   (`.row`) or `p + (row + col·ld)·size` (`.col`), `ld` the stride operand or the matrix's
+//!   width (height). ptxas's layouts place a lane's first element at an affine function of
+//!   `g = lane / 4` and `t = lane % 4`, and the other elements at offsets that are the same
+//!   for every lane: the address is computed once per lane (`S2R SR_LANEID`, `IMAD`,
+//!   `IMAD.WIDE.U32`), then each fragment register moves with one access when its elements
+//!   are adjacent in memory, or element by element (16- or 8-bit accesses, packed with
+//!   `PRMT`) when they are not. A register that repeats an earlier one (f16 `a`/`b`
+//!   fragments hold each element twice or four times) is copied.
+//! * `mma`: ptxas's fragments are tilings of `mma.sync`'s (`HMMA.16816`, `HMMA.1688.F32.TF32`,
+//!   `IMMA.16816`, `DMMA.884`): each tile's registers are found in the fragments by matching
+//!   their elements lane by lane, directly or for `m8n32k16` on the transposed product
+//!   (`dᵀ = bᵀ·aᵀ`, as ptxas computes it). A form whose registers cannot be matched is refused.
+//!
+//! Refused: sm_75, predicated `wmma`, sub-byte and `b1` types, accumulators of two types
+//! (`.f32.f16`), `wmma.mma` rounding modifiers other than `.rn` on f64.
+
+use super::*;
+use ir::Sel;
+use target::{WmmaFrag, WmmaLayout, wmma_layout};
+
+/// Bytes of one element of type `elem`.
+fn elem_bytes(elem: &str) -> u32 {
+    match elem {
+        "s8" | "u8" => 1,
+        "f16" | "bf16" => 2,
+        "f64" => 8,
+        _ => 4,
+    }
+}
+
+/// A layout's elements as (major, minor) coordinates in memory: (row, col) for `.row`,
+/// (col, row) for `.col`.
+fn major_minor(l: &WmmaLayout, lane: usize, e: usize) -> (i64, i64) {
+    let (r, c) = l.at[lane][e];
+    let (r, c) = (i64::from(r), i64::from(c));
+    if l.row_major { (r, c) } else { (c, r) }
+}
+
+/// The lane part of a layout: `(major, minor)` of a lane's first element as
+/// `(mg·g + mt·t, ng·g + nt·t)`, and each element's offset from it, the same for every lane;
+/// `None` when ptxas's layout is not of that form.
+#[allow(clippy::type_complexity)]
+fn affine(l: &WmmaLayout) -> Option<([i64; 4], Vec<(i64, i64)>)> {
+    let (m0, n0) = major_minor(l, 0, 0);
+    let (m1, n1) = major_minor(l, 1, 0);
+    let (m4, n4) = major_minor(l, 4, 0);
+    let k = [m4 - m0, m1 - m0, n4 - n0, n1 - n0];
+    if (m0, n0) != (0, 0) {
+        return None;
+    }
+    let deltas: Vec<(i64, i64)> = (0..l.per_lane()).map(|e| major_minor(l, 0, e)).collect();
+    for lane in 0..32usize {
+        let (g, t) = ((lane / 4) as i64, (lane % 4) as i64);
+        let base = (k[0] * g + k[1] * t, k[2] * g + k[3] * t);
+        for (e, d) in deltas.iter().enumerate() {
+            let (a, b) = major_minor(l, lane, e);
+            if (a - base.0, b - base.1) != *d {
+                return None;
+            }
+        }
+    }
+    Some((k, deltas))
+}
+
+/// Where a fragment lives: global/generic (64-bit base) or shared (32-bit window address).
+#[derive(Clone, Copy)]
+enum Base {
+    Wide(VReg, bool),
+    Shared(Reg),
+}
+
+/// One tensor-core instruction a `wmma.mma` is tiled into: its SASS name, tile shape, register
+/// counts (a, b, c; registers of `words` 32-bit words each), and element positions.
+struct Tile {
+    op: String,
+    shape: (u8, u8, u8),
+    regs: [u8; 3],
+    words: u8,
+    sels: Option<(Sel, Sel)>,
+    /// (row, col) of element `i` of fragment `which` (0 a, 1 b, 2 c) in lane (g, t).
+    at: fn(usize, usize, usize, usize) -> (usize, usize),
+    /// Elements per 32-bit register of a, b, c.
+    per_reg: [usize; 3],
+}
+
+/// mma.m16n8k16 with 16-bit inputs (PTX ISA 9.7.14.5.8).
+fn at_16816_h(which: usize, g: usize, t: usize, i: usize) -> (usize, usize) {
+    match which {
+        0 => (g + 8 * ((i / 2) % 2), 2 * t + i % 2 + 8 * (i / 4)),
+        1 => (2 * t + i % 2 + 8 * (i / 2), g),
+        _ => (g + 8 * (i / 2), 2 * t + i % 2),
+    }
+}
+
+/// mma.m16n8k8 with tf32 inputs.
+fn at_1688_tf32(which: usize, g: usize, t: usize, i: usize) -> (usize, usize) {
+    match which {
+        0 => (g + 8 * (i % 2), t + 4 * (i / 2)),
+        1 => (t + 4 * i, g),
+        _ => (g + 8 * (i / 2), 2 * t + i % 2),
+    }
+}
+
+/// mma.m16n8k16 with 8-bit integer inputs.
+fn at_16816_i8(which: usize, g: usize, t: usize, i: usize) -> (usize, usize) {
+    match which {
+        0 => (g + 8 * (i / 4), 4 * t + i % 4),
+        1 => (4 * t + i, g),
+        _ => (g + 8 * (i / 2), 2 * t + i % 2),
+    }
+}
+
+/// mma.m8n8k4 with f64.
+fn at_884(which: usize, g: usize, t: usize, i: usize) -> (usize, usize) {
+    match which {
+        0 => (g, t),
+        1 => (t, g),
+        _ => (g, 2 * t + i),
+    }
+}
+
+impl Cx {
+    pub(crate) fn wmma(
+        &mut self,
+        node: &SyntaxNode,
+        mods: &[String],
+        ops: &[ast::Operand],
+    ) -> Result<(), LowerError> {
+        let refuse = || unsupported(node, format!("wmma{}", mods.concat()));
+        if !self.target.forms.tensor_cores {
+            return Err(unsupported(
+                node,
+                format!("wmma on {}", self.target.profile.name()),
+            ));
+        }
+        if self.guard.is_some() {
+            return Err(unsupported(node, "predicated wmma"));
+        }
+        let (mut what, mut frag, mut shape) = (None, None, None);
+        let (mut layouts, mut types, mut space) = (Vec::new(), Vec::new(), MemSpace::Generic);
+        let (mut satfinite, mut sync_aligned) = (false, 0);
+        for m in mods {
+            match m.as_str() {
+                ".load" | ".store" | ".mma" => what = Some(m.as_str()),
+                ".a" => frag = Some(WmmaFrag::A),
+                ".b" => frag = Some(WmmaFrag::B),
+                ".c" | ".d" => frag = Some(WmmaFrag::C),
+                ".sync" | ".aligned" => sync_aligned += 1,
+                ".row" => layouts.push(true),
+                ".col" => layouts.push(false),
+                ".global" => space = MemSpace::Global,
+                ".shared" | ".shared::cta" => space = MemSpace::Shared,
+                ".satfinite" => satfinite = true,
+                ".rn" => {}
+                ".f16" | ".bf16" | ".tf32" | ".f32" | ".f64" | ".s8" | ".u8" | ".s32" => {
+                    types.push(&m[1..])
+                }
+                s if s.starts_with(".m") => {
+                    let dims: Vec<u8> = s[2..]
+                        .split(['n', 'k'])
+                        .map(|d| d.parse().unwrap_or(0))
+                        .collect();
+                    if dims.len() != 3 {
+                        return Err(refuse());
+                    }
+                    shape = Some((dims[0], dims[1], dims[2]));
+                }
+                _ => return Err(refuse()),
+            }
+        }
+        let shape = shape.ok_or_else(refuse)?;
+        if sync_aligned != 2 {
+            return Err(refuse());
+        }
+        match (what, frag, &layouts[..], &types[..]) {
+            (Some(".load"), Some(f), [row], [elem]) if !satfinite => {
+                Self::need(node, ops, ops.len().clamp(2, 3))?;
+                self.wmma_access(node, true, f, shape, elem, *row, space, ops)
+            }
+            (Some(".store"), Some(WmmaFrag::C), [row], [elem]) if !satfinite => {
+                Self::need(node, ops, ops.len().clamp(2, 3))?;
+                self.wmma_access(node, false, WmmaFrag::C, shape, elem, *row, space, ops)
+            }
+            (Some(".mma"), None, [ar, br], t) if space == MemSpace::Generic => {
+                let (d, a, b, c) = match *t {
+                    [d, c] => (d, "f16", "f16", c),
+                    [d, a, b, c] => (d, a, b, c),
+                    _ => return Err(refuse()),
+                };
+                Self::need(node, ops, 4)?;
+                self.wmma_mma(node, mods, shape, (*ar, *br), [d, a, b, c], satfinite, ops)
+            }
+            _ => Err(refuse()),
+        }
+    }
+
+    /// `wmma.load.{a,b,c}` (`load`) or `wmma.store.d`.
+    #[allow(clippy::too_many_arguments)]
+    fn wmma_access(
+        &mut self,
+        node: &SyntaxNode,
+        load: bool,
+        frag: WmmaFrag,
+        shape: (u8, u8, u8),
+        elem: &str,
+        row: bool,
+        space: MemSpace,
+        ops: &[ast::Operand],
+    ) -> Result<(), LowerError> {
+        let refuse = |why: &str| unsupported(node, format!("wmma {why}"));
+        let layout = wmma_layout(frag, shape, elem, row)
+            .ok_or_else(|| refuse(&format!("fragment {frag:?} of this shape and .{elem}")))?;
+        let (k, deltas) = affine(layout).ok_or_else(|| refuse("fragment layout"))?;
+        let size = elem_bytes(elem);
+        let words: u8 = if size == 8 { 2 } else { 1 };
+        let per_reg = (4 / size.min(4)) as usize;
+        let nregs = layout.per_lane() / per_reg;
+        let (regs_op, addr_op) = if load {
+            (&ops[0], &ops[1])
+        } else {
+            (&ops[1], &ops[0])
+        };
+        let elems = match regs_op {
+            ast::Operand::Vector(v) => v.elements().collect::<Vec<_>>(),
+            _ => return Err(malformed(regs_op.syntax(), "wmma fragment of another size")),
+        };
+        if elems.len() != nregs {
+            return Err(malformed(regs_op.syntax(), "wmma fragment of another size"));
+        }
+        let (m, n, kk) = shape;
+        let (rows, cols) = match frag {
+            WmmaFrag::A => (m, kk),
+            WmmaFrag::B => (kk, n),
+            WmmaFrag::C => (m, n),
+        };
+        // The stride in elements: an immediate or a register.
+        let ld: Operand = match ops.get(2) {
+            None => Operand::Imm(i64::from(if row { cols } else { rows })),
+            Some(o) => match self.src(o)? {
+                Src::Imm(v) if v < 1 << 20 => Operand::Imm(v as i64),
+                _ => Operand::r(self.reg_src(o, 1)?),
+            },
+        };
+        // The lane's (major, minor) coordinates and its element offset `major·ld + minor`.
+        let lane = Reg::v(self.tmp(1), 1);
+        self.push(Inst::new(
+            op!("S2R"),
+            vec![Operand::r(lane), Operand::Special("SR_LANEID")],
+            vec![0],
+        ));
+        let g = Reg::v(self.tmp(1), 1);
+        let two = self.konst(2);
+        self.push(Inst::new(
+            op!("SHF.R.U32.HI"),
+            vec![Operand::r(g), Operand::rz(), two, Operand::r(lane)],
+            vec![0],
+        ));
+        let t = Reg::v(self.tmp(1), 1);
+        self.push(Inst::new(
+            op!("LOP3.LUT"),
+            vec![
+                Operand::r(t),
+                Operand::r(lane),
+                Operand::Imm(3),
+                Operand::rz(),
+                Operand::Hex(0xc0),
+                Operand::not(Reg::Zero(Class::P)),
+            ],
+            vec![0],
+        ));
+        let major = self.combine(g, k[0], t, k[1]);
+        let minor = self.combine(g, k[2], t, k[3]);
+        let off = Reg::v(self.tmp(1), 1);
+        match (major, minor) {
+            (Some(a), c) => {
+                let l = match &ld {
+                    Operand::Imm(v) => self.konst(*v),
+                    o => o.clone(),
+                };
+                self.push(Inst::new(
+                    op!("IMAD"),
+                    vec![
+                        Operand::r(off),
+                        Operand::r(a),
+                        l,
+                        c.map_or(Operand::rz(), Operand::r),
+                    ],
+                    vec![0],
+                ))
+            }
+            (None, Some(c)) => self.push(Inst::new(
+                op!("MOV"),
+                vec![Operand::r(off), Operand::r(c)],
+                vec![0],
+            )),
+            (None, None) => self.mov_imm(off, 0),
+        }
+        // The lane's address.
+        let (name, disp) = self.address_name(addr_op)?;
+        let base = if space == MemSpace::Shared {
+            let Operand::Mem { base, offset, .. } = self.window_mem(addr_op, &name, disp, false)?
+            else {
+                return Err(refuse("shared address"));
+            };
+            let a = Reg::v(self.tmp(1), 1);
+            let scale = self.konst(i64::from(size));
+            self.push(Inst::new(
+                op!("IMAD"),
+                vec![Operand::r(a), Operand::r(off), scale, Operand::r(base)],
+                vec![0],
+            ));
+            (Base::Shared(a), i64::from(offset))
+        } else {
+            let b = self.global_base(&name, addr_op)?;
+            let a = self.tmp(2);
+            let scale = self.konst(i64::from(size));
+            self.push(Inst::new(
+                op!("IMAD.WIDE.U32"),
+                vec![
+                    Operand::r(Reg::v(a, 2)),
+                    Operand::r(off),
+                    scale,
+                    Operand::r(Reg::v(b, 2)),
+                ],
+                vec![0],
+            ));
+            self.needs_desc = space == MemSpace::Global || self.needs_desc;
+            (Base::Wide(a, space == MemSpace::Generic), disp)
+        };
+        // Addresses of the element rows (`major` deltas) when the stride is a register.
+        let mut row_bases: Vec<(i64, Base)> = Vec::new();
+        let mut at = |cx: &mut Self, dmaj: i64, dmin: i64| -> Result<(Base, i64), LowerError> {
+            let (b, disp) = base;
+            match &ld {
+                Operand::Imm(v) => Ok((b, disp + (dmaj * v + dmin) * i64::from(size))),
+                _ if dmaj == 0 => Ok((b, disp + dmin * i64::from(size))),
+                Operand::Reg { reg, .. } => {
+                    if let Some((_, rb)) = row_bases.iter().find(|(d, _)| *d == dmaj) {
+                        return Ok((*rb, disp + dmin * i64::from(size)));
+                    }
+                    let scale = cx.konst(dmaj * i64::from(size));
+                    let rb = match b {
+                        Base::Wide(a, generic) => {
+                            let r = cx.tmp(2);
+                            cx.push(Inst::new(
+                                op!("IMAD.WIDE.U32"),
+                                vec![
+                                    Operand::r(Reg::v(r, 2)),
+                                    Operand::r(*reg),
+                                    scale,
+                                    Operand::r(Reg::v(a, 2)),
+                                ],
+                                vec![0],
+                            ));
+                            Base::Wide(r, generic)
+                        }
+                        Base::Shared(a) => {
+                            let r = Reg::v(cx.tmp(1), 1);
+                            cx.push(Inst::new(
+                                op!("IMAD"),
+                                vec![Operand::r(r), Operand::r(*reg), scale, Operand::r(a)],
+                                vec![0],
+                            ));
+                            Base::Shared(r)
+                        }
+                    };
+                    row_bases.push((dmaj, rb));
+                    Ok((rb, disp + dmin * i64::from(size)))
+                }
+                _ => Err(unsupported(node, "wmma stride operand")),
+            }
+        };
+        // Each fragment register: a repeat of an earlier one, one access, or one per element.
+        let mut done: Vec<(Vec<(i64, i64)>, Reg)> = Vec::new();
+        for (i, e) in elems.iter().enumerate() {
+            let mine: Vec<(i64, i64)> = deltas[i * per_reg..(i + 1) * per_reg].to_vec();
+            let sink = matches!(e, ast::Operand::Name(n) if n.is_sink());
+            if let Some((_, r)) = done.iter().find(|(d, _)| *d == mine) {
+                if load && !sink {
+                    let d = self.dst(e, words)?;
+                    for j in 0..words {
+                        self.push(Inst::new(
+                            op!("MOV"),
+                            vec![Operand::r(sub(d, j)), Operand::r(sub(*r, j))],
+                            vec![0],
+                        ));
+                    }
+                }
+                continue;
+            }
+            let adjacent = mine.windows(2).all(|w| w[1] == (w[0].0, w[0].1 + 1));
+            let reg = if load {
+                let d = if sink {
+                    Reg::v(self.tmp(words), words)
+                } else {
+                    self.dst(e, words)?
+                };
+                if adjacent {
+                    let (b, o) = at(self, mine[0].0, mine[0].1)?;
+                    self.wmma_move(node, true, b, o, size * per_reg as u32, d)?;
+                } else {
+                    let parts: Vec<Reg> = mine
+                        .iter()
+                        .map(|&(a, c)| {
+                            let (b, o) = at(self, a, c)?;
+                            let p = Reg::v(self.tmp(1), 1);
+                            self.wmma_move(node, true, b, o, size, p)?;
+                            Ok(p)
+                        })
+                        .collect::<Result<_, LowerError>>()?;
+                    self.pack(d, &parts);
+                }
+                d
+            } else {
+                let v = self.reg_src(e, words)?;
+                if adjacent {
+                    let (b, o) = at(self, mine[0].0, mine[0].1)?;
+                    self.wmma_move(node, false, b, o, size * per_reg as u32, v)?;
+                } else {
+                    for (h, &(a, c)) in mine.iter().enumerate() {
+                        let (b, o) = at(self, a, c)?;
+                        let part = if h == 0 {
+                            v
+                        } else {
+                            let p = Reg::v(self.tmp(1), 1);
+                            let sel = 0x7700 | (0x11 * (h as u32 * size)) + 0x10 * (size - 1);
+                            self.push(Inst::new(
+                                op!("PRMT"),
+                                vec![
+                                    Operand::r(p),
+                                    Operand::r(v),
+                                    Operand::Imm(i64::from(sel & 0xffff)),
+                                    Operand::rz(),
+                                ],
+                                vec![0],
+                            ));
+                            p
+                        };
+                        self.wmma_move(node, false, b, o, size, part)?;
+                    }
+                }
+                v
+            };
+            done.push((mine, reg));
+        }
+        Ok(())
+    }
+
+    /// A register holding `v` (opt folds it into the instruction where a form takes it).
+    fn konst(&mut self, v: i64) -> Operand {
+        let r = Reg::v(self.tmp(1), 1);
+        self.mov_imm(r, v as u32);
+        Operand::r(r)
+    }
+
+    /// `a·ka + b·kb` in a new register, `None` when both are zero (terms with a zero factor
+    /// are left out: `IMAD` has no form with a zero immediate).
+    fn combine(&mut self, a: Reg, ka: i64, b: Reg, kb: i64) -> Option<Reg> {
+        let mut acc: Option<Reg> = None;
+        for (r, k) in [(b, kb), (a, ka)] {
+            if k == 0 {
+                continue;
+            }
+            let d = Reg::v(self.tmp(1), 1);
+            if k == 1 {
+                // No multiply by one (`IMAD R, R, 0x1, RZ` prints as another instruction).
+                match acc {
+                    None => acc = Some(r),
+                    Some(c) => {
+                        self.push(Inst::new(
+                            op!("IADD3"),
+                            vec![Operand::r(d), Operand::r(r), Operand::r(c), Operand::rz()],
+                            vec![0],
+                        ));
+                        acc = Some(d);
+                    }
+                }
+                continue;
+            }
+            let k = self.konst(k);
+            self.push(Inst::new(
+                op!("IMAD"),
+                vec![
+                    Operand::r(d),
+                    Operand::r(r),
+                    k,
+                    acc.map_or(Operand::rz(), Operand::r),
+                ],
+                vec![0],
+            ));
+            acc = Some(d);
+        }
+        acc
+    }
+
+    /// `d` = the 8- or 16-bit values `parts` packed, first in the low bits.
+    fn pack(&mut self, d: Reg, parts: &[Reg]) {
+        let prmt = |cx: &mut Self, d: Reg, a: Reg, sel: i64, b: Reg| {
+            cx.push(Inst::new(
+                op!("PRMT"),
+                vec![
+                    Operand::r(d),
+                    Operand::r(a),
+                    Operand::Imm(sel),
+                    Operand::r(b),
+                ],
+                vec![0],
+            ));
+        };
+        let halves: Vec<Reg> = if parts.len() == 4 {
+            parts
+                .chunks(2)
+                .map(|p| {
+                    let h = Reg::v(self.tmp(1), 1);
+                    prmt(self, h, p[0], 0x0040, p[1]);
+                    h
+                })
+                .collect()
+        } else {
+            parts.to_vec()
+        };
+        prmt(self, d, halves[0], 0x5410, halves[1]);
+    }
+
+    /// One load (`load`) or store of `bytes` bytes between `r` and `[base+off]`.
+    fn wmma_move(
+        &mut self,
+        node: &SyntaxNode,
+        load: bool,
+        base: Base,
+        off: i64,
+        bytes: u32,
+        r: Reg,
+    ) -> Result<(), LowerError> {
+        let offset = i32::try_from(off)
+            .ok()
+            .filter(|o| (-(1 << 23)..(1 << 23)).contains(o))
+            .ok_or_else(|| unsupported(node, "address offset out of range"))?;
+        let suffix = match bytes {
+            1 => ".U8",
+            2 => ".U16",
+            8 => ".64",
+            _ => "",
+        };
+        let mut implicit = Vec::new();
+        let (mem, op) = match base {
+            Base::Shared(a) => (
+                Operand::Mem {
+                    base: a,
+                    offset,
+                    desc: None,
+                },
+                if load { "LDS" } else { "STS" }.to_string(),
+            ),
+            Base::Wide(a, generic) => {
+                let desc_operand = self.target.forms.desc_operand;
+                if !desc_operand {
+                    implicit.push(desc_reg());
+                }
+                self.needs_desc = true;
+                let op = match (generic, load) {
+                    (false, true) => "LDG.E",
+                    (false, false) => "STG.E",
+                    (true, true) => "LD.E",
+                    (true, false) => "ST.E",
+                };
+                (
+                    Operand::Mem {
+                        base: Reg::v(a, 2),
+                        offset,
+                        desc: desc_operand.then(desc_reg),
+                    },
+                    op.to_string(),
+                )
+            }
+        };
+        let op = sass_op(node, &format!("{op}{suffix}"))?;
+        let mut inst = if load {
+            Inst::new(op, vec![Operand::r(r), mem], vec![0])
+        } else {
+            Inst::new(op, vec![mem, Operand::r(r)], vec![])
+        };
+        inst.implicit_uses.extend(implicit);
+        self.push(inst);
+        Ok(())
+    }
+
+    /// `wmma.mma.sync.aligned.{alayout}.{blayout}.{shape}.{d}.{a}.{b}.{c} d, a, b, c`.
+    #[allow(clippy::too_many_arguments)]
+    fn wmma_mma(
+        &mut self,
+        node: &SyntaxNode,
+        mods: &[String],
+        shape: (u8, u8, u8),
+        (arow, brow): (bool, bool),
+        [d, a, b, c]: [&str; 4],
+        satfinite: bool,
+        ops: &[ast::Operand],
+    ) -> Result<(), LowerError> {
+        let refuse = || unsupported(node, format!("wmma{}", mods.concat()));
+        if a != b || d != c {
+            return Err(refuse());
+        }
+        let tile = match (a, d) {
+            ("f16" | "bf16", "f32") | ("f16", "f16") if !satfinite => Tile {
+                op: format!(
+                    "HMMA.16816.{}{}",
+                    if d == "f32" { "F32" } else { "F16" },
+                    if a == "bf16" { ".BF16" } else { "" }
+                ),
+                shape: (16, 8, 16),
+                regs: [4, 2, if d == "f32" { 4 } else { 2 }],
+                words: 1,
+                sels: None,
+                at: at_16816_h,
+                per_reg: [2, 2, if d == "f32" { 1 } else { 2 }],
+            },
+            ("tf32", "f32") if !satfinite => Tile {
+                op: "HMMA.1688.F32.TF32".into(),
+                shape: (16, 8, 8),
+                regs: [4, 2, 4],
+                words: 1,
+                sels: None,
+                at: at_1688_tf32,
+                per_reg: [1, 1, 1],
+            },
+            ("s8" | "u8", "s32") => Tile {
+                op: format!(
+                    "IMMA.16816.{t}.{t}{}",
+                    if satfinite { ".SAT" } else { "" },
+                    t = if a == "s8" { "S8" } else { "U8" }
+                ),
+                shape: (16, 8, 16),
+                regs: [2, 1, 4],
+                words: 1,
+                sels: Some((Sel::Row, Sel::Col)),
+                at: at_16816_i8,
+                per_reg: [4, 4, 1],
+            },
+            ("f64", "f64") if !satfinite => Tile {
+                op: if self.target.forms.dmma_8x8x4 {
+                    "DMMA.8x8x4"
+                } else {
+                    "DMMA.884"
+                }
+                .into(),
+                shape: (8, 8, 4),
+                regs: [1, 1, 2],
+                words: 2,
+                sels: None,
+                at: at_884,
+                per_reg: [1, 1, 1],
+            },
+            _ => return Err(refuse()),
+        };
+        let la = wmma_layout(WmmaFrag::A, shape, a, arow).ok_or_else(refuse)?;
+        let lb = wmma_layout(WmmaFrag::B, shape, b, brow).ok_or_else(refuse)?;
+        let lc = wmma_layout(WmmaFrag::C, shape, c, true).ok_or_else(refuse)?;
+        let (plan, transposed) = plan_tiles(&tile, shape, [la, lb, lc]).ok_or_else(refuse)?;
+        let frag = |o: &ast::Operand, layout: &WmmaLayout, per: usize| {
+            let want = layout.per_lane() / per;
+            match o {
+                ast::Operand::Vector(v) if v.elements().count() == want => {
+                    Ok(v.elements().collect::<Vec<_>>())
+                }
+                _ => Err(malformed(o.syntax(), "wmma fragment of another size")),
+            }
+        };
+        let (pa, pb, pc) = (
+            tile.per_reg[0].max(1),
+            tile.per_reg[1].max(1),
+            tile.per_reg[2].max(1),
+        );
+        let de = frag(&ops[0], lc, pc)?;
+        let ae = frag(&ops[1], la, pa)?;
+        let be = frag(&ops[2], lb, pb)?;
+        let ce = frag(&ops[3], lc, pc)?;
+        let w = tile.words;
+        let srcs = |cx: &mut Self, es: &[ast::Operand]| -> Result<Vec<Reg>, LowerError> {
+            es.iter().map(|e| cx.reg_src(e, w)).collect()
+        };
+        let (mut ar, mut br, cr) = (srcs(self, &ae)?, srcs(self, &be)?, srcs(self, &ce)?);
+        if transposed {
+            std::mem::swap(&mut ar, &mut br);
+        }
+        // Every tile's result before any is written back: d may share registers with a, b, c.
+        let mut results = Vec::new();
+        for (ia, ib, ic) in &plan {
+            let mut acc = self.group(ic.iter().map(|&q| cr[q]), w);
+            for (ka, kb) in ia.iter().zip(ib) {
+                let ra = self.group(ka.iter().map(|&q| ar[q]), w);
+                let rb = self.group(kb.iter().map(|&q| br[q]), w);
+                let out = self.tmp(tile.regs[2] * w);
+                let (sa, sb) = tile.sels.unwrap_or((Sel::None, Sel::None));
+                let with = |reg: Reg, sel: Sel| Operand::Reg {
+                    reg,
+                    neg: false,
+                    not: false,
+                    abs: false,
+                    sel,
+                };
+                self.push(Inst::new(
+                    sass_op(node, &tile.op)?,
+                    vec![
+                        Operand::r(Reg::v(out, tile.regs[2] * w)),
+                        with(Reg::v(ra, tile.regs[0] * w), sa),
+                        with(Reg::v(rb, tile.regs[1] * w), sb),
+                        Operand::r(Reg::v(acc, tile.regs[2] * w)),
+                    ],
+                    vec![0],
+                ));
+                acc = out;
+            }
+            results.push((acc, ic.clone()));
+        }
+        for (acc, ic) in results {
+            for (k, &q) in ic.iter().enumerate() {
+                let e = &de[q];
+                if matches!(e, ast::Operand::Name(n) if n.is_sink()) {
+                    continue;
+                }
+                let dst = self.dst(e, w)?;
+                for j in 0..w {
+                    self.push(Inst::new(
+                        op!("MOV"),
+                        vec![
+                            Operand::r(sub(dst, j)),
+                            Operand::r(Reg::part(acc, k as u8 * w + j)),
+                        ],
+                        vec![0],
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The registers `regs` (each `w` words) copied into a new aligned group.
+    fn group(&mut self, regs: impl Iterator<Item = Reg>, w: u8) -> VReg {
+        let regs: Vec<Reg> = regs.collect();
+        let t = self.tmp(regs.len() as u8 * w);
+        for (k, r) in regs.iter().enumerate() {
+            for j in 0..w {
+                self.push(Inst::new(
+                    op!("MOV"),
+                    vec![
+                        Operand::r(Reg::part(t, k as u8 * w + j)),
+                        Operand::r(sub(*r, j)),
+                    ],
+                    vec![0],
+                ));
+            }
+        }
+        t
+    }
+}
+
+/// Per output tile: for each k step the fragment registers of a and b, and the registers of
+/// c (and d) — indices into the PTX fragments.
+type Plan = Vec<(Vec<Vec<usize>>, Vec<Vec<usize>>, Vec<usize>)>;
+
+/// How a `wmma.mma` of `shape` is made of `tile`s, with ptxas's fragment layouts `[a, b, c]`:
+/// directly, or for the transposed product (`true`: the tiles' a registers are then the b
+/// fragment's and the reverse); `None` when the fragments' registers do not hold the tiles'
+/// registers.
+fn plan_tiles(
+    tile: &Tile,
+    shape: (u8, u8, u8),
+    [la, lb, lc]: [&WmmaLayout; 3],
+) -> Option<(Plan, bool)> {
+    let (m, n, k) = (
+        usize::from(shape.0),
+        usize::from(shape.1),
+        usize::from(shape.2),
+    );
+    let (tm, tn, tk) = (
+        usize::from(tile.shape.0),
+        usize::from(tile.shape.1),
+        usize::from(tile.shape.2),
+    );
+    // The registers of a layout, each the list over lanes of its elements.
+    let regs_of = |l: &WmmaLayout, per: usize| -> Vec<Vec<Vec<(usize, usize)>>> {
+        (0..l.per_lane() / per)
+            .map(|q| {
+                (0..32)
+                    .map(|lane| {
+                        l.at[lane][q * per..(q + 1) * per]
+                            .iter()
+                            .map(|&(r, c)| (usize::from(r), usize::from(c)))
+                            .collect()
+                    })
+                    .collect()
+            })
+            .collect()
+    };
+    let per = tile.per_reg;
+    let (ra, rb, rc) = (
+        regs_of(la, per[0]),
+        regs_of(lb, per[1]),
+        regs_of(lc, per[2]),
+    );
+    // The fragment register holding tile register `j` of `which` at (r0, c0), `transposed`
+    // reading the fragment's (col, row).
+    let find = |frag: &[Vec<Vec<(usize, usize)>>],
+                which: usize,
+                j: usize,
+                (r0, c0): (usize, usize),
+                transposed: bool|
+     -> Option<usize> {
+        let want: Vec<Vec<(usize, usize)>> = (0..32)
+            .map(|lane| {
+                (j * per[which]..(j + 1) * per[which])
+                    .map(|i| {
+                        let (r, c) = (tile.at)(which, lane / 4, lane % 4, i);
+                        let (r, c) = (r + r0, c + c0);
+                        if transposed { (c, r) } else { (r, c) }
+                    })
+                    .collect()
+            })
+            .collect();
+        frag.iter().position(|f| *f == want)
+    };
+    let count = |which: usize| usize::from(tile.regs[which]);
+    for transposed in [false, true] {
+        // The tile grid over (rows of d, cols of d) as the tile sees them.
+        let (mm, nn) = if transposed { (n, m) } else { (m, n) };
+        if mm % tm != 0 || nn % tn != 0 || k % tk != 0 {
+            continue;
+        }
+        let (fa, fb) = if transposed { (&rb, &ra) } else { (&ra, &rb) };
+        let mut plan = Plan::new();
+        let mut ok = true;
+        'tiles: for mi in 0..mm / tm {
+            for ni in 0..nn / tn {
+                let mut ia = Vec::new();
+                let mut ib = Vec::new();
+                for ki in 0..k / tk {
+                    // The tile's a is rows mi of (a or bᵀ), k columns ki.
+                    let ka: Option<Vec<usize>> = (0..count(0))
+                        .map(|j| find(fa, 0, j, (mi * tm, ki * tk), transposed))
+                        .collect();
+                    let kb: Option<Vec<usize>> = (0..count(1))
+                        .map(|j| find(fb, 1, j, (ki * tk, ni * tn), transposed))
+                        .collect();
+                    match (ka, kb) {
+                        (Some(a), Some(b)) => {
+                            ia.push(a);
+                            ib.push(b);
+                        }
+                        _ => {
+                            ok = false;
+                            break 'tiles;
+                        }
+                    }
+                }
+                let ic: Option<Vec<usize>> = (0..count(2))
+                    .map(|j| find(&rc, 2, j, (mi * tm, ni * tn), transposed))
+                    .collect();
+                match ic {
+                    Some(c) => plan.push((ia, ib, c)),
+                    None => {
+                        ok = false;
+                        break 'tiles;
+                    }
+                }
+            }
+        }
+        if ok {
+            return Some((plan, transposed));
+        }
+    }
+    None
+}
