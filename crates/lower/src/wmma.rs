@@ -427,13 +427,17 @@ impl Cx {
                             v
                         } else {
                             let p = Reg::v(self.tmp(1), 1);
-                            let sel = 0x7700 | (0x11 * (h as u32 * size)) + 0x10 * (size - 1);
+                            // Element `h`'s bytes to the bottom, zeros (RZ's bytes) above.
+                            let sel = (0..4u32).fold(0u32, |sel, i| {
+                                let nib = if i < size { h as u32 * size + i } else { 7 };
+                                sel | nib << (4 * i)
+                            });
                             self.push(Inst::new(
                                 op!("PRMT"),
                                 vec![
                                     Operand::r(p),
                                     Operand::r(v),
-                                    Operand::Imm(i64::from(sel & 0xffff)),
+                                    Operand::Imm(i64::from(sel)),
                                     Operand::rz(),
                                 ],
                                 vec![0],
