@@ -4,6 +4,103 @@
 use super::*;
 
 impl Cx {
+    /// The 8-bit float conversions (sm_89, sm_90), one `F2FP` each as ptxas 13.0.88 writes
+    /// them: `cvt.rn{.relu}.f16x2.{e4m3x2,e5m2x2} d, a` → `F2FP{.RELU}.F16.E4M3.UNPACK_B d, a`;
+    /// `cvt.rn.satfinite{.relu}.{e4m3x2,e5m2x2}.f32 d, a, b` →
+    /// `F2FP.SATFINITE{.RELU}.E4M3.F32.PACK_AB_MERGE_C d, a, b, RZ` (a in the high byte);
+    /// `cvt.rn.satfinite{.relu}.{e4m3x2,e5m2x2}.f16x2 d, a` →
+    /// `F2FP.SATFINITE{.RELU}.E4M3.F16.UNPACK_B_MERGE_C d, a, RZ`. `None` for other `cvt`s.
+    pub(crate) fn cvt_fp8(
+        &mut self,
+        node: &SyntaxNode,
+        mods: &[String],
+        ops: &[ast::Operand],
+    ) -> Option<Result<(), LowerError>> {
+        let has = |m: &str| mods.iter().any(|x| x == m);
+        let fp8 = |m: &String| matches!(m.as_str(), ".e4m3x2" | ".e5m2x2");
+        let f8 = mods.iter().find(|m| fp8(m))?;
+        let name = if f8 == ".e4m3x2" { "E4M3" } else { "E5M2" };
+        let known = [
+            ".rn",
+            ".relu",
+            ".satfinite",
+            ".e4m3x2",
+            ".e5m2x2",
+            ".f16x2",
+            ".f32",
+        ];
+        let refuse = || Some(Err(unsupported(node, format!("cvt{}", mods.concat()))));
+        if !mods.iter().all(|m| known.contains(&m.as_str())) || !has(".rn") {
+            return refuse();
+        }
+        let relu = if has(".relu") { ".RELU" } else { "" };
+        // The destination type is the first type.
+        let types: Vec<&String> = mods
+            .iter()
+            .filter(|m| fp8(m) || *m == ".f16x2" || *m == ".f32")
+            .collect();
+        let r = (|| {
+            match types[..] {
+                [d, s] if d == ".f16x2" && fp8(s) && !has(".satfinite") => {
+                    Self::need(node, ops, 2)?;
+                    let a = self.reg_src(&ops[1], 1)?;
+                    let d = self.dst(&ops[0], 1)?;
+                    let op = sass_op(node, &format!("F2FP{relu}.F16.{name}.UNPACK_B"))?;
+                    self.push(Inst::new(op, vec![Operand::r(d), Operand::r(a)], vec![0]));
+                }
+                [d, s] if fp8(d) && s == ".f32" && has(".satfinite") => {
+                    Self::need(node, ops, 3)?;
+                    let a = self.reg_src(&ops[1], 1)?;
+                    let b = self.reg_src(&ops[2], 1)?;
+                    let d = self.dst(&ops[0], 1)?;
+                    let op = sass_op(
+                        node,
+                        &format!("F2FP.SATFINITE{relu}.{name}.F32.PACK_AB_MERGE_C"),
+                    )?;
+                    self.push(Inst::new(
+                        op,
+                        vec![Operand::r(d), Operand::r(a), Operand::r(b), Operand::rz()],
+                        vec![0],
+                    ));
+                }
+                [d, s] if fp8(d) && s == ".f16x2" && has(".satfinite") => {
+                    Self::need(node, ops, 2)?;
+                    let a = self.reg_src(&ops[1], 1)?;
+                    let d = self.dst(&ops[0], 1)?;
+                    let op = sass_op(
+                        node,
+                        &format!("F2FP.SATFINITE{relu}.{name}.F16.UNPACK_B_MERGE_C"),
+                    )?;
+                    self.push(Inst::new(
+                        op,
+                        vec![Operand::r(d), Operand::r(a), Operand::rz()],
+                        vec![0],
+                    ));
+                }
+                _ => return Err(unsupported(node, format!("cvt{}", mods.concat()))),
+            }
+            Ok(())
+        })();
+        Some(r)
+    }
+
+    /// `cvt.rna.tf32.f32 d, a` as ptxas 13.0.88 writes it on sm_80 and sm_90: add half a
+    /// tf32 unit in the last place (`0x1000`) unless `|a|` is infinite or NaN, then clear the
+    /// 13 low mantissa bits (a NaN keeps its high bits).
+    fn cvt_rna_tf32(&mut self, ops: &[ast::Operand]) -> Result<(), LowerError> {
+        let a = self.reg_src(&ops[1], 1)?;
+        let d = self.dst(&ops[0], 1)?;
+        self.emit_seq(
+            "MOV %h, 0x1000
+             MOV %t, %a
+             FSETP.GEU.AND $p, PT, |%a|, f:+INF, PT
+             @!$p IADD3 %t, %a, %h, RZ
+             LOP3.LUT %d, %t, 0xffffe000, RZ, #0xc0, !PT",
+            &[("%a", a), ("%d", d)],
+        );
+        Ok(())
+    }
+
     pub(crate) fn cvt(
         &mut self,
         node: &SyntaxNode,
@@ -21,6 +118,9 @@ impl Cx {
             .collect();
         if types.len() != 2 {
             return Err(malformed(node, "cvt needs two types"));
+        }
+        if types[0] == ".tf32" && types[1] == ".f32" && rest.len() == 1 && rest[0] == ".rna" {
+            return self.cvt_rna_tf32(ops);
         }
         let (Some(dt), Some(st)) = (Ty::lowered(types[0]), Ty::lowered(types[1])) else {
             if self.cvt_from_table(node, mods, ops)? {

@@ -50,6 +50,9 @@ impl Cx {
             return Ok(());
         }
         if opcode == "cvt" {
+            if let Some(r) = self.cvt_fp8(node, mods, ops) {
+                return r;
+            }
             if let Some(r) = self.cvt_small(node, mods, ops) {
                 return r;
             }

@@ -496,13 +496,18 @@ pub(crate) fn cvt(dty: Ty, sty: Ty, x: u64, m: &Mods) -> u64 {
         }
         (true, true) => {
             if dty == Ty::Tf32 {
-                // cvt.rna.tf32.f32: keep 10 mantissa bits, ties away from zero.
+                // cvt.rna.tf32.f32: keep 10 mantissa bits, ties away from zero. An infinity
+                // or NaN keeps its high bits, as ptxas 13.0.88's code computes it (the PTX ISA
+                // does not say which NaN results): `FSETP.GEU |a|, +INF` skips the rounding
+                // add, then `LOP3` clears the low 13 bits.
                 let b = x as u32;
-                if f32::from_bits(b).is_nan() {
-                    return 0x7fff_ffff;
-                }
-                let r = (b.wrapping_add(0x1000)) & 0xffff_e000;
-                return r as u64;
+                let f = f32::from_bits(b);
+                let r = if f.is_nan() || f.is_infinite() {
+                    b
+                } else {
+                    b.wrapping_add(0x1000)
+                };
+                return u64::from(r & 0xffff_e000);
             }
             if sty == Ty::Bf16 && dty == Ty::F32 && m.irnd.is_none() && !m.sat && !m.relu {
                 // bf16 -> f32 is the bit pattern shifted up, NaN payloads and signs included
