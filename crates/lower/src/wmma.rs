@@ -7,8 +7,9 @@
 //!   `g = lane / 4` and `t = lane % 4`, and the other elements at offsets that are the same
 //!   for every lane: the address is computed once per lane (`S2R SR_LANEID`, `IMAD`,
 //!   `IMAD.WIDE.U32`), then each fragment register moves with one access when its elements
-//!   are adjacent in memory, or element by element (16- or 8-bit accesses, packed with
-//!   `PRMT`) when they are not. A register that repeats an earlier one (f16 `a`/`b`
+//!   are adjacent in memory (two or four registers with one 64- or 128-bit access when they
+//!   continue each other and the access is aligned in every lane), or element by element
+//!   (16- or 8-bit accesses, packed with `PRMT`) when they are not. A register that repeats an earlier one (f16 `a`/`b`
 //!   fragments hold each element twice or four times) is copied.
 //! * `mma`: ptxas's fragments are tilings of `mma.sync`'s (`HMMA.16816`, `HMMA.1688.F32.TF32`,
 //!   `IMMA.16816`, `DMMA.884`): each tile's registers are found in the fragments by matching
@@ -374,11 +375,91 @@ impl Cx {
                 _ => Err(unsupported(node, "wmma stride operand")),
             }
         };
-        // Each fragment register: a repeat of an earlier one, one access, or one per element.
+        // Runs of registers moved by one 64- or 128-bit access (ptxas's `LDG.E.64` of an f32
+        // pair): registers whose elements continue each other in memory, the run's first
+        // element aligned to the access size in every lane (the matrix is 32-byte aligned and
+        // its stride a multiple of 16 bytes, as `wmma` requires).
+        let of = |i: usize| -> Vec<(i64, i64)> { deltas[i * per_reg..(i + 1) * per_reg].to_vec() };
+        let adjacent = |d: &[(i64, i64)]| d.windows(2).all(|w| w[1] == (w[0].0, w[0].1 + 1));
+        let repeat: Vec<bool> = (0..nregs).map(|i| (0..i).any(|j| of(j) == of(i))).collect();
+        let reg_bytes = size * per_reg as u32;
+        let aligned = |dmin: i64, bytes: u32| {
+            (0..8i64).all(|g| {
+                (0..4i64).all(|t| {
+                    ((k[2] * g + k[3] * t + dmin) * i64::from(size)) % i64::from(bytes) == 0
+                })
+            })
+        };
+        let mut run = vec![1usize; nregs];
+        let mut inside = vec![false; nregs];
+        for i in 0..nregs {
+            if inside[i] || repeat[i] || !adjacent(&of(i)) {
+                continue;
+            }
+            for n in [4usize, 2] {
+                let bytes = reg_bytes * n as u32;
+                let fits = bytes <= 16
+                    && i + n <= nregs
+                    && (i + 1..i + n).all(|j| {
+                        let (p, q) = (of(j - 1), of(j));
+                        !repeat[j] && adjacent(&q) && q[0] == (p[0].0, p[0].1 + per_reg as i64)
+                    })
+                    && aligned(of(i)[0].1, bytes);
+                if fits {
+                    run[i] = n;
+                    inside[i + 1..i + n].iter_mut().for_each(|x| *x = true);
+                    break;
+                }
+            }
+        }
+        // Each fragment register: a repeat of an earlier one, part of a run, one access, or
+        // one access per element.
         let mut done: Vec<(Vec<(i64, i64)>, Reg)> = Vec::new();
         for (i, e) in elems.iter().enumerate() {
-            let mine: Vec<(i64, i64)> = deltas[i * per_reg..(i + 1) * per_reg].to_vec();
+            let mine: Vec<(i64, i64)> = of(i);
             let sink = matches!(e, ast::Operand::Name(n) if n.is_sink());
+            if inside[i] {
+                continue;
+            }
+            if run[i] > 1 {
+                let n = run[i];
+                let t = self.tmp(n as u8 * words);
+                let group = Reg::v(t, n as u8 * words);
+                let (b, o) = at(self, mine[0].0, mine[0].1)?;
+                if load {
+                    self.wmma_move(node, true, b, o, reg_bytes * n as u32, group)?;
+                }
+                for j in 0..n {
+                    let ej = &elems[i + j];
+                    let r = if load {
+                        if matches!(ej, ast::Operand::Name(x) if x.is_sink()) {
+                            done.push((of(i + j), Reg::v(self.tmp(words), words)));
+                            continue;
+                        }
+                        self.dst(ej, words)?
+                    } else {
+                        self.reg_src(ej, words)?
+                    };
+                    for w in 0..words {
+                        let part = Reg::part(t, j as u8 * words + w);
+                        let (to, from) = if load {
+                            (sub(r, w), part)
+                        } else {
+                            (part, sub(r, w))
+                        };
+                        self.push(Inst::new(
+                            op!("MOV"),
+                            vec![Operand::r(to), Operand::r(from)],
+                            vec![0],
+                        ));
+                    }
+                    done.push((of(i + j), r));
+                }
+                if !load {
+                    self.wmma_move(node, false, b, o, reg_bytes * n as u32, group)?;
+                }
+                continue;
+            }
             if let Some((_, r)) = done.iter().find(|(d, _)| *d == mine) {
                 if load && !sink {
                     let d = self.dst(e, words)?;
@@ -392,7 +473,7 @@ impl Cx {
                 }
                 continue;
             }
-            let adjacent = mine.windows(2).all(|w| w[1] == (w[0].0, w[0].1 + 1));
+            let adjacent = adjacent(&mine);
             let reg = if load {
                 let d = if sink {
                     Reg::v(self.tmp(words), words)
@@ -548,6 +629,7 @@ impl Cx {
             1 => ".U8",
             2 => ".U16",
             8 => ".64",
+            16 => ".128",
             _ => "",
         };
         let mut implicit = Vec::new();
