@@ -60,6 +60,7 @@ mod testp;
 mod texture;
 mod warp;
 mod wmma;
+mod wmma_mma;
 
 pub use call::{Functions, direct_callees};
 pub use rsmem::ReservedSmemUse;
