@@ -102,8 +102,7 @@ const EXAMPLES: &[&str] = &[
 
 /// The examples every SM before sm_90 refuses (their PTX needs sm_90: `griddepcontrol`,
 /// `bf16x2` arithmetic, cluster registers, vector atomics, `elect.sync`, packed 16-bit
-/// integers; 8-bit float conversions, which sm_89 has from PTX 8.1 but whose `F2FP` forms the
-/// sm_89 table has not seen yet).
+/// integers).
 const NEEDS_SM90: &[&str] = &[
     "griddep.ptx",
     "half2_bf16.ptx",
@@ -112,8 +111,10 @@ const NEEDS_SM90: &[&str] = &[
     "elect_fence.ptx",
     "packed16.ptx",
     "stmatrix.ptx",
-    "cvt_fp8.ptx",
 ];
+
+/// The examples every SM before sm_89 refuses (8-bit float conversions: sm_89 with PTX 8.1).
+const NEEDS_SM89: &[&str] = &["cvt_fp8.ptx"];
 
 /// The examples sm_75 refuses: their PTX needs sm_80 (`redux.sync`, bf16 and `f16x2`
 /// conversions, `%reserved_smem_offset_*`, `createpolicy`, `cp.async`, the m16n8k16 and
@@ -238,6 +239,7 @@ const SM75_KILN_REFUSES: &[&str] = &["wmma.ptx"];
 fn refused(path: &str, sm: &str) -> bool {
     let needs = |list: &[&str]| list.iter().any(|f| path.ends_with(&format!("/{f}")));
     (sm != "sm_90" && needs(NEEDS_SM90))
+        || (!matches!(sm, "sm_89" | "sm_90") && needs(NEEDS_SM89))
         || (sm == "sm_75"
             && (needs(NEEDS_SM80) || needs(SM75_TABLE_GAPS) || needs(SM75_KILN_REFUSES)))
 }
