@@ -38,8 +38,8 @@ fn major_minor(l: &WmmaLayout, lane: usize, e: usize) -> (i64, i64) {
 }
 
 /// The lane part of a layout: `(major, minor)` of a lane's first element as
-/// `(mg·g + mt·t, ng·g + nt·t)`, and each element's offset from it, the same for every lane;
-/// `None` when ptxas's layout is not of that form.
+/// `(mg·g + mt·t, ng·g + nt·t)`, and each element's offset from it, the same for every lane
+/// and never negative; `None` when ptxas's layout is not of that form.
 #[allow(clippy::type_complexity)]
 fn affine(l: &WmmaLayout) -> Option<([i64; 4], Vec<(i64, i64)>)> {
     let (m0, n0) = major_minor(l, 0, 0);
@@ -50,6 +50,10 @@ fn affine(l: &WmmaLayout) -> Option<([i64; 4], Vec<(i64, i64)>)> {
         return None;
     }
     let deltas: Vec<(i64, i64)> = (0..l.per_lane()).map(|e| major_minor(l, 0, e)).collect();
+    // The row addresses scale the stride by a major offset as an unsigned number.
+    if deltas.iter().any(|&(a, b)| a < 0 || b < 0) || k.iter().any(|&c| c < 0) {
+        return None;
+    }
     for lane in 0..32usize {
         let (g, t) = ((lane / 4) as i64, (lane % 4) as i64);
         let base = (k[0] * g + k[1] * t, k[2] * g + k[3] * t);
@@ -189,7 +193,18 @@ impl Cx {
             None => Operand::Imm(i64::from(if row { cols } else { rows })),
             Some(o) => match self.src(o)? {
                 Src::Imm(v) if v < 1 << 20 => Operand::Imm(v as i64),
-                _ => Operand::r(self.reg_src(o, 1)?),
+                _ => {
+                    // A copy: the row addresses are computed after some fragment registers
+                    // are written, and the stride may be one of them.
+                    let r = self.reg_src(o, 1)?;
+                    let c = Reg::v(self.tmp(1), 1);
+                    self.push(Inst::new(
+                        op!("MOV"),
+                        vec![Operand::r(c), Operand::r(r)],
+                        vec![0],
+                    ));
+                    Operand::r(c)
+                }
             },
         };
         // The lane's (major, minor) coordinates and its element offset `major·ld + minor`.
@@ -619,5 +634,41 @@ impl Cx {
         inst.implicit_uses.extend(implicit);
         self.push(inst);
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every fragment form ptxas has is of the affine form the lowering needs (so none is
+    /// refused for its layout), and the f32 accumulator of m16n16k16 is mma.m16n8k16's:
+    /// lane (g, t) holds (g, 2t), (g, 2t+1), (g+8, 2t), ... .
+    #[test]
+    fn every_fragment_layout_is_affine_in_the_lane() {
+        let three = [(16, 16, 16), (32, 8, 16), (8, 32, 16)];
+        let mut forms: Vec<(WmmaFrag, (u8, u8, u8), &str)> = Vec::new();
+        for f in [WmmaFrag::A, WmmaFrag::B] {
+            for e in ["f16", "bf16", "s8", "u8"] {
+                forms.extend(three.iter().map(|&s| (f, s, e)));
+            }
+            forms.push((f, (16, 16, 8), "tf32"));
+            forms.push((f, (8, 8, 4), "f64"));
+        }
+        for e in ["f16", "f32", "s32"] {
+            forms.extend(three.iter().map(|&s| (WmmaFrag::C, s, e)));
+        }
+        forms.push((WmmaFrag::C, (16, 16, 8), "f32"));
+        forms.push((WmmaFrag::C, (8, 8, 4), "f64"));
+        for (f, s, e) in forms {
+            for row in [true, false] {
+                let l = wmma_layout(f, s, e, row).expect("in the table");
+                assert!(affine(l).is_some(), "{f:?} {s:?} {e} row={row}");
+            }
+        }
+        let c = wmma_layout(WmmaFrag::C, (16, 16, 16), "f32", true).unwrap();
+        let (k, deltas) = affine(c).unwrap();
+        assert_eq!(k, [1, 0, 0, 2]);
+        assert_eq!(&deltas[..4], &[(0, 0), (0, 1), (8, 0), (8, 1)]);
     }
 }
