@@ -361,6 +361,9 @@ struct Cx {
     carry: Option<VReg>,
     /// Module-scope shared names on sm_90, refused where used.
     needs_shared_base: bool,
+    /// `wmma`'s lane coordinates `(lane / 4, lane % 4)`, computed once in the entry block
+    /// (`wmma.rs`).
+    wmma_lane: Option<(Reg, Reg)>,
     /// CTA barriers the kernel uses (EIATTR_NUM_BARRIERS): the highest immediate id + 1, 16
     /// with an id in a register.
     num_barriers: u8,
@@ -484,6 +487,7 @@ pub fn lower_kernel(
         float_literals: FloatLiterals::NoFloatType,
         carry: None,
         needs_shared_base: false,
+        wmma_lane: None,
         num_barriers: 0,
         reserved_smem: ReservedSmemUse::default(),
         origin: None,
@@ -659,6 +663,7 @@ pub fn lower_kernel(
     if !ends {
         cx.push(Inst::new(op!("EXIT"), vec![], vec![]));
     }
+    cx.place_wmma_lane(entry);
     // The fixed registers the kernel sets up in its first block and keeps: set again after
     // every system call, which may change them (`syscall.rs`).
     let mut prologue: Vec<Inst> = Vec::new();

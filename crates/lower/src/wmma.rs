@@ -208,32 +208,7 @@ impl Cx {
             },
         };
         // The lane's (major, minor) coordinates and its element offset `major·ld + minor`.
-        let lane = Reg::v(self.tmp(1), 1);
-        self.push(Inst::new(
-            op!("S2R"),
-            vec![Operand::r(lane), Operand::Special("SR_LANEID")],
-            vec![0],
-        ));
-        let g = Reg::v(self.tmp(1), 1);
-        let two = self.konst(2);
-        self.push(Inst::new(
-            op!("SHF.R.U32.HI"),
-            vec![Operand::r(g), Operand::rz(), two, Operand::r(lane)],
-            vec![0],
-        ));
-        let t = Reg::v(self.tmp(1), 1);
-        self.push(Inst::new(
-            op!("LOP3.LUT"),
-            vec![
-                Operand::r(t),
-                Operand::r(lane),
-                Operand::Imm(3),
-                Operand::rz(),
-                Operand::Hex(0xc0),
-                Operand::not(Reg::Zero(Class::P)),
-            ],
-            vec![0],
-        ));
+        let (g, t) = self.wmma_lane();
         let major = self.combine(g, k[0], t, k[1]);
         let minor = self.combine(g, k[2], t, k[3]);
         let off = Reg::v(self.tmp(1), 1);
@@ -494,6 +469,62 @@ impl Cx {
             done.push((mine, reg));
         }
         Ok(())
+    }
+
+    /// The lane's `(g, t) = (lane / 4, lane % 4)`: registers set once in the entry block
+    /// ([`Cx::place_wmma_lane`]), as ptxas computes them once per kernel.
+    fn wmma_lane(&mut self) -> (Reg, Reg) {
+        if let Some(gt) = self.wmma_lane {
+            return gt;
+        }
+        let gt = (Reg::v(self.tmp(1), 1), Reg::v(self.tmp(1), 1));
+        self.wmma_lane = Some(gt);
+        gt
+    }
+
+    /// Puts the computation of [`Cx::wmma_lane`]'s registers at the start of block `entry`
+    /// (after its first instruction, the stack pointer's load: the prologue), if a `wmma` used
+    /// them.
+    pub(crate) fn place_wmma_lane(&mut self, entry: Block) {
+        let Some((g, t)) = self.wmma_lane else {
+            return;
+        };
+        let lane = Reg::v(self.tmp(1), 1);
+        let two = Reg::v(self.tmp(1), 1);
+        let code = [
+            Inst::new(
+                op!("S2R"),
+                vec![Operand::r(lane), Operand::Special("SR_LANEID")],
+                vec![0],
+            ),
+            Inst::new(op!("MOV"), vec![Operand::r(two), Operand::Imm(2)], vec![0]),
+            Inst::new(
+                op!("SHF.R.U32.HI"),
+                vec![
+                    Operand::r(g),
+                    Operand::rz(),
+                    Operand::r(two),
+                    Operand::r(lane),
+                ],
+                vec![0],
+            ),
+            Inst::new(
+                op!("LOP3.LUT"),
+                vec![
+                    Operand::r(t),
+                    Operand::r(lane),
+                    Operand::Imm(3),
+                    Operand::rz(),
+                    Operand::Hex(0xc0),
+                    Operand::not(Reg::Zero(Class::P)),
+                ],
+                vec![0],
+            ),
+        ];
+        let at = usize::from(!self.f.blocks[entry].insts.is_empty());
+        for (k, i) in code.into_iter().enumerate() {
+            self.f.blocks[entry].insts.insert(at + k, i);
+        }
     }
 
     /// A register holding `v` (opt folds it into the instruction where a form takes it).
