@@ -5,8 +5,9 @@
 //!   (`.row`) or `p + (row + col·ld)·size` (`.col`), `ld` the stride operand or the matrix's
 //!   width (height). ptxas's layouts place a lane's first element at an affine function of
 //!   `g = lane / 4` and `t = lane % 4`, and the other elements at offsets that are the same
-//!   for every lane: the address is computed once per lane (`S2R SR_LANEID`, `IMAD`,
-//!   `IMAD.WIDE.U32`), then each fragment register moves with one access when its elements
+//!   for every lane: `g` and `t` are computed once per kernel in its entry block (`S2R
+//!   SR_LANEID`), each access's lane address from them (`IMAD`, `IMAD.WIDE.U32`), then each
+//!   fragment register moves with one access when its elements
 //!   are adjacent in memory (two or four registers with one 64- or 128-bit access when they
 //!   continue each other and the access is aligned in every lane), or element by element
 //!   (16- or 8-bit accesses, packed with `PRMT`) when they are not. A register that repeats
