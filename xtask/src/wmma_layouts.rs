@@ -82,19 +82,6 @@ fn forms() -> Vec<Form> {
     v
 }
 
-fn elem_name(e: Elem) -> &'static str {
-    match e {
-        Elem::F16 => "f16",
-        Elem::Bf16 => "bf16",
-        Elem::Tf32 => "tf32",
-        Elem::F32 => "f32",
-        Elem::F64 => "f64",
-        Elem::S8 => "s8",
-        Elem::U8 => "u8",
-        Elem::S32 => "s32",
-    }
-}
-
 fn frag_name(f: Frag) -> &'static str {
     match f {
         Frag::A => "a",
@@ -109,7 +96,7 @@ fn key(f: &Form) -> String {
     format!(
         "{} m{m}n{n}k{k} {} {}",
         frag_name(f.frag),
-        elem_name(f.elem),
+        f.elem.name(),
         if f.row { "row" } else { "col" }
     )
 }
@@ -148,14 +135,14 @@ fn probe(f: &Form, fr: &WmmaFrag, arch: &str, store: bool) -> String {
         for (i, r) in regs.iter().enumerate() {
             let _ = writeln!(s, "  ld.global{st} {r}, [{ld}+{}];", i * 32 * w);
         }
-        let ty = elem_name(f.elem);
+        let ty = f.elem.name();
         let _ = writeln!(
             s,
             "  wmma.store.d.sync.aligned.{layout}.m{m}n{nn}k{k}.global.{ty} [%rd2], {list}, {};",
             stride(fr, f.row)
         );
     } else {
-        let ty = elem_name(f.elem);
+        let ty = f.elem.name();
         let _ = writeln!(
             s,
             "  wmma.load.{}.sync.aligned.{layout}.m{m}n{nn}k{k}.global.{ty} {list}, [%rd1], {};",

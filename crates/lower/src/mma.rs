@@ -284,21 +284,11 @@ impl Cx {
 
     /// The registers `elems` (each `words` 32-bit words) copied into a new aligned group.
     fn gather(&mut self, elems: &[ast::Operand], words: u8) -> Result<VReg, LowerError> {
-        let t = self.tmp(elems.len() as u8 * words);
-        for (k, e) in elems.iter().enumerate() {
-            let r = self.reg_src(e, words)?;
-            for j in 0..words {
-                self.push(Inst::new(
-                    op!("MOV"),
-                    vec![
-                        Operand::r(Reg::part(t, k as u8 * words + j)),
-                        Operand::r(sub(r, j)),
-                    ],
-                    vec![0],
-                ));
-            }
-        }
-        Ok(t)
+        let regs: Vec<Reg> = elems
+            .iter()
+            .map(|e| self.reg_src(e, words))
+            .collect::<Result<_, _>>()?;
+        Ok(self.group(regs.into_iter(), words))
     }
 
     /// The parts of group `t` copied out to the registers `elems` (each `words` 32-bit

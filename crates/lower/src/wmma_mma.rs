@@ -210,7 +210,7 @@ impl Cx {
     }
 
     /// The registers `regs` (each `w` words) copied into a new aligned group.
-    fn group(&mut self, regs: impl Iterator<Item = Reg>, w: u8) -> VReg {
+    pub(crate) fn group(&mut self, regs: impl Iterator<Item = Reg>, w: u8) -> VReg {
         let regs: Vec<Reg> = regs.collect();
         let t = self.tmp(regs.len() as u8 * w);
         for (k, r) in regs.iter().enumerate() {
