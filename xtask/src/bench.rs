@@ -1,5 +1,6 @@
-//! `cargo xtask bench compile --arch sm_XX [--dir DIR] [--runs N]`: kiln against ptxas,
-//! whole process, cold, on the same inputs.
+//! `cargo xtask bench compile --arch sm_XX [--dir DIR] [--runs N] [--kiln PATH]`: kiln against
+//! ptxas, whole process, cold, on the same inputs. `--kiln` times another kiln binary (an
+//! earlier build kept for a before/after figure) instead of building this one.
 //!
 //! The inputs are the corpus files (for the arch, as the corpus stages select them) that kiln
 //! compiles completely — the only ones on which the comparison is like for like. Each file is
@@ -16,7 +17,8 @@ use std::time::Instant;
 
 use crate::corpus;
 
-const USAGE: &str = "usage: cargo xtask bench compile --arch sm_XX [--dir DIR] [--runs N]";
+const USAGE: &str =
+    "usage: cargo xtask bench compile --arch sm_XX [--dir DIR] [--runs N] [--kiln PATH]";
 
 pub fn run(args: &[String]) -> Result<(), String> {
     let Some((what, rest)) = args.split_first() else {
@@ -28,6 +30,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
     let mut arch = None;
     let mut dir = corpus::default_dir();
     let mut runs = 3usize;
+    let mut kiln_path: Option<PathBuf> = None;
     let mut it = rest.iter();
     while let Some(a) = it.next() {
         let mut value = || {
@@ -39,25 +42,31 @@ pub fn run(args: &[String]) -> Result<(), String> {
             "--arch" => arch = Some(value()?),
             "--dir" => dir = Some(PathBuf::from(value()?)),
             "--runs" => runs = value()?.parse().map_err(|_| "bad --runs".to_string())?,
+            "--kiln" => kiln_path = Some(PathBuf::from(value()?)),
             other => return Err(format!("unknown argument `{other}`\n{USAGE}")),
         }
     }
     let arch = arch.ok_or(USAGE)?;
     let dir = dir.ok_or("bench: no corpus (../shared/corpus or KILN_CORPUS)")?;
     let ptxas = crate::oracle::tool("ptxas")?;
-    let root = corpus::workspace_root();
-    let status = Command::new(env!("CARGO"))
-        .args(["build", "--release", "-q", "-p", "kiln-cli"])
-        .current_dir(&root)
-        .status()
-        .map_err(|e| e.to_string())?;
-    if !status.success() {
-        return Err("bench: building kiln (release) failed".into());
-    }
-    let target_dir = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root.join("target"));
-    let kiln = target_dir.join("release/kiln");
+    let kiln = match kiln_path {
+        Some(k) => k,
+        None => {
+            let root = corpus::workspace_root();
+            let status = Command::new(env!("CARGO"))
+                .args(["build", "--release", "-q", "-p", "kiln-cli"])
+                .current_dir(&root)
+                .status()
+                .map_err(|e| e.to_string())?;
+            if !status.success() {
+                return Err("bench: building kiln (release) failed".into());
+            }
+            std::env::var_os("CARGO_TARGET_DIR")
+                .map(PathBuf::from)
+                .unwrap_or_else(|| root.join("target"))
+                .join("release/kiln")
+        }
+    };
     let time_tool = Path::new("/usr/bin/time");
     let measure_rss = time_tool.is_file();
     let tmp = corpus::cache_dir("bench");
@@ -125,11 +134,54 @@ pub fn run(args: &[String]) -> Result<(), String> {
     for (f, k, p, _, _) in rows.iter().take(10) {
         println!("{f:<70} {:>9.1} {:>9.1} {:>7.1}x", k * 1e3, p * 1e3, p / k);
     }
+    // The slowest files relative to ptxas, and where kiln's peak memory exceeds ptxas's most.
+    let mut by_speedup: Vec<_> = rows.iter().collect();
+    by_speedup.sort_by(|a, b| (a.2 / a.1).total_cmp(&(b.2 / b.1)));
+    println!(
+        "{:<70} {:>9} {:>9} {:>8}",
+        "lowest speedups", "kiln ms", "ptxas ms", "speedup"
+    );
+    for (f, k, p, _, _) in by_speedup.iter().take(10) {
+        println!("{f:<70} {:>9.1} {:>9.1} {:>7.2}x", k * 1e3, p * 1e3, p / k);
+    }
+    if measure_rss {
+        let mut by_rss: Vec<_> = rows.iter().filter(|r| r.3 > r.4).collect();
+        by_rss.sort_by(|a, b| (b.3 as f64 / b.4 as f64).total_cmp(&(a.3 as f64 / a.4 as f64)));
+        println!(
+            "{} files where kiln's peak RSS exceeds ptxas's; the largest ratios:",
+            by_rss.len()
+        );
+        for (f, _, _, rk, rp) in by_rss.iter().take(10) {
+            println!(
+                "{f:<70} {:>7.1} MB {:>7.1} MB",
+                *rk as f64 / 1024.0,
+                *rp as f64 / 1024.0
+            );
+        }
+    }
+    // Every row, for analysis: file, kiln s, ptxas s, kiln KiB, ptxas KiB.
+    let tsv = tmp.join(format!("compile-{arch}.tsv"));
+    let text: String = rows
+        .iter()
+        .map(|(f, k, p, rk, rp)| format!("{f}\t{k:.6}\t{p:.6}\t{rk}\t{rp}\n"))
+        .collect();
+    std::fs::write(&tsv, text).map_err(|e| e.to_string())?;
+    println!("per-file rows: {}", tsv.display());
     let kiln_s: f64 = rows.iter().map(|r| r.1).sum();
     let ptxas_s: f64 = rows.iter().map(|r| r.2).sum();
     let mut speedups: Vec<f64> = rows.iter().map(|r| r.2 / r.1).collect();
     speedups.sort_by(f64::total_cmp);
     let median = speedups[speedups.len() / 2];
+    let pct = |p: usize| speedups[(speedups.len() - 1) * p / 100];
+    println!(
+        "per-file speedup (ptxas time / kiln time) percentiles: p10={:.2} p25={:.2} p50={:.2} p75={:.2} p90={:.2}; files kiln is slower on: {}",
+        pct(10),
+        pct(25),
+        pct(50),
+        pct(75),
+        pct(90),
+        speedups.iter().filter(|&&x| x < 1.0).count()
+    );
     let mb = |kib: u64| kib as f64 / 1024.0;
     let (rss_k, rss_p) = if measure_rss {
         (

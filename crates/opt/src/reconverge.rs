@@ -184,6 +184,8 @@ struct Region {
     entry: usize,
     sync: usize,
     nodes: Vec<bool>,
+    /// `nodes` as a bit set (64 blocks a word), for the nesting tests between regions.
+    bits: Vec<u64>,
     size: usize,
     /// The divergent branches it reconverges.
     covers: Vec<usize>,
@@ -324,10 +326,15 @@ fn plan_of(f: &Func, fall: &HashMap<Block, Block>, divergent: &HashSet<Block>) -
             plan.skipped += 1;
             continue;
         }
+        let mut bits = vec![0u64; n.div_ceil(64)];
+        for b in (0..n).filter(|&b| nodes[b]) {
+            bits[b / 64] |= 1 << (b % 64);
+        }
         regions.push(Region {
             entry,
             sync,
             nodes,
+            bits,
             size,
             covers,
             parent: None,
@@ -340,8 +347,9 @@ fn plan_of(f: &Func, fall: &HashMap<Block, Block>, divergent: &HashSet<Block>) -
     'next: for mut r in regions {
         let mut parent: Option<usize> = None;
         for (k, a) in accepted.iter().enumerate() {
-            let inside = (0..n).all(|b| !r.nodes[b] || a.nodes[b]);
-            let apart = (0..n).all(|b| !r.nodes[b] || !a.nodes[b]);
+            let mut words = r.bits.iter().zip(&a.bits);
+            let inside = words.clone().all(|(x, y)| x & !y == 0);
+            let apart = words.all(|(x, y)| x & y == 0);
             if inside {
                 if r.size == a.size {
                     // The same blocks as a region already placed: its barrier serves.

@@ -131,15 +131,17 @@ struct Spiller {
 impl Spiller {
     /// Gives each of `victims` a slot and rewrites its references through it.
     fn spill(&mut self, victims: Vec<VReg>) {
-        for v in victims {
+        let mut slots = Vec::with_capacity(victims.len());
+        for &v in &victims {
             let size = 4 * u32::from(self.g.vregs[v].width.max(1));
             let slot = self.frame.div_ceil(size) * size;
             self.frame = slot + size;
-            let (stored, loaded) = rewrite(&mut self.g, v, slot, &mut self.temps);
-            self.store_bytes += stored;
-            self.load_bytes += loaded;
-            self.spilled.insert(v);
+            slots.push((v, slot));
         }
+        let (stored, loaded) = rewrite(&mut self.g, &slots, &mut self.temps);
+        self.store_bytes += stored;
+        self.load_bytes += loaded;
+        self.spilled.extend(victims);
     }
 
     /// The allocation of the rewritten kernel, with the frame opened for its slots.
@@ -244,69 +246,118 @@ fn subst_operand(o: &mut Operand, v: VReg, t: VReg) {
     }
 }
 
-/// Rewrites every instruction referencing `v` to use a fresh register loaded from / stored to
-/// `[R1+slot]`; the bytes stored and loaded.
-fn rewrite(f: &mut Func, v: VReg, slot: u32, temps: &mut FxHashSet<VReg>) -> (u32, u32) {
-    let width = f.vregs[v].width.max(1);
-    let name = format!("{}.spill", f.vregs[v].name);
+/// Rewrites every instruction referencing a value of `victims` (each with its slot) to use a
+/// fresh register loaded from / stored to `[R1+slot]`; the bytes stored and loaded.
+///
+/// One pass over the kernel for all victims. The code equals rewriting the victims one after
+/// another in their order: around an instruction, the loads in victim order, then the
+/// instruction, then the stores in reverse victim order; each victim's fresh registers are made
+/// together, in layout order.
+fn rewrite(f: &mut Func, victims: &[(VReg, u32)], temps: &mut FxHashSet<VReg>) -> (u32, u32) {
+    let index: rustc_hash::FxHashMap<VReg, usize> = victims
+        .iter()
+        .enumerate()
+        .map(|(k, &(v, _))| (v, k))
+        .collect();
+    let victim_of = |r: &Reg| match r {
+        Reg::Virt { vreg, .. } => index.get(vreg).copied(),
+        _ => None,
+    };
+    // Per instruction in layout order, the victims it references (ascending victim order).
+    let mut referencing: Vec<Vec<usize>> = Vec::new();
+    let mut count = vec![0usize; victims.len()];
+    for i in f.insts() {
+        let mut ks: Vec<usize> = i
+            .use_regs()
+            .chain(i.def_regs())
+            .filter_map(|r| victim_of(&r))
+            .collect();
+        ks.sort_unstable();
+        ks.dedup();
+        for &k in &ks {
+            count[k] += 1;
+        }
+        referencing.push(ks);
+    }
+    // The fresh registers, victim by victim: `fresh[k]` in layout order of its references.
+    let mut fresh: Vec<std::vec::IntoIter<VReg>> = Vec::with_capacity(victims.len());
+    for (k, &(v, _)) in victims.iter().enumerate() {
+        let width = f.vregs[v].width.max(1);
+        let name = format!("{}.spill", f.vregs[v].name);
+        let ts: Vec<VReg> = (0..count[k])
+            .map(|_| f.new_vreg(Class::R, width, name.clone()))
+            .collect();
+        temps.extend(ts.iter().copied());
+        fresh.push(ts.into_iter());
+    }
     let (mut stored, mut loaded) = (0u32, 0u32);
     let mem = |offset: u32| Operand::Mem {
         base: stack_pointer(),
         offset: offset as i32,
         desc: None,
     };
+    let mut referencing = referencing.into_iter();
     for b in f.order.clone() {
         let insts = std::mem::take(&mut f.blocks[b].insts);
         let mut out = Vec::with_capacity(insts.len());
         for mut i in insts {
-            let is = |r: &Reg| matches!(r, Reg::Virt { vreg, .. } if *vreg == v);
-            let reads = i.use_regs().any(|r| is(&r));
-            let writes: Vec<(u8, u8)> = i
-                .def_regs()
-                .filter_map(|r| match r {
-                    Reg::Virt { vreg, part, width } if vreg == v => Some((part, width)),
-                    _ => None,
-                })
-                .collect();
-            if !reads && writes.is_empty() {
+            let ks = referencing.next().expect("one entry per instruction");
+            if ks.is_empty() {
                 out.push(i);
                 continue;
             }
-            let t = f.new_vreg(Class::R, width, name.clone());
-            temps.insert(t);
-            for o in &mut i.operands {
-                subst_operand(o, v, t);
+            let mut loads = Vec::new();
+            let mut stores: Vec<Vec<Inst>> = Vec::new();
+            for &k in &ks {
+                let (v, slot) = victims[k];
+                let width = f.vregs[v].width.max(1);
+                let is = |r: &Reg| matches!(r, Reg::Virt { vreg, .. } if *vreg == v);
+                let reads = i.use_regs().any(|r| is(&r));
+                let writes: Vec<(u8, u8)> = i
+                    .def_regs()
+                    .filter_map(|r| match r {
+                        Reg::Virt { vreg, part, width } if vreg == v => Some((part, width)),
+                        _ => None,
+                    })
+                    .collect();
+                let t = fresh[k].next().expect("counted");
+                for o in &mut i.operands {
+                    subst_operand(o, v, t);
+                }
+                for r in &mut i.implicit_uses {
+                    *r = subst(*r, v, t);
+                }
+                if reads {
+                    loads.push(Inst::new(
+                        local_access(width).0,
+                        vec![Operand::r(Reg::v(t, width)), mem(slot)],
+                        vec![0],
+                    ));
+                    loaded += 4 * u32::from(width);
+                }
+                let mut st = Vec::new();
+                for (part, w) in writes {
+                    let mut s = Inst::new(
+                        local_access(w).1,
+                        vec![
+                            mem(slot + 4 * u32::from(part)),
+                            Operand::r(Reg::Virt {
+                                vreg: t,
+                                part,
+                                width: w,
+                            }),
+                        ],
+                        vec![],
+                    );
+                    s.guard = i.guard;
+                    st.push(s);
+                    stored += 4 * u32::from(w);
+                }
+                stores.push(st);
             }
-            for r in &mut i.implicit_uses {
-                *r = subst(*r, v, t);
-            }
-            if reads {
-                out.push(Inst::new(
-                    local_access(width).0,
-                    vec![Operand::r(Reg::v(t, width)), mem(slot)],
-                    vec![0],
-                ));
-                loaded += 4 * u32::from(width);
-            }
-            let guard = i.guard;
+            out.extend(loads);
             out.push(i);
-            for (part, w) in writes {
-                let mut st = Inst::new(
-                    local_access(w).1,
-                    vec![
-                        mem(slot + 4 * u32::from(part)),
-                        Operand::r(Reg::Virt {
-                            vreg: t,
-                            part,
-                            width: w,
-                        }),
-                    ],
-                    vec![],
-                );
-                st.guard = guard;
-                out.push(st);
-                stored += 4 * u32::from(w);
-            }
+            out.extend(stores.into_iter().rev().flatten());
         }
         f.blocks[b].insts = out;
     }
@@ -469,4 +520,82 @@ fn crowded_points(f: &Func, target: u32) -> Vec<(u32, Vec<usize>)> {
         });
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn add(d: Reg, a: Reg, b: Reg) -> Inst {
+        Inst::new(
+            op!("IADD3"),
+            vec![Operand::r(d), Operand::r(a), Operand::r(b), Operand::rz()],
+            vec![0],
+        )
+    }
+
+    #[test]
+    fn spilling_several_values_at_once_equals_spilling_them_one_by_one() {
+        // Values referenced alone, together in one instruction (read and written), and a pair
+        // written part by part under a guard.
+        let mut f = Func::new("k");
+        let b = f.new_block();
+        f.order.push(b);
+        let x = f.new_vreg(Class::R, 1, "x");
+        let y = f.new_vreg(Class::R, 1, "y");
+        let z = f.new_vreg(Class::R, 1, "z");
+        let p = f.new_vreg(Class::R, 2, "p");
+        let q = f.new_vreg(Class::P, 1, "q");
+        let v = |r: VReg| Reg::v(r, 1);
+        let mut guarded = add(Reg::part(p, 1), v(x), v(y));
+        guarded.guard = Some(ir::Guard {
+            pred: Reg::v(q, 1),
+            negated: true,
+        });
+        f.blocks[b].insts = vec![
+            add(v(x), v(z), v(z)),
+            add(v(y), v(x), v(z)),
+            add(v(x), v(x), v(y)),
+            // One instruction writing two victims (as `IMAD.WIDE`'s pair or a carry-out).
+            Inst::new(
+                op!("IADD3"),
+                vec![
+                    Operand::r(v(y)),
+                    Operand::r(v(x)),
+                    Operand::r(v(z)),
+                    Operand::rz(),
+                ],
+                vec![0, 1],
+            ),
+            add(Reg::part(p, 0), v(y), v(x)),
+            guarded,
+            Inst::new(
+                op!("STG.E.64"),
+                vec![
+                    Operand::Mem {
+                        base: Reg::v(p, 2),
+                        offset: 0,
+                        desc: None,
+                    },
+                    Operand::r(Reg::v(p, 2)),
+                ],
+                vec![],
+            ),
+        ];
+        let victims = [(y, 0), (p, 8), (x, 16)];
+        let mut together = f.clone();
+        let mut temps_together = FxHashSet::default();
+        let bytes_together = rewrite(&mut together, &victims, &mut temps_together);
+        let mut alone = f.clone();
+        let mut temps_alone = FxHashSet::default();
+        let mut bytes_alone = (0, 0);
+        for victim in victims {
+            let (s, l) = rewrite(&mut alone, &[victim], &mut temps_alone);
+            bytes_alone = (bytes_alone.0 + s, bytes_alone.1 + l);
+        }
+        assert_eq!(together, alone);
+        assert_eq!(temps_together, temps_alone);
+        assert_eq!(bytes_together, bytes_alone);
+        assert!(together.insts().count() > 2 * f.insts().count());
+    }
 }

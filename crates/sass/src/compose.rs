@@ -33,7 +33,7 @@ pub enum Edit {
 
 /// A template split into mnemonic tokens and operands (each operand without and with its
 /// reuse marker).
-struct Parts<'a> {
+pub struct Parts<'a> {
     tokens: Vec<&'a str>,
     operands: Vec<(&'a str, &'a str)>,
 }
@@ -47,7 +47,8 @@ fn split_marker(op: &str) -> (&str, &str) {
     }
 }
 
-fn parts(template: &str) -> Parts<'_> {
+/// `template` split into its mnemonic tokens and operands.
+pub fn parts(template: &str) -> Parts<'_> {
     let (mnemonic, rest) = template.split_once(' ').unwrap_or((template, ""));
     let operands = if rest.is_empty() {
         Vec::new()
@@ -354,7 +355,11 @@ pub fn unapply(template: &str, edit: &Edit) -> Option<String> {
 /// Whether `target` shows `edit` made to `base` (a necessary condition for
 /// `apply(base, [.., edit, ..]) == target`; used to find the flags that explain a text).
 pub fn shows(base: &str, target: &str, edit: &Edit) -> bool {
-    let (b, t) = (parts(base), parts(target));
+    shows_in(&parts(base), &parts(target), edit)
+}
+
+/// [`shows`] on templates already split by [`parts`].
+pub fn shows_in(b: &Parts<'_>, t: &Parts<'_>, edit: &Edit) -> bool {
     match edit {
         Edit::Operand { index, pre, post } => {
             if b.operands.len() != t.operands.len() {
@@ -384,6 +389,43 @@ fn operand_at(index: i8, n: usize) -> Option<usize> {
         usize::from(index.unsigned_abs())
     };
     (at < n).then_some(at)
+}
+
+/// A place of a template that an edit changes: its mnemonic, or one operand (0-based).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Place {
+    Mnemonic,
+    Operand(usize),
+}
+
+impl Edit {
+    /// The one place this edit changes in a template of `n` operands (`None` for an operand
+    /// index outside them: no template of that shape takes the edit).
+    pub fn place(&self, n: usize) -> Option<Place> {
+        match self {
+            Edit::Operand { index, .. } => operand_at(*index, n).map(Place::Operand),
+            Edit::Replace { .. } | Edit::Insert { .. } => Some(Place::Mnemonic),
+        }
+    }
+}
+
+/// The places where two templates differ (mnemonics, and operands without reuse markers);
+/// `None` when their operand counts differ.
+pub fn differing_places(a: &str, b: &str) -> Option<Vec<Place>> {
+    let (a, b) = (parts(a), parts(b));
+    if a.operands.len() != b.operands.len() {
+        return None;
+    }
+    let mut out = Vec::new();
+    if a.tokens != b.tokens {
+        out.push(Place::Mnemonic);
+    }
+    for (k, (x, y)) in a.operands.iter().zip(&b.operands).enumerate() {
+        if x.0 != y.0 {
+            out.push(Place::Operand(k));
+        }
+    }
+    Some(out)
 }
 
 impl Edit {

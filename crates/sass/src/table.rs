@@ -136,6 +136,17 @@ impl Encoding {
     }
 }
 
+/// Which flag sets near the shown one [`Table::find_composed`] tries: the pruned ones (what
+/// the assembler uses), all of them, or none (the last two for the test that the pruning
+/// loses nothing and that the flips matter).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(not(test), allow(dead_code))]
+enum Flips {
+    Pruned,
+    All,
+    None,
+}
+
 /// All encodings known for one SM.
 ///
 /// A table is either built from encodings ([`Table::new`], [`Table::parse`]: the probe and
@@ -161,6 +172,11 @@ pub struct Table {
     /// [`crate::compose::slot_spans`], which no flag changes, so that
     /// [`Table::composed_by_template`] looks only at encodings that may make its key.
     shape_groups: Mutex<HashMap<(String, usize), ShapeGroups>>,
+    /// [`Table::composed_by_template`]'s toggled templates (reuse markers removed), which do
+    /// not depend on the key: a kernel asks about many keys of one shape (an instruction
+    /// with each immediate or operand form `opt` tries), and each search tries the same
+    /// encodings with the same flag sets.
+    toggled_keys: Mutex<HashMap<(u32, u128), Option<String>>>,
     /// Templates whose assembler order [`crate::prefer`] changed: the whole list, in the
     /// order the assembler tries it.
     preferred: HashMap<String, Vec<u32>>,
@@ -584,6 +600,7 @@ impl Table {
             composed: Mutex::new(HashMap::new()),
             composed_keys: Mutex::new(HashMap::new()),
             shape_groups: Mutex::new(HashMap::new()),
+            toggled_keys: Mutex::new(HashMap::new()),
             preferred: HashMap::new(),
             shadows: Default::default(),
         }
@@ -604,6 +621,7 @@ impl Table {
         self.composed.lock().expect("not poisoned").clear();
         self.composed_keys.lock().expect("not poisoned").clear();
         self.shape_groups.lock().expect("not poisoned").clear();
+        self.toggled_keys.lock().expect("not poisoned").clear();
     }
 
     /// Encoding `ei`'s template with its flag bits `toggled`: the edits of bits clear in its
@@ -701,6 +719,12 @@ impl Table {
 
     /// [`Table::composed_by_template`] without its cache: (encoding, flag set) pairs.
     fn find_composed(&self, key: &str) -> Vec<(u32, u128)> {
+        self.find_composed_with(key, Flips::Pruned)
+    }
+
+    /// [`Table::find_composed`] with the sets one or two flips away from the shown one tried
+    /// as `flips` says.
+    fn find_composed_with(&self, key: &str, flips: Flips) -> Vec<(u32, u128)> {
         let (first, operands) = crate::compose::shape(key);
         let groups = self.shape_groups(first, operands);
         let Some(list) = groups.get(&crate::compose::slot_spans(key)) else {
@@ -708,10 +732,12 @@ impl Table {
         };
         // The flags whose edit the text shows (made where the encoding has not made it,
         // undone where it has and the text does not show it).
+        let key_parts = crate::compose::parts(key);
         let shown = |i: usize| -> u128 {
             let e = &self.encodings[i];
             let f = self.encodings.composable(i);
             let base = strip_reuse_markers(&e.template);
+            let base_parts = crate::compose::parts(&base);
             let opcode = (e.value & OPCODE_MASK) as u16;
             (0..128u8)
                 .filter(|b| f >> b & 1 == 1)
@@ -720,21 +746,29 @@ impl Table {
                         return false;
                     };
                     if e.value >> b & 1 == 0 {
-                        crate::compose::shows(&base, key, flag.edit_for(key))
+                        crate::compose::shows_in(&base_parts, &key_parts, flag.edit_for(key))
                     } else {
                         let ed = flag.edit_for(&base);
-                        crate::compose::unapply(&base, ed)
-                            .is_some_and(|u| !crate::compose::shows(&u, key, ed))
+                        crate::compose::unapply(&base, ed).is_some_and(|u| {
+                            !crate::compose::shows_in(&crate::compose::parts(&u), &key_parts, ed)
+                        })
                     }
                 })
                 .fold(0u128, |m, b| m | 1u128 << b)
         };
-        let makes = |i: usize, set: u128| {
-            set != 0
-                && self
-                    .toggled_template(i, set)
-                    .is_some_and(|t| strip_reuse_markers(&t) == key)
+        // Encoding `i`'s template with flags `set` toggled, reuse markers removed.
+        let toggled = |i: usize, set: u128| -> Option<String> {
+            self.toggled_keys
+                .lock()
+                .expect("not poisoned")
+                .entry((i as u32, set))
+                .or_insert_with(|| {
+                    self.toggled_template(i, set)
+                        .map(|t| strip_reuse_markers(&t))
+                })
+                .clone()
         };
+        let makes = |i: usize, set: u128| set != 0 && toggled(i, set).as_deref() == Some(key);
         let mut out = Vec::new();
         for i in list.iter().map(|&i| i as usize) {
             let set = shown(i);
@@ -751,8 +785,18 @@ impl Table {
                 .filter(|b| f >> b & 1 == 1)
                 .map(|b| 1u128 << b)
                 .collect();
+            let fixes = match flips {
+                Flips::Pruned => self.places_flips_fix(i, set, key, &toggled),
+                Flips::All => (0, vec![0; bits.len()]),
+                Flips::None => continue,
+            };
             for (a, &x) in bits.iter().enumerate() {
-                for &y in std::iter::once(&0).chain(&bits[a + 1..]) {
+                for (&y, &fy) in
+                    std::iter::once((&0, &0)).chain(bits[a + 1..].iter().zip(&fixes.1[a + 1..]))
+                {
+                    if fixes.0 & !(fixes.1[a] | fy) != 0 {
+                        continue;
+                    }
                     if makes(i, set ^ x ^ y) {
                         out.push((i as u32, set ^ x ^ y));
                     }
@@ -760,6 +804,57 @@ impl Table {
             }
         }
         out
+    }
+
+    /// For [`Table::find_composed`]'s search around flag set `set` of encoding `i`: the places
+    /// (a bit mask) where the template `set` makes differs from `key`, and per composable bit
+    /// (in ascending order) the places of those its flag edits. A set one or two flips away
+    /// can make `key` only if the flipped flags edit every differing place: each flag edits
+    /// one place, the same whatever else is toggled, unless a flag's edit depends on the
+    /// mnemonic (`FlagEdit::when`). With such a flag, an untoggled template that fails, or
+    /// no differing place, every flip stays a candidate (mask 0).
+    fn places_flips_fix(
+        &self,
+        i: usize,
+        set: u128,
+        key: &str,
+        toggled: &dyn Fn(usize, u128) -> Option<String>,
+    ) -> (u64, Vec<u64>) {
+        let e = &self.encodings[i];
+        let f = self.encodings.composable(i);
+        let opcode = (e.value & OPCODE_MASK) as u16;
+        let bits: Vec<u8> = (0..128u8).filter(|b| f >> b & 1 == 1).collect();
+        let none = (0, vec![0; bits.len()]);
+        let flags: Vec<Option<&FlagEdit>> =
+            bits.iter().map(|b| self.flags.get(&(opcode, *b))).collect();
+        if flags.iter().flatten().any(|fl| fl.when.is_some()) {
+            return none;
+        }
+        let Some(made) = toggled(i, set) else {
+            return none;
+        };
+        let n = crate::compose::shape(key).1;
+        let Some(places) = crate::compose::differing_places(&made, key) else {
+            return none;
+        };
+        if places.is_empty() || places.len() > 63 {
+            return none;
+        }
+        let mask = (1u64 << places.len()) - 1;
+        let per_bit = flags
+            .iter()
+            .map(|fl| {
+                let Some(place) = fl.and_then(|fl| fl.edit.place(n)) else {
+                    return 0;
+                };
+                places
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, p)| **p == place)
+                    .fold(0u64, |m, (k, _)| m | 1 << k)
+            })
+            .collect();
+        (mask, per_bit)
     }
 
     /// Encoding `i` with its flag bits `set` toggled (an edit made where the encoding has the
@@ -1030,4 +1125,58 @@ pub fn gather(word: u128, bits: &[u8]) -> u64 {
     bits.iter()
         .enumerate()
         .fold(0u64, |acc, (i, &b)| acc | (((word >> b) & 1) as u64) << i)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The composed-encoding search finds the same (encoding, flag set) pairs with and without
+    /// its pruning, on keys made by toggling one or two flags of sampled encodings (texts some
+    /// encoding composes, some only from a set two flips away from the one the text shows) and
+    /// on the same keys with a mnemonic token dropped (texts that mostly none composes).
+    #[test]
+    fn pruned_composed_search_equals_the_full_search() {
+        for sm in ["sm_90", "sm_80"] {
+            let table = crate::table(sm).expect("table");
+            let (mut keys, mut found, mut by_flips) = (0, 0, 0);
+            let mut i = 0;
+            while i < table.encodings.len() {
+                let f = table.encodings.composable(i);
+                let bits: Vec<u128> = (0..128u8)
+                    .filter(|b| f >> b & 1 == 1)
+                    .map(|b| 1u128 << b)
+                    .collect();
+                // Each flag alone, and each two neighbouring flags (often one field's bits).
+                let pairs = bits.windows(2).map(|w| w[0] | w[1]);
+                let sets: Vec<u128> = bits.iter().copied().chain(pairs).collect();
+                for set in sets {
+                    let Some(t) = table.toggled_template(i, set) else {
+                        continue;
+                    };
+                    let key = strip_reuse_markers(&t);
+                    let shorter = match key.split_once(' ') {
+                        Some((m, rest)) if m.contains('.') => {
+                            let m = m.rsplit_once('.').expect("a dot").0;
+                            Some(format!("{m} {rest}"))
+                        }
+                        _ => None,
+                    };
+                    for k in std::iter::once(key).chain(shorter) {
+                        let pruned = table.find_composed_with(&k, Flips::Pruned);
+                        assert_eq!(pruned, table.find_composed_with(&k, Flips::All), "{sm} {k}");
+                        keys += 1;
+                        found += usize::from(!pruned.is_empty());
+                        by_flips +=
+                            usize::from(pruned != table.find_composed_with(&k, Flips::None));
+                    }
+                }
+                i += 41;
+            }
+            assert!(
+                keys >= 400 && found >= 100 && by_flips >= 10,
+                "{sm}: {keys} keys, {found} found, {by_flips} needing flips"
+            );
+        }
+    }
 }
