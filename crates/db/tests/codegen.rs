@@ -35,6 +35,7 @@ const EXAMPLES: &[&str] = &[
     "../../test-data/codegen/fence.ptx",
     "../../test-data/codegen/set.ptx",
     "../../test-data/codegen/small.ptx",
+    "../../test-data/codegen/cvt_sat_int.ptx",
     "../../test-data/codegen/cache.ptx",
     "../../test-data/codegen/member_mask.ptx",
     "../../test-data/codegen/bitfield.ptx",
@@ -229,7 +230,14 @@ const ALSO_AGAINST_PTXAS: &[&str] = &[
     "../../test-data/codegen/float_literals.ptx",
     "../../test-data/codegen/cvt_tf32.ptx",
     "../../test-data/codegen/cvt_fp8.ptx",
+    // ptxas writes `I2I...SAT` (the emulator clamps); kiln's code clamps with `IMNMX`.
+    "../../test-data/codegen/cvt_sat_int.ptx",
 ];
+
+/// Examples of [`ALSO_AGAINST_PTXAS`] whose ptxas code for sm_75 the sm_75 table cannot decode
+/// (`I2I.S8.S32.SAT` and its siblings, opcode 0x238: no sm_75 collect round has seen them), so
+/// ptxas's cubin is not run there; kiln's is still checked against the interpreter.
+const PTXAS_SM75_UNDECODED: &[&str] = &["cvt_sat_int.ptx"];
 
 /// The examples kiln refuses on sm_75 though ptxas compiles them: `wmma` (sm_75's
 /// `HMMA.1688` results are scoreboarded; kiln schedules tensor-core results as fixed-latency,
@@ -899,6 +907,9 @@ fn approximate_math_executes_like_ptxas() {
                 .bytes
                 .clone()
                 .unwrap_or_else(|| panic!("{path} {sm}: {:?}", out.diagnostics));
+            if sm == "sm_75" && ptxas_sm75_undecoded(path) {
+                continue;
+            }
             let theirs_path = dir.join(format!("ptxas-{sm}.cubin"));
             let (ok, _, err) = tool(
                 &bin.join("ptxas"),
@@ -926,12 +937,24 @@ fn approximate_math_executes_like_ptxas() {
         }
     }
     let _ = std::fs::remove_dir_all(&dir);
+    let sm75 = usize::from(sms().iter().any(|s| s == "sm_75"));
+    let undecoded = ALSO_AGAINST_PTXAS
+        .iter()
+        .filter(|p| ptxas_sm75_undecoded(p))
+        .count();
     assert_eq!(
         checked,
         sms().len() * (APPROXIMATE.len() + ALSO_AGAINST_PTXAS.len())
             - refusals(APPROXIMATE)
             - refusals(ALSO_AGAINST_PTXAS)
+            - sm75 * undecoded
     );
+}
+
+fn ptxas_sm75_undecoded(path: &str) -> bool {
+    PTXAS_SM75_UNDECODED
+        .iter()
+        .any(|f| path.ends_with(&format!("/{f}")))
 }
 
 /// Control codes: every example kernel's code passes the hazard checker (`crates/hazard`,

@@ -438,6 +438,7 @@ pub(crate) fn lane_op(
         "VIMNMX" => packed::vimnmx(ctx, w, inst, l),
         "VIMNMX3" => packed::vimnmx3(ctx, w, inst, l),
         "I2IP" => packed::i2ip(ctx, w, inst, l),
+        "I2I" => packed::i2i(ctx, w, inst, l),
         "IDP" => packed::idp(ctx, w, inst, l),
         _ => unsupported(format!("instruction {}", inst.opcode)),
     }

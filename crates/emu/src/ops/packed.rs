@@ -191,6 +191,43 @@ pub(super) fn i2ip(ctx: &Ctx<'_>, w: &mut Warp, inst: &Inst, l: usize) -> R<()> 
     wr(w, l, op_at(inst, 0)?, v)
 }
 
+/// `I2I.{U8,S8,U16,S16}.{S32,U32}.SAT d, a`: `a`, read as its type, clamped to the
+/// destination type's range (ptxas's `cvt.sat` between integers narrower than 32 bits). The
+/// result's bits above the destination's width are written as zeros: ptxas extends or masks
+/// them itself after every `I2I` it writes (`PRMT ..., 0x8880`, `LOP3.LUT ..., 0xff`), and a
+/// reader that relied on them would not be ptxas's code.
+pub(super) fn i2i(ctx: &Ctx<'_>, w: &mut Warp, inst: &Inst, l: usize) -> R<()> {
+    check_mods(inst, &["U8", "S8", "U16", "S16", "S32", "U32", "SAT"])?;
+    let types: Vec<&str> = inst
+        .mods
+        .iter()
+        .map(String::as_str)
+        .filter(|m| *m != "SAT")
+        .collect();
+    let (Some(&dt), Some(&st), true) = (types.first(), types.get(1), inst.has_mod("SAT")) else {
+        return unsupported(format!("I2I.{}", inst.mods.join(".")));
+    };
+    let (lo, hi, bits): (i64, i64, u32) = match dt {
+        "U8" => (0, 255, 8),
+        "S8" => (-128, 127, 8),
+        "U16" => (0, 65535, 16),
+        "S16" => (-32768, 32767, 16),
+        _ => return unsupported(format!("I2I.{}", inst.mods.join("."))),
+    };
+    let a = raw32(ctx, w, l, op_at(inst, 1)?)?;
+    let v = match st {
+        "S32" => i64::from(a as i32),
+        "U32" => i64::from(a),
+        _ => return unsupported(format!("I2I.{}", inst.mods.join("."))),
+    };
+    wr(
+        w,
+        l,
+        op_at(inst, 0)?,
+        (v.clamp(lo, hi) as u32) & ((1u32 << bits) - 1),
+    )
+}
+
 /// `IDP.4A.{U8,S8}.{U8,S8} d, a, b, c`: `c` + the sum of the products of the four byte
 /// pairs; `IDP.2A.{LO,HI}.{U16,S16}.{U8,S8} d, a, b, c`: `c` + the products of `a`'s two
 /// halves with bytes 0–1 (`.LO`) or 2–3 (`.HI`) of `b` (PTX `dp4a`, `dp2a`).
