@@ -237,7 +237,108 @@ impl Cx {
         Ok(())
     }
 
-    /// `cvt` between integer types of which one is 8 or 16 bits; `None` for other `cvt`s.
+    /// `cvt.sat` from a 64-bit integer to any integer type: the value clamped to the
+    /// destination's range by 64-bit comparisons of the source's signedness with each bound
+    /// the source's range passes (`ISETP` on the low words, `ISETP...EX` on the high words)
+    /// and `SEL`s of both words; the result is the clamped value's low word (which, in range,
+    /// is an 8-, 16- or 32-bit result extended by its signedness) or both words.
+    fn cvt_saturating_from_64(
+        &mut self,
+        (dbits, dsigned): (u32, bool),
+        ssigned: bool,
+        ops: &[ast::Operand],
+    ) -> Result<(), LowerError> {
+        let a = self.reg_src(&ops[1], 2)?;
+        let mut value = (sub(a, 0), sub(a, 1));
+        let range = |bits: u32, signed: bool| -> (i128, i128) {
+            if signed {
+                (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1)
+            } else {
+                (0, (1i128 << bits) - 1)
+            }
+        };
+        let (lo, hi) = range(dbits, dsigned);
+        let (smin, smax) = range(64, ssigned);
+        // `value` replaced by `bound` where it compares `cmp` (`LT`, `GT`) with it.
+        let clamp = |cx: &mut Cx, (vlo, vhi): (Reg, Reg), bound: i128, cmp: &str| -> (Reg, Reg) {
+            let word = bound as u64;
+            let mut bound_reg = |w: u32| {
+                let t = Reg::v(cx.tmp(1), 1);
+                cx.push(Inst::new(
+                    op!("MOV"),
+                    vec![Operand::r(t), Operand::Imm(i64::from(w))],
+                    vec![0],
+                ));
+                t
+            };
+            let (blo, bhi) = (bound_reg(word as u32), bound_reg((word >> 32) as u32));
+            let low = Reg::v(cx.ptmp(), 1);
+            let p = Reg::v(cx.ptmp(), 1);
+            let (low_op, high_op) = match (cmp, ssigned) {
+                ("LT", true) => (op!("ISETP.LT.U32.AND"), op!("ISETP.LT.AND.EX")),
+                ("LT", false) => (op!("ISETP.LT.U32.AND"), op!("ISETP.LT.U32.AND.EX")),
+                (_, true) => (op!("ISETP.GT.U32.AND"), op!("ISETP.GT.AND.EX")),
+                (_, false) => (op!("ISETP.GT.U32.AND"), op!("ISETP.GT.U32.AND.EX")),
+            };
+            cx.push(Inst::new(
+                low_op,
+                vec![
+                    Operand::r(low),
+                    Operand::pt(),
+                    Operand::r(vlo),
+                    Operand::r(blo),
+                    Operand::pt(),
+                ],
+                vec![0],
+            ));
+            cx.push(Inst::new(
+                high_op,
+                vec![
+                    Operand::r(p),
+                    Operand::pt(),
+                    Operand::r(vhi),
+                    Operand::r(bhi),
+                    Operand::pt(),
+                    Operand::r(low),
+                ],
+                vec![0],
+            ));
+            let mut select = |b: Reg, v: Reg| {
+                let t = Reg::v(cx.tmp(1), 1);
+                cx.push(Inst::new(
+                    op!("SEL"),
+                    vec![Operand::r(t), Operand::r(b), Operand::r(v), Operand::r(p)],
+                    vec![0],
+                ));
+                t
+            };
+            (select(blo, vlo), select(bhi, vhi))
+        };
+        if lo > smin {
+            value = clamp(self, value, lo, "LT");
+        }
+        if hi < smax {
+            value = clamp(self, value, hi, "GT");
+        }
+        let dwords = if dbits == 64 { 2 } else { 1 };
+        let d = self.dst(&ops[0], dwords)?;
+        self.push(Inst::new(
+            op!("MOV"),
+            vec![Operand::r(sub(d, 0)), Operand::r(value.0)],
+            vec![0],
+        ));
+        if dwords == 2 {
+            self.push(Inst::new(
+                op!("MOV"),
+                vec![Operand::r(sub(d, 1)), Operand::r(value.1)],
+                vec![0],
+            ));
+        }
+        Ok(())
+    }
+
+    /// `cvt` between integer types of which one is 8 or 16 bits, and `cvt.sat` from a 64-bit
+    /// integer; `None` for other `cvt`s.
     pub(crate) fn cvt_small(
         &mut self,
         node: &SyntaxNode,
@@ -248,10 +349,13 @@ impl Cx {
         let [(dbits, dsigned), (sbits, ssigned)] = types[..] else {
             return None;
         };
+        let saturating = mods.len() == 3 && mods.iter().any(|m| m == ".sat");
+        if saturating && sbits == 64 && ops.len() == 2 {
+            return Some(self.cvt_saturating_from_64((dbits, dsigned), ssigned, ops));
+        }
         if dbits > 16 && sbits > 16 {
             return None;
         }
-        let saturating = mods.len() == 3 && mods.iter().any(|m| m == ".sat");
         if saturating && sbits <= 32 && ops.len() == 2 {
             return Some(self.cvt_small_saturating((dbits, dsigned), (sbits, ssigned), ops));
         }
