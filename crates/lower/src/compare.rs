@@ -308,14 +308,7 @@ impl Cx {
         let op = match ty {
             Ty::F32 if mods.len() == 1 => op!("FMNMX"),
             // sm_90 has VIMNMX where sm_80 has IMNMX (ptxas's forms; PT selects the minimum).
-            Ty::S32 | Ty::U32 if mods.len() == 1 => {
-                match (self.target.forms.vimnmx, ty == Ty::U32) {
-                    (true, true) => op!("VIMNMX.U32"),
-                    (true, false) => op!("VIMNMX"),
-                    (false, true) => op!("IMNMX.U32"),
-                    (false, false) => op!("IMNMX"),
-                }
-            }
+            Ty::S32 | Ty::U32 if mods.len() == 1 => self.int_minmax_op(ty == Ty::U32),
             _ => return Err(unsupported(node, "this min/max form")),
         };
         let d = self.dst(&ops[0], 1)?;
@@ -444,5 +437,18 @@ impl Cx {
             defs,
         ));
         Ok(())
+    }
+}
+
+impl Cx {
+    /// The 32-bit integer minimum/maximum: `VIMNMX` on SMs that have it (sm_90), `IMNMX`
+    /// before; `.U32` for unsigned operands (ptxas's forms; a `PT` selector picks the minimum).
+    pub(crate) fn int_minmax_op(&self, unsigned: bool) -> Opcode {
+        match (self.target.forms.vimnmx, unsigned) {
+            (true, true) => op!("VIMNMX.U32"),
+            (true, false) => op!("VIMNMX"),
+            (false, true) => op!("IMNMX.U32"),
+            (false, false) => op!("IMNMX"),
+        }
     }
 }

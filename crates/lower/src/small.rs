@@ -191,12 +191,7 @@ impl Cx {
         };
         let minmax = |cx: &mut Cx, v: Reg, bound: i64, min: bool| -> Reg {
             let t = Reg::v(cx.tmp(1), 1);
-            let op = match (cx.target.forms.vimnmx, ssigned) {
-                (true, false) => op!("VIMNMX.U32"),
-                (true, true) => op!("VIMNMX"),
-                (false, false) => op!("IMNMX.U32"),
-                (false, true) => op!("IMNMX"),
-            };
+            let op = cx.int_minmax_op(!ssigned);
             let sel = if min {
                 Operand::pt()
             } else {
@@ -224,15 +219,27 @@ impl Cx {
         }
         // An 8-bit result is now the 32-bit extension of itself by the destination's
         // signedness, as the unsaturated form writes it: the clamp left it in range.
+        self.write_int_result(&ops[0], dbits, value, dsigned)
+    }
+
+    /// Writes an integer `cvt`'s result: `value` (its low word, already extended to 32 bits)
+    /// into `d`, and for a 64-bit destination the high word by `value`'s sign when `signed`.
+    fn write_int_result(
+        &mut self,
+        d: &ast::Operand,
+        dbits: u32,
+        value: Reg,
+        signed: bool,
+    ) -> Result<(), LowerError> {
         let dwords = if dbits == 64 { 2 } else { 1 };
-        let d = self.dst(&ops[0], dwords)?;
+        let d = self.dst(d, dwords)?;
         self.push(Inst::new(
             op!("MOV"),
             vec![Operand::r(sub(d, 0)), Operand::r(value)],
             vec![0],
         ));
         if dwords == 2 {
-            self.extend_high(d, dsigned);
+            self.extend_high(d, signed);
         }
         Ok(())
     }
@@ -390,18 +397,8 @@ impl Cx {
             } else {
                 lo_src
             };
-            let dwords = if dbits == 64 { 2 } else { 1 };
-            let d = self.dst(&ops[0], dwords)?;
-            self.push(Inst::new(
-                op!("MOV"),
-                vec![Operand::r(sub(d, 0)), Operand::r(value)],
-                vec![0],
-            ));
-            if dwords == 2 {
-                // 64-bit result from an 8/16-bit source: the high word by the sign.
-                self.extend_high(d, ssigned);
-            }
-            Ok(())
+            // A 64-bit result from an 8/16-bit source: the high word by the source's sign.
+            self.write_int_result(&ops[0], dbits, value, ssigned)
         })())
     }
 }

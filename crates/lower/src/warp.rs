@@ -673,12 +673,7 @@ impl Cx {
             }
             _ => {
                 let min = combine.starts_with("MIN");
-                let name = match (self.target.forms.vimnmx, combine.ends_with("U32")) {
-                    (true, true) => op!("VIMNMX.U32"),
-                    (true, false) => op!("VIMNMX"),
-                    (false, true) => op!("IMNMX.U32"),
-                    (false, false) => op!("IMNMX"),
-                };
+                let name = self.int_minmax_op(combine.ends_with("U32"));
                 let sel = if min {
                     Operand::pt()
                 } else {
