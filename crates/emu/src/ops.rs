@@ -17,6 +17,7 @@ mod memory;
 mod mma;
 mod packed;
 mod surface;
+mod syncs;
 
 use collective::*;
 use fp::*;

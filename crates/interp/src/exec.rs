@@ -13,6 +13,7 @@ mod access;
 mod calls;
 mod collective;
 mod lane;
+mod mbarrier;
 mod values;
 
 use std::cmp::Ordering;

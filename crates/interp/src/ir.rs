@@ -299,6 +299,9 @@ pub enum Op {
     CpAsyncCommit,
     /// `cp.async.wait_group N` (args: N) or `cp.async.wait_all` (no args), for the sanitizer.
     CpAsyncWait,
+    /// `mbarrier.*` and `cp.async.mbarrier.arrive`: the operation is `Mods::mbar`
+    /// ([`crate::mbarrier`] models the object).
+    Mbarrier,
     Nop,
     Unsupported,
 }
@@ -368,6 +371,8 @@ pub struct Mods {
     pub surf: Option<(crate::surface::SurfShape, crate::surface::OutOfBounds)>,
     /// `tex.level`: an explicit level-of-detail operand follows the coordinates.
     pub level: bool,
+    /// `mbarrier`: which operation.
+    pub mbar: Option<crate::mbarrier::MbarOp>,
     pub types: Vec<Ty>,
 }
 

@@ -18,6 +18,7 @@ pub mod exec;
 pub mod float;
 pub mod ir;
 pub mod lower;
+pub mod mbarrier;
 pub mod mem;
 pub mod mma;
 pub mod provenance;

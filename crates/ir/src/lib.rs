@@ -153,6 +153,9 @@ pub enum Operand {
         offset: i32,
         desc: Option<Reg>,
     },
+    /// A memory address with a uniform-register term, `[base+ur+offset]` (`SYNCS.ARRIVE.TRANS64
+    /// R2, [R0+URZ], RZ`: the forms whose address has both a register and a uniform slot).
+    MemUr { base: Reg, ur: Reg, offset: i32 },
     /// A branch target.
     Label(Block),
     /// A convergence barrier register `B0`..`B15` (`BSSY`, `BSYNC`): per-thread state that
@@ -210,6 +213,7 @@ impl Operand {
         let (a, b) = match self {
             Operand::Reg { reg, .. } => (Some(*reg), None),
             Operand::Mem { base, desc, .. } => (Some(*base), *desc),
+            Operand::MemUr { base, ur, .. } => (Some(*base), Some(*ur)),
             Operand::ConstIndexed { index, .. } => (Some(*index), None),
             _ => (None, None),
         };
@@ -538,6 +542,18 @@ pub fn inst_text(
                     let _ = write!(s, "+0x{offset:x}");
                 } else if *offset < 0 {
                     // nvdisasm's spelling of a negative offset.
+                    let _ = write!(s, "+-0x{:x}", offset.unsigned_abs());
+                }
+                s.push(']');
+            }
+            Operand::MemUr { base, ur, offset } => {
+                s.push('[');
+                s.push_str(&reg_text(f, *base, assignment));
+                s.push('+');
+                s.push_str(&reg_text(f, *ur, assignment));
+                if *offset > 0 {
+                    let _ = write!(s, "+0x{offset:x}");
+                } else if *offset < 0 {
                     let _ = write!(s, "+-0x{:x}", offset.unsigned_abs());
                 }
                 s.push(']');

@@ -38,6 +38,7 @@ mod funnel;
 mod half;
 mod learned;
 mod local;
+mod mbarrier;
 mod memory;
 mod mma;
 mod modvar;

@@ -618,6 +618,7 @@ impl Cx {
             "redux" => self.redux(node, mods, ops),
             "membar" | "fence" => self.fence(node, opcode, mods),
             "cp" => self.cp_async(node, mods, ops),
+            "mbarrier" => self.mbarrier(node, mods, ops),
             "ldmatrix" => self.ldmatrix(node, mods, ops),
             "stmatrix" => self.stmatrix(node, mods, ops),
             "movmatrix" => self.movmatrix(node, mods, ops),

@@ -241,6 +241,10 @@ fn subst_operand(o: &mut Operand, v: VReg, t: VReg) {
                 *d = subst(*d, v, t);
             }
         }
+        Operand::MemUr { base, ur, .. } => {
+            *base = subst(*base, v, t);
+            *ur = subst(*ur, v, t);
+        }
         Operand::ConstIndexed { index, .. } => *index = subst(*index, v, t),
         _ => {}
     }

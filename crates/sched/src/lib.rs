@@ -161,6 +161,9 @@ pub fn is_variable_latency(i: &Inst, profile: &Profile) -> bool {
         // and `SUST`'s sources (`SULD.D.BA.2D.STRONG.SM.TRAP R0, [R4], UR4, 0x0 [W5]`, its
         // reader waits on 5; `SUST ... [R0]`: a read scoreboard).
         Mnemonic::SULD | Mnemonic::SUST => true,
+        // `mbarrier` (sm_90): the tables' `class SYNCS variable` (ptxas scoreboards the state an
+        // arrival returns and the predicate of a phase check).
+        Mnemonic::SYNCS => true,
         Mnemonic::LDC | Mnemonic::F2F => true,
         // ptxas scoreboards every FRND (ordinary and .F64) on sm_80 and sm_90.
         Mnemonic::FRND => true,

@@ -194,6 +194,10 @@ pub struct Forms {
     /// `nanosleep` is `NANOSLEEP.WARP` (ptxas 13.0.88 on sm_75; plain `NANOSLEEP` on sm_80
     /// and later).
     pub nanosleep_warp: bool,
+    /// `mbarrier` objects are driven by the `SYNCS` unit: `SYNCS.EXCH.64` initialises one,
+    /// `SYNCS.ARRIVE.TRANS64.*` arrives and counts transaction bytes, `SYNCS.PHASECHK.TRANS64`
+    /// tests a phase (ptxas 13.0.88 on sm_90; `docs/arch/codegen.md`, "mbarrier").
+    pub mbarrier_syncs: bool,
 }
 
 const BEFORE_SM90_DRIVER: DriverWords = DriverWords {
@@ -257,6 +261,7 @@ const SM80_FORMS: Forms = Forms {
     tensor_cores: true,
     bssy_clears_barrier: false,
     nanosleep_warp: false,
+    mbarrier_syncs: false,
 };
 
 /// sm_75 (TU10x) differs from sm_80 in the spelling of memory and barrier instructions
@@ -365,6 +370,7 @@ static PROFILES: [Profile; 7] = [
             elect: true,
             ldgsts_lds_guard: true,
             dmma_8x8x4: true,
+            mbarrier_syncs: true,
             // sm_80's memory, barrier and convergence spelling.
             ..SM80_FORMS
         }),

@@ -298,6 +298,7 @@ pub(crate) fn lane_op(
         "LDG" | "LD" | "LDS" | "LDL" => load(ctx, w, inst, l),
         "STG" | "ST" | "STS" | "STL" => store(ctx, w, inst, l),
         "LDGSTS" => ldgsts(ctx, w, inst, l),
+        "SYNCS" => syncs::syncs(ctx, w, inst, l),
         "ATOMG" | "ATOM" | "ATOMS" | "RED" | "REDG" => atom(ctx, w, inst, l),
         "TEX" | "TLD" => texture(ctx, w, inst, l),
         "SUST" | "SULD" => surface::access(ctx, w, inst, l),

@@ -834,6 +834,7 @@ impl Cta<'_> {
                 }
             }
             Op::Suld | Op::Sust => self.surface_access(w, l, f, inst)?,
+            Op::Mbarrier => self.mbarrier(w, l, f, inst)?,
             Op::Atom | Op::Red if m.vec > 1 => {
                 // Vector atomics (sm_90: `.v2/.v4/.v8` of f32, f16x2, bf16x2, f16, bf16):
                 // element `i` is one atomic at `a + i * size`, each returning its old value.

@@ -131,9 +131,6 @@ pub(crate) fn cp_async_kind(mods: &[String]) -> Result<Op, String> {
     if has(".bulk") || mods.iter().any(|m| m.starts_with(".tensor")) {
         return Err("bulk asynchronous copies (`cp.async.bulk`, TMA) are not implemented by the interpreter".into());
     }
-    if has(".mbarrier") {
-        return Err("`cp.async.mbarrier.arrive` is not implemented by the interpreter (mbarrier objects are not modelled)".into());
-    }
     if has(".commit_group") {
         return Ok(Op::CpAsyncCommit);
     }
@@ -233,6 +230,58 @@ pub(crate) fn parse_op(opcode: &str, mods: &[String]) -> (Op, Mods, Option<Strin
         "wmma" => Op::Wmma,
         "shfl" => Op::Shfl,
         "tex" => Op::Tex,
+        "mbarrier" => {
+            return match crate::mbarrier::decode(mods) {
+                Ok(k) => (
+                    Op::Mbarrier,
+                    Mods {
+                        mbar: Some(k),
+                        // Without a state space the address is generic.
+                        space: Some(
+                            if mods.iter().any(|m| m == ".shared" || m == ".shared::cta") {
+                                Space::Shared
+                            } else {
+                                Space::Generic
+                            },
+                        ),
+                        ..Mods::default()
+                    },
+                    None,
+                ),
+                Err(why) => (Op::Unsupported, Mods::default(), Some(why)),
+            };
+        }
+        "cp" if mods.iter().any(|m| m == ".mbarrier") => {
+            // `cp.async.mbarrier.arrive{.noinc}.shared{::cta}.b64 [a]`.
+            let known = [
+                ".async",
+                ".mbarrier",
+                ".arrive",
+                ".noinc",
+                ".shared",
+                ".shared::cta",
+                ".b64",
+            ];
+            if let Some(m) = mods.iter().find(|m| !known.contains(&m.as_str())) {
+                return (
+                    Op::Unsupported,
+                    Mods::default(),
+                    Some(format!(
+                        "`cp.async.mbarrier.arrive` with `{m}` is not implemented by the interpreter"
+                    )),
+                );
+            }
+            let noinc = mods.iter().any(|m| m == ".noinc");
+            return (
+                Op::Mbarrier,
+                Mods {
+                    mbar: Some(crate::mbarrier::MbarOp::CpAsyncArrive { noinc }),
+                    space: Some(Space::Shared),
+                    ..Mods::default()
+                },
+                None,
+            );
+        }
         "cp" => match cp_async_kind(mods) {
             Ok(op) => op,
             Err(why) => return (Op::Unsupported, Mods::default(), Some(why)),
