@@ -391,6 +391,13 @@ impl CtaSanitizer {
         }
     }
 
+    /// `cp.async.mbarrier.arrive` by `thread`: the barrier's phase cannot complete before every
+    /// earlier copy of the thread, committed or not, has; a thread that waits for the phase
+    /// may read them (taken as complete here, at the arrival).
+    pub(crate) fn async_arrive(&mut self, thread: usize) {
+        self.async_wait(thread, None);
+    }
+
     /// A local-memory access of `len` bytes at `offset` in `thread`'s frame.
     pub(crate) fn local(&mut self, thread: usize, offset: u64, len: usize, line: u32, write: bool) {
         let end = offset as usize + len;

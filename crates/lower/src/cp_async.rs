@@ -17,7 +17,7 @@
 //!   the previous instruction of the block that touches memory is an `LDGSTS`.
 //!
 //! `.L2::cache_hint`'s policy is dropped (a hint: the copy reads the same memory).
-//! `cp.async.mbarrier.arrive` and the bulk copies are refused.
+//! `cp.async.mbarrier.arrive` is in `mbarrier.rs` (sm_90); the bulk copies are refused.
 
 use super::*;
 use ir::Mnemonic;
@@ -54,6 +54,7 @@ impl Cx {
                 Ok(())
             }
             Some(".ca" | ".cg") => self.cp_async_copy(node, rest, ops),
+            Some(".mbarrier") => self.cp_async_mbarrier_arrive(node, mods, ops),
             _ => Err(unsupported(node, format!("cp{}", mods.concat()))),
         }
     }

@@ -39,6 +39,7 @@ mod half;
 mod learned;
 mod local;
 mod mbarrier;
+mod mbarrier_words;
 mod memory;
 mod mma;
 mod modvar;

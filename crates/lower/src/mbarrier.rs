@@ -19,23 +19,25 @@
 //! * `inval [a]` → `SYNCS.CCTL.IV [a]`.
 //!
 //! Other addresses than a shared variable are `[R+URZ+o]`. `.release`/`.acquire` at CTA scope
-//! need nothing more (ptxas writes no fence). Refused, each with its reason: the objects of
-//! sm_80 (plain shared words and `ATOMS.ARRIVE.64`), `.cluster` scope and `.shared::cluster`
-//! or generic addresses, `.noComplete`, `pending_count` (its value is the hardware's encoding
-//! of a state, unconfirmed without a GPU).
+//! and `.relaxed` need nothing more (ptxas writes no fence); an arrival `.release.cluster`
+//! follows `MEMBAR.ALL.CTA; MEMBAR.ALL.GPU; ERRBAR; CGAERRBAR`, a wait `.acquire.cluster` is
+//! followed by `@P CCTL.IVALL` (ptxas's sequences). Refused, each with its reason: the objects
+//! of sm_80 (plain shared words and `ATOMS.ARRIVE.64`), `.shared::cluster` or generic
+//! addresses (another CTA's barrier), `.noComplete`, `pending_count` (its value is the
+//! hardware's encoding of a state, unconfirmed without a GPU).
 
 use super::*;
 
 /// Where an mbarrier object is: a shared variable (offset in the CTA's window) or a register
 /// holding a shared-window address, each plus a byte offset.
-enum ObjectAddr {
+pub(crate) enum ObjectAddr {
     Var(u32),
     Reg(Reg, i32),
 }
 
 /// The operation, parsed from the modifiers.
 #[derive(PartialEq, Eq)]
-enum Kind {
+pub(crate) enum Kind {
     Init,
     Arrive { drop: bool, expect_tx: bool },
     ExpectTx,
@@ -51,15 +53,10 @@ impl Cx {
         mods: &[String],
         ops: &[ast::Operand],
     ) -> Result<(), LowerError> {
-        if !self.target.forms.mbarrier_syncs {
-            return Err(unsupported(
-                node,
-                "mbarrier before sm_90 (ptxas's objects there are shared-memory words updated \
-                 by ATOMS.ARRIVE.64, not built)",
-            ));
-        }
         let mut kind = None;
+        let mut no_complete = false;
         let (mut expect_tx, mut parity, mut shared) = (false, false, false);
+        let (mut cluster, mut relaxed) = (false, false);
         for m in mods {
             match m.as_str() {
                 ".init" => kind = Some(Kind::Init),
@@ -80,10 +77,10 @@ impl Cx {
                 ".parity" => parity = true,
                 ".inval" => kind = Some(Kind::Inval),
                 ".shared" | ".shared::cta" => shared = true,
-                ".b64" | ".cta" | ".release" | ".acquire" | ".relaxed" => {}
-                ".cluster" => {
-                    return Err(unsupported(node, "mbarrier with .cluster scope"));
-                }
+                ".b64" | ".cta" | ".release" | ".acquire" => {}
+                ".relaxed" => relaxed = true,
+                ".noComplete" => no_complete = true,
+                ".cluster" => cluster = true,
                 ".shared::cluster" => {
                     return Err(unsupported(node, "mbarrier on a .shared::cluster address"));
                 }
@@ -103,11 +100,20 @@ impl Cx {
         if !shared {
             return Err(unsupported(node, "mbarrier on a generic address"));
         }
+        if !self.target.forms.mbarrier_syncs {
+            return self.mbarrier_words(node, kind, no_complete, ops);
+        }
+        if no_complete {
+            return Err(unsupported(
+                node,
+                "mbarrier .noComplete on sm_90 (ptxas's SYNCS.ARRIVE.TRANS64.TMASK forms are not built)",
+            ));
+        }
         match kind {
             Kind::Init => {
                 Self::need(node, ops, 2)?;
                 let at = self.object_addr(&ops[0])?;
-                self.mbarrier_init(node, at, &ops[1])
+                self.mbarrier_init(at, &ops[1])
             }
             Kind::Inval => {
                 Self::need(node, ops, 1)?;
@@ -162,6 +168,18 @@ impl Cx {
                     Some(d) => (d, vec![0]),
                     None => (Reg::Zero(Class::R), vec![]),
                 };
+                if cluster && !relaxed {
+                    // `.release.cluster` (ptxas): the CTA's and the GPU's memory operations
+                    // before it complete first.
+                    for op in [
+                        op!("MEMBAR.ALL.CTA"),
+                        op!("MEMBAR.ALL.GPU"),
+                        op!("ERRBAR"),
+                        op!("CGAERRBAR"),
+                    ] {
+                        self.push(Inst::new(op, vec![], vec![]));
+                    }
+                }
                 self.push(Inst::new(op, vec![Operand::r(d), mem, operand], defs));
                 Ok(())
             }
@@ -201,18 +219,34 @@ impl Cx {
                 } else {
                     op!("SYNCS.PHASECHK.TRANS64")
                 };
+                if cluster && !relaxed && self.guard.is_some() {
+                    return Err(unsupported(
+                        node,
+                        "a guarded mbarrier wait with .acquire.cluster",
+                    ));
+                }
                 self.push(Inst::new(
                     op,
                     vec![Operand::r(p), mem, Operand::r(phase)],
                     vec![0],
                 ));
+                if cluster && !relaxed {
+                    // `.acquire.cluster` (ptxas): where the phase is complete, the
+                    // non-coherent L1 lines are dropped so later loads see other CTAs' data.
+                    let mut iv = Inst::new(op!("CCTL.IVALL"), vec![], vec![]);
+                    iv.guard = Some(Guard {
+                        pred: p,
+                        negated: false,
+                    });
+                    self.push(iv);
+                }
                 Ok(())
             }
         }
     }
 
     /// The object of an address operand `[var+o]` or `[reg+o]`.
-    fn object_addr(&self, o: &ast::Operand) -> Result<ObjectAddr, LowerError> {
+    pub(crate) fn object_addr(&self, o: &ast::Operand) -> Result<ObjectAddr, LowerError> {
         let (name, off) = self.address_name(o)?;
         let offset = i32::try_from(off)
             .ok()
@@ -255,12 +289,7 @@ impl Cx {
     }
 
     /// `mbarrier.init`: `SYNCS.EXCH.64` of ptxas's initial words, all operands uniform.
-    fn mbarrier_init(
-        &mut self,
-        node: &SyntaxNode,
-        at: ObjectAddr,
-        count: &ast::Operand,
-    ) -> Result<(), LowerError> {
+    fn mbarrier_init(&mut self, at: ObjectAddr, count: &ast::Operand) -> Result<(), LowerError> {
         let value = self.f.new_vreg(Class::UR, 2, "");
         let words = |n: u32| {
             let base = 0x10_0000u32.wrapping_sub(n);
@@ -296,106 +325,189 @@ impl Cx {
         }
         // One lane a turn: the elected lane's address and count in uniform registers.
         let count_reg = match self.src(count)? {
-            Src::Imm(_) => None,
-            _ => Some(self.reg_src(count, 1)?),
+            Src::Imm(n) => Err(n as u32),
+            _ => Ok(self.reg_src(count, 1)?),
         };
-        let imm = match self.src(count)? {
-            Src::Imm(n) => Some(n as u32),
-            _ => None,
-        };
-        let head = self.f.new_block();
-        self.start_block(head);
-        let elected = Reg::v(self.ptmp(), 1);
-        self.push(Inst::new(
-            op!("ELECT"),
-            vec![
-                Operand::r(elected),
-                Operand::r(Reg::Zero(Class::UR)),
-                Operand::pt(),
-            ],
-            vec![0],
-        ));
-        let on_elected = |mut i: Inst| {
-            i.guard = Some(Guard {
-                pred: elected,
-                negated: false,
-            });
-            i
-        };
-        let mem = match at {
-            ObjectAddr::Var(_) => self.object_mem(&at),
-            ObjectAddr::Reg(base, offset) => {
-                let u = Reg::v(self.f.new_vreg(Class::UR, 1, ""), 1);
-                self.push(on_elected(Inst::new(
-                    op!("R2UR"),
-                    vec![Operand::r(u), Operand::r(base)],
-                    vec![0],
-                )));
-                Operand::Mem {
-                    base: u,
-                    offset,
-                    desc: None,
+        self.one_lane_at_a_time(|cx, elected| {
+            let mem = cx.uniform_object(&at, elected);
+            match count_reg {
+                Err(n) => {
+                    let (lo, hi) = words(n);
+                    for (k, v) in [(0u8, lo), (1, hi)] {
+                        cx.push(Inst::new(
+                            op!("UMOV"),
+                            vec![Operand::r(Reg::part(value, k)), Operand::Imm(i64::from(v))],
+                            vec![0],
+                        ));
+                    }
                 }
-            }
-        };
-        match (imm, count_reg) {
-            (Some(n), _) => {
-                let (lo, hi) = words(n);
-                for (k, v) in [(0u8, lo), (1, hi)] {
-                    self.push(Inst::new(
-                        op!("UMOV"),
-                        vec![Operand::r(Reg::part(value, k)), Operand::Imm(i64::from(v))],
-                        vec![0],
+                Ok(c) => {
+                    let uc = Reg::v(cx.f.new_vreg(Class::UR, 1, ""), 1);
+                    cx.push(on_lane(
+                        Inst::new(op!("R2UR"), vec![Operand::r(uc), Operand::r(c)], vec![0]),
+                        elected,
                     ));
-                }
-            }
-            (None, Some(c)) => {
-                let uc = Reg::v(self.f.new_vreg(Class::UR, 1, ""), 1);
-                self.push(on_elected(Inst::new(
-                    op!("R2UR"),
-                    vec![Operand::r(uc), Operand::r(c)],
-                    vec![0],
-                )));
-                let base = Reg::v(self.f.new_vreg(Class::UR, 1, ""), 1);
-                let mut neg = Operand::r(uc);
-                if let Operand::Reg { neg: n, .. } = &mut neg {
-                    *n = true;
-                }
-                self.push(Inst::new(
-                    op!("UIADD3"),
-                    vec![
-                        Operand::r(base),
-                        neg,
-                        Operand::Imm(0x10_0000),
-                        Operand::r(Reg::Zero(Class::UR)),
-                    ],
-                    vec![0],
-                ));
-                for (k, shift) in [(1u8, 0xb), (0, 0x1)] {
-                    self.push(Inst::new(
-                        op!("USHF.L.U32"),
+                    let base = Reg::v(cx.f.new_vreg(Class::UR, 1, ""), 1);
+                    let mut neg = Operand::r(uc);
+                    if let Operand::Reg { neg: n, .. } = &mut neg {
+                        *n = true;
+                    }
+                    cx.push(Inst::new(
+                        op!("UIADD3"),
                         vec![
-                            Operand::r(Reg::part(value, k)),
                             Operand::r(base),
-                            Operand::Imm(shift),
+                            neg,
+                            Operand::Imm(0x10_0000),
                             Operand::r(Reg::Zero(Class::UR)),
                         ],
                         vec![0],
                     ));
+                    for (k, shift) in [(1u8, 0xb), (0, 0x1)] {
+                        cx.push(Inst::new(
+                            op!("USHF.L.U32"),
+                            vec![
+                                Operand::r(Reg::part(value, k)),
+                                Operand::r(base),
+                                Operand::Imm(shift),
+                                Operand::r(Reg::Zero(Class::UR)),
+                            ],
+                            vec![0],
+                        ));
+                    }
                 }
             }
-            (None, None) => return Err(unsupported(node, "this mbarrier.init count")),
+            // Unguarded: the uniform operands are the elected lane's.
+            cx.push(Inst::new(
+                op!("SYNCS.EXCH.64"),
+                vec![
+                    Operand::r(Reg::Zero(Class::UR)),
+                    mem,
+                    Operand::r(Reg::v(value, 2)),
+                ],
+                vec![],
+            ));
+        });
+        if let Some(end) = skip {
+            self.start_block(end);
         }
-        // Unguarded: the uniform operands are the elected lane's.
-        self.push(Inst::new(
-            op!("SYNCS.EXCH.64"),
-            vec![
-                Operand::r(Reg::Zero(Class::UR)),
-                mem,
-                Operand::r(Reg::v(value, 2)),
-            ],
-            vec![],
-        ));
+        Ok(())
+    }
+
+    /// `cp.async.mbarrier.arrive{.noinc}.shared{::cta}.b64 [a]` (ptxas 13.0.88, sm_90): an
+    /// arrival when the thread's earlier `cp.async` copies complete, `ARRIVES.LDGSTSBAR.64`
+    /// with a uniform address. `.ARVCNT` (`.noinc`) is that arrival; without `.noinc` PTX
+    /// raises the pending count by one first, which ptxas writes as one transaction more
+    /// (`SYNCS.ARRIVE.TRANS64.RED.A0T1`) that the copies' completion takes back
+    /// (`.TRANSCNT`): the phase waits for the copies and counts no arrival. A register address
+    /// goes through the same one-lane loop as `init`.
+    pub(crate) fn cp_async_mbarrier_arrive(
+        &mut self,
+        node: &SyntaxNode,
+        mods: &[String],
+        ops: &[ast::Operand],
+    ) -> Result<(), LowerError> {
+        let mut noinc = false;
+        for m in mods {
+            match m.as_str() {
+                ".async" | ".mbarrier" | ".arrive" | ".shared" | ".shared::cta" | ".b64" => {}
+                ".noinc" => noinc = true,
+                other => return Err(unsupported(node, format!("cp.async.mbarrier{other}"))),
+            }
+        }
+        if !mods.iter().any(|m| m == ".shared" || m == ".shared::cta") {
+            return Err(unsupported(
+                node,
+                "cp.async.mbarrier.arrive on a generic address",
+            ));
+        }
+        Self::need(node, ops, 1)?;
+        let at = self.object_addr(&ops[0])?;
+        if !self.target.forms.mbarrier_syncs {
+            return self.cp_async_arrive_words(at, noinc);
+        }
+        let emit = |cx: &mut Cx, mem: Operand, guard: Option<Reg>| {
+            let guarded = |i: Inst| match guard {
+                Some(p) => on_lane(i, p),
+                None => i,
+            };
+            if !noinc {
+                cx.push(guarded(Inst::new(
+                    op!("SYNCS.ARRIVE.TRANS64.RED.A0T1"),
+                    vec![Operand::rz(), mem.clone(), Operand::rz()],
+                    vec![],
+                )));
+            }
+            let op = if noinc {
+                op!("ARRIVES.LDGSTSBAR.64.ARVCNT")
+            } else {
+                op!("ARRIVES.LDGSTSBAR.64.TRANSCNT")
+            };
+            cx.push(guarded(Inst::new(op, vec![mem], vec![])));
+        };
+        if let ObjectAddr::Var(_) = at {
+            // Every lane arrives for its own copies (the instruction's guard applies).
+            let mem = self.uniform_var_object(&at);
+            emit(self, mem, None);
+            return Ok(());
+        }
+        let guard = self.guard.take();
+        let skip = guard.map(|g| self.skip_unless(g));
+        self.one_lane_at_a_time(|cx, elected| {
+            let mem = cx.uniform_object(&at, elected);
+            emit(cx, mem, Some(elected));
+        });
+        if let Some(end) = skip {
+            self.start_block(end);
+        }
+        Ok(())
+    }
+
+    /// Runs `body` once per lane of the lanes that reach it, one lane a turn: `ELECT` (before
+    /// sm_90 the highest lane here) picks a lane (`body` gets its predicate), the others branch
+    /// back for another turn.
+    pub(crate) fn one_lane_at_a_time(&mut self, body: impl FnOnce(&mut Cx, Reg)) {
+        let head = self.f.new_block();
+        self.start_block(head);
+        let elected = Reg::v(self.ptmp(), 1);
+        if self.target.forms.elect {
+            self.push(Inst::new(
+                op!("ELECT"),
+                vec![
+                    Operand::r(elected),
+                    Operand::r(Reg::Zero(Class::UR)),
+                    Operand::pt(),
+                ],
+                vec![0],
+            ));
+        } else {
+            // Before sm_90: the highest lane of those here (`VOTE.ANY`, `FLO`) is elected.
+            let here = Reg::v(self.tmp(1), 1);
+            self.push(Inst::new(
+                op!("VOTE.ANY"),
+                vec![Operand::r(here), Operand::pt(), Operand::pt()],
+                vec![0],
+            ));
+            let leader = Reg::v(self.tmp(1), 1);
+            self.push(Inst::new(
+                op!("FLO.U32"),
+                vec![Operand::r(leader), Operand::r(here)],
+                vec![0],
+            ));
+            let lane = Reg::v(self.tmp(1), 1);
+            self.special(lane, Sreg::S2r("SR_LANEID"));
+            self.push(Inst::new(
+                op!("ISETP.EQ.U32.AND"),
+                vec![
+                    Operand::r(elected),
+                    Operand::pt(),
+                    Operand::r(lane),
+                    Operand::r(leader),
+                    Operand::pt(),
+                ],
+                vec![0],
+            ));
+        }
+        body(self, elected);
         let mut back = Inst::new(op!("BRA"), vec![Operand::Label(head)], vec![]);
         back.guard = Some(Guard {
             pred: elected,
@@ -404,11 +516,68 @@ impl Cx {
         self.push(back);
         let after = self.f.new_block();
         self.start_block(after);
-        if let Some(end) = skip {
-            self.start_block(end);
-        }
-        Ok(())
     }
+
+    /// The object as a uniform address `[UR]` for the instructions that take only uniform
+    /// addresses: a variable's is the window base plus its offset; a register's is the
+    /// elected lane's value (`R2UR` under `elected`) plus the offset.
+    pub(crate) fn uniform_object(&mut self, at: &ObjectAddr, elected: Reg) -> Operand {
+        match *at {
+            ObjectAddr::Var(_) => self.uniform_var_object(at),
+            ObjectAddr::Reg(base, offset) => {
+                let u = Reg::v(self.f.new_vreg(Class::UR, 1, ""), 1);
+                self.push(on_lane(
+                    Inst::new(op!("R2UR"), vec![Operand::r(u), Operand::r(base)], vec![0]),
+                    elected,
+                ));
+                self.uniform_plus(u, offset)
+            }
+        }
+    }
+
+    /// A variable's object as `[UR]`: UR6 plus its offset in a uniform register of its own
+    /// (`ARRIVES` has no offset field).
+    fn uniform_var_object(&mut self, at: &ObjectAddr) -> Operand {
+        let ObjectAddr::Var(off) = *at else {
+            unreachable!("a variable's object")
+        };
+        self.needs_shared_base = true;
+        self.uniform_plus(shared_base_ur(), off as i32)
+    }
+
+    /// `[u+offset]` as `[u']` with `u' = u + offset` (`UIADD3`) when the offset is not 0.
+    fn uniform_plus(&mut self, u: Reg, offset: i32) -> Operand {
+        let base = if offset == 0 {
+            u
+        } else {
+            let t = Reg::v(self.f.new_vreg(Class::UR, 1, ""), 1);
+            self.push(Inst::new(
+                op!("UIADD3"),
+                vec![
+                    Operand::r(t),
+                    Operand::r(u),
+                    Operand::Imm(i64::from(offset)),
+                    Operand::r(Reg::Zero(Class::UR)),
+                ],
+                vec![0],
+            ));
+            t
+        };
+        Operand::Mem {
+            base,
+            offset: 0,
+            desc: None,
+        }
+    }
+}
+
+/// `i` under lane predicate `p`.
+pub(crate) fn on_lane(mut i: Inst, p: Reg) -> Inst {
+    i.guard = Some(Guard {
+        pred: p,
+        negated: false,
+    });
+    i
 }
 
 /// UR6: the shared window base (`Cx::shared_addr`).

@@ -164,6 +164,7 @@ pub fn is_variable_latency(i: &Inst, profile: &Profile) -> bool {
         // `mbarrier` (sm_90): the tables' `class SYNCS variable` (ptxas scoreboards the state an
         // arrival returns and the predicate of a phase check).
         Mnemonic::SYNCS => true,
+        Mnemonic::R2UR => !profile.codegen.is_some_and(|f| f.r2ur_fixed_latency),
         Mnemonic::LDC | Mnemonic::F2F => true,
         // ptxas scoreboards every FRND (ordinary and .F64) on sm_80 and sm_90.
         Mnemonic::FRND => true,

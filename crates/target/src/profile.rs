@@ -198,6 +198,9 @@ pub struct Forms {
     /// `SYNCS.ARRIVE.TRANS64.*` arrives and counts transaction bytes, `SYNCS.PHASECHK.TRANS64`
     /// tests a phase (ptxas 13.0.88 on sm_90; `docs/arch/codegen.md`, "mbarrier").
     pub mbarrier_syncs: bool,
+    /// `R2UR` is fixed-latency (`crates/hazard/tables/sm_90.txt`: `class R2UR fixed`; a
+    /// scoreboarded `class R2UR variable` on sm_75, sm_80, sm_86 and sm_89).
+    pub r2ur_fixed_latency: bool,
 }
 
 const BEFORE_SM90_DRIVER: DriverWords = DriverWords {
@@ -262,6 +265,7 @@ const SM80_FORMS: Forms = Forms {
     bssy_clears_barrier: false,
     nanosleep_warp: false,
     mbarrier_syncs: false,
+    r2ur_fixed_latency: false,
 };
 
 /// sm_75 (TU10x) differs from sm_80 in the spelling of memory and barrier instructions
@@ -371,6 +375,7 @@ static PROFILES: [Profile; 7] = [
             ldgsts_lds_guard: true,
             dmma_8x8x4: true,
             mbarrier_syncs: true,
+            r2ur_fixed_latency: true,
             // sm_80's memory, barrier and convergence spelling.
             ..SM80_FORMS
         }),

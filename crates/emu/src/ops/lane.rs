@@ -299,6 +299,7 @@ pub(crate) fn lane_op(
         "STG" | "ST" | "STS" | "STL" => store(ctx, w, inst, l),
         "LDGSTS" => ldgsts(ctx, w, inst, l),
         "SYNCS" => syncs::syncs(ctx, w, inst, l),
+        "ARRIVES" => syncs::arrives(ctx, w, inst, l),
         "ATOMG" | "ATOM" | "ATOMS" | "RED" | "REDG" => atom(ctx, w, inst, l),
         "TEX" | "TLD" => texture(ctx, w, inst, l),
         "SUST" | "SULD" => surface::access(ctx, w, inst, l),

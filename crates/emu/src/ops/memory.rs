@@ -219,6 +219,9 @@ pub(crate) fn ldgsts(ctx: &mut Ctx<'_>, w: &mut Warp, inst: &Inst, l: usize) -> 
 }
 
 pub(crate) fn atom(ctx: &mut Ctx<'_>, w: &mut Warp, inst: &Inst, l: usize) -> R<()> {
+    if inst.opcode == "ATOMS" && inst.has_mod("ARRIVE") {
+        return syncs::atoms_arrive(ctx, w, inst, l);
+    }
     const OPS: &[&str] = &[
         "ADD", "MIN", "MAX", "INC", "DEC", "AND", "OR", "XOR", "EXCH", "CAS",
     ];

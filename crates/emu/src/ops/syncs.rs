@@ -1,4 +1,4 @@
-//! sm_90's `SYNCS` unit: the `mbarrier` objects ptxas 13.0.88 drives with `SYNCS.EXCH.64`
+//! `mbarrier` objects. sm_90's `SYNCS` unit: the objects ptxas 13.0.88 drives with `SYNCS.EXCH.64`
 //! (initialise), `SYNCS.ARRIVE.TRANS64.*` (arrive, count transaction bytes) and
 //! `SYNCS.PHASECHK.TRANS64[.TRYWAIT]` (test a phase), and `SYNCS.CCTL.IV` (invalidate).
 //!
@@ -22,6 +22,9 @@
 //! and the transaction change (`T0` none, `TR` plus the register, `TX` minus it — `complete_tx`
 //! —, `T1` plus one); no suffix is `A1TR` (`mbarrier.arrive.expect_tx`). `.OPTOUT`
 //! (`arrive_drop`) also lowers the expected count; `.RED` has no result.
+//!
+//! Before sm_90 the object is two plain shared words that `ATOMS.ARRIVE.64` and `ARRIVES`
+//! update ([`atoms_arrive`]).
 
 use super::*;
 
@@ -63,6 +66,94 @@ impl Object {
             | (self.pending & FIELD) << 43
             | u64::from(self.phase) << 63
     }
+}
+
+/// `ARRIVES.LDGSTSBAR.64.{ARVCNT|TRANSCNT} [a]` (`cp.async.mbarrier.arrive{.noinc}`): when
+/// the lane's earlier `LDGSTS` copies complete — at once here, where they complete as they
+/// issue — one arrival (`.ARVCNT`) or one transaction completed (`.TRANSCNT`, taking back the
+/// `SYNCS.ARRIVE.TRANS64.RED.A0T1` before it).
+///
+/// Before sm_90 plain `ARRIVES.LDGSTSBAR.64 [a]` is that arrival on sm_80's object
+/// ([`atoms_arrive`]).
+pub(crate) fn arrives(ctx: &mut Ctx<'_>, w: &mut Warp, inst: &Inst, l: usize) -> R<()> {
+    check_mods(inst, &["LDGSTSBAR", "64", "ARVCNT", "TRANSCNT"])?;
+    let (_, addr) = mem_operand(inst)?;
+    let a = address(w, l, addr, false)?;
+    let (arrivals, tx) = match find_mod(inst, &["ARVCNT", "TRANSCNT"]) {
+        Some("ARVCNT") => (1, 0),
+        Some(_) => (0, -1),
+        None => return words_arrive(ctx, w, l, a).map(|_| ()),
+    };
+    update(ctx, w, l, a, arrivals, tx, false).map(|_| ())
+}
+
+/// `ATOMS.ARRIVE.64 d, [a]` (sm_80, sm_86, sm_89: `mbarrier.arrive`): one arrival on the
+/// object as ptxas keeps it before sm_90, two shared words. ptxas initialises `count` arrivals
+/// as `lo = 0x40000000 - count`, `hi = 0x80000000 - count`, lowers the expected count with an
+/// increment of `lo` (`arrive_drop`), adds a `.noComplete` count to `hi` and tests bit 31 of
+/// `hi` for the phase: `hi` counts arrivals up towards `0x80000000`, whose carry flips the
+/// phase, after which its low 31 bits restart from the expected count, `0x40000000 + lo`.
+/// `d` gets the object before the arrival.
+pub(crate) fn atoms_arrive(ctx: &mut Ctx<'_>, w: &mut Warp, inst: &Inst, l: usize) -> R<()> {
+    check_mods(inst, &["ARRIVE", "64"])?;
+    let (mi, addr) = mem_operand(inst)?;
+    let a = address(w, l, addr, false)?;
+    let old = words_arrive(ctx, w, l, a)?;
+    if mi >= 1 {
+        wr64(w, l, op_at(inst, mi - 1)?, old)?;
+    }
+    Ok(())
+}
+
+/// One arrival on sm_80's two-word object at `a`; returns the object before it.
+fn words_arrive(ctx: &mut Ctx<'_>, w: &mut Warp, l: usize, a: u64) -> R<u64> {
+    let mut b = [0u8; 8];
+    ctx.load(w, l, Space::Shared, a, &mut b)?;
+    let old = u64::from_le_bytes(b);
+    let (lo, hi) = (old as u32, (old >> 32) as u32);
+    let mut next = hi.wrapping_add(1);
+    if next & 0x7fff_ffff == 0 {
+        next = (next & 0x8000_0000) | (0x4000_0000u32.wrapping_add(lo) & 0x7fff_ffff);
+    }
+    let new = u64::from(lo) | u64::from(next) << 32;
+    ctx.store(w, l, Space::Shared, a, &new.to_le_bytes())?;
+    Ok(old)
+}
+
+/// One arrive-on operation on the object at shared address `a`: returns the object before it.
+fn update(
+    ctx: &mut Ctx<'_>,
+    w: &mut Warp,
+    l: usize,
+    a: u64,
+    arrivals: u64,
+    tx: i64,
+    drop: bool,
+) -> R<u64> {
+    let mut b = [0u8; 8];
+    ctx.load(w, l, Space::Shared, a, &mut b)?;
+    let old = u64::from_le_bytes(b);
+    let mut obj = Object::decode(old);
+    if obj.pending + arrivals > FULL {
+        return trap(
+            l,
+            format!(
+                "mbarrier arrival of {arrivals} with {} pending (undefined)",
+                FULL - obj.pending
+            ),
+        );
+    }
+    obj.pending += arrivals;
+    if drop {
+        obj.expected += arrivals;
+    }
+    obj.tx += tx;
+    if obj.pending == FULL && obj.tx == 0 {
+        obj.phase = !obj.phase;
+        obj.pending = obj.expected;
+    }
+    ctx.store(w, l, Space::Shared, a, &obj.encode().to_le_bytes())?;
+    Ok(old)
 }
 
 pub(crate) fn syncs(ctx: &mut Ctx<'_>, w: &mut Warp, inst: &Inst, l: usize) -> R<()> {
@@ -107,27 +198,7 @@ pub(crate) fn syncs(ctx: &mut Ctx<'_>, w: &mut Warp, inst: &Inst, l: usize) -> R
         "A0T1" => (0, 1),
         _ => (1, operand as i64),
     };
-    let old = load(ctx, w)?;
-    let mut obj = Object::decode(old);
-    if obj.pending + arrivals > FULL {
-        return trap(
-            l,
-            format!(
-                "SYNCS.ARRIVE of {arrivals} arrivals with {} pending (undefined)",
-                FULL - obj.pending
-            ),
-        );
-    }
-    obj.pending += arrivals;
-    if inst.has_mod("OPTOUT") {
-        obj.expected += arrivals;
-    }
-    obj.tx += tx;
-    if obj.pending == FULL && obj.tx == 0 {
-        obj.phase = !obj.phase;
-        obj.pending = obj.expected;
-    }
-    ctx.store(w, l, Space::Shared, a, &obj.encode().to_le_bytes())?;
+    let old = update(ctx, w, l, a, arrivals, tx, inst.has_mod("OPTOUT"))?;
     if mi >= 1 && !inst.has_mod("RED") {
         wr64(w, l, op_at(inst, 0)?, old)?;
     }

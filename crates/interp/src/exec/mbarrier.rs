@@ -80,6 +80,9 @@ impl Cta<'_> {
             }
             MbarOp::CpAsyncArrive { noinc } => {
                 // The thread's copies have completed (they complete at once here).
+                if let Some(san) = &mut self.san {
+                    san.async_arrive(w * 32 + l);
+                }
                 if noinc {
                     obj.arrive(1, false).map_err(undefined)?;
                 }
