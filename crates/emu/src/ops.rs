@@ -807,6 +807,14 @@ pub fn execute(ctx: &mut Ctx<'_>, w: &mut Warp, inst: &Inst, active: u32, exec: 
             next(w);
             Ok(())
         }
+        "UBLKCP" => {
+            // A uniform instruction: one copy for the warp, not one per lane.
+            if let Some(l0) = lanes(exec).next() {
+                syncs::ublkcp(ctx, w, inst, l0)?;
+            }
+            next(w);
+            Ok(())
+        }
         "R2UR" if inst.operands.first().is_some_and(is_pred) => {
             // `R2UR[.OR] Pd, URd, Rs`: URd = Rs of the first executing lane; in each executing
             // lane Pd = its Rs differs from that value (`.OR`: Pd |= ...). ptxas's waterfall

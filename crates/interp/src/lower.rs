@@ -697,7 +697,9 @@ impl FnCx<'_> {
             inst.args.truncate(1);
             inst.args.push(Operand::Imm(Imm::Int(v)));
         }
-        if inst.op == Op::CpAsync && mods.iter().any(|m| m == ".L2::cache_hint") {
+        if matches!(inst.op, Op::CpAsync | Op::Mbarrier)
+            && mods.iter().any(|m| m == ".L2::cache_hint")
+        {
             // The trailing cache-policy operand: a hint.
             inst.args.pop();
         }

@@ -47,6 +47,10 @@ pub enum MbarOp {
     /// `cp.async` copies complete (at once here). Without `.noinc` the pending count is raised
     /// by one first, so the pair leaves the phase as it was.
     CpAsyncArrive { noinc: bool },
+    /// `cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [d], [s], n, [a]`:
+    /// copies `n` bytes (a multiple of 16, both addresses 16-byte aligned) from global to the
+    /// CTA's shared memory, then completes `n` transaction bytes on the barrier (at once here).
+    BulkCopy,
 }
 
 const FIELD: u64 = (1 << 20) - 1;

@@ -17,7 +17,8 @@
 //!   the previous instruction of the block that touches memory is an `LDGSTS`.
 //!
 //! `.L2::cache_hint`'s policy is dropped (a hint: the copy reads the same memory).
-//! `cp.async.mbarrier.arrive` is in `mbarrier.rs` (sm_90); the bulk copies are refused.
+//! `cp.async.mbarrier.arrive` and the bulk copy to shared memory are in `mbarrier.rs`; the
+//! other bulk copies are refused.
 
 use super::*;
 use ir::Mnemonic;
@@ -55,6 +56,7 @@ impl Cx {
             }
             Some(".ca" | ".cg") => self.cp_async_copy(node, rest, ops),
             Some(".mbarrier") => self.cp_async_mbarrier_arrive(node, mods, ops),
+            Some(".bulk") => self.cp_async_bulk(node, mods, ops),
             _ => Err(unsupported(node, format!("cp{}", mods.concat()))),
         }
     }

@@ -462,6 +462,181 @@ impl Cx {
         Ok(())
     }
 
+    /// `cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes{.L2::cache_hint}
+    /// [d], [s], n, [a]{, policy}` (sm_90) as ptxas 13.0.88 writes it: `UBLKCP.S.G [URd],
+    /// [URs], URn` with `URd` the shared destination and `URd+1` the barrier, `URs` the
+    /// 64-bit global source and `URn = n >> 4` (16 bits), one lane a turn (every operand is
+    /// uniform; the copy, a uniform instruction, takes no lane guard). The operand roles are
+    /// read from ptxas's code, not from a document (docs/arch/codegen.md). The cache policy, a
+    /// hint, is dropped; `.multicast::cluster` and other directions are refused.
+    pub(crate) fn cp_async_bulk(
+        &mut self,
+        node: &SyntaxNode,
+        mods: &[String],
+        ops: &[ast::Operand],
+    ) -> Result<(), LowerError> {
+        let expected = [
+            ".async",
+            ".bulk",
+            ".shared::cluster",
+            ".global",
+            ".mbarrier::complete_tx::bytes",
+        ];
+        let hint = mods.iter().any(|m| m == ".L2::cache_hint");
+        let plain: Vec<&str> = mods
+            .iter()
+            .map(String::as_str)
+            .filter(|m| *m != ".L2::cache_hint")
+            .collect();
+        if plain != expected {
+            return Err(unsupported(node, format!("cp{}", mods.concat())));
+        }
+        if !self.target.forms.mbarrier_syncs {
+            return Err(unsupported(node, "cp.async.bulk before sm_90"));
+        }
+        Self::need(node, ops, if hint { 5 } else { 4 })?;
+        let dst = self.object_addr(&ops[0])?;
+        let (sname, soff) = self.address_name(&ops[1])?;
+        let base = self.global_base(&sname, &ops[1])?;
+        let src = if soff == 0 {
+            Reg::v(base, 2)
+        } else {
+            let t = self.tmp(2);
+            let k = soff as u64;
+            self.add64(
+                [Reg::part(t, 0), Reg::part(t, 1)],
+                [
+                    Operand::r(Reg::part(base, 0)),
+                    Operand::r(Reg::part(base, 1)),
+                ],
+                [
+                    Operand::Imm(i64::from(k as u32)),
+                    Operand::Imm(i64::from((k >> 32) as u32)),
+                ],
+            );
+            Reg::v(t, 2)
+        };
+        let size = match self.src(&ops[2])? {
+            Src::Imm(n) if n % 16 == 0 && n < 1 << 20 => Err(n as u32),
+            Src::Imm(n) => {
+                return Err(malformed(
+                    ops[2].syntax(),
+                    format!("cp.async.bulk copies a multiple of 16 bytes (not {n})"),
+                ));
+            }
+            _ => Ok(self.reg_src(&ops[2], 1)?),
+        };
+        let bar = self.object_addr(&ops[3])?;
+        let guard = self.guard.take();
+        let skip = guard.map(|g| self.skip_unless(g));
+        self.one_lane_at_a_time(|cx, elected| {
+            let d = cx.f.new_vreg(Class::UR, 2, "");
+            cx.uniform_into(Reg::part(d, 0), &dst, elected);
+            cx.uniform_into(Reg::part(d, 1), &bar, elected);
+            let s = cx.f.new_vreg(Class::UR, 2, "");
+            for k in 0..2 {
+                cx.push(on_lane(
+                    Inst::new(
+                        op!("R2UR"),
+                        vec![Operand::r(Reg::part(s, k)), Operand::r(sub(src, k))],
+                        vec![0],
+                    ),
+                    elected,
+                ));
+            }
+            let n = Reg::v(cx.f.new_vreg(Class::UR, 1, ""), 1);
+            match size {
+                Err(v) => cx.push(Inst::new(
+                    op!("UMOV"),
+                    vec![Operand::r(n), Operand::Imm(i64::from(v >> 4))],
+                    vec![0],
+                )),
+                Ok(r) => {
+                    let u = Reg::v(cx.f.new_vreg(Class::UR, 1, ""), 1);
+                    cx.push(on_lane(
+                        Inst::new(op!("R2UR"), vec![Operand::r(u), Operand::r(r)], vec![0]),
+                        elected,
+                    ));
+                    let q = Reg::v(cx.f.new_vreg(Class::UR, 1, ""), 1);
+                    cx.push(Inst::new(
+                        op!("USHF.R.U32.HI"),
+                        vec![
+                            Operand::r(q),
+                            Operand::r(Reg::Zero(Class::UR)),
+                            Operand::Imm(4),
+                            Operand::r(u),
+                        ],
+                        vec![0],
+                    ));
+                    cx.push(Inst::new(
+                        op!("UPRMT"),
+                        vec![
+                            Operand::r(n),
+                            Operand::r(q),
+                            Operand::Imm(0x5410),
+                            Operand::r(Reg::Zero(Class::UR)),
+                        ],
+                        vec![0],
+                    ));
+                }
+            }
+            let mut copy = Inst::new(
+                op!("UBLKCP.S.G"),
+                vec![
+                    Operand::Mem {
+                        base: Reg::part(d, 0),
+                        offset: 0,
+                        desc: None,
+                    },
+                    Operand::Mem {
+                        base: Reg::part(s, 0),
+                        offset: 0,
+                        desc: None,
+                    },
+                    Operand::r(n),
+                ],
+                vec![],
+            );
+            // The pairs' second registers (the barrier, the source's high word) are read too.
+            copy.implicit_uses.push(Reg::v(d, 2));
+            copy.implicit_uses.push(Reg::v(s, 2));
+            cx.push(copy);
+        });
+        if let Some(end) = skip {
+            self.start_block(end);
+        }
+        Ok(())
+    }
+
+    /// `u` = the object's (or any shared) address: a variable's window address (UR6 plus its
+    /// offset) or the elected lane's register plus the offset.
+    fn uniform_into(&mut self, u: Reg, at: &ObjectAddr, elected: Reg) {
+        let (base, offset) = match *at {
+            ObjectAddr::Var(off) => {
+                self.needs_shared_base = true;
+                (shared_base_ur(), off as i32)
+            }
+            ObjectAddr::Reg(r, offset) => {
+                let t = Reg::v(self.f.new_vreg(Class::UR, 1, ""), 1);
+                self.push(on_lane(
+                    Inst::new(op!("R2UR"), vec![Operand::r(t), Operand::r(r)], vec![0]),
+                    elected,
+                ));
+                (t, offset)
+            }
+        };
+        self.push(Inst::new(
+            op!("UIADD3"),
+            vec![
+                Operand::r(u),
+                Operand::r(base),
+                Operand::Imm(i64::from(offset)),
+                Operand::r(Reg::Zero(Class::UR)),
+            ],
+            vec![0],
+        ));
+    }
+
     /// Runs `body` once per lane of the lanes that reach it, one lane a turn: `ELECT` (before
     /// sm_90 the highest lane here) picks a lane (`body` gets its predicate), the others branch
     /// back for another turn.

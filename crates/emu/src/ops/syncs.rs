@@ -87,6 +87,41 @@ pub(crate) fn arrives(ctx: &mut Ctx<'_>, w: &mut Warp, inst: &Inst, l: usize) ->
     update(ctx, w, l, a, arrivals, tx, false).map(|_| ())
 }
 
+/// `UBLKCP.S.G [URd], [URs], URn` (sm_90: `cp.async.bulk.shared::cluster.global.mbarrier::
+/// complete_tx::bytes`): copies `16 * (URn & 0xffff)` bytes from the global address in the
+/// pair `URs` to the shared address in `URd`, then completes as many transaction bytes on the
+/// barrier whose address is in `URd+1` (at once: the copy completes as it issues). The roles
+/// are read from ptxas's code (`URn` is `UPRMT(n >> 4, 0x5410)`, the barrier the `R2UR` into
+/// the destination's pair partner), unconfirmed on a GPU.
+pub(crate) fn ublkcp(ctx: &mut Ctx<'_>, w: &mut Warp, inst: &Inst, l: usize) -> R<()> {
+    check_mods(inst, &["S", "G"])?;
+    let ureg_of = |o: &Operand| -> R<u8> {
+        match &o.kind {
+            OperandKind::Mem { addr, .. } => match addr.terms.as_slice() {
+                [sass::model::AddrTerm::Reg { reg, .. }] if reg.file == RegFile::Ur => {
+                    Ok(reg.index)
+                }
+                _ => unsupported("UBLKCP address other than [URn]"),
+            },
+            OperandKind::Reg(r) if r.file == RegFile::Ur => Ok(r.index),
+            k => unsupported(format!("UBLKCP operand {k:?}")),
+        }
+    };
+    let (d, s, n) = (
+        ureg_of(op_at(inst, 0)?)?,
+        ureg_of(op_at(inst, 1)?)?,
+        ureg_of(op_at(inst, 2)?)?,
+    );
+    let dst = u64::from(w.ureg(d));
+    let bar = u64::from(w.ureg(upair(d)));
+    let src = u64::from(w.ureg(s)) | u64::from(w.ureg(upair(s))) << 32;
+    let bytes = 16 * (w.ureg(n) & 0xffff) as usize;
+    let mut buf = vec![0u8; bytes];
+    ctx.load(w, l, Space::Global, src, &mut buf)?;
+    ctx.store(w, l, Space::Shared, dst, &buf)?;
+    update(ctx, w, l, bar, 0, -(bytes as i64), false).map(|_| ())
+}
+
 /// `ATOMS.ARRIVE.64 d, [a]` (sm_80, sm_86, sm_89: `mbarrier.arrive`): one arrival on the
 /// object as ptxas keeps it before sm_90, two shared words. ptxas initialises `count` arrivals
 /// as `lo = 0x40000000 - count`, `hi = 0x80000000 - count`, lowers the expected count with an

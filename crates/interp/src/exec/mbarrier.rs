@@ -23,6 +23,7 @@ impl Cta<'_> {
         };
         let addr_at = match op {
             MbarOp::Arrive { .. } | MbarOp::TestWait { .. } => 1,
+            MbarOp::BulkCopy => 3,
             _ => 0,
         };
         let space = inst.mods.space.unwrap_or(Space::Generic);
@@ -52,6 +53,9 @@ impl Cta<'_> {
                 inst.text
             )));
         }
+        if op == MbarOp::BulkCopy {
+            self.bulk_copy(w, l, f, inst)?;
+        }
         let operand = |k: usize| self.get(f, &self.warps[w][l], &a[k], Ty::U32);
         let mut result = None;
         match op {
@@ -59,6 +63,7 @@ impl Cta<'_> {
             MbarOp::Inval => obj.valid = false,
             MbarOp::ExpectTx => obj.add_tx(operand(1) as i64).map_err(undefined)?,
             MbarOp::CompleteTx => obj.add_tx(-(operand(1) as i64)).map_err(undefined)?,
+            MbarOp::BulkCopy => obj.add_tx(-(operand(2) as i64)).map_err(undefined)?,
             MbarOp::Arrive {
                 drop,
                 expect_tx,
@@ -113,5 +118,28 @@ impl Cta<'_> {
             san.synchronize(w * 32 + l);
         }
         Ok(())
+    }
+
+    /// The copy of a `cp.async.bulk` (global to shared): `n` bytes, `n` a multiple of 16 and
+    /// both addresses 16-byte aligned (PTX; otherwise undefined, reported).
+    fn bulk_copy(&mut self, w: usize, l: usize, f: &Function, inst: &Inst) -> Result<(), RunError> {
+        let a = &inst.args;
+        let (dsp, dst) = self.address(&self.warps[w][l], &a[0], Space::Shared);
+        let (ssp, src) = self.address(&self.warps[w][l], &a[1], Space::Global);
+        let n = self.get(f, &self.warps[w][l], &a[2], Ty::U32);
+        if !n.is_multiple_of(16) || !dst.is_multiple_of(16) || !src.is_multiple_of(16) {
+            return Err(RunError::Unsupported {
+                reason: format!(
+                    "undefined behaviour: a bulk copy of {n} bytes from {} to {} (sizes and \
+                     addresses must be multiples of 16)",
+                    self.where_is(ssp, src),
+                    self.where_is(dsp, dst)
+                ),
+                line: inst.line,
+            });
+        }
+        let mut buf = vec![0u8; n as usize];
+        self.load(w, l, ssp, src, &mut buf, inst.line)?;
+        self.store(w, l, dsp, dst, &buf, inst.line)
     }
 }

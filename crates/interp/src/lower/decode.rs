@@ -251,6 +251,38 @@ pub(crate) fn parse_op(opcode: &str, mods: &[String]) -> (Op, Mods, Option<Strin
                 Err(why) => (Op::Unsupported, Mods::default(), Some(why)),
             };
         }
+        "cp" if mods.iter().any(|m| m == ".bulk")
+            && mods.iter().any(|m| m == ".mbarrier::complete_tx::bytes") =>
+        {
+            // `cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes{.L2::cache_hint}
+            // [d], [s], n, [a]{, policy}` (the policy, a hint, is dropped at lowering).
+            let known = [
+                ".async",
+                ".bulk",
+                ".shared::cluster",
+                ".global",
+                ".mbarrier::complete_tx::bytes",
+                ".L2::cache_hint",
+            ];
+            if let Some(m) = mods.iter().find(|m| !known.contains(&m.as_str())) {
+                return (
+                    Op::Unsupported,
+                    Mods::default(),
+                    Some(format!(
+                        "`cp.async.bulk` with `{m}` is not implemented by the interpreter"
+                    )),
+                );
+            }
+            return (
+                Op::Mbarrier,
+                Mods {
+                    mbar: Some(crate::mbarrier::MbarOp::BulkCopy),
+                    space: Some(Space::Shared),
+                    ..Mods::default()
+                },
+                None,
+            );
+        }
         "cp" if mods.iter().any(|m| m == ".mbarrier") => {
             // `cp.async.mbarrier.arrive{.noinc}.shared{::cta}.b64 [a]`.
             let known = [
