@@ -250,6 +250,26 @@ pub(crate) fn check(
                 None,
             )
         }
+        // `.noComplete` qualifies an arrival's count (ptxas 13.0.88).
+        "mbarrier"
+            if has(mods, ".noComplete")
+                && n_ops == 2
+                && mods
+                    .iter()
+                    .any(|m| matches!(*m, ".arrive" | ".arrive_drop")) =>
+        {
+            let sub = if has(mods, ".arrive_drop") {
+                ".arrive_drop"
+            } else {
+                ".arrive"
+            };
+            broken(
+                format!(
+                    "Illegal modifier '.noComplete' for instruction 'mbarrier{sub} without count argument'"
+                ),
+                Some(".noComplete"),
+            )
+        }
         // PTX ISA 9.0 §9.7.12.15: an mbarrier operation's memory order and scope come together.
         "mbarrier" => {
             let sub = mods.first().copied().unwrap_or("");
@@ -917,8 +937,47 @@ fn gate(opcode: &str, mods: &[&str], n_ops: usize, t: ptx::Sm) -> Option<Broken>
         }
     };
     match opcode {
-        "atom" | "red" | "ld" | "st" | "fence" if has(mods, ".cluster") => {
+        "atom" | "red" | "ld" | "st" | "fence" | "mbarrier" if has(mods, ".cluster") => {
             need(90, "Feature '.cluster scope'".into(), Some(".cluster"))
+        }
+        // PTX ISA 9.0 section 9.7.13.15 (ptxas 13.0.88's messages for `.target sm_80`):
+        // `try_wait` and an arrival with a count but without `.noComplete` need sm_90.
+        "mbarrier" if has(mods, ".try_wait") => {
+            need(90, "Feature 'mbarrier.try_wait'".into(), None)
+        }
+        "mbarrier" if has(mods, ".expect_tx") || has(mods, ".complete_tx") => {
+            let what: String = mods
+                .iter()
+                .copied()
+                .filter(|m| {
+                    matches!(
+                        *m,
+                        ".arrive" | ".arrive_drop" | ".expect_tx" | ".complete_tx"
+                    )
+                })
+                .collect();
+            need(90, format!("Feature 'mbarrier{what}'"), None)
+        }
+        "mbarrier"
+            if n_ops == 3
+                && !has(mods, ".noComplete")
+                && !has(mods, ".expect_tx")
+                && mods
+                    .iter()
+                    .any(|m| matches!(*m, ".arrive" | ".arrive_drop")) =>
+        {
+            let sub = if has(mods, ".arrive_drop") {
+                ".arrive_drop"
+            } else {
+                ".arrive"
+            };
+            need(
+                90,
+                format!(
+                    "Feature 'mbarrier{sub} with count argument and without '.noComplete' modifier'"
+                ),
+                None,
+            )
         }
         "atom" | "red"
             if has(mods, ".add") && mods.iter().any(|m| matches!(*m, ".bf16" | ".bf16x2")) =>

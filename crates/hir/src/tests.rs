@@ -758,3 +758,26 @@ fn special_registers_and_mma_shapes_need_their_target() {
         "#]],
     );
 }
+
+/// `mbarrier` forms sm_80 does not have and `.noComplete` without a count; each line's message
+/// checked against ptxas 13.0.88 for the same line and target (sm_80, PTX 8.0); the last two
+/// lines are legal there.
+#[test]
+fn mbarrier_rules() {
+    check(
+        &kernel(
+            "8.0",
+            "sm_80",
+            ".shared .align 8 .b64 bar;\nmbarrier.try_wait.shared.b64 %p1, [bar], %rd1;\nmbarrier.arrive.shared.b64 %rd1, [bar], %r1;\nmbarrier.arrive_drop.shared.b64 %rd1, [bar], %r1;\nmbarrier.arrive.release.cluster.shared.b64 %rd1, [bar];\nmbarrier.arrive.expect_tx.shared.b64 %rd1, [bar], %r1;\nmbarrier.arrive_drop.expect_tx.shared.b64 %rd1, [bar], %r1;\nmbarrier.arrive.noComplete.shared.b64 %rd1, [bar];\nmbarrier.arrive.noComplete.shared.b64 %rd1, [bar], %r1;\nmbarrier.test_wait.parity.shared.b64 %p1, [bar], %r1;",
+        ),
+        expect![[r#"
+            11: Error: Feature 'mbarrier.try_wait' requires .target sm_90 or higher
+            12: Error: Feature 'mbarrier.arrive with count argument and without '.noComplete' modifier' requires .target sm_90 or higher
+            13: Error: Feature 'mbarrier.arrive_drop with count argument and without '.noComplete' modifier' requires .target sm_90 or higher
+            14: Error: Feature '.cluster scope' requires .target sm_90 or higher
+            15: Error: Feature 'mbarrier.arrive.expect_tx' requires .target sm_90 or higher
+            16: Error: Feature 'mbarrier.arrive_drop.expect_tx' requires .target sm_90 or higher
+            17: Error: Illegal modifier '.noComplete' for instruction 'mbarrier.arrive without count argument'
+        "#]],
+    );
+}
