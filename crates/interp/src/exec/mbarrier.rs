@@ -21,6 +21,18 @@ impl Cta<'_> {
             reason: format!("undefined behaviour: {why}"),
             line: inst.line,
         };
+        let needed = match op {
+            MbarOp::Inval | MbarOp::CpAsyncArrive { .. } => 1,
+            MbarOp::Init | MbarOp::ExpectTx | MbarOp::CompleteTx | MbarOp::Arrive { .. } => 2,
+            MbarOp::TestWait { .. } => 3,
+            MbarOp::BulkCopy => 4,
+        };
+        if a.len() < needed {
+            return Err(RunError::Unsupported {
+                reason: format!("`{}` with {} operands", inst.text, a.len()),
+                line: inst.line,
+            });
+        }
         let addr_at = match op {
             MbarOp::Arrive { .. } | MbarOp::TestWait { .. } => 1,
             MbarOp::BulkCopy => 3,
