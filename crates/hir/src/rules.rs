@@ -258,11 +258,7 @@ pub(crate) fn check(
                     .iter()
                     .any(|m| matches!(*m, ".arrive" | ".arrive_drop")) =>
         {
-            let sub = if has(mods, ".arrive_drop") {
-                ".arrive_drop"
-            } else {
-                ".arrive"
-            };
+            let sub = arrival(mods);
             broken(
                 format!(
                     "Illegal modifier '.noComplete' for instruction 'mbarrier{sub} without count argument'"
@@ -322,6 +318,15 @@ pub(crate) fn check(
         "atom" | "red" => atomic(opcode, mods),
         "ld" | "st" => memory(opcode, mods),
         _ => None,
+    }
+}
+
+/// `.arrive_drop` or `.arrive`: the arrival an `mbarrier` message names.
+fn arrival(mods: &[&str]) -> &'static str {
+    if has(mods, ".arrive_drop") {
+        ".arrive_drop"
+    } else {
+        ".arrive"
     }
 }
 
@@ -966,11 +971,7 @@ fn gate(opcode: &str, mods: &[&str], n_ops: usize, t: ptx::Sm) -> Option<Broken>
                     .iter()
                     .any(|m| matches!(*m, ".arrive" | ".arrive_drop")) =>
         {
-            let sub = if has(mods, ".arrive_drop") {
-                ".arrive_drop"
-            } else {
-                ".arrive"
-            };
+            let sub = arrival(mods);
             need(
                 90,
                 format!(

@@ -190,29 +190,7 @@ impl Cx {
                 }
                 let p = self.pred_dst(&ops[0])?;
                 let at = self.object_addr(&ops[1])?;
-                let phase = if parity {
-                    let t = Reg::v(self.tmp(1), 1);
-                    match self.src(&ops[2])? {
-                        Src::Imm(v) => self.mov_imm(t, ((v & 1) as u32) << 31),
-                        _ => {
-                            let r = self.reg_src(&ops[2], 1)?;
-                            self.push(Inst::new(
-                                op!("SHF.L.U32"),
-                                vec![
-                                    Operand::r(t),
-                                    Operand::r(r),
-                                    Operand::Imm(0x1f),
-                                    Operand::rz(),
-                                ],
-                                vec![0],
-                            ));
-                        }
-                    }
-                    t
-                } else {
-                    // The phase is the state's bit 63: its high word.
-                    sub(self.reg_src(&ops[2], 2)?, 1)
-                };
+                let phase = self.wait_phase(&ops[2], parity)?;
                 let mem = self.object_mem(&at);
                 let op = if try_wait {
                     op!("SYNCS.PHASECHK.TRANS64.TRYWAIT")
@@ -243,6 +221,32 @@ impl Cx {
                 Ok(())
             }
         }
+    }
+
+    /// The word a phase test compares bit 31 of with the object's phase (on sm_90 bit 63, on
+    /// sm_80 bit 31 of the high word): a state's high word, or `parity << 31`.
+    pub(crate) fn wait_phase(&mut self, o: &ast::Operand, parity: bool) -> Result<Reg, LowerError> {
+        if !parity {
+            return Ok(sub(self.reg_src(o, 2)?, 1));
+        }
+        let t = Reg::v(self.tmp(1), 1);
+        match self.src(o)? {
+            Src::Imm(v) => self.mov_imm(t, ((v & 1) as u32) << 31),
+            _ => {
+                let r = self.reg_src(o, 1)?;
+                self.push(Inst::new(
+                    op!("SHF.L.U32"),
+                    vec![
+                        Operand::r(t),
+                        Operand::r(r),
+                        Operand::Imm(0x1f),
+                        Operand::rz(),
+                    ],
+                    vec![0],
+                ));
+            }
+        }
+        Ok(t)
     }
 
     /// The object of an address operand `[var+o]` or `[reg+o]`.

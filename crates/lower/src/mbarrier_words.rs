@@ -142,28 +142,7 @@ impl Cx {
                 Self::need(node, ops, 3)?;
                 let p = self.pred_dst(&ops[0])?;
                 let (base, offset) = self.object_reg(&ops[1])?;
-                let phase = if parity {
-                    let t = Reg::v(self.tmp(1), 1);
-                    match self.src(&ops[2])? {
-                        Src::Imm(v) => self.mov_imm(t, ((v & 1) as u32) << 31),
-                        _ => {
-                            let r = self.reg_src(&ops[2], 1)?;
-                            self.push(Inst::new(
-                                op!("SHF.L.U32"),
-                                vec![
-                                    Operand::r(t),
-                                    Operand::r(r),
-                                    Operand::Imm(0x1f),
-                                    Operand::rz(),
-                                ],
-                                vec![0],
-                            ));
-                        }
-                    }
-                    t
-                } else {
-                    sub(self.reg_src(&ops[2], 2)?, 1)
-                };
+                let phase = self.wait_phase(&ops[2], parity)?;
                 let now = Reg::v(self.tmp(1), 1);
                 self.push(Inst::new(
                     op!("LDS"),
