@@ -216,6 +216,47 @@ def pressure_kernel(rng, name, sm):
     return out
 
 
+# Video and saturating-conversion chain steps (`vabsdiff4` is `VABSDIFF4`; `.sat` of SIMD
+# video forms and `cvt.sat` between integers are `I2I...SAT`), mixed with common ALU steps so
+# that both their producer and consumer distances show. In their own files with their own
+# seeds, so that the files above stay as they were.
+VIDEO = [
+    ("vabsdiff4", 75, "vabsdiff4.u32.u32.u32 {d}, {o0r}, {y};"),
+    ("vabsdiff4.add", 75, "vabsdiff4.u32.u32.u32.add {d}, {o1r};"),
+    ("vabsdiff4.s.add", 75, "vabsdiff4.u32.s32.s32.add {d}, {o1r};"),
+    ("vadd4.sat", 75, "vadd4.u32.u32.u32.sat {d}, {o1r};"),
+    ("vmin2.sat", 75, "vmin2.s32.s32.s32.sat {d}, {o1r};"),
+    ("cvt.sat.u8.s32", 75, "cvt.sat.u8.s32 {d}, {a};"),
+    ("cvt.sat.s16.s32", 75, "cvt.sat.s16.s32 {d}, {a};"),
+    ("cvt.sat.s8.u32", 75, "cvt.sat.s8.u32 {d}, {a};"),
+    ("add.u32", 75, "add.u32 {d}, {o0r};"),
+    ("lop3", 75, "lop3.b32 {d}, {a}, {x}, {y}, 0x96;"),
+    ("prmt", 75, "prmt.b32 {d}, {a}, {x}, 0x5140;"),
+    ("mad.lo.u32", 75, "mad.lo.u32 {d}, {o1r};"),
+    ("setp.u32", 75, "setp.lt.u32 q, {a}, {x}; selp.b32 {d}, {y}, {a}, q;"),
+]
+
+
+def video_kernel(rng, name, sm):
+    ops = [c for c in VIDEO if c[1] <= sm]
+    lines = []
+    n = 40
+    cur = "i0"
+    for k in range(n):
+        nm, _, tmpl = rng.choice(ops)
+        x = f"i{rng.randrange(1, 8)}"
+        y = f"i{rng.randrange(1, 8)}"
+        d = f"v{k}"
+        o0, o1, o0r, o1r = chain_operands(rng, tmpl, cur, x, y)
+        body = tmpl.format(a=cur, x=x, y=y, d=d, o0=o0, o1=o1, o0r=o0r, o1r=o1r)
+        lines.append(f"  // {nm}\n  {body}")
+        cur = d
+    out = KPRO.format(name=name, nv=n, shared="")
+    out += "\n".join(lines) + "\n"
+    out += f"  st.global.u32 [rout], {cur};\n  ret;\n}}\n\n"
+    return out
+
+
 def main():
     os.makedirs(os.path.join(HERE, "ptx"), exist_ok=True)
     for sm in (75, 80):
@@ -232,6 +273,12 @@ def main():
         for k in range(60):
             text += pressure_kernel(rng, f"pressure_{sm}_{k}", sm)
         with open(os.path.join(HERE, "ptx", f"pressure_sm{sm}.ptx"), "w") as f:
+            f.write(text)
+        rng = random.Random(3000 + sm)
+        text = HEAD.format(target=target)
+        for k in range(30):
+            text += video_kernel(rng, f"video_{sm}_{k}", sm)
+        with open(os.path.join(HERE, "ptx", f"video_sm{sm}.ptx"), "w") as f:
             f.write(text)
 
 

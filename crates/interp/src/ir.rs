@@ -213,8 +213,8 @@ pub enum Op {
     Szext,
     Bmsk,
     Dp4a,
-    /// `vabsdiff4`: per-byte absolute differences, packed or (`.add`) summed plus c.
-    Vabsdiff4,
+    /// The video instructions (`vadd`, `vset2`, `vabsdiff4`, ...): `Mods::video`.
+    Video,
     Dp2a,
     Addc,
     Subc,
@@ -373,7 +373,21 @@ pub struct Mods {
     pub level: bool,
     /// `mbarrier`: which operation.
     pub mbar: Option<crate::mbarrier::MbarOp>,
+    /// A video instruction: its operation and lanes, `vmad`'s `.shr7`/`.shr15` (7, 15) and
+    /// `.po`, and the selectors of `a`, `b` and `d` with `vmad`'s negations (set when the
+    /// operands are lowered).
+    pub video: Option<VideoMods>,
     pub types: Vec<Ty>,
+}
+
+/// What a video instruction carries besides the common modifiers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct VideoMods {
+    pub video: crate::video::Video,
+    pub shr: u8,
+    pub po: bool,
+    pub sel: [crate::video::Sel; 3],
+    pub negate: [bool; 3],
 }
 
 /// The operation of a `wmma` instruction.

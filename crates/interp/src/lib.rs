@@ -25,6 +25,7 @@ pub mod provenance;
 pub mod sanitize;
 pub mod surface;
 pub mod texture;
+pub mod video;
 
 pub use devrt::{AssertRecord, DeviceLog, PrintfArg, PrintfRecord, SysCall};
 pub use exec::{Launch, RunError, RunOptions, RunStats, Schedule};

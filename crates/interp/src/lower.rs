@@ -8,6 +8,7 @@
 mod decode;
 mod image;
 mod init;
+mod video;
 
 use std::collections::HashMap;
 
@@ -650,6 +651,9 @@ impl FnCx<'_> {
         }
         if matches!(inst.op, Op::Suld | Op::Sust) {
             return self.surface(inst, &operands, line);
+        }
+        if inst.op == Op::Video {
+            return self.video(inst, &operands, line, idx);
         }
         let generic_vars = inst.mods.space == Some(Space::Generic)
             && matches!(inst.op, Op::Ld | Op::St | Op::Atom | Op::Red);

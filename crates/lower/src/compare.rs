@@ -414,8 +414,9 @@ impl Cx {
                     .ok_or_else(|| unsupported(node, "setp destination pair"))?;
                 (self.pred_dst(&lhs)?, Operand::r(self.pred_dst(&rhs)?))
             }
-            (_, true) => return Err(unsupported(node, "setp of a pair without `p|q`")),
-            (_, false) => {
+            // One destination for a pair: the low halves' comparison (ptxas 13.0.88 writes
+            // `HSETP2 P, PT, a.H0_H0, b.H0_H0`; the high halves' result is not kept).
+            (_, true) | (_, false) => {
                 let p = match dst {
                     Some(p) => p,
                     None => self.pred_dst(&ops[0])?,

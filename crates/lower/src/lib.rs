@@ -60,6 +60,7 @@ mod surface;
 mod syscall;
 mod testp;
 mod texture;
+mod video_sel;
 mod warp;
 mod wmma;
 mod wmma_mma;
@@ -1234,6 +1235,9 @@ impl Cx {
             {
                 match self.op_from_table(opcode, mods, ops) {
                     Ok(true) => Ok(()),
+                    // A video instruction's own reason (its selectors) says more than the
+                    // families' "instruction `vadd`".
+                    Err(table) if video_sel::video_lanes(opcode).is_some() => Err(table),
                     _ => Err(e),
                 }
             }

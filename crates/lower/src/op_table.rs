@@ -16,7 +16,7 @@ use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use ir::{Reg, op};
-use syntax::ast;
+use syntax::ast::{self, AstNode};
 
 use crate::learned::Table;
 use crate::{Cx, LowerError};
@@ -112,6 +112,29 @@ impl Cx {
         };
         if ops.len() != row.srcs.len() + 1 {
             return Ok(false);
+        }
+        if let Some(lanes) = crate::video_sel::video_lanes(opcode)
+            && let Some(sel) = self.video_selected(&ops[0].syntax().clone(), lanes, mods, ops)?
+        {
+            let mut binds: Vec<(&str, Reg)> = vec![("%a", sel.srcs[0]), ("%b", sel.srcs[1])];
+            let c = match ops.get(3) {
+                Some(o) if row.srcs.len() == 3 => Some(self.reg_src(o, 1)?),
+                _ => None,
+            };
+            if let Some(c) = c {
+                binds.push(("%c", c));
+            }
+            let out = match (sel.mask, c) {
+                (Some(_), Some(_)) => Reg::v(self.tmp(1), 1),
+                (Some(_), None) => return Ok(false),
+                (None, _) => sel.dst,
+            };
+            binds.push(("%d", out));
+            self.emit_seq(text, &binds);
+            if let (Some(mask), Some(c)) = (sel.mask, c) {
+                self.video_merge(sel.dst, out, mask, c);
+            }
+            return Ok(true);
         }
         let mut binds: Vec<(&str, Reg)> = Vec::new();
         for (i, s) in row.srcs.iter().enumerate() {

@@ -159,6 +159,19 @@ pub const VALUE_OPCODES: &[&str] = &[
     "vmad",
     "vset",
     "vadd2",
+    "vsub2",
+    "vavrg2",
+    "vabsdiff2",
+    "vmin2",
+    "vmax2",
+    "vset2",
+    "vadd4",
+    "vsub4",
+    "vavrg4",
+    "vabsdiff4",
+    "vmin4",
+    "vmax4",
+    "vset4",
 ];
 
 /// The class of values a type modifier names.
@@ -516,7 +529,9 @@ fn roles(opcode: &str, mods: &[&str], form: &ptx::Form) -> Result<Vec<Stmt>, &'s
             }
             one(vec![Dst(Class::I32), Src(t), mask()])
         }
-        "vadd" | "vsub" | "vabsdiff" | "vmin" | "vmax" | "vshl" | "vshr" | "vset" | "vadd2" => {
+        "vadd" | "vsub" | "vabsdiff" | "vmin" | "vmax" | "vshl" | "vshr" | "vset" | "vadd2"
+        | "vsub2" | "vavrg2" | "vabsdiff2" | "vmin2" | "vmax2" | "vset2" | "vadd4" | "vsub4"
+        | "vavrg4" | "vabsdiff4" | "vmin4" | "vmax4" | "vset4" => {
             let secondary = mods.iter().any(|m| matches!(*m, ".add" | ".min" | ".max"));
             let n = if secondary || required(form) == 4 {
                 3

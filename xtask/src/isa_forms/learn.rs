@@ -793,6 +793,44 @@ pub fn table_path() -> std::path::PathBuf {
     corpus::workspace_root().join("crates/lower/data/ops.tsv")
 }
 
+/// `old` (a table's text) with the rows of `opcodes` replaced by those of `rows`: what
+/// `--learn --opcode OP` writes, so that learning a few opcodes keeps every other template.
+pub fn merge_table(old: &str, rows: &BTreeMap<String, Row>, opcodes: &[String]) -> String {
+    let new = table_text(rows);
+    let is_row = |l: &&str| !l.starts_with('#') && !l.is_empty();
+    let opcode_of = |l: &str| l.split(['.', '\t']).next().unwrap_or("").to_string();
+    let mut lines: BTreeMap<String, String> = old
+        .lines()
+        .filter(is_row)
+        .filter(|l| !opcodes.contains(&opcode_of(l)))
+        .map(|l| {
+            (
+                l.split('\t').next().unwrap_or("").to_string(),
+                l.to_string(),
+            )
+        })
+        .collect();
+    for l in new.lines().filter(is_row) {
+        lines.insert(
+            l.split('\t').next().unwrap_or("").to_string(),
+            l.to_string(),
+        );
+    }
+    let mut t: String =
+        new.lines()
+            .take_while(|l| l.starts_with('#'))
+            .fold(String::new(), |mut t, l| {
+                t.push_str(l);
+                t.push('\n');
+                t
+            });
+    for l in lines.values() {
+        t.push_str(l);
+        t.push('\n');
+    }
+    t
+}
+
 /// The table's text: a header, then one row per instruction.
 pub fn table_text(rows: &BTreeMap<String, Row>) -> String {
     let mut t = String::from(

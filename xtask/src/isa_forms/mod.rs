@@ -444,16 +444,16 @@ fn learn_table(args: &Args) -> Result<(), String> {
     let report_path = corpus::workspace_root().join("target/isa-forms-learn.tsv");
     std::fs::write(&report_path, report)
         .map_err(|e| format!("writing {}: {e}", report_path.display()))?;
-    if !args.opcodes.is_empty() {
-        println!(
-            "isa-forms --learn with --opcode: the table is not written (it would lose the other opcodes); see {}",
-            report_path.display()
-        );
-        return Ok(());
-    }
     let path = learn::table_path();
-    std::fs::write(&path, learn::table_text(&rows))
-        .map_err(|e| format!("writing {}: {e}", path.display()))?;
+    let text = if args.opcodes.is_empty() {
+        learn::table_text(&rows)
+    } else {
+        // Only these opcodes were learned: their rows replace the table's, the rest stay.
+        let old = std::fs::read_to_string(&path)
+            .map_err(|e| format!("reading {}: {e}", path.display()))?;
+        learn::merge_table(&old, &rows, &args.opcodes)
+    };
+    std::fs::write(&path, text).map_err(|e| format!("writing {}: {e}", path.display()))?;
     println!("not learned (reason: count):");
     let mut by: Vec<_> = reasons.into_iter().collect();
     by.sort_by_key(|(r, n)| (std::cmp::Reverse(*n), r.clone()));

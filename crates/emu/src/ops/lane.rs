@@ -158,14 +158,15 @@ pub(crate) fn lane_op(
         }
         "VABSDIFF4" => {
             // PTX `vabsdiff4` (CUDA `__vabsdiffu4`, `__vsadu4`): per-byte |a - b| of unsigned
-            // (`.U8`) or signed (`.S8`) bytes, packed; with `.ACC` (PTX's `.add` mode) their
-            // sum plus c. Without `.ACC`, c would be PTX's merge source for unselected bytes,
+            // (`.U8`) or signed bytes (no modifier: ptxas 13.0.88 writes `VABSDIFF4.ACC` for
+            // `vabsdiff4.u32.s32.s32.add`, and no sm_90 encoding prints `.S8`), packed; with
+            // `.ACC` (PTX's `.add` mode) their sum plus c. Without `.ACC`, c would be PTX's merge source for unselected bytes,
             // which ptxas's forms here never use (`RZ`): another value is reported.
             check_mods(inst, &["U8", "S8", "ACC"])?;
             let a = raw32(ctx, w, l, o(1)?)?;
             let b = raw32(ctx, w, l, o(2)?)?;
             let c = raw32(ctx, w, l, o(3)?)?;
-            let signed = inst.has_mod("S8");
+            let signed = !inst.has_mod("U8");
             let diff = |x: u32, y: u32| {
                 if signed {
                     u32::from((x as u8 as i8).abs_diff(y as u8 as i8))

@@ -502,31 +502,35 @@ impl Cta<'_> {
                 }
                 put!(0, Ty::B32, acc as u64 & 0xffff_ffff);
             }
-            Op::Vabsdiff4 => {
-                // Types d, a, b; each byte of a and b sign-extended per its type. Without a
-                // mask every byte of d is selected, so c only matters to `.add`.
-                let (ta, tb) = (m.types[1], m.types[2]);
+            Op::Video => {
+                let Some(v) = m.video else {
+                    return Err(RunError::Unsupported {
+                        reason: "a video instruction without its form".into(),
+                        line: inst.line,
+                    });
+                };
                 let x = g!(1, Ty::B32) as u32;
                 let y = g!(2, Ty::B32) as u32;
-                let c = g!(3, Ty::B32) as u32;
-                let byte = |v: u32, k: u32, t: Ty| -> i64 {
-                    let b = (v >> (8 * k)) & 0xff;
-                    if t.is_signed() {
-                        b as u8 as i8 as i64
-                    } else {
-                        b as i64
-                    }
-                };
-                let diffs: Vec<u32> = (0..4)
-                    .map(|k| (byte(x, k, ta) - byte(y, k, tb)).unsigned_abs() as u32)
-                    .collect();
-                let d = if m.atom == Some(AtomOp::Add) {
-                    diffs.iter().fold(c, |acc, d| acc.wrapping_add(*d))
+                let c = if a.len() > 3 {
+                    g!(3, Ty::B32) as u32
                 } else {
-                    diffs
-                        .iter()
-                        .enumerate()
-                        .fold(0, |r, (k, d)| r | (d & 0xff) << (8 * k))
+                    0
+                };
+                let form = crate::video::Form {
+                    video: v.video,
+                    types: &m.types,
+                    sat: m.sat,
+                    second: m.atom,
+                    cmp: m.cmp,
+                    clamp: m.clamp,
+                    shr: v.shr,
+                    po: v.po,
+                    negate: v.negate,
+                };
+                let d = if v.video.lanes == 1 {
+                    crate::video::scalar(&form, x, y, c, v.sel)
+                } else {
+                    crate::video::simd(&form, x, y, c, v.sel)
                 };
                 put!(0, Ty::B32, u64::from(d));
             }

@@ -176,7 +176,6 @@ pub(crate) fn parse_op(opcode: &str, mods: &[String]) -> (Op, Mods, Option<Strin
         "szext" => Op::Szext,
         "bmsk" => Op::Bmsk,
         "dp4a" => Op::Dp4a,
-        "vabsdiff4" => Op::Vabsdiff4,
         "dp2a" => Op::Dp2a,
         "addc" => Op::Addc,
         "subc" => Op::Subc,
@@ -343,6 +342,7 @@ pub(crate) fn parse_op(opcode: &str, mods: &[String]) -> (Op, Mods, Option<Strin
         "createpolicy" if mods.iter().any(|m| m == ".fractional" || m == ".cvt") => Op::Mov,
         "nanosleep" | "prefetch" | "prefetchu" | "pmevent" | "griddepcontrol" | "discard"
         | "applypriority" => Op::Nop,
+        v if crate::video::Video::decode(v).is_some() => Op::Video,
         other => {
             return (
                 Op::Unsupported,
@@ -368,12 +368,32 @@ pub(crate) fn parse_op(opcode: &str, mods: &[String]) -> (Op, Mods, Option<Strin
         // launch's results, whatever their modifiers.
         return (op, m, None);
     }
+    if op == Op::Video {
+        m.video = crate::video::Video::decode(opcode).map(|video| VideoMods {
+            video,
+            shr: 0,
+            po: false,
+            sel: [crate::video::Sel::Word; 3],
+            negate: [false; 3],
+        });
+    }
     let mut op = op;
     for s in mods {
         let s = s.as_str();
         if let Some(t) = Ty::parse(s) {
             m.types.push(t);
             continue;
+        }
+        if let Some(v) = &mut m.video {
+            match s {
+                ".shr7" => v.shr = 7,
+                ".shr15" => v.shr = 15,
+                ".po" => v.po = true,
+                _ => {}
+            }
+            if matches!(s, ".shr7" | ".shr15" | ".po") {
+                continue;
+            }
         }
         if matches!(op, Op::Suld | Op::Sust) {
             use crate::surface::{OutOfBounds, SurfShape};
@@ -583,20 +603,19 @@ pub(crate) fn parse_op(opcode: &str, mods: &[String]) -> (Op, Mods, Option<Strin
             }
         }
     }
-    // `vabsdiff4.dtype.atype.btype`: the SIMD form (all four bytes selected) and the `.add`
-    // reduction (parsed into `atom`); saturation and `.min`/`.max` secondary operations are
-    // not implemented.
-    if op == Op::Vabsdiff4
-        && (m.sat
-            || !matches!(m.atom, None | Some(AtomOp::Add))
-            || m.types.len() != 3
-            || m.types.iter().any(|t| !matches!(t, Ty::U32 | Ty::S32)))
-    {
-        return (
-            Op::Unsupported,
-            m,
-            Some("`vabsdiff4` with `.sat`, a `.min`/`.max` secondary operation or types other than u32/s32 is not implemented by the interpreter".into()),
-        );
+    if op == Op::Video {
+        if m.video
+            .is_some_and(|v| v.video.op == crate::video::VideoOp::Set)
+            && m.types.len() == 2
+        {
+            // `vset.atype.btype`: the result is 0 or 1; ptxas 13.0.88 extends and compares
+            // `c` of a secondary `.min`/`.max` by the signedness of `.atype` (its code, checked
+            // in the emulator), so that is the destination type here.
+            m.types.insert(0, m.types[0]);
+        }
+        if let Some(why) = video_form(&m) {
+            return (Op::Unsupported, m, Some(why));
+        }
     }
     // `.lo`/`.hi` double as comparison operators for setp/set.
     if matches!(op, Op::Setp | Op::Set) {
@@ -686,4 +705,33 @@ pub(crate) fn parse_op(opcode: &str, mods: &[String]) -> (Op, Mods, Option<Strin
         m.mode = 1;
     }
     (op, m, None)
+}
+
+/// Why a video instruction's modifiers are not a form the interpreter runs (`None` if they
+/// are): three `.u32`/`.s32` types, and only the modifiers its family has.
+fn video_form(m: &Mods) -> Option<String> {
+    use crate::video::VideoOp;
+    let v = m.video?;
+    if m.types.len() != 3 || m.types.iter().any(|t| !matches!(t, Ty::U32 | Ty::S32)) {
+        return Some("a video instruction needs three `.u32`/`.s32` types".into());
+    }
+    let scalar = v.video.lanes == 1;
+    let second_ok = match m.atom {
+        None => true,
+        Some(AtomOp::Add) => v.video.op != VideoOp::Mad,
+        Some(AtomOp::Min | AtomOp::Max) => scalar && v.video.op != VideoOp::Mad,
+        Some(_) => false,
+    };
+    let shifts = matches!(v.video.op, VideoOp::Shl | VideoOp::Shr);
+    if !second_ok
+        || (m.sat && v.video.op == VideoOp::Set)
+        || (m.cmp.is_some() != (v.video.op == VideoOp::Set))
+        || ((m.clamp || m.wrap) && !shifts)
+        || ((v.shr != 0 || v.po) && v.video.op != VideoOp::Mad)
+    {
+        return Some(
+            "this video instruction's modifiers are not a form the interpreter runs".into(),
+        );
+    }
+    None
 }
