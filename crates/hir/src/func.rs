@@ -478,6 +478,9 @@ impl Cx<'_> {
             self.shape(&opcode, &mod_refs, &operands, op_tok.text_range(), range);
         }
         self.typing(&opcode, &mod_refs, &operands, range);
+        for (at, message) in crate::video::check(&opcode, &mod_refs, &operands) {
+            self.err(at, message);
+        }
         // The modifier rules of the ISA's prose, where the form table found nothing.
         if !self.d[start..]
             .iter()

@@ -23,6 +23,7 @@ mod module;
 pub mod names;
 mod rules;
 mod types;
+mod video;
 
 pub use func::check_function;
 pub use module::{FuncSig, GlobalVar, ModuleScope};

@@ -781,3 +781,26 @@ fn mbarrier_rules() {
         "#]],
     );
 }
+
+/// The video instructions' operand selectors: each message checked against ptxas 13.0.88 for
+/// the same line (sm_90, PTX 8.0); the last three lines are legal there.
+#[test]
+fn video_selectors() {
+    check(
+        &kernel(
+            "8.0",
+            "sm_90",
+            "vadd.u32.u32.u32 %r1, %r1.h2, %r2;\nvadd2.u32.u32.u32 %r1, %r1.h4, %r2, %r3;\nvadd2.u32.u32.u32 %r1.h01, %r1, %r2, %r3;\nvadd.u32.u32.u32 %r1.h1, %r1, %r2;\nvadd.u32.u32.u32.sat.add %r1.b1, %r1, %r2, %r3;\nvadd.u32.u32.u32 %r1, %r1, %r2, %r3.b1;\nvmad.u32.u32.u32 %r1.b1, %r1, %r2, %r3;\nvadd2.u32.u32.u32.add %r1.h0, %r1, %r2, %r3;\nvadd4.u32.u32.u32 %r1.b30, %r1.b7777, %r2.b0123, %r3;\nvset.u32.u32.lt %r1.h1, %r1.b2, %r2, %r3;",
+        ),
+        expect![[r#"
+            10: Error: Incorrect video selector for operand 1
+            11: Error: Unknown video selector: '.h4'
+            11: Error: Incorrect video selector for operand 1
+            12: Error: Incorrect video selector for operand 0
+            13: Error: Video selector is not allowed on destination for instruction 'vadd'
+            14: Error: Video instruction cannot have destination selector and secondary operation
+            15: Error: Video selector is not allowed on 'source C' operand
+            16: Error: Video selector is not allowed on destination for instruction 'vmad'
+        "#]],
+    );
+}
