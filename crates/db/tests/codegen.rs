@@ -105,6 +105,8 @@ const EXAMPLES: &[&str] = &[
     "../../test-data/codegen/video.ptx",
     "../../test-data/codegen/video_sat.ptx",
     "../../test-data/codegen/video_selectors.ptx",
+    "../../test-data/codegen/ldu.ptx",
+    "../../test-data/codegen/cvt_pack_relu.ptx",
 ];
 
 /// The examples every SM before sm_90 refuses (their PTX needs sm_90: `griddepcontrol`,
@@ -128,6 +130,7 @@ const NEEDS_SM89: &[&str] = &["cvt_fp8.ptx"];
 /// conversions, `%reserved_smem_offset_*`, `createpolicy`, `cp.async`, the m16n8k16 and
 /// m16n8k32 `mma` shapes: ptxas 13.0.88 rejects each for `.target sm_75`).
 const NEEDS_SM80: &[&str] = &[
+    "cvt_pack_relu.ptx",
     "warp.ptx",
     "member_mask.ptx",
     "rsmem.ptx",
@@ -251,6 +254,8 @@ const ALSO_AGAINST_PTXAS: &[&str] = &[
     "../../test-data/codegen/video.ptx",
     "../../test-data/codegen/video_sat.ptx",
     "../../test-data/codegen/video_selectors.ptx",
+    "../../test-data/codegen/ldu.ptx",
+    "../../test-data/codegen/cvt_pack_relu.ptx",
 ];
 
 /// Examples whose kernels trap by design (`trap`, failed assertions); every other example

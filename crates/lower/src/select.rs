@@ -26,22 +26,37 @@ impl Cx {
         }
         if opcode == "cvt"
             && ops.len() == 3
-            && mods.len() == 3
-            && has(".rn")
             && has(".f32")
             && (has(".f16x2") || has(".bf16x2"))
+            && (has(".rn") || has(".rz"))
+            && mods.iter().all(|m| {
+                matches!(
+                    m.as_str(),
+                    ".rn" | ".rz" | ".relu" | ".satfinite" | ".f16x2" | ".bf16x2" | ".f32"
+                )
+            })
         {
-            // `cvt.rn.{f16x2,bf16x2}.f32 d, a, b`: a's conversion in the high half, b's in
-            // the low half; ptxas 13.0.88's `F2FP(.BF16)(.F32 on sm_90).PACK_AB d, a, b`.
+            // `cvt.{rn,rz}{.relu}{.satfinite}.{f16x2,bf16x2}.f32 d, a, b`: a's conversion in
+            // the high half, b's in the low half; ptxas 13.0.88's
+            // `F2FP{.SATFINITE}{.RELU}{.BF16 | .F16 on sm_90}{.F32 on sm_90}.PACK_AB{.RZ} d, a, b`.
             let a = self.reg_src(&ops[1], 1)?;
             let b = self.reg_src(&ops[2], 1)?;
             let d = self.dst(&ops[0], 1)?;
-            let op = match (has(".bf16x2"), self.target.forms.f2fp_source_type) {
-                (false, false) => op!("F2FP.PACK_AB"),
-                (false, true) => op!("F2FP.F16.F32.PACK_AB"),
-                (true, false) => op!("F2FP.BF16.PACK_AB"),
-                (true, true) => op!("F2FP.BF16.F32.PACK_AB"),
-            };
+            let sm90 = self.target.forms.f2fp_source_type;
+            let name = format!(
+                "F2FP{}{}{}{}.PACK_AB{}",
+                if has(".satfinite") { ".SATFINITE" } else { "" },
+                if has(".relu") { ".RELU" } else { "" },
+                match (has(".bf16x2"), sm90) {
+                    (true, _) => ".BF16",
+                    (false, true) => ".F16",
+                    (false, false) => "",
+                },
+                if sm90 { ".F32" } else { "" },
+                if has(".rz") { ".RZ" } else { "" },
+            );
+            let op = Opcode::parse(&name)
+                .map_err(|_| unsupported(node, format!("no SASS opcode {name}")))?;
             self.push(Inst::new(
                 op,
                 vec![Operand::r(d), Operand::r(a), Operand::r(b)],
@@ -87,6 +102,8 @@ impl Cx {
                 mods.push(".nc".into());
                 self.ld_st(node, &mods, ops, true, MemSpace::Global)
             }
+            // A generic `ldu` is a generic load (ptxas 13.0.88 writes `LD.E`).
+            "ldu" => self.ld_st(node, mods, ops, true, MemSpace::Generic),
             "ld" | "st" if has(".global") => {
                 self.ld_st(node, mods, ops, opcode == "ld", MemSpace::Global)
             }

@@ -139,7 +139,7 @@ impl Cx {
         let has = |m: &str| mods.iter().any(|x| x == m);
         let ok = match opcode {
             // Loads and stores check their modifiers themselves (cache hints, orders, ...).
-            "ld" | "st" => true,
+            "ld" | "ldu" | "st" => true,
             "mov" | "selp" | "cvt" | "add" | "sub" | "and" | "or" | "xor" | "not" | "shl" => {
                 mods.len() <= 3 && !has(".sat") && !has(".cc")
             }
