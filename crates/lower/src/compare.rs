@@ -414,9 +414,14 @@ impl Cx {
                     .ok_or_else(|| unsupported(node, "setp destination pair"))?;
                 (self.pred_dst(&lhs)?, Operand::r(self.pred_dst(&rhs)?))
             }
-            // One destination for a pair: the low halves' comparison (ptxas 13.0.88 writes
-            // `HSETP2 P, PT, a.H0_H0, b.H0_H0`; the high halves' result is not kept).
-            (_, true) | (_, false) => {
+            // `set` of a pair (its destination a word, not a predicate) writes both halves:
+            // not here (the learned table has ptxas's code for it).
+            (_, true) if self.pred_dst(&ops[0]).is_err() => {
+                return Err(unsupported(node, "setp of a pair without `p|q`"));
+            }
+            // `setp` with one destination for a pair: the low halves' comparison (ptxas
+            // 13.0.88 writes `HSETP2 P, PT, a.H0_H0, b.H0_H0`; the high halves' is not kept).
+            _ => {
                 let p = match dst {
                     Some(p) => p,
                     None => self.pred_dst(&ops[0])?,
