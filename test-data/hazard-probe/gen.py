@@ -108,10 +108,9 @@ KPRO = """.visible .entry {name}(.param .u64 in, .param .u64 out)
 """
 
 
-def chain_kernel(rng, name, sm):
-    ops = [c for c in CHAIN if c[1] <= sm]
+def chain_kernel(rng, name, sm, steps=CHAIN, n=48):
+    ops = [c for c in steps if c[1] <= sm]
     lines = []
-    n = 48
     cur = "i0"
     for k in range(n):
         nm, _, tmpl = rng.choice(ops)
@@ -237,26 +236,6 @@ VIDEO = [
 ]
 
 
-def video_kernel(rng, name, sm):
-    ops = [c for c in VIDEO if c[1] <= sm]
-    lines = []
-    n = 40
-    cur = "i0"
-    for k in range(n):
-        nm, _, tmpl = rng.choice(ops)
-        x = f"i{rng.randrange(1, 8)}"
-        y = f"i{rng.randrange(1, 8)}"
-        d = f"v{k}"
-        o0, o1, o0r, o1r = chain_operands(rng, tmpl, cur, x, y)
-        body = tmpl.format(a=cur, x=x, y=y, d=d, o0=o0, o1=o1, o0r=o0r, o1r=o1r)
-        lines.append(f"  // {nm}\n  {body}")
-        cur = d
-    out = KPRO.format(name=name, nv=n, shared="")
-    out += "\n".join(lines) + "\n"
-    out += f"  st.global.u32 [rout], {cur};\n  ret;\n}}\n\n"
-    return out
-
-
 def main():
     os.makedirs(os.path.join(HERE, "ptx"), exist_ok=True)
     for sm in (75, 80):
@@ -277,7 +256,7 @@ def main():
         rng = random.Random(3000 + sm)
         text = HEAD.format(target=target)
         for k in range(30):
-            text += video_kernel(rng, f"video_{sm}_{k}", sm)
+            text += chain_kernel(rng, f"video_{sm}_{k}", sm, VIDEO, 40)
         with open(os.path.join(HERE, "ptx", f"video_sm{sm}.ptx"), "w") as f:
             f.write(text)
 
