@@ -14,6 +14,8 @@
 
 use std::path::{Path, PathBuf};
 
+pub mod raw_nvdisasm;
+
 /// The ptxas version whose tools `cargo xtask oracle` installs.
 pub const ORACLE_VERSION: &str = "13.0.88";
 

@@ -3,10 +3,13 @@
 //! cubin with NVIDIA's tools.
 //!
 //! Per file: kiln's diagnostics (an `unsupported: ...` error fails the file closed; every
-//! kernel of it counts as unsupported, grouped by reason). Per compiled file: `nvdisasm -c`
-//! and `cuobjdump -elf` must accept the cubin without a message, nvdisasm's instruction text
-//! must equal kiln's listing, and `cuobjdump -elf` must equal our ELF listing; a file failing
-//! any of these counts its kernels as `tool_rejected` (a bug, reported by name). Registers are
+//! kernel of it counts as unsupported, grouped by reason). Per compiled file: `cuobjdump -elf`
+//! must accept the cubin without a message and equal our ELF listing, and nvdisasm must read
+//! every word as kiln's listing shows it: in raw-binary batches of many files' code
+//! (`test_support::raw_nvdisasm`; nvdisasm's start-up made one run per file a third of the
+//! stage), or `nvdisasm -c` on the cubin alone for a listing with relocated operands or
+//! callees and for every file of a batch that fails (that verdict stands). A file failing any
+//! of these counts its kernels as `tool_rejected` (a bug, reported by name). Registers are
 //! compared with ptxas's `-v` report (`ptxas_kernels.tsv`), instruction counts with ptxas's
 //! cubin (instructions before the closing `BRA`-to-self and `NOP` padding).
 //!
@@ -22,6 +25,7 @@
 //! `trap_mismatch` counts kernels where only one side trapped on a memory access (inputs
 //! outside the kernel's defined behaviour under the generic launch), each printed.
 //! The emulator is functional: control codes are checked only by nvdisasm's acceptance.
+//! `KILN_TIME_FILES=1` prints each file's wall time (`TIME <s> <file>`) to standard error.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
@@ -30,6 +34,7 @@ use std::time::Instant;
 
 use super::{CorpusArgs, PtxasOutcome};
 use crate::oracle;
+use test_support::raw_nvdisasm;
 
 /// What executing a compiled kernel showed.
 pub enum Exec {
@@ -58,6 +63,8 @@ struct FileOutcome {
     exec: HashMap<String, Exec>,
     /// Tool problems with the produced cubin.
     tool_error: Option<String>,
+    /// Waiting for the raw nvdisasm batch.
+    raw: Option<RawPending>,
     kiln_s: f64,
     ptxas_instr: HashMap<String, usize>,
     /// Per kernel: the static performance model's cycles of kiln's and of ptxas's code
@@ -219,6 +226,7 @@ fn check_file(path: &Path, rel: &str, text: &str, arch: &str, dir: &Path) -> Fil
         kernels: Vec::new(),
         tool_error: None,
         exec: HashMap::new(),
+        raw: None,
         kiln_s: 0.0,
         ptxas_instr: HashMap::new(),
         kiln_cycles: HashMap::new(),
@@ -264,10 +272,15 @@ fn check_file(path: &Path, rel: &str, text: &str, arch: &str, dir: &Path) -> Fil
         }
         Some(b) => {
             let mut listing = Vec::new();
+            let mut kernel_code = Vec::new();
             for (k, n) in kts.iter().zip(&names) {
                 let e = db::encoded(&database, *k).as_ref().expect("compiled");
                 let s = db::kernel_stats(&database, *k).as_ref().expect("compiled");
                 listing.extend(e.listing.iter().map(|l| norm(l)));
+                kernel_code.push(raw_nvdisasm::KernelCode {
+                    code: e.code.clone(),
+                    listing: e.listing.clone(),
+                });
                 if let Ok(m) = perfmodel::estimate(arch, &e.code) {
                     out.kiln_cycles.insert(n.clone(), m.cycles);
                 }
@@ -282,7 +295,15 @@ fn check_file(path: &Path, rel: &str, text: &str, arch: &str, dir: &Path) -> Fil
                 out.tool_error = Some(format!("writing cubin: {e}"));
                 return out;
             }
-            out.tool_error = tool_check(&cubin_path, b, &listing).err();
+            out.tool_error = cuobjdump_check(&cubin_path, b).err();
+            // nvdisasm: in a raw batch after every file is compiled (`raw_nvdisasm`), unless
+            // the listing holds text only the ELF gives (relocations, callees).
+            if out.tool_error.is_none() {
+                match raw_pending(b, kernel_code, &listing) {
+                    Ok(p) => out.raw = Some(p),
+                    Err(_) => out.tool_error = nvdisasm_check(&cubin_path, &listing).err(),
+                }
+            }
             let _ = std::fs::remove_file(&cubin_path);
             let theirs = match super::ptxas_cubin(text, arch, &[]) {
                 Ok(PtxasOutcome::Ok { cubin, .. }) => std::fs::read(cubin).ok(),
@@ -427,7 +448,145 @@ fn execute_with(
     }
 }
 
-fn tool_check(cubin_path: &Path, bytes: &[u8], listing: &[String]) -> Result<(), String> {
+/// A compiled file waiting for the raw nvdisasm batch: its kernels' code, and the cubin and
+/// listing for the per-file check if the batch disagrees.
+struct RawPending {
+    target: String,
+    kernels: Vec<raw_nvdisasm::KernelCode>,
+    cubin: Vec<u8>,
+    listing: Vec<String>,
+}
+
+/// The file's code for a raw batch, when kiln's listing is its decoder's text of the words
+/// and the cubin holds no code but the kernels'. Err: why the file is checked alone.
+fn raw_pending(
+    bytes: &[u8],
+    kernels: Vec<raw_nvdisasm::KernelCode>,
+    listing: &[String],
+) -> Result<RawPending, String> {
+    let c = cubin::read(bytes).map_err(|e| e.to_string())?;
+    let target = format!("sm_{}", c.arch_name());
+    let table = sass::table(&target).ok_or_else(|| format!("no table for {target}"))?;
+    let texts = c
+        .sections
+        .iter()
+        .filter(|s| s.name.starts_with(".text."))
+        .count();
+    if texts != kernels.len() {
+        return Err(format!(
+            "{texts} code sections for {} kernels",
+            kernels.len()
+        ));
+    }
+    let print = |w: u128, pc: u64| table.print(w, pc, &|_| None);
+    for k in &kernels {
+        raw_nvdisasm::listing_matches_words(&print, k)?;
+    }
+    Ok(RawPending {
+        target,
+        kernels,
+        cubin: bytes.to_vec(),
+        listing: listing.to_vec(),
+    })
+}
+
+/// Words per raw nvdisasm batch: nvdisasm's start-up (about 0.3 s) costs as much as
+/// disassembling some 20,000 words.
+const BATCH_WORDS: usize = 40_000;
+
+/// Runs the raw nvdisasm batches over the files waiting for them; a file the batch does not
+/// pass is checked alone on its cubin (that verdict stands; a raw-only disagreement is
+/// printed as a note).
+fn run_raw_batches(outcomes: &mut [Result<FileOutcome, String>], rels: &[&str], dir: &Path) {
+    let compiled = outcomes
+        .iter()
+        .flatten()
+        .filter(|o| o.kernels.iter().any(|(_, k)| k.is_ok()))
+        .count();
+    let batched = outcomes
+        .iter()
+        .flatten()
+        .filter(|o| o.raw.is_some())
+        .count();
+    // Batches of (file index) per target.
+    let mut by_target: BTreeMap<String, Vec<Vec<usize>>> = BTreeMap::new();
+    let mut words_in_last: BTreeMap<String, usize> = BTreeMap::new();
+    for (i, o) in outcomes.iter().enumerate() {
+        let Ok(FileOutcome { raw: Some(p), .. }) = o else {
+            continue;
+        };
+        let n: usize = p.kernels.iter().map(|k| k.code.len() / 16).sum();
+        let batches = by_target.entry(p.target.clone()).or_default();
+        let w = words_in_last.entry(p.target.clone()).or_default();
+        if batches.is_empty() || *w + n > BATCH_WORDS {
+            batches.push(Vec::new());
+            *w = 0;
+        }
+        batches.last_mut().expect("pushed").push(i);
+        *w += n;
+    }
+    let jobs: Vec<(String, Vec<usize>)> = by_target
+        .into_iter()
+        .flat_map(|(t, bs)| bs.into_iter().map(move |b| (t.clone(), b)))
+        .collect();
+    println!(
+        "nvdisasm: {batched} of {compiled} compiled files in {} raw batches, {} alone on their cubin (relocated operands or callees)",
+        jobs.len(),
+        compiled - batched
+    );
+    let verdicts = super::par_map("nvdisasm", &jobs, |(target, files)| {
+        let Some(table) = sass::table(target) else {
+            return vec![Some(format!("no table for {target}")); files.len()];
+        };
+        let entries: Vec<raw_nvdisasm::Entry<'_>> = files
+            .iter()
+            .map(|i| raw_nvdisasm::Entry {
+                kernels: match &outcomes[*i] {
+                    Ok(FileOutcome { raw: Some(p), .. }) => &p.kernels,
+                    _ => unreachable!("batched files wait for the batch"),
+                },
+            })
+            .collect();
+        let name = format!(
+            "batch-{}-{:016x}",
+            target,
+            super::fnv1a64(&[&files[0].to_le_bytes()])
+        );
+        let nvdisasm = match oracle::tool("nvdisasm") {
+            Ok(t) => t,
+            Err(e) => return vec![Some(e); files.len()],
+        };
+        let print = |w: u128, pc: u64| table.print(w, pc, &|_| None);
+        raw_nvdisasm::check_batch(&nvdisasm, &print, target, &entries, dir, &name)
+    });
+    for ((_, files), vs) in jobs.iter().zip(verdicts) {
+        for (i, v) in files.iter().zip(vs) {
+            let Some(why) = v else { continue };
+            let Ok(o) = &mut outcomes[*i] else { continue };
+            let p = o.raw.as_ref().expect("batched");
+            let path = dir.join(format!(
+                "{:016x}.cubin",
+                super::fnv1a64(&[rels[*i].as_bytes(), p.target.as_bytes()])
+            ));
+            let alone = std::fs::write(&path, &p.cubin)
+                .map_err(|e| format!("writing cubin: {e}"))
+                .and_then(|()| nvdisasm_check(&path, &p.listing));
+            let _ = std::fs::remove_file(&path);
+            match alone {
+                Ok(()) => println!(
+                    "NOTE {}: the raw nvdisasm batch disagreed, the file alone passes: {why}",
+                    rels[*i]
+                ),
+                Err(e) => o.tool_error = Some(e),
+            }
+        }
+    }
+    for o in outcomes.iter_mut().flatten() {
+        o.raw = None;
+    }
+}
+
+fn nvdisasm_check(cubin_path: &Path, listing: &[String]) -> Result<(), String> {
     let nv = Command::new(oracle::tool("nvdisasm")?)
         .arg("-c")
         .arg(cubin_path)
@@ -451,6 +610,10 @@ fn tool_check(cubin_path: &Path, bytes: &[u8], listing: &[String]) -> Result<(),
             listing.get(at).map_or("", String::as_str)
         ));
     }
+    Ok(())
+}
+
+fn cuobjdump_check(cubin_path: &Path, bytes: &[u8]) -> Result<(), String> {
     let cu = Command::new(oracle::tool("cuobjdump")?)
         .arg("-elf")
         .arg(cubin_path)
@@ -510,9 +673,16 @@ pub fn run(args: &CorpusArgs) -> Result<(), String> {
     let files = args.files_for_arch(&arch);
     let tmp = super::cache_dir("kiln-compile");
     std::fs::create_dir_all(&tmp).map_err(|e| e.to_string())?;
-    let results = super::par_map("compile", &files, |(p, rel, text)| {
-        super::catch(|| check_file(p, rel, text, &arch, &tmp))
+    let mut results = super::par_map("compile", &files, |(p, rel, text)| {
+        let t = Instant::now();
+        let r = super::catch(|| check_file(p, rel, text, &arch, &tmp));
+        if std::env::var_os("KILN_TIME_FILES").is_some() {
+            eprintln!("TIME {:.2} {rel}", t.elapsed().as_secs_f64());
+        }
+        r
     });
+    let rels: Vec<&str> = files.iter().map(|(_, rel, _)| rel.as_str()).collect();
+    run_raw_batches(&mut results, &rels, &tmp);
     let mut reasons: BTreeMap<String, usize> = BTreeMap::new();
     let (mut kernels, mut compiled, mut unsupported, mut panics, mut rejected) = (0, 0, 0, 0, 0);
     let (mut regs_le, mut regs_ratio, mut instr_ratio) = (0usize, Vec::new(), Vec::new());
