@@ -101,6 +101,74 @@ impl Cx {
         Ok(())
     }
 
+    /// `cvt{.rn,.rz,.rm,.rp}.ftz{.sat}.f32.f64 d, a`: `F2F` (then `FADD.SAT`), then the
+    /// result multiplied by `FLT_MIN` (a sign-preserving zero) where ptxas 13.0.88's code
+    /// flushes it, which it decides per rounding mode (the interpreter's
+    /// `f64_to_f32_flush` says where; read from ptxas's code on sm_75 to sm_90): against
+    /// `|a|` for `.rn`, `.rm` and `.rp` (thresholds `0x380fffff_f0000000`, and `FLT_MIN` or
+    /// `0x380fffff_e0000001` as doubles by the source's sign), against the result for `.rz`.
+    fn cvt_f32_f64_ftz(
+        &mut self,
+        node: &SyntaxNode,
+        rest: &[&str],
+        ops: &[ast::Operand],
+    ) -> Result<(), LowerError> {
+        let sat = rest.contains(&".sat");
+        let rnd = rest
+            .iter()
+            .find(|m| !matches!(**m, ".ftz" | ".sat"))
+            .copied();
+        if rest.len() != 2 + usize::from(sat) {
+            return Err(unsupported(node, format!("cvt{}.f32.f64", rest.concat())));
+        }
+        let suffix = match rnd {
+            Some(".rn") => "",
+            Some(".rz") => ".RZ",
+            Some(".rm") => ".RM",
+            Some(".rp") => ".RP",
+            _ => return Err(unsupported(node, format!("cvt{}.f32.f64", rest.concat()))),
+        };
+        let a = self.reg_src(&ops[1], 2)?;
+        let d = self.dst(&ops[0], 1)?;
+        let convert = if sat {
+            format!("F2F.F32.F64{suffix} %r, %a\nFADD.SAT %d, RZ, %r")
+        } else {
+            format!("F2F.F32.F64{suffix} %d, %a")
+        };
+        let min = fmath::MIN_NORMAL;
+        // The flush threshold as a double (low, high words), per sign of the source.
+        let threshold = |neg: (&str, &str), pos: (&str, &str)| {
+            format!(
+                "ISETP.LT.AND $neg, PT, %a.1, RZ, PT
+                 MOV %nl, {}
+                 MOV %nh, {}
+                 MOV %pl, {}
+                 MOV %ph, {}
+                 SEL %q0.0, %nl, %pl, $neg
+                 SEL %q0.1, %nh, %ph, $neg
+                 DSETP.GT.AND $f, PT, %q0, |%a|, PT
+                 @$f FMUL %d, %d, {min}",
+                neg.0, neg.1, pos.0, pos.1
+            )
+        };
+        let flush = match suffix {
+            "" => format!(
+                "MOV %q0.0, 0xf0000000
+                 MOV %q0.1, 0x380fffff
+                 DSETP.GT.AND $f, PT, %q0, |%a|, PT
+                 @$f FMUL %d, %d, {min}"
+            ),
+            ".RZ" => format!(
+                "FSETP.GEU.AND $k, PT, |%d|, {min}, PT
+                 @!$k FMUL %d, %d, {min}"
+            ),
+            ".RM" => threshold(("0xe0000001", "0x380fffff"), ("0x0", "0x38100000")),
+            _ => threshold(("0x0", "0x38100000"), ("0xe0000001", "0x380fffff")),
+        };
+        self.emit_seq(&format!("{convert}\n{flush}"), &[("%a", a), ("%d", d)]);
+        Ok(())
+    }
+
     pub(crate) fn cvt(
         &mut self,
         node: &SyntaxNode,
@@ -220,6 +288,9 @@ impl Cx {
             };
             self.push(Inst::new(op, vec![Operand::r(d), Operand::r(a)], vec![0]));
             return Ok(());
+        }
+        if dt == Ty::F32 && st == Ty::F64 && rest.contains(&".ftz") {
+            return self.cvt_f32_f64_ftz(node, &rest, ops);
         }
         if dt == Ty::F32 && st == Ty::F64 && rest == [".rn"] {
             let d = self.dst(&ops[0], 1)?;

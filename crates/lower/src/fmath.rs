@@ -30,7 +30,7 @@ use syntax::ast;
 use crate::{Cx, LowerError, Ty, unsupported};
 
 /// The smallest normal f32, 2^-126.
-const MIN_NORMAL: &str = "f:1.175494350822287508e-38";
+pub(crate) const MIN_NORMAL: &str = "f:1.175494350822287508e-38";
 /// 2^126: beyond it a reciprocal is subnormal.
 const RCP_LIMIT: &str = "f:8.50705917302346158658e+37";
 

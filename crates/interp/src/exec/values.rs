@@ -537,7 +537,8 @@ pub(crate) fn cvt(dty: Ty, sty: Ty, x: u64, m: &Mods) -> u64 {
                     r
                 }
             };
-            let ftz_out = m.ftz && dty == Ty::F32;
+            let narrowing_ftz = m.ftz && dty == Ty::F32 && sty == Ty::F64 && m.irnd.is_none();
+            let ftz_out = m.ftz && dty == Ty::F32 && !narrowing_ftz;
             let r = finish(
                 dty,
                 &Mods {
@@ -548,9 +549,42 @@ pub(crate) fn cvt(dty: Ty, sty: Ty, x: u64, m: &Mods) -> u64 {
                 },
                 r,
             );
+            let r = if narrowing_ftz {
+                f64_to_f32_flush(x, v, m.rnd.unwrap_or(Rnd::Ne), r)
+            } else {
+                r
+            };
             cvt_sat_zero(dty, m, r)
         }
     }
+}
+
+/// `cvt{.rnd}.ftz{.sat}.f32.f64`'s flush of the rounded (and saturated) result `r` to a
+/// sign-preserving zero, as ptxas 13.0.88's code decides it on sm_75 to sm_90. The ISA says
+/// "subnormal results"; ptxas compares the source with a threshold per rounding mode, which
+/// also flushes some sources that round to `FLT_MIN` itself. With M = 2^-126 - 2^-150 (the
+/// midpoint of the largest subnormal and `FLT_MIN`): `.rn` flushes where `|a|` is below
+/// 0x380fffff_f0000000 (`DSETP.GEU |a|, T`, so `[M, T)` too); `.rm` where `|a| <= M` for a
+/// negative source and `|a| < FLT_MIN` for a positive one, `.rp` the other way round
+/// (`DSETP.GT T, |a|` with T = 0x380fffff_e0000001 or `FLT_MIN` by the source's top bit);
+/// `.rz` where the result is below `FLT_MIN` (`FSETP.GEU |r|`). Checked with edge sources
+/// (`test-data/codegen/cvt_ftz_f64.ptx`: ptxas's cubins in the emulator). A NaN source is never
+/// flushed.
+fn f64_to_f32_flush(src: u64, v: f64, rnd: Rnd, r: u64) -> u64 {
+    if v.is_nan() {
+        return r;
+    }
+    let min = f64::from_bits(0x3810_0000_0000_0000);
+    let above_midpoint = f64::from_bits(0x380f_ffff_e000_0001);
+    let negative = src >> 63 == 1;
+    let a = v.abs();
+    let flush = match rnd {
+        Rnd::Ne => a < f64::from_bits(0x380f_ffff_f000_0000),
+        Rnd::Z => f64::from(f32::from_bits(r as u32)).abs() < min,
+        Rnd::M => a < if negative { above_midpoint } else { min },
+        Rnd::P => a < if negative { min } else { above_midpoint },
+    };
+    if flush { r & 0x8000_0000 } else { r }
 }
 
 /// `cvt.sat` to a float type gives +0 for a -0 result: ptxas computes it as `FADD.SAT d, RZ,
