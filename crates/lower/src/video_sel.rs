@@ -15,25 +15,14 @@
 //! negated operands (templates exist only for the plain forms).
 
 use ir::{Operand, Reg, op};
+use ptx::video::{Sel, Video};
 use syntax::ast;
 
 use crate::{Cx, LowerError, unsupported};
 
 /// The lanes of a video instruction (1 for the scalar forms), `None` for other opcodes.
 pub(crate) fn video_lanes(opcode: &str) -> Option<u8> {
-    let (stem, lanes) = match opcode.as_bytes().last() {
-        Some(b'2') => (&opcode[..opcode.len() - 1], 2),
-        Some(b'4') => (&opcode[..opcode.len() - 1], 4),
-        _ => (opcode, 1),
-    };
-    let scalar_only = matches!(stem, "vshl" | "vshr" | "vmad");
-    let simd_only = stem == "vavrg";
-    let any = matches!(
-        stem,
-        "vadd" | "vsub" | "vabsdiff" | "vmin" | "vmax" | "vset"
-    );
-    ((any || scalar_only && lanes == 1 || simd_only && lanes > 1) && stem.starts_with('v'))
-        .then_some(lanes)
+    Video::decode(opcode).map(|v| v.lanes)
 }
 
 /// How the operands of a video instruction with selectors are read and written.
@@ -57,13 +46,6 @@ fn selector(o: &ast::Operand) -> Option<(String, String)> {
         return None;
     };
     Some((n.name()?.text().to_string(), c.clone()))
-}
-
-/// The digits of a selector's name (`.h21` → [2, 1]), if it is `kind` followed by digits.
-fn digits(sel: &str, kind: &str) -> Option<Vec<u8>> {
-    let d = sel.strip_prefix(kind)?;
-    (!d.is_empty() && d.bytes().all(|c| c.is_ascii_digit()))
-        .then(|| d.bytes().map(|c| c - b'0').collect())
 }
 
 impl Cx {
@@ -116,53 +98,33 @@ impl Cx {
             let Some((_, sel)) = &sels[k + 1] else {
                 continue;
             };
-            let (ctl, other) = if lanes == 1 {
-                let s = signed(k);
-                let fill = |top: u8| if s { 8 | top } else { 4 };
-                match (digits(sel, ".b"), digits(sel, ".h")) {
-                    (Some(d), _) if d.len() == 1 && d[0] < 4 => {
-                        let b = d[0];
-                        let f = fill(b);
-                        (
-                            u32::from(b)
-                                | u32::from(f) << 4
-                                | u32::from(f) << 8
-                                | u32::from(f) << 12,
-                            None,
-                        )
-                    }
-                    (_, Some(d)) if d.len() == 1 && d[0] < 2 => {
-                        let (lo, hi) = (2 * d[0], 2 * d[0] + 1);
-                        let f = fill(hi);
-                        (
-                            u32::from(lo)
-                                | u32::from(hi) << 4
-                                | u32::from(f) << 8
-                                | u32::from(f) << 12,
-                            None,
-                        )
-                    }
-                    _ => return bad("not a scalar source selector"),
+            // PRMT numbers bytes 0-3 of its first source and 4-7 of its second.
+            let (ctl, other) = match Sel::parse(sel, lanes, false) {
+                Some(Sel::Byte(b)) if lanes == 1 => {
+                    let f = if signed(k) { 8 | b } else { 4 };
+                    let f = u32::from(f);
+                    (u32::from(b) | f << 4 | f << 8 | f << 12, None)
                 }
-            } else {
-                // One part of `{b, a}` per lane, lane 0 named last: bytes 0-3 of `a`, 4-7 of
-                // `b` as PRMT numbers them.
-                let kind = if lanes == 2 { ".h" } else { ".b" };
-                let Some(d) = digits(sel, kind)
-                    .filter(|d| d.len() == usize::from(lanes) && d.iter().all(|&p| p < 2 * lanes))
-                else {
-                    return bad("not a SIMD source selector");
-                };
-                let mut ctl = 0u32;
-                for (lane, &p) in d.iter().rev().enumerate() {
-                    if lanes == 2 {
-                        ctl |= u32::from(2 * p) << (8 * lane);
-                        ctl |= u32::from(2 * p + 1) << (8 * lane + 4);
-                    } else {
-                        ctl |= u32::from(p) << (4 * lane);
-                    }
+                Some(Sel::Half(h)) if lanes == 1 => {
+                    let (lo, hi) = (2 * h, 2 * h + 1);
+                    let f = u32::from(if signed(k) { 8 | hi } else { 4 });
+                    (u32::from(lo) | u32::from(hi) << 4 | f << 8 | f << 12, None)
                 }
-                (ctl, Some(base[2]))
+                // One part of `{b, a}` per lane: bytes 0-3 of `a`, 4-7 of `b`.
+                Some(Sel::Lanes(parts)) => {
+                    let mut ctl = 0u32;
+                    for (lane, &p) in parts.iter().take(usize::from(lanes)).enumerate() {
+                        if lanes == 2 {
+                            ctl |= u32::from(2 * p) << (8 * lane);
+                            ctl |= u32::from(2 * p + 1) << (8 * lane + 4);
+                        } else {
+                            ctl |= u32::from(p) << (4 * lane);
+                        }
+                    }
+                    (ctl, Some(base[2]))
+                }
+                _ if lanes == 1 => return bad("not a scalar source selector"),
+                _ => return bad("not a SIMD source selector"),
             };
             let from = if other.is_some() {
                 base[1]
@@ -194,20 +156,18 @@ impl Cx {
                 return bad("a destination mask with `.add`");
             }
             Some((_, sel)) => {
-                let kind = if lanes == 2 { ".h" } else { ".b" };
-                let width = 32 / u32::from(lanes);
-                let Some(d) = digits(sel, kind).filter(|d| {
-                    !d.is_empty()
-                        && d.iter().all(|&p| p < lanes)
-                        && d.windows(2).all(|w| w[0] > w[1])
-                }) else {
+                let Some(Sel::Mask(lanes_written)) = Sel::parse(sel, lanes, true) else {
                     return bad("not a SIMD destination mask");
                 };
+                let width = 32 / u32::from(lanes);
                 let lane_bits = ((1u64 << width) - 1) as u32;
-                Some(
-                    d.iter()
-                        .fold(0u32, |m, &p| m | lane_bits << (width * u32::from(p))),
-                )
+                Some((0..u32::from(lanes)).fold(0u32, |m, p| {
+                    if lanes_written >> p & 1 == 1 {
+                        m | lane_bits << (width * p)
+                    } else {
+                        m
+                    }
+                }))
             }
         };
         Ok(Some(Selected {

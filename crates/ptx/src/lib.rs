@@ -20,6 +20,7 @@ use std::sync::OnceLock;
 
 mod table;
 mod types;
+pub mod video;
 
 pub use table::TableError;
 /// The target a gating rule compares: the one SM type (`crates/target`).
