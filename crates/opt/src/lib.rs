@@ -10,6 +10,8 @@
 //! * [`addr::fold`] (once, after the rounds): `base + constant` addresses read as
 //!   `[base+constant]`, the adds left dead;
 //! * [`ifconv::if_convert`] (once, after the rounds): short branches into predicated code;
+//! * [`hoist::hoist_loads`] (once, last): weak loads of loops moved up their blocks, past
+//!   arithmetic, so that they issue together (without raising a block's register pressure);
 //! * [`ppressure::relieve`] (also at `-O0`): predicates beyond the 7 registers kept in R
 //!   registers (`SEL` after each write, `ISETP` before each read);
 //! * [`reconverge::reconverge`] (also at `-O0`): `BSSY`/`BSYNC` around divergent regions
@@ -27,6 +29,7 @@ pub mod dce;
 pub mod facts;
 pub mod forms;
 pub mod fuse;
+pub mod hoist;
 pub mod ifconv;
 pub mod ppressure;
 pub mod reconverge;
@@ -70,5 +73,6 @@ fn passes(f: &mut Func, profile: &Profile) {
         dce::dce(f);
     }
     ifconv::if_convert(f);
+    hoist::hoist_loads(f);
     debug_assert!(ir::verify(f).is_ok(), "{:?}", ir::verify(f));
 }
