@@ -94,6 +94,27 @@ pub fn is_memory_access(m: Mnemonic) -> bool {
     )
 }
 
+/// A memory access with a strong or device ordering (`.STRONG`, `.SYS`, `.GPU`, `.MMIO`): it
+/// keeps its order with every other memory access.
+pub fn is_strongly_ordered(i: &Inst) -> bool {
+    use sass::opcode::Modifier;
+    [
+        Modifier::STRONG,
+        Modifier::SYS,
+        Modifier::GPU,
+        Modifier::MMIO,
+    ]
+    .iter()
+    .any(|m| i.op.has(*m))
+}
+
+/// An instruction guarded by `!PT`, which never runs (`@!PT LDS RZ, [RZ]` before `LDGSTS`):
+/// it is there for its place.
+pub fn never_runs(i: &Inst) -> bool {
+    i.guard
+        .is_some_and(|g| g.negated && matches!(g.pred, crate::Reg::Zero(_)))
+}
+
 /// A constant-bank read whose address depends on a register (`LDC R0, c[0x0][R2]`): like a
 /// memory access, it may read out of bounds where its address was not made valid.
 pub fn is_indexed_constant_load(i: &Inst) -> bool {

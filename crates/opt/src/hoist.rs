@@ -18,26 +18,16 @@
 //! registers, as many lose some).
 
 use ir::liveness::{Cover, Liveness, maybe_defined, vindex, walk_block_backward};
-use ir::{Class, Func, Inst, Mnemonic, Modifier, Operand, Reg};
+use ir::{Class, Func, Inst, Mnemonic, Operand, Reg};
 
 /// How many instructions a load may move up at most.
 const MAX_DISTANCE: usize = 16;
 
 /// Moves weak loads up their blocks (see the module docs); whether anything moved.
 pub fn hoist_loads(f: &mut Func) -> bool {
-    let mut pressure = r_pressure(f);
+    let width = r_words(f);
+    let mut pressure = r_pressure(f, &width);
     let in_loop = loop_blocks(f);
-    let width: Vec<u32> = f
-        .vregs
-        .iter()
-        .map(|(_, d)| {
-            if d.class == Class::R {
-                u32::from(d.width.max(1))
-            } else {
-                0
-            }
-        })
-        .collect();
     let mut moved = false;
     for (k, b) in f.order.clone().into_iter().enumerate() {
         if !in_loop[k] {
@@ -99,22 +89,11 @@ fn loop_blocks(f: &Func) -> Vec<bool> {
 
 /// A load that may pass arithmetic and other weak loads.
 fn is_weak_load(i: &Inst) -> bool {
-    let strong = [
-        Modifier::STRONG,
-        Modifier::SYS,
-        Modifier::GPU,
-        Modifier::MMIO,
-    ]
-    .iter()
-    .any(|m| i.op.has(*m));
-    let never_runs = i
-        .guard
-        .is_some_and(|g| g.negated && matches!(g.pred, Reg::Zero(_)));
     matches!(
         i.mnemonic(),
         Mnemonic::LDG | Mnemonic::LDS | Mnemonic::LD | Mnemonic::LDL
-    ) && !strong
-        && !never_runs
+    ) && !ir::kind::is_strongly_ordered(i)
+        && !ir::kind::never_runs(i)
         && !i.operands.iter().any(|o| matches!(o, Operand::Label(_)))
 }
 
@@ -156,14 +135,9 @@ fn same_register(a: Reg, b: Reg) -> bool {
     }
 }
 
-/// Per block (layout position), per instruction: the R words live across it (live after it
-/// and maybe defined there, or written by it), as the allocator counts them.
-fn r_pressure(f: &Func) -> Vec<Vec<u32>> {
-    let nv = f.vregs.len();
-    let live = Liveness::compute(f);
-    let defined = maybe_defined(f);
-    let width: Vec<u32> = f
-        .vregs
+/// Per virtual register (arena index): its 32-bit R words (0 for the other classes).
+fn r_words(f: &Func) -> Vec<u32> {
+    f.vregs
         .iter()
         .map(|(_, d)| {
             if d.class == Class::R {
@@ -172,7 +146,15 @@ fn r_pressure(f: &Func) -> Vec<Vec<u32>> {
                 0
             }
         })
-        .collect();
+        .collect()
+}
+
+/// Per block (layout position), per instruction: the R words live across it (live after it
+/// and maybe defined there, or written by it), as the allocator counts them.
+fn r_pressure(f: &Func, width: &[u32]) -> Vec<Vec<u32>> {
+    let nv = f.vregs.len();
+    let live = Liveness::compute(f);
+    let defined = maybe_defined(f);
     let mut cover = vec![Cover::default(); nv];
     let mut out = Vec::with_capacity(f.order.len());
     for (k, b) in f.order.iter().enumerate() {

@@ -6,19 +6,11 @@
 mod common;
 
 fn optimized(text: &str, sm: u32) -> String {
-    let text = common::lower_and_optimize(text, sm);
     // The memory accesses and the adds that made addresses are what this test is about.
-    text.lines()
-        .filter(|l| {
-            let l = l.trim_start();
-            let l = l
-                .split_once(' ')
-                .filter(|_| l.starts_with('@'))
-                .map_or(l, |(_, r)| r);
-            ["LD", "ST", "IADD3", "bb"].iter().any(|m| l.starts_with(m))
-        })
-        .map(|l| format!("{l}\n"))
-        .collect()
+    common::lines_starting(
+        &common::lower_and_optimize(text, sm),
+        &["LD", "ST", "IADD3", "bb"],
+    )
 }
 
 const HEADER: &str = ".version 8.0\n.target sm_80\n.address_size 64\n";

@@ -7,18 +7,10 @@
 mod common;
 
 fn optimized(text: &str, sm: u32) -> String {
-    let text = common::lower_and_optimize(text, sm);
-    text.lines()
-        .filter(|l| {
-            let l = l.trim_start();
-            let l = l
-                .split_once(' ')
-                .filter(|_| l.starts_with('@'))
-                .map_or(l, |(_, r)| r);
-            ["LD", "ST", "FFMA", "bb"].iter().any(|m| l.starts_with(m))
-        })
-        .map(|l| format!("{l}\n"))
-        .collect()
+    common::lines_starting(
+        &common::lower_and_optimize(text, sm),
+        &["LD", "ST", "FFMA", "bb"],
+    )
 }
 
 const HEADER: &str = ".version 8.0\n.target sm_80\n.address_size 64\n";

@@ -18,7 +18,7 @@
 //! The latencies that weigh the paths are the performance model's (`crates/perfmodel`:
 //! variable latencies per SM and class) and [`crate::LATENCIES`] for fixed-latency results.
 
-use ir::{Func, Inst, Mnemonic, Modifier, Operand, VReg};
+use ir::{Func, Inst, Mnemonic, Operand, VReg};
 use target::Profile;
 
 use crate::{LATENCIES, PhysKey, is_variable_latency, phys};
@@ -38,26 +38,14 @@ enum Kind {
 
 fn kind(i: &Inst) -> Kind {
     use Mnemonic as M;
-    // An instruction that never runs (`@!PT LDS RZ, [RZ]` before `LDGSTS`) is there for its
-    // place.
-    let never_runs = i
-        .guard
-        .is_some_and(|g| g.negated && matches!(g.pred, ir::Reg::Zero(_)));
     if i.is_terminator()
         || i.is_system_call()
-        || never_runs
+        || ir::kind::never_runs(i)
         || i.operands.iter().any(|o| matches!(o, Operand::Label(_)))
     {
         return Kind::Fixed;
     }
-    let strong = [
-        Modifier::STRONG,
-        Modifier::SYS,
-        Modifier::GPU,
-        Modifier::MMIO,
-    ]
-    .iter()
-    .any(|m| i.op.has(*m));
+    let strong = ir::kind::is_strongly_ordered(i);
     match i.mnemonic() {
         m if ir::kind::is_lane_arithmetic(m) || ir::kind::is_uniform_arithmetic(m) => Kind::Pure,
         M::ULDC | M::R2UR | M::LDC => Kind::Pure,

@@ -22,3 +22,21 @@ pub fn lower_and_optimize(text: &str, sm: u32) -> String {
     ir::verify(&l.func).unwrap();
     ir::print(&l.func, None)
 }
+
+/// The lines of a printed function whose instruction (after any guard) starts with one of
+/// `prefixes` (`bb` keeps the block labels), each with its newline. (Not every test binary
+/// that includes this module calls it.)
+#[allow(dead_code)]
+pub fn lines_starting(text: &str, prefixes: &[&str]) -> String {
+    text.lines()
+        .filter(|l| {
+            let l = l.trim_start();
+            let l = l
+                .split_once(' ')
+                .filter(|_| l.starts_with('@'))
+                .map_or(l, |(_, r)| r);
+            prefixes.iter().any(|m| l.starts_with(m))
+        })
+        .map(|l| format!("{l}\n"))
+        .collect()
+}
