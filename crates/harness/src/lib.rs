@@ -602,7 +602,7 @@ fn compare_kernel_on(
         params: iparams.clone(),
         step_limit: cfg.step_limit,
     };
-    let (mut outside_mask, mut outside_array) = (0, 0);
+    let (mut outside_mask, mut outside_array, mut misaligned_local) = (0, 0, 0);
     // The interpreter runs as a sanitizer: a launch with a data race or an uninitialized read
     // is outside the kernel's contract, so no comparison at it means anything.
     let sanitized = interp::RunOptions {
@@ -621,6 +621,7 @@ fn compare_kernel_on(
             }
             outside_mask = st.outside_mask;
             outside_array = st.outside_array;
+            misaligned_local = st.misaligned_local;
             None
         }
         Err(interp::RunError::Trap { message, .. }) => Some(message),
@@ -670,6 +671,16 @@ fn compare_kernel_on(
             // harness's launch shape) traps only here.
             return Verdict::NotComparable(format!(
                 "harness: shared access outside the kernel's own variables ({e}); the interpreter lays out every module .shared variable"
+            ));
+        }
+        (None, Some(e))
+            if e.starts_with("misaligned") && e.contains(" Local ") && misaligned_local == 0 =>
+        {
+            // Every local access the PTX makes is aligned (the interpreter counts those that
+            // are not): the compiled code's own frame (its spill slots, its layout of the
+            // `.local` variables) is misaligned, which faults on the hardware too.
+            return Verdict::Differ(format!(
+                "misaligned stack frame: the emulator trapped ({e}) where every .local access of the PTX is aligned"
             ));
         }
         (None, Some(e)) if e.starts_with("misaligned") => {

@@ -124,6 +124,11 @@ pub struct RunStats {
     /// Shared-memory accesses outside the static `.shared` array their address derives from
     /// ([`crate::provenance`]): undefined in PTX (what they read depends on the layout).
     pub outside_array: u64,
+    /// `.local` accesses (direct or through a generic address) at an address that is not a
+    /// multiple of their size: undefined in PTX, and executed here as if aligned. A
+    /// compiled kernel that traps on a misaligned local access when this is 0 misaligned
+    /// its own stack frame.
+    pub misaligned_local: u64,
     /// The sanitizer's findings (with [`RunOptions::sanitize`]).
     pub findings: Vec<crate::sanitize::Finding>,
 }
@@ -302,6 +307,7 @@ pub fn run_with(
         stats.thread_steps += s.thread_steps;
         stats.outside_mask += s.outside_mask;
         stats.outside_array += s.outside_array;
+        stats.misaligned_local += s.misaligned_local;
         stats.findings.extend(s.findings);
     }
     Ok(stats)

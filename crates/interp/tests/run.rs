@@ -354,6 +354,30 @@ fn shared_accesses_outside_their_array_are_counted() {
 }
 
 #[test]
+fn misaligned_local_accesses_are_counted() {
+    // A 16-byte `.local` array aligned to 16: a `v2.u32` store at offset 8 is aligned, one
+    // at offset 4 (thread 1 only) is not, nor is the `u32` load through a generic address at
+    // offset 2; the interpreter executes them and counts the two misaligned ones.
+    let text = format!(
+        "{HEAD}.visible .entry k(.param .u64 o)
+{{
+  .reg .b64 %rd<4>; .reg .b32 %r<4>; .reg .pred %p<2>;
+  .local .align 16 .b8 buf[16];
+  mov.u32 %r1, %tid.x;
+  mov.u64 %rd1, buf;
+  st.local.v2.u32 [%rd1+8], {{%r1, %r1}};
+  setp.eq.u32 %p1, %r1, 1;
+  @%p1 st.local.v2.u32 [%rd1+4], {{%r1, %r1}};
+  cvta.local.u64 %rd2, %rd1;
+  @%p1 ld.u32 %r2, [%rd2+2];
+  ret;
+}}"
+    );
+    let (_, st) = run_stats(&text, "k", 2, 8).expect("runs");
+    assert_eq!(st.misaligned_local, 2);
+}
+
+#[test]
 fn vabsdiff4_packs_or_sums_byte_differences() {
     // PTX ISA: per byte |a_i - b_i| (bytes sign-extended for .s32 sources); the SIMD form packs
     // them, `.add` sums them and adds c.

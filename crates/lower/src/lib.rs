@@ -145,6 +145,9 @@ pub struct Lowered {
     pub shared_size: u32,
     /// Bytes of the per-thread stack frame (`.local` variables).
     pub frame_size: u32,
+    /// The alignment the frame keeps for its variables (a power of two, at least 8 when
+    /// there is a frame): anything that grows the frame grows it by a multiple of this.
+    pub frame_align: u32,
     /// Named barriers used: the highest barrier id + 1 (16 with an id in a register).
     pub num_barriers: u8,
     /// `%reserved_smem_offset_*` reads (`EIATTR_RESERVED_SMEM_USED`, sm_90 symbols).
@@ -743,6 +746,7 @@ pub fn lower_kernel(
         },
         num_barriers: cx.num_barriers,
         frame_size: cx.frame_size,
+        frame_align: cx.frame_align.max(8),
         reserved_smem: cx.reserved_smem,
         system_calls: cx.system_called,
         texture_slots: cx.texture_slots,

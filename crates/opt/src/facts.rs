@@ -340,6 +340,8 @@ struct Rewriter<'a> {
     forms: &'a mut Forms,
     /// Scratch registers for trial forms: a uniform register of width 1 and 2.
     probe_ur: [VReg; 2],
+    /// A scratch 32-bit register for trial forms.
+    probe_r: VReg,
 }
 
 impl Rewriter<'_> {
@@ -658,6 +660,13 @@ impl Rewriter<'_> {
             }
             *inst = before_probe;
         }
+        // 3b. a constant pair read beside an immediate, the immediate in a register.
+        if width == 2
+            && !(neg || not || abs)
+            && self.pair_beside_immediate(f, inst, k, (bank, offset), before, cache)
+        {
+            return;
+        }
         // 4. a reload in this block.
         if !may_reload {
             return;
@@ -707,6 +716,63 @@ impl Rewriter<'_> {
             }
         };
         inst.operands[k] = with(Some(Reg::v(r, width)));
+    }
+}
+
+impl Rewriter<'_> {
+    /// A 64-bit operand that holds a constant-bank pair, read by an instruction that also
+    /// reads an immediate (`IMAD.WIDE d, a, 0x4, B` with `B` a pointer parameter): no form
+    /// reads both an immediate and a constant, so the pair stays in two registers from the
+    /// parameter's load to its last reader. With the immediate in a register (one per block
+    /// and value) the pair is read as the constant itself, as ptxas writes it (`IMAD.WIDE R2,
+    /// R4, R7, c[0x0][0x168]` with `R7 = 4`): one short-lived register instead of two.
+    fn pair_beside_immediate(
+        &mut self,
+        f: &mut Func,
+        inst: &mut Inst,
+        k: usize,
+        (bank, offset): (u8, u32),
+        before: &mut Vec<Inst>,
+        cache: &mut BlockCache,
+    ) -> bool {
+        let Some((j, imm)) = inst.operands.iter().enumerate().find_map(|(j, o)| match o {
+            Operand::Imm(v) if j != k && !inst.defs.contains(&j) => Some((j, *v)),
+            _ => None,
+        }) else {
+            return false;
+        };
+        let Ok(v) = u32::try_from(imm).or_else(|_| i32::try_from(imm).map(|x| x as u32)) else {
+            return false;
+        };
+        let old = inst.clone();
+        inst.operands[j] = Operand::r(Reg::v(self.probe_r, 1));
+        if !self.try_operands(f, inst, k, vec![Operand::Const { bank, offset }]) {
+            *inst = old;
+            return false;
+        }
+        let t = *cache.imms.entry(v).or_insert_with(|| {
+            let t = f.new_vreg(Class::R, 1, "");
+            before.push(Inst::new(
+                op!("MOV"),
+                vec![
+                    Operand::r(Reg::v(t, 1)),
+                    if v == 0 {
+                        Operand::rz()
+                    } else {
+                        Operand::Imm(i64::from(v))
+                    },
+                ],
+                vec![0],
+            ));
+            t
+        });
+        let probe = Reg::v(self.probe_r, 1);
+        for o in &mut inst.operands {
+            if matches!(o, Operand::Reg { reg, .. } if *reg == probe) {
+                *o = Operand::r(Reg::v(t, 1));
+            }
+        }
+        true
     }
 }
 
@@ -783,10 +849,12 @@ pub fn propagate(f: &mut Func, profile: &Profile, forms: &mut Forms) {
         f.new_vreg(Class::UR, 1, "probe"),
         f.new_vreg(Class::UR, 2, "probe"),
     ];
+    let probe_r = f.new_vreg(Class::R, 1, "probe");
     let mut rw = Rewriter {
         ldc: profile.codegen.is_some_and(|c| c.ldc),
         forms,
         probe_ur,
+        probe_r,
     };
     // The facts at the end of the block rewritten last: the entry facts of a block whose
     // sole predecessor it is (`sole`, whose `out` the data flow gave away).

@@ -31,6 +31,7 @@ pub mod forms;
 pub mod fuse;
 pub mod hoist;
 pub mod ifconv;
+pub mod narrow;
 pub mod ppressure;
 pub mod reconverge;
 pub mod uniform;
@@ -59,6 +60,9 @@ fn passes(f: &mut Func, profile: &Profile) {
         let fused = fuse::fuse_wide_add(f, &mut forms);
         if round > 0 && !fused {
             break;
+        }
+        if narrow::narrow(f, &mut forms) {
+            dce::dce(f);
         }
         facts::propagate(f, profile, &mut forms);
         let added = fuse::fuse_add(f, &mut forms);

@@ -51,12 +51,12 @@ fn if_then() {
             S2R %r1, SR_TID.X
             MOV %r2, RZ
             ISETP.GE.U32.AND %p1, PT, %r1, 0x10, PT
-            LDC.64 v21.0, c[0x0][0x210]
-            IMAD.WIDE.U32 %rd3.0, %r1, 0x4, v21.0
+            MOV v25, 0x4
+            IMAD.WIDE.U32 %rd3.0, %r1, v25, c[0x0][0x210]
             @!%p1 LDG.E %r2, desc[UR4][%rd3.0.64]
         bb1:
-            LDC.64 v22.0, c[0x0][0x210]
-            IMAD.WIDE.U32 %rd3.0, %r1, 0x4, v22.0
+            MOV v26, 0x4
+            IMAD.WIDE.U32 %rd3.0, %r1, v26, c[0x0][0x210]
             STG.E desc[UR4][%rd3.0.64+0x100], %r2
             EXIT
     "#]]
@@ -82,8 +82,8 @@ fn loop_exit() {
         bb2:
             BSYNC B0
         bb3:
-            LDC.64 v19.0, c[0x0][0x210]
-            IMAD.WIDE.U32 %rd3.0, %r1, 0x4, v19.0
+            MOV v23, 0x4
+            IMAD.WIDE.U32 %rd3.0, %r1, v23, c[0x0][0x210]
             STG.E desc[UR4][%rd3.0.64], %r2
             EXIT
     "#]]
@@ -106,8 +106,8 @@ fn uniform_loop() {
             ISETP.LT.U32.AND %p1, PT, %r3, c[0x0][0x218], PT
             @%p1 BRA bb1
         bb2:
-            LDC.64 v19.0, c[0x0][0x210]
-            IMAD.WIDE.U32 %rd3.0, %r1, 0x4, v19.0
+            MOV v23, 0x4
+            IMAD.WIDE.U32 %rd3.0, %r1, v23, c[0x0][0x210]
             STG.E desc[UR4][%rd3.0.64], %r2
             EXIT
     "#]]
@@ -134,8 +134,8 @@ fn early_exit() {
             BAR.SYNC.DEFER_BLOCKING 0x0
             LDS %r4, [%r2+0x4]
             SHFL.BFLY PT, v16, %r4, 0x1, 0x1f
-            LDC.64 v21.0, c[0x0][0x210]
-            IMAD.WIDE.U32 %rd3.0, %r1, 0x4, v21.0
+            MOV v25, 0x4
+            IMAD.WIDE.U32 %rd3.0, %r1, v25, c[0x0][0x210]
             STG.E desc[UR4][%rd3.0.64], v16
         bb2:
             EXIT
@@ -150,9 +150,9 @@ fn nested() {
         bb0:
             LDC R1, c[0x0][0x28]
             ULDC.64 UR4, c[0x0][0x208]
-            LDC.64 %rd1.0, c[0x0][0x210]
             S2R %r1, SR_TID.X
-            IMAD.WIDE.U32 %rd3.0, %r1, 0x4, %rd1.0
+            MOV v27, 0x4
+            IMAD.WIDE.U32 %rd3.0, %r1, v27, c[0x0][0x210]
             LDG.E %r2, desc[UR4][%rd3.0.64]
             ISETP.GE.U32.AND %p1, PT, %r1, 0x10, PT
             BSSY B0, bb3
@@ -178,9 +178,9 @@ fn if_else() {
         bb0:
             LDC R1, c[0x0][0x28]
             ULDC.64 UR4, c[0x0][0x208]
-            LDC.64 %rd1.0, c[0x0][0x210]
             S2R %r1, SR_TID.X
-            IMAD.WIDE.U32 %rd3.0, %r1, 0x4, %rd1.0
+            MOV v25, 0x4
+            IMAD.WIDE.U32 %rd3.0, %r1, v25, c[0x0][0x210]
             ISETP.GE.U32.AND %p1, PT, %r1, 0x10, PT
             @!%p1 LDG.E %r2, desc[UR4][%rd3.0.64]
             @!%p1 IMAD %r2, %r2, 0x3, RZ
@@ -200,9 +200,9 @@ fn guarded_loop() {
         bb0:
             LDC R1, c[0x0][0x28]
             ULDC.64 UR4, c[0x0][0x208]
-            LDC.64 %rd1.0, c[0x0][0x210]
             S2R %r1, SR_TID.X
-            IMAD.WIDE.U32 %rd3.0, %r1, 0x4, %rd1.0
+            MOV v25, 0x4
+            IMAD.WIDE.U32 %rd3.0, %r1, v25, c[0x0][0x210]
             LDG.E %r4, desc[UR4][%rd3.0.64]
             MOV %r2, RZ
             MOV %r3, RZ
@@ -232,9 +232,9 @@ fn shfl_under_branch() {
         bb0:
             LDC R1, c[0x0][0x28]
             ULDC.64 UR4, c[0x0][0x208]
-            LDC.64 %rd1.0, c[0x0][0x210]
             S2R %r1, SR_TID.X
-            IMAD.WIDE.U32 %rd3.0, %r1, 0x4, %rd1.0
+            MOV v24, 0x4
+            IMAD.WIDE.U32 %rd3.0, %r1, v24, c[0x0][0x210]
             LDG.E %r2, desc[UR4][%rd3.0.64]
             ISETP.GE.U32.AND %p1, PT, %r2, 0x10, PT
             @%p1 BRA bb2

@@ -23,19 +23,14 @@ fn saxpy_sm80() {
             S2R %r5, SR_TID.X
             IMAD %r1, %r3, c[0x0][0x0], %r5
             ISETP.GE.AND %p1, PT, %r1, c[0x0][0x160], PT
-            @%p1 EXIT
+            MOV v30, 0x4
+            IMAD.WIDE %rd6.0, %r1, v30, c[0x0][0x168]
+            @!%p1 LDG.E.CONSTANT %f2, [%rd6.0.64]
+            IMAD.WIDE %rd7.0, %r1, v30, c[0x0][0x170]
+            @!%p1 LDG.E %f3, [%rd7.0.64]
+            @!%p1 FFMA %f4, %f2, c[0x0][0x164], %f3
+            @!%p1 STG.E [%rd7.0.64], %f4
         bb1:
-            MOV %rd3.0, c[0x0][0x170]
-            MOV %rd3.1, c[0x0][0x174]
-            MOV %rd4.0, c[0x0][0x168]
-            MOV %rd4.1, c[0x0][0x16c]
-            IMAD.WIDE %rd6.0, %r1, 0x4, %rd4.0
-            LDG.E.CONSTANT %f2, [%rd6.0.64]
-            IMAD.WIDE %rd7.0, %r1, 0x4, %rd3.0
-            LDG.E %f3, [%rd7.0.64]
-            FFMA %f4, %f2, c[0x0][0x164], %f3
-            STG.E [%rd7.0.64], %f4
-        bb2:
             EXIT
     "#]]
     .assert_eq(&optimized(80));
@@ -52,19 +47,14 @@ fn saxpy_sm90() {
             S2R %r5, SR_TID.X
             IMAD %r1, %r3, c[0x0][0x0], %r5
             ISETP.GE.AND %p1, PT, %r1, c[0x0][0x210], PT
-            @%p1 EXIT
+            MOV v30, 0x4
+            IMAD.WIDE %rd6.0, %r1, v30, c[0x0][0x218]
+            @!%p1 LDG.E.CONSTANT %f2, desc[UR4][%rd6.0.64]
+            IMAD.WIDE %rd7.0, %r1, v30, c[0x0][0x220]
+            @!%p1 LDG.E %f3, desc[UR4][%rd7.0.64]
+            @!%p1 FFMA %f4, %f2, c[0x0][0x214], %f3
+            @!%p1 STG.E desc[UR4][%rd7.0.64], %f4
         bb1:
-            MOV %rd3.0, c[0x0][0x220]
-            MOV %rd3.1, c[0x0][0x224]
-            MOV %rd4.0, c[0x0][0x218]
-            MOV %rd4.1, c[0x0][0x21c]
-            IMAD.WIDE %rd6.0, %r1, 0x4, %rd4.0
-            LDG.E.CONSTANT %f2, desc[UR4][%rd6.0.64]
-            IMAD.WIDE %rd7.0, %r1, 0x4, %rd3.0
-            LDG.E %f3, desc[UR4][%rd7.0.64]
-            FFMA %f4, %f2, c[0x0][0x214], %f3
-            STG.E desc[UR4][%rd7.0.64], %f4
-        bb2:
             EXIT
     "#]]
     .assert_eq(&optimized(90));

@@ -14,8 +14,8 @@
 //! (`LDL`, `LDL.64`, `LDL.128` from `[R1+slot]`) when it reads the value and stored just
 //! after it (`STL`, under the instruction's own guard) for each part it writes. Slots sit
 //! above the kernel's own `.local` variables; the frame the entry block opens
-//! (`IADD3 R1, R1, -frame, RZ`, `lower`'s `local.rs`) grows to cover them (rounded to 8
-//! bytes). Then allocation runs again. ptxas spills less (it rematerializes, splits live
+//! (`IADD3 R1, R1, -frame, RZ`, `lower`'s `local.rs`) grows to cover them (rounded to a multiple of
+//! the largest slot and of the variables' alignment, at least 8 bytes). Then allocation runs again. ptxas spills less (it rematerializes, splits live
 //! ranges and spills to uniform registers first); kiln's spill code is plain but
 //! correct, which is what the execution checks test.
 
@@ -64,11 +64,13 @@ fn local_access(width: u8) -> (Opcode, Opcode) {
 }
 
 /// Allocates `f` within `max_registers`, spilling R values to the stack frame when needed.
-/// `frame_size` is the frame the lowering opened (0 for none).
+/// `frame_size` is the frame the lowering opened (0 for none), `frame_align` the alignment
+/// its variables need from the stack pointer.
 pub fn allocate_spilling(
     f: &Func,
     max_registers: u32,
     frame_size: u32,
+    frame_align: u32,
 ) -> Result<Allocation, AllocError> {
     let (first, mut failed) = match allocate_counting(f, max_registers) {
         Ok(a) => return Ok(a),
@@ -80,6 +82,7 @@ pub fn allocate_spilling(
         spilled: FxHashSet::default(),
         temps: FxHashSet::default(),
         frame: frame_size,
+        align: frame_align.max(8),
         store_bytes: 0,
         load_bytes: 0,
     };
@@ -124,6 +127,9 @@ struct Spiller {
     temps: FxHashSet<VReg>,
     /// The frame's end: the lowering's `.local` variables, then the slots given out.
     frame: u32,
+    /// The stack pointer's alignment the frame must keep: the lowering's variables' and
+    /// the largest slot's (`STL.128` needs a 16-byte aligned address), at least 8.
+    align: u32,
     store_bytes: u32,
     load_bytes: u32,
 }
@@ -136,6 +142,7 @@ impl Spiller {
             let size = 4 * u32::from(self.g.vregs[v].width.max(1));
             let slot = self.frame.div_ceil(size) * size;
             self.frame = slot + size;
+            self.align = self.align.max(size);
             slots.push((v, slot));
         }
         let (stored, loaded) = rewrite(&mut self.g, &slots, &mut self.temps);
@@ -144,9 +151,15 @@ impl Spiller {
         self.spilled.extend(victims);
     }
 
+    /// The frame to open: the stack pointer moves down by it, so it is a multiple of every
+    /// alignment an address above it needs.
+    fn frame_bytes(&self) -> u32 {
+        self.frame.div_ceil(self.align) * self.align
+    }
+
     /// The allocation of the rewritten kernel, with the frame opened for its slots.
     fn finish(mut self, mut a: Allocation) -> Allocation {
-        let frame = self.frame.div_ceil(8) * 8;
+        let frame = self.frame_bytes();
         open_frame(&mut self.g, frame);
         a.spill = Some(Box::new(Spill {
             func: self.g,
@@ -536,6 +549,44 @@ mod tests {
             vec![Operand::r(d), Operand::r(a), Operand::r(b), Operand::rz()],
             vec![0],
         )
+    }
+
+    #[test]
+    fn the_frame_keeps_its_largest_slot_aligned() {
+        // A kernel whose `.local` variables take 8 bytes (aligned to 8) spills a quad and a
+        // word: the quad's slot is at 16, the word's at 32, and the frame (36 bytes of slots)
+        // opens as 48 so that `R1 + 16` stays 16-byte aligned for `STL.128`.
+        let mut f = Func::new("k");
+        let b = f.new_block();
+        f.order.push(b);
+        let quad = f.new_vreg(Class::R, 4, "quad");
+        let word = f.new_vreg(Class::R, 1, "word");
+        let mut s = Spiller {
+            g: f,
+            spilled: FxHashSet::default(),
+            temps: FxHashSet::default(),
+            frame: 8,
+            align: 8,
+            store_bytes: 0,
+            load_bytes: 0,
+        };
+        s.spill(vec![quad, word]);
+        assert_eq!(s.frame, 36);
+        assert_eq!(s.frame_bytes(), 48);
+        // Without a quad the frame rounds to 8 bytes, as before.
+        let mut g = Func::new("k");
+        let w = g.new_vreg(Class::R, 1, "w");
+        let mut t = Spiller {
+            g,
+            spilled: FxHashSet::default(),
+            temps: FxHashSet::default(),
+            frame: 8,
+            align: 8,
+            store_bytes: 0,
+            load_bytes: 0,
+        };
+        t.spill(vec![w]);
+        assert_eq!(t.frame_bytes(), 16);
     }
 
     #[test]

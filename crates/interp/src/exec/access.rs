@@ -147,6 +147,9 @@ impl Cta<'_> {
         line: u32,
     ) -> Result<(), RunError> {
         let n = out.len() as u64;
+        if space == Space::Local && !addr.is_multiple_of(n.next_power_of_two()) {
+            self.stats.misaligned_local += 1;
+        }
         if let Some(san) = &mut self.san {
             match space {
                 Space::Shared | Space::SharedCluster => {
@@ -197,6 +200,9 @@ impl Cta<'_> {
         line: u32,
     ) -> Result<(), RunError> {
         let n = bytes.len();
+        if space == Space::Local && !addr.is_multiple_of((n as u64).next_power_of_two()) {
+            self.stats.misaligned_local += 1;
+        }
         if let Some(san) = &mut self.san {
             match space {
                 Space::Shared | Space::SharedCluster => {
