@@ -374,7 +374,8 @@ pub fn allocated<'db>(
         .min()
         .unwrap_or(regalloc::MAX_REGISTERS)
         .max(regalloc::MIN_REGISTERS);
-    regalloc::allocate_spilling(f, budget, l.frame_size, l.frame_align).map_err(|e| CodegenError::plain(e.0))
+    regalloc::allocate_spilling(f, budget, l.frame_size, l.frame_align)
+        .map_err(|e| CodegenError::plain(e.0))
 }
 
 /// The kernel code to schedule and encode: the optimized kernel, or the allocator's rewrite

@@ -118,7 +118,15 @@ fn product_by_zero(i: &Inst) -> bool {
                 }
         )
     };
-    let reg = |o: &Operand| matches!(o, Operand::Reg { reg: Reg::Virt { .. }, .. });
+    let reg = |o: &Operand| {
+        matches!(
+            o,
+            Operand::Reg {
+                reg: Reg::Virt { .. },
+                ..
+            }
+        )
+    };
     i.operands.len() == 4
         && ((zero(&i.operands[1]) && reg(&i.operands[2]))
             || (reg(&i.operands[1]) && zero(&i.operands[2])))

@@ -56,11 +56,12 @@ fn wide_addend(i: &Inst) -> Option<(Opcode, Operand)> {
     }
     let c = match &i.operands[3] {
         Operand::Reg {
-            reg: Reg::Virt {
-                vreg,
-                part,
-                width: 2,
-            },
+            reg:
+                Reg::Virt {
+                    vreg,
+                    part,
+                    width: 2,
+                },
             neg,
             not: false,
             abs: false,
@@ -154,8 +155,8 @@ pub fn narrow(f: &mut Func, forms: &mut Forms) -> bool {
                         continue;
                     };
                     // A memory operand's base names the whole address when it is a pair.
-                    let in_place = matches!(o, Operand::Reg { .. })
-                        || matches!(r, Reg::Virt { width: 1, .. });
+                    let in_place =
+                        matches!(o, Operand::Reg { .. }) || matches!(r, Reg::Virt { width: 1, .. });
                     if !in_place || classify(i, k, r) == Ref::Other {
                         *flag = false;
                     }
