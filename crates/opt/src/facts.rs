@@ -263,7 +263,7 @@ fn blocks_in_loops(f: &Func) -> Vec<bool> {
 
 /// The other input slots of `i` that slot `k` may be exchanged with without changing the
 /// result: the factors of a multiply (`IMAD*`, `FMUL`, `FFMA`, `DMUL`, `DFMA`) and the
-/// operands of `FADD`/`DADD` and `IADD3` (with or without a carry-out).
+/// operands of `FADD`/`DADD` and `IADD3`/`IADD3.X` (with or without a carry-out).
 fn commuting_slots(i: &Inst, k: usize) -> Vec<usize> {
     let group: &[usize] = match i.mnemonic() {
         Mnemonic::IMAD if i.defs == [0] && !i.op.has(Modifier::X) => &[1, 2],
@@ -281,6 +281,13 @@ fn commuting_slots(i: &Inst, k: usize) -> Vec<usize> {
             &[1, 2, 3]
         }
         Mnemonic::IADD3 if i.op == op!("IADD3") && i.defs == [0, 1] && i.operands.len() == 5 => {
+            &[2, 3, 4]
+        }
+        // `IADD3.X d, a, b, c, P, Q`: the three addends commute, the carries stay.
+        Mnemonic::IADD3 if i.op == op!("IADD3.X") && i.defs == [0] && i.operands.len() == 6 => {
+            &[1, 2, 3]
+        }
+        Mnemonic::IADD3 if i.op == op!("IADD3.X") && i.defs == [0, 1] && i.operands.len() == 7 => {
             &[2, 3, 4]
         }
         _ => &[],
@@ -342,6 +349,9 @@ struct Rewriter<'a> {
     probe_ur: [VReg; 2],
     /// A scratch 32-bit register for trial forms.
     probe_r: VReg,
+    /// Set when a fold put its operand in a later slot `j` of the instruction, moving
+    /// `j`'s operand into the slot being rewritten.
+    swapped_later: Option<usize>,
 }
 
 impl Rewriter<'_> {
@@ -423,7 +433,18 @@ impl Rewriter<'_> {
         if inst.mnemonic() == Mnemonic::CALL {
             return;
         }
-        for k in 0..inst.operands.len() {
+        // A fold that exchanged slot `k` with a later slot `j` (operands that commute) left
+        // `j`'s old operand in `k`, past the loop: slot `k` is then visited again.
+        let mut k = 0;
+        let mut revisits = 0;
+        while k < inst.operands.len() {
+            if self.swapped_later.take().is_some() && revisits < inst.operands.len() {
+                revisits += 1;
+                k -= 1;
+            }
+            let slot = k;
+            k += 1;
+            let k = slot;
             if inst.defs.contains(&k) {
                 continue;
             }
@@ -574,6 +595,9 @@ impl Rewriter<'_> {
                     inst.op = op;
                 }
                 if self.forms.fit(f, inst) {
+                    if j > k {
+                        self.swapped_later = Some(j);
+                    }
                     return true;
                 }
             }
@@ -855,6 +879,7 @@ pub fn propagate(f: &mut Func, profile: &Profile, forms: &mut Forms) {
         forms,
         probe_ur,
         probe_r,
+        swapped_later: None,
     };
     // The facts at the end of the block rewritten last: the entry facts of a block whose
     // sole predecessor it is (`sole`, whose `out` the data flow gave away).

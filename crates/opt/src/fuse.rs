@@ -267,3 +267,149 @@ fn match_add(f: &Func, b: ir::Block, j: usize, forms: &mut Forms) -> Option<Inst
     }
     None
 }
+
+/// Folds a 64-bit left shift by an immediate into the 64-bit add that consumes it:
+/// `SHF.L.U32 s.0, a, k, RZ; SHF.L.U64.HI s.1, a, k, h` (`h:a << k`) then `IADD3 e.0, p,
+/// s.0, x.0, RZ; IADD3.X e.1, s.1, x.1, RZ, p, !PT` becomes `LEA e.0, p, a, x.0, k; LEA.HI.X
+/// e.1, a, x.1, h, k, p` (nvcc's `cvt.u64.u32` + `shl.b64` + `add.s64` for a 64-bit index;
+/// ptxas writes `LEA R2, P0, R0, c[0x0][0x168], 0x2; LEA.HI.X R3, R0, c[0x0][0x16c], RZ,
+/// 0x2, P0`). Same block, unguarded, the carry read only by the pair, `a` and `h` unchanged
+/// since the shifts; the shifts stay for dead-code elimination when still read elsewhere.
+pub fn fuse_wide_lea(f: &mut Func, forms: &mut Forms) -> bool {
+    let mut pred_uses = vec![0u32; f.vregs.len()];
+    for i in f.insts() {
+        for r in i.use_regs() {
+            if let Reg::Virt { vreg, .. } = r {
+                pred_uses[vreg.into_raw().into_u32() as usize] += 1;
+            }
+        }
+    }
+    let mut changed = false;
+    for b in f.order.clone() {
+        let mut j = 0;
+        while j + 1 < f.blocks[b].insts.len() {
+            if let Some((lo, hi)) = match_wide_lea(f, b, j, &pred_uses, forms) {
+                let insts = &mut f.blocks[b].insts;
+                insts[j] = lo;
+                insts[j + 1] = hi;
+                changed = true;
+            }
+            j += 1;
+        }
+    }
+    changed
+}
+
+fn match_wide_lea(
+    f: &Func,
+    b: ir::Block,
+    j: usize,
+    pred_uses: &[u32],
+    forms: &mut Forms,
+) -> Option<(Inst, Inst)> {
+    let insts = &f.blocks[b].insts;
+    let (lo, hi) = (&insts[j], &insts[j + 1]);
+    if lo.op != op!("IADD3") || hi.op != op!("IADD3.X") || lo.guard.is_some() || hi.guard.is_some()
+    {
+        return None;
+    }
+    if lo.operands.len() != 5 || lo.defs != [0, 1] || hi.operands.len() != 6 || hi.defs != [0] {
+        return None;
+    }
+    let (p, 0, 1) = plain_virt(&lo.operands[1])? else {
+        return None;
+    };
+    if f.vregs[p].class != Class::P
+        || pred_uses[p.into_raw().into_u32() as usize] != 1
+        || plain_virt(&hi.operands[4]) != Some((p, 0, 1))
+        || hi.operands[5] != Operand::not(Reg::Zero(Class::P))
+        || lo.operands[4] != Operand::rz()
+        || hi.operands[3] != Operand::rz()
+    {
+        return None;
+    }
+    // The destination's words must not be a source of the shifts or of the other addend's
+    // high word (the low `LEA` writes `e.0` before the high one reads its sources).
+    for (ss, xs) in [(2usize, 3usize), (3, 2)] {
+        let Some(s_lo) = plain_virt(&lo.operands[ss]) else {
+            continue;
+        };
+        let Some(s_hi) = plain_virt(&hi.operands[ss - 1]) else {
+            continue;
+        };
+        let def_of = |(v, part, _): (VReg, u8, u8)| {
+            insts[..j].iter().enumerate().rev().find(|(_, i)| {
+                i.def_regs().any(|r| {
+                    matches!(r, Reg::Virt { vreg, part: q, width } if vreg == v && part >= q && part < q + width)
+                })
+            })
+        };
+        let (at_lo, shl) = def_of(s_lo)?;
+        let (at_hi, shf) = def_of(s_hi)?;
+        if shl.op != op!("SHF.L.U32")
+            || shf.op != op!("SHF.L.U64.HI")
+            || shl.guard.is_some()
+            || shf.guard.is_some()
+            || shl.defs != [0]
+            || shf.defs != [0]
+            || plain_virt(&shl.operands[0]) != Some(s_lo)
+            || plain_virt(&shf.operands[0]) != Some(s_hi)
+            || shl.operands[3] != Operand::rz()
+            || shl.operands[1] != shf.operands[1]
+            || shl.operands[2] != shf.operands[2]
+        {
+            continue;
+        }
+        let Operand::Imm(k) = shl.operands[2] else {
+            continue;
+        };
+        if !(0..32).contains(&k) {
+            continue;
+        }
+        let (a, h) = (shl.operands[1].clone(), shf.operands[3].clone());
+        if !matches!(a, Operand::Reg { .. }) {
+            continue;
+        }
+        let first = at_lo.min(at_hi);
+        if clobbers(&insts[first..j], &a) || clobbers(&insts[first..j], &h) {
+            continue;
+        }
+        let e_lo = lo.operands[0].clone();
+        let (x_lo, x_hi) = (lo.operands[xs].clone(), hi.operands[xs - 1].clone());
+        let written: Vec<Reg> = e_lo.regs().collect();
+        let reads_written = |o: &Operand| o.regs().any(|r| written.contains(&r));
+        if reads_written(&a) || reads_written(&h) || reads_written(&x_hi) {
+            continue;
+        }
+        let mut new_lo = Inst::new(
+            op!("LEA"),
+            vec![
+                e_lo,
+                lo.operands[1].clone(),
+                a.clone(),
+                x_lo,
+                Operand::Hex(k as u32),
+            ],
+            vec![0, 1],
+        );
+        new_lo.origin = lo.origin;
+        let mut new_hi = Inst::new(
+            op!("LEA.HI.X"),
+            vec![
+                hi.operands[0].clone(),
+                a,
+                x_hi,
+                h,
+                Operand::Hex(k as u32),
+                hi.operands[4].clone(),
+            ],
+            vec![0],
+        );
+        new_hi.origin = hi.origin;
+        if forms.encodable(f, &new_lo) && forms.encodable(f, &new_hi) {
+            return Some((new_lo, new_hi));
+        }
+        return None;
+    }
+    None
+}

@@ -136,7 +136,7 @@ fn same_register(a: Reg, b: Reg) -> bool {
 }
 
 /// Per virtual register (arena index): its 32-bit R words (0 for the other classes).
-fn r_words(f: &Func) -> Vec<u32> {
+pub(crate) fn r_words(f: &Func) -> Vec<u32> {
     f.vregs
         .iter()
         .map(|(_, d)| {
@@ -151,7 +151,7 @@ fn r_words(f: &Func) -> Vec<u32> {
 
 /// Per block (layout position), per instruction: the R words live across it (live after it
 /// and maybe defined there, or written by it), as the allocator counts them.
-fn r_pressure(f: &Func, width: &[u32]) -> Vec<Vec<u32>> {
+pub(crate) fn r_pressure(f: &Func, width: &[u32]) -> Vec<Vec<u32>> {
     let nv = f.vregs.len();
     let live = Liveness::compute(f);
     let defined = maybe_defined(f);

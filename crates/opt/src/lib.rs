@@ -2,13 +2,17 @@
 //!
 //! Passes, in order ([`optimize`]), twice when the second round has something to fuse:
 //! * [`fuse::fuse_wide_add`]: `IMAD.WIDE` + 64-bit add → `IMAD.WIDE` with the addend;
+//! * [`narrow::narrow`]: 64-bit values whose high word nobody reads become 32-bit values;
 //! * [`facts::propagate`]: copy propagation, immediates and constant-bank words folded into
 //!   the operands that can hold them (or into uniform registers), parameters reloaded near
 //!   their readers;
-//! * [`fuse::fuse_add`]: `IMAD`/`SHF.L` + `IADD3` → `IMAD` with addend / `LEA`;
+//! * [`fuse::fuse_add`]: `IMAD`/`SHF.L` + `IADD3` → `IMAD` with addend / `LEA`, and
+//!   [`fuse::fuse_wide_lea`]: a 64-bit shift + 64-bit add → `LEA` + `LEA.HI.X`;
 //! * [`dce::dce`]: dead code elimination;
 //! * [`addr::fold`] (once, after the rounds): `base + constant` addresses read as
 //!   `[base+constant]`, the adds left dead;
+//! * [`licm::hoist_constants`] (once, after the rounds): immediates moved into registers
+//!   inside loops set once in the loop's preheader;
 //! * [`ifconv::if_convert`] (once, after the rounds): short branches into predicated code;
 //! * [`hoist::hoist_loads`] (once, last): weak loads of loops moved up their blocks, past
 //!   arithmetic, so that they issue together (without raising a block's register pressure);
@@ -31,6 +35,7 @@ pub mod forms;
 pub mod fuse;
 pub mod hoist;
 pub mod ifconv;
+pub mod licm;
 pub mod narrow;
 pub mod ppressure;
 pub mod reconverge;
@@ -65,7 +70,7 @@ fn passes(f: &mut Func, profile: &Profile) {
             dce::dce(f);
         }
         facts::propagate(f, profile, &mut forms);
-        let added = fuse::fuse_add(f, &mut forms);
+        let added = fuse::fuse_add(f, &mut forms) | fuse::fuse_wide_lea(f, &mut forms);
         dce::dce(f);
         if added && round == 0 {
             // Operands freed by the fusion may fold now.
@@ -76,6 +81,7 @@ fn passes(f: &mut Func, profile: &Profile) {
     if addr::fold(f, &mut forms) {
         dce::dce(f);
     }
+    licm::hoist_constants(f);
     ifconv::if_convert(f);
     hoist::hoist_loads(f);
     debug_assert!(ir::verify(f).is_ok(), "{:?}", ir::verify(f));
