@@ -207,6 +207,78 @@ pub fn walk_block_backward(
     }
 }
 
+/// Walks every instruction of `f` (blocks in layout order, each from its last instruction)
+/// with the values live after it that are maybe defined by then (on some path from the
+/// entry: `defined` from [`maybe_defined`], or earlier in its block): the values that hold
+/// something across it and need a register there. `visit(block_position,
+/// instruction_index, values)`, arena indices. The interference graph, the spiller and the
+/// optimizer's pressure figures all count from this.
+pub fn walk_defined_live(
+    f: &Func,
+    live: &Liveness,
+    defined: &[VSet],
+    mut visit: impl FnMut(usize, usize, &[usize]),
+) {
+    let mut cover = vec![Cover::default(); f.vregs.len()];
+    let mut after: Vec<usize> = Vec::new();
+    for (k, b) in f.order.iter().enumerate() {
+        let insts = &f.blocks[*b].insts;
+        let mut first_def: rustc_hash::FxHashMap<usize, usize> = Default::default();
+        for (idx, i) in insts.iter().enumerate() {
+            for r in i.def_regs() {
+                if let Reg::Virt { vreg, .. } = r {
+                    first_def.entry(vindex(vreg)).or_insert(idx);
+                }
+            }
+        }
+        let entry = &defined[k];
+        let mut l = live.live_out[k].clone();
+        walk_block_backward(f, insts, &mut l, &mut cover, |idx, live_after| {
+            after.clear();
+            after.extend(
+                live_after
+                    .iter()
+                    .filter(|&v| entry.contains(v) || first_def.get(&v).is_some_and(|&d| d <= idx)),
+            );
+            visit(k, idx, &after);
+        });
+    }
+}
+
+/// [`walk_defined_live`] for the R values, as the register allocator counts them: those
+/// live across an instruction, and those it writes. `visit(block_position,
+/// instruction_index, words, values)`: their 32-bit words and arena indices.
+pub fn walk_r_pressure(f: &Func, mut visit: impl FnMut(usize, usize, u32, &[usize])) {
+    let live = Liveness::compute(f);
+    let defined = maybe_defined(f);
+    let width: Vec<u32> = f
+        .vregs
+        .iter()
+        .map(|(_, d)| {
+            if d.class == crate::Class::R {
+                u32::from(d.width.max(1))
+            } else {
+                0
+            }
+        })
+        .collect();
+    let mut values: Vec<usize> = Vec::new();
+    walk_defined_live(f, &live, &defined, |k, idx, after| {
+        values.clear();
+        values.extend(after.iter().copied().filter(|&v| width[v] > 0));
+        for r in f.blocks[f.order[k]].insts[idx].def_regs() {
+            if let Reg::Virt { vreg, .. } = r {
+                let x = vindex(vreg);
+                if width[x] > 0 && !values.contains(&x) {
+                    values.push(x);
+                }
+            }
+        }
+        let words = values.iter().map(|&v| width[v]).sum();
+        visit(k, idx, words, &values);
+    });
+}
+
 /// Live-in and live-out sets per block, indexed by layout position (`Func::order`).
 #[derive(Clone, Debug)]
 pub struct Liveness {

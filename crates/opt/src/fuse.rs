@@ -176,8 +176,10 @@ fn last_def(insts: &[Inst], j: usize, v: VReg) -> Option<(usize, &Inst)> {
 /// Folds a 32-bit product or left shift into the add that consumes it:
 /// `IMAD m, a, b, RZ; IADD3 d, m, x, RZ` → `IMAD d, a, b, x` (PTX `mul.lo` + `add`), and
 /// `SHF.L.U32 t, a, k, RZ; IADD3 d, t, x, RZ` → `LEA d, a, x, k` for an immediate `k < 32`
-/// (`shl` + `add`, ptxas's address arithmetic). Same block, unguarded, `a`/`b` unchanged in
-/// between; the product or shift stays for dead-code elimination when still read elsewhere.
+/// (`shl` + `add`, ptxas's address arithmetic), and `IADD3 m, a, b, RZ; IADD3 d, m, x, RZ` →
+/// `IADD3 d, a, b, x` within four instructions. Same block, unguarded, `a`/`b` unchanged in
+/// between; the product, shift or first add stays for dead-code elimination when still read
+/// elsewhere.
 pub fn fuse_add(f: &mut Func, forms: &mut Forms) -> bool {
     let mut changed = false;
     for b in f.order.clone() {
@@ -254,6 +256,31 @@ fn match_add(f: &Func, b: ir::Block, j: usize, forms: &mut Forms) -> Option<Inst
                         def.operands[1].clone(),
                         x,
                         Operand::Hex(k as u32),
+                    ],
+                    vec![0],
+                )
+            }
+            // `IADD3 m, a, b, RZ; IADD3 d, m, x, RZ` → `IADD3 d, a, b, x` (chains of PTX adds:
+            // ptxas adds three values at once). Only over a short distance: `a` and `b` then
+            // live up to the add instead of `m`.
+            o if o == op!("IADD3") && def.operands.len() == 4 && j - at <= 4 => {
+                let Some(free) = (1..4).find(|&z| def.operands[z] == Operand::rz()) else {
+                    continue;
+                };
+                let sources: Vec<Operand> = (1..4)
+                    .filter(|&z| z != free)
+                    .map(|z| def.operands[z].clone())
+                    .collect();
+                if sources.iter().any(|o| clobbers(between, o)) {
+                    continue;
+                }
+                Inst::new(
+                    op!("IADD3"),
+                    vec![
+                        add.operands[0].clone(),
+                        sources[0].clone(),
+                        sources[1].clone(),
+                        x,
                     ],
                     vec![0],
                 )

@@ -17,7 +17,7 @@
 //! registers (docs/arch/opt.md has the corpus figures: a few kernels gain one to four
 //! registers, as many lose some).
 
-use ir::liveness::{Cover, Liveness, maybe_defined, vindex, walk_block_backward};
+use ir::liveness::vindex;
 use ir::{Class, Func, Inst, Mnemonic, Operand, Reg};
 
 /// How many instructions a load may move up at most.
@@ -26,7 +26,7 @@ const MAX_DISTANCE: usize = 16;
 /// Moves weak loads up their blocks (see the module docs); whether anything moved.
 pub fn hoist_loads(f: &mut Func) -> bool {
     let width = r_words(f);
-    let mut pressure = r_pressure(f, &width);
+    let mut pressure = r_pressure(f);
     let in_loop = loop_blocks(f);
     let mut moved = false;
     for (k, b) in f.order.clone().into_iter().enumerate() {
@@ -136,7 +136,7 @@ fn same_register(a: Reg, b: Reg) -> bool {
 }
 
 /// Per virtual register (arena index): its 32-bit R words (0 for the other classes).
-pub(crate) fn r_words(f: &Func) -> Vec<u32> {
+fn r_words(f: &Func) -> Vec<u32> {
     f.vregs
         .iter()
         .map(|(_, d)| {
@@ -149,45 +149,14 @@ pub(crate) fn r_words(f: &Func) -> Vec<u32> {
         .collect()
 }
 
-/// Per block (layout position), per instruction: the R words live across it (live after it
-/// and maybe defined there, or written by it), as the allocator counts them.
-pub(crate) fn r_pressure(f: &Func, width: &[u32]) -> Vec<Vec<u32>> {
-    let nv = f.vregs.len();
-    let live = Liveness::compute(f);
-    let defined = maybe_defined(f);
-    let mut cover = vec![Cover::default(); nv];
-    let mut out = Vec::with_capacity(f.order.len());
-    for (k, b) in f.order.iter().enumerate() {
-        let insts = &f.blocks[*b].insts;
-        let mut first_def: rustc_hash::FxHashMap<usize, usize> = Default::default();
-        for (idx, i) in insts.iter().enumerate() {
-            for r in i.def_regs() {
-                if let Reg::Virt { vreg, .. } = r {
-                    first_def.entry(vindex(vreg)).or_insert(idx);
-                }
-            }
-        }
-        let entry = &defined[k];
-        let mut words = vec![0u32; insts.len()];
-        let mut l = live.live_out[k].clone();
-        walk_block_backward(f, insts, &mut l, &mut cover, |idx, after| {
-            let mut n = 0;
-            for v in after.iter() {
-                if entry.contains(v) || first_def.get(&v).is_some_and(|&d| d <= idx) {
-                    n += width[v];
-                }
-            }
-            for r in insts[idx].def_regs() {
-                if let Reg::Virt { vreg, .. } = r {
-                    let x = vindex(vreg);
-                    if !after.contains(x) {
-                        n += width[x];
-                    }
-                }
-            }
-            words[idx] = n;
-        });
-        out.push(words);
-    }
+/// Per block (layout position), per instruction: the R words live across it
+/// ([`ir::liveness::walk_r_pressure`]).
+pub(crate) fn r_pressure(f: &Func) -> Vec<Vec<u32>> {
+    let mut out: Vec<Vec<u32>> = f
+        .order
+        .iter()
+        .map(|b| vec![0; f.blocks[*b].insts.len()])
+        .collect();
+    ir::liveness::walk_r_pressure(f, |k, idx, words, _| out[k][idx] = words);
     out
 }

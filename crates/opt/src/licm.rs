@@ -67,8 +67,7 @@ pub fn hoist_constants(f: &mut Func) -> bool {
     let idom = ir::cfg::immediate_dominators(&succs, 0);
     let (mut loops, _) = ir::cfg::natural_loops(&succs, 0, &idom);
     loops.sort_by_key(|l| l.size);
-    let width = crate::hoist::r_words(f);
-    let mut pressure = crate::hoist::r_pressure(f, &width);
+    let mut pressure = crate::hoist::r_pressure(f);
     let mut moved = false;
     for l in &loops {
         let outside: Vec<usize> = preds[l.header]
@@ -141,7 +140,7 @@ pub fn hoist_constants(f: &mut Func) -> bool {
             _ => block.len(),
         };
         block.splice(at..at, hoisted);
-        pressure = crate::hoist::r_pressure(f, &width);
+        pressure = crate::hoist::r_pressure(f);
     }
     moved
 }

@@ -58,8 +58,7 @@ LOOP:
             MOV v48, 0x4
             IMAD.WIDE.U32 %rd7.0, %r1, v48, c[0x0][0x160]
             LDG.E.128 v31.0, [%rd7.0.64]
-            IADD3 %r9, v31.0, v31.1, RZ
-            IADD3 %r9, %r9, v31.2, RZ
+            IADD3 %r9, v31.0, v31.1, v31.2
             IADD3 %r9, %r9, v31.3, RZ
             MOV v49, 0x4
         bb1:

@@ -28,7 +28,7 @@ pub mod spill;
 
 pub use spill::{Spill, allocate_spilling};
 
-use ir::liveness::{Liveness, VSet, vindex, walk_block_backward};
+use ir::liveness::{Liveness, vindex};
 use ir::{Class, Func, Reg, VReg};
 use la_arena::ArenaMap;
 
@@ -117,7 +117,6 @@ pub fn interference(f: &Func) -> Interference {
     let mut adj: Vec<Vec<u32>> = vec![Vec::new(); nv];
     let mut compact_at: Vec<usize> = vec![64; nv];
     let mut first = vec![u32::MAX; nv];
-    let mut cover = vec![ir::liveness::Cover::default(); nv];
     let mut forbid = vec![[0u64; 4]; nv];
     let masks = [Class::R, Class::UR, Class::P, Class::UP].map(clobber_mask);
     let mask_of = |c: Class| match c {
@@ -127,9 +126,8 @@ pub fn interference(f: &Func) -> Interference {
         Class::UP => &masks[3],
     };
     let mut pos = 0u32;
-    for (k, b) in f.order.iter().enumerate() {
-        let insts = &f.blocks[*b].insts;
-        for i in insts {
+    for b in &f.order {
+        for i in &f.blocks[*b].insts {
             for r in i.def_regs().chain(i.use_regs()) {
                 if let Reg::Virt { vreg, .. } = r {
                     let x = vindex(vreg);
@@ -138,58 +136,42 @@ pub fn interference(f: &Func) -> Interference {
             }
             pos += 1;
         }
-        // Where in the block each value is first defined: with the values defined on entry,
-        // what is maybe defined after each instruction (`ir::liveness::maybe_defined`).
-        let mut first_def: rustc_hash::FxHashMap<usize, usize> = Default::default();
-        for (idx, i) in insts.iter().enumerate() {
-            for r in i.def_regs() {
-                if let Reg::Virt { vreg, .. } = r {
-                    first_def.entry(vindex(vreg)).or_insert(idx);
+    }
+    ir::liveness::walk_defined_live(f, &live, &defined, |k, idx, after| {
+        let i = &f.blocks[f.order[k]].insts[idx];
+        let defs: Vec<usize> = i
+            .def_regs()
+            .filter_map(|r| match r {
+                Reg::Virt { vreg, .. } => Some(vindex(vreg)),
+                _ => None,
+            })
+            .collect();
+        if i.is_system_call() {
+            for &v in after.iter().filter(|v| !defs.contains(v)) {
+                for (w, m) in forbid[v].iter_mut().zip(mask_of(class[v])) {
+                    *w |= m;
                 }
             }
         }
-        let entry = &defined[k];
-        let defined_after = |v: usize, idx: usize| {
-            entry.contains(v) || first_def.get(&v).is_some_and(|&d| d <= idx)
-        };
-        let mut l: VSet = live.live_out[k].clone();
-        walk_block_backward(f, insts, &mut l, &mut cover, |idx, after| {
-            let i = &insts[idx];
-            let defs: Vec<usize> = i
-                .def_regs()
-                .filter_map(|r| match r {
-                    Reg::Virt { vreg, .. } => Some(vindex(vreg)),
-                    _ => None,
-                })
-                .collect();
-            let after: Vec<usize> = after.iter().filter(|&v| defined_after(v, idx)).collect();
-            if i.is_system_call() {
-                for &v in after.iter().filter(|v| !defs.contains(v)) {
-                    for (w, m) in forbid[v].iter_mut().zip(mask_of(class[v])) {
-                        *w |= m;
-                    }
-                }
-            }
-            for (n, &d) in defs.iter().enumerate() {
-                for v in after.iter().copied().chain(defs[..n].iter().copied()) {
-                    if v != d && class[v] == class[d] {
-                        adj[d].push(v as u32);
-                        adj[v].push(d as u32);
-                        // Every definition of a value adds its neighbours again: compact
-                        // lists that doubled since their last compaction (huge kernels
-                        // would otherwise hold billions of duplicate edges).
-                        for x in [d, v] {
-                            if adj[x].len() > compact_at[x] {
-                                adj[x].sort_unstable();
-                                adj[x].dedup();
-                                compact_at[x] = (2 * adj[x].len()).max(64);
-                            }
+        for (n, &d) in defs.iter().enumerate() {
+            for v in after.iter().copied().chain(defs[..n].iter().copied()) {
+                if v != d && class[v] == class[d] {
+                    adj[d].push(v as u32);
+                    adj[v].push(d as u32);
+                    // Every definition of a value adds its neighbours again: compact
+                    // lists that doubled since their last compaction (huge kernels
+                    // would otherwise hold billions of duplicate edges).
+                    for x in [d, v] {
+                        if adj[x].len() > compact_at[x] {
+                            adj[x].sort_unstable();
+                            adj[x].dedup();
+                            compact_at[x] = (2 * adj[x].len()).max(64);
                         }
                     }
                 }
             }
-        });
-    }
+        }
+    });
     for a in &mut adj {
         a.sort_unstable();
         a.dedup();

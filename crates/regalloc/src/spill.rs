@@ -490,52 +490,12 @@ fn relieve_pressure(
 /// live after the instruction and maybe defined there, or written by it — each with its
 /// word count and the values (arena indices) live across it.
 fn crowded_points(f: &Func, target: u32) -> Vec<(u32, Vec<usize>)> {
-    let nv = f.vregs.len();
-    let live = ir::liveness::Liveness::compute(f);
-    let defined = ir::liveness::maybe_defined(f);
-    let width: Vec<u32> = f
-        .vregs
-        .iter()
-        .map(|(_, d)| u32::from(d.width.max(1)))
-        .collect();
-    let is_r: Vec<bool> = f.vregs.iter().map(|(_, d)| d.class == Class::R).collect();
-    let mut cover = vec![ir::liveness::Cover::default(); nv];
     let mut out = Vec::new();
-    for (k, b) in f.order.iter().enumerate() {
-        let insts = &f.blocks[*b].insts;
-        let mut first_def: rustc_hash::FxHashMap<usize, usize> = Default::default();
-        for (idx, i) in insts.iter().enumerate() {
-            for r in i.def_regs() {
-                if let Reg::Virt { vreg, .. } = r {
-                    first_def.entry(vindex(vreg)).or_insert(idx);
-                }
-            }
+    ir::liveness::walk_r_pressure(f, |_, _, words, values| {
+        if words > target {
+            out.push((words, values.to_vec()));
         }
-        let entry = &defined[k];
-        let mut l = live.live_out[k].clone();
-        ir::liveness::walk_block_backward(f, insts, &mut l, &mut cover, |idx, after| {
-            let mut words = 0;
-            let mut set: Vec<usize> = Vec::new();
-            for v in after.iter() {
-                if is_r[v] && (entry.contains(v) || first_def.get(&v).is_some_and(|&d| d <= idx)) {
-                    words += width[v];
-                    set.push(v);
-                }
-            }
-            for r in insts[idx].def_regs() {
-                if let Reg::Virt { vreg, .. } = r {
-                    let x = vindex(vreg);
-                    if is_r[x] && !set.contains(&x) {
-                        words += width[x];
-                        set.push(x);
-                    }
-                }
-            }
-            if words > target {
-                out.push((words, set));
-            }
-        });
-    }
+    });
     out
 }
 
