@@ -105,8 +105,8 @@ impl Cx {
     /// result multiplied by `FLT_MIN` (a sign-preserving zero) where ptxas 13.0.88's code
     /// flushes it, which it decides per rounding mode (the interpreter's
     /// `f64_to_f32_flush` says where; read from ptxas's code on sm_75 to sm_90): against
-    /// `|a|` for `.rn`, `.rm` and `.rp` (thresholds `0x380fffff_f0000000`, and `FLT_MIN` or
-    /// `0x380fffff_e0000001` as doubles by the source's sign), against the result for `.rz`.
+    /// `|a|` for `.rn`, `.rm` and `.rp` (the thresholds of [`ptx::flush`], by the source's
+    /// sign for the directed modes), against the result for `.rz`.
     fn cvt_f32_f64_ftz(
         &mut self,
         node: &SyntaxNode,
@@ -136,8 +136,15 @@ impl Cx {
             format!("F2F.F32.F64{suffix} %d, %a")
         };
         let min = fmath::MIN_NORMAL;
+        // A threshold of `ptx::flush` as the (low, high) words of a double.
+        let words = |t: u64| (format!("{:#x}", t as u32), format!("{:#x}", t >> 32));
+        let (flt_min, midpoint) = (
+            words(ptx::flush::FLT_MIN),
+            words(ptx::flush::ABOVE_MIDPOINT),
+        );
+        let rn = words(ptx::flush::RN_BELOW);
         // The flush threshold as a double (low, high words), per sign of the source.
-        let threshold = |neg: (&str, &str), pos: (&str, &str)| {
+        let threshold = |neg: (String, String), pos: (String, String)| {
             format!(
                 "ISETP.LT.AND $neg, PT, %a.1, RZ, PT
                  MOV %nl, {}
@@ -153,17 +160,18 @@ impl Cx {
         };
         let flush = match suffix {
             "" => format!(
-                "MOV %q0.0, 0xf0000000
-                 MOV %q0.1, 0x380fffff
+                "MOV %q0.0, {}
+                 MOV %q0.1, {}
                  DSETP.GT.AND $f, PT, %q0, |%a|, PT
-                 @$f FMUL %d, %d, {min}"
+                 @$f FMUL %d, %d, {min}",
+                rn.0, rn.1
             ),
             ".RZ" => format!(
                 "FSETP.GEU.AND $k, PT, |%d|, {min}, PT
                  @!$k FMUL %d, %d, {min}"
             ),
-            ".RM" => threshold(("0xe0000001", "0x380fffff"), ("0x0", "0x38100000")),
-            _ => threshold(("0x0", "0x38100000"), ("0xe0000001", "0x380fffff")),
+            ".RM" => threshold(midpoint, flt_min),
+            _ => threshold(flt_min, midpoint),
         };
         self.emit_seq(&format!("{convert}\n{flush}"), &[("%a", a), ("%d", d)]);
         Ok(())

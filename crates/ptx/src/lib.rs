@@ -18,6 +18,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::sync::OnceLock;
 
+pub mod flush;
 mod table;
 mod types;
 pub mod video;

@@ -569,17 +569,17 @@ pub(crate) fn cvt(dty: Ty, sty: Ty, x: u64, m: &Mods) -> u64 {
 /// (`DSETP.GT T, |a|` with T = 0x380fffff_e0000001 or `FLT_MIN` by the source's top bit);
 /// `.rz` where the result is below `FLT_MIN` (`FSETP.GEU |r|`). Checked with edge sources
 /// (`test-data/codegen/cvt_ftz_f64.ptx`: ptxas's cubins in the emulator). A NaN source is never
-/// flushed.
+/// flushed. The thresholds: [`ptx::flush`], shared with the code generator.
 fn f64_to_f32_flush(src: u64, v: f64, rnd: Rnd, r: u64) -> u64 {
     if v.is_nan() {
         return r;
     }
-    let min = f64::from_bits(0x3810_0000_0000_0000);
-    let above_midpoint = f64::from_bits(0x380f_ffff_e000_0001);
+    let min = f64::from_bits(ptx::flush::FLT_MIN);
+    let above_midpoint = f64::from_bits(ptx::flush::ABOVE_MIDPOINT);
     let negative = src >> 63 == 1;
     let a = v.abs();
     let flush = match rnd {
-        Rnd::Ne => a < f64::from_bits(0x380f_ffff_f000_0000),
+        Rnd::Ne => a < f64::from_bits(ptx::flush::RN_BELOW),
         Rnd::Z => f64::from(f32::from_bits(r as u32)).abs() < min,
         Rnd::M => a < if negative { above_midpoint } else { min },
         Rnd::P => a < if negative { min } else { above_midpoint },
