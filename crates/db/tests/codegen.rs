@@ -770,15 +770,12 @@ fn cubins_are_accepted_by_nvidia_tools_and_listings_match() {
                 .collect();
             let table = sass::table(sm).expect("table");
             let print = |w: u128, pc: u64| table.print(w, pc, &|_| None);
-            let code_sections = model
-                .sections
-                .iter()
-                .filter(|s| s.name.starts_with(".text."))
-                .count();
-            let raw_ok = code_sections == kernels.len()
-                && kernels
-                    .iter()
-                    .all(|k| raw_nvdisasm::listing_matches_words(&print, k).is_ok());
+            let raw_ok = raw_nvdisasm::batchable(
+                model.sections.iter().map(|s| s.name.as_str()),
+                &print,
+                &kernels,
+            )
+            .is_ok();
             if raw_ok && whole != Some(si) {
                 batches[si].push((path, kernels));
                 batched += 1;

@@ -50,6 +50,29 @@ pub fn instruction_text(line: &str) -> String {
     body.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
+/// Whether a cubin's kernels can go into a raw batch: one code section (`.text.*`, of the
+/// cubin's `sections`) per kernel, so no callee's code is left out, and every kernel's listing
+/// passes [`listing_matches_words`]. Err: why the cubin needs the per-file check.
+pub fn batchable<'s>(
+    sections: impl IntoIterator<Item = &'s str>,
+    print: Print<'_>,
+    kernels: &[KernelCode],
+) -> Result<(), String> {
+    let texts = sections
+        .into_iter()
+        .filter(|s| s.starts_with(".text."))
+        .count();
+    if texts != kernels.len() {
+        return Err(format!(
+            "{texts} code sections for {} kernels",
+            kernels.len()
+        ));
+    }
+    kernels
+        .iter()
+        .try_for_each(|k| listing_matches_words(print, k))
+}
+
 /// Checks that kiln's listing of a kernel is its decoder's text of the kernel's words, each
 /// label standing for one target address. Err: why the kernel needs the per-file check.
 pub fn listing_matches_words(print: Print<'_>, k: &KernelCode) -> Result<(), String> {

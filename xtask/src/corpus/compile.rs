@@ -467,21 +467,8 @@ fn raw_pending(
     let c = cubin::read(bytes).map_err(|e| e.to_string())?;
     let target = format!("sm_{}", c.arch_name());
     let table = sass::table(&target).ok_or_else(|| format!("no table for {target}"))?;
-    let texts = c
-        .sections
-        .iter()
-        .filter(|s| s.name.starts_with(".text."))
-        .count();
-    if texts != kernels.len() {
-        return Err(format!(
-            "{texts} code sections for {} kernels",
-            kernels.len()
-        ));
-    }
     let print = |w: u128, pc: u64| table.print(w, pc, &|_| None);
-    for k in &kernels {
-        raw_nvdisasm::listing_matches_words(&print, k)?;
-    }
+    raw_nvdisasm::batchable(c.sections.iter().map(|s| s.name.as_str()), &print, &kernels)?;
     Ok(RawPending {
         target,
         kernels,
