@@ -341,6 +341,27 @@ struct BlockCache {
     imms: FxHashMap<u32, VReg>,
 }
 
+impl BlockCache {
+    /// The register holding immediate `v` in this block: the one set earlier, or a new one
+    /// set by a `MOV` pushed to `before`.
+    fn imm_register(&mut self, f: &mut Func, before: &mut Vec<Inst>, v: u32) -> VReg {
+        *self.imms.entry(v).or_insert_with(|| {
+            let t = f.new_vreg(Class::R, 1, "");
+            let value = if v == 0 {
+                Operand::rz()
+            } else {
+                Operand::Imm(i64::from(v))
+            };
+            before.push(Inst::new(
+                op!("MOV"),
+                vec![Operand::r(Reg::v(t, 1)), value],
+                vec![0],
+            ));
+            t
+        })
+    }
+}
+
 struct Rewriter<'a> {
     /// Constant words load with `LDC` on this SM (`target::Forms::ldc`).
     ldc: bool,
@@ -532,22 +553,7 @@ impl Rewriter<'_> {
                                 continue;
                             }
                             if live_in.contains(vindex(vreg)) && !in_loop {
-                                let t = *cache.imms.entry(v).or_insert_with(|| {
-                                    let t = f.new_vreg(Class::R, 1, "");
-                                    before.push(Inst::new(
-                                        op!("MOV"),
-                                        vec![
-                                            Operand::r(Reg::v(t, 1)),
-                                            if v == 0 {
-                                                Operand::rz()
-                                            } else {
-                                                Operand::Imm(i64::from(v))
-                                            },
-                                        ],
-                                        vec![0],
-                                    ));
-                                    t
-                                });
+                                let t = cache.imm_register(f, before, v);
                                 inst.operands[k] = Operand::r(Reg::v(t, 1));
                             }
                         }
@@ -774,22 +780,7 @@ impl Rewriter<'_> {
             *inst = old;
             return false;
         }
-        let t = *cache.imms.entry(v).or_insert_with(|| {
-            let t = f.new_vreg(Class::R, 1, "");
-            before.push(Inst::new(
-                op!("MOV"),
-                vec![
-                    Operand::r(Reg::v(t, 1)),
-                    if v == 0 {
-                        Operand::rz()
-                    } else {
-                        Operand::Imm(i64::from(v))
-                    },
-                ],
-                vec![0],
-            ));
-            t
-        });
+        let t = cache.imm_register(f, before, v);
         let probe = Reg::v(self.probe_r, 1);
         for o in &mut inst.operands {
             if matches!(o, Operand::Reg { reg, .. } if *reg == probe) {

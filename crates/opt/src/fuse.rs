@@ -44,20 +44,47 @@ fn clobbers(insts: &[Inst], o: &Operand) -> bool {
     })
 }
 
+/// Reads of each virtual register in the whole function (by arena index).
+fn read_counts(f: &Func) -> Vec<u32> {
+    let mut reads = vec![0u32; f.vregs.len()];
+    for i in f.insts() {
+        for r in i.use_regs() {
+            if let Reg::Virt { vreg, .. } = r {
+                reads[vreg.into_raw().into_u32() as usize] += 1;
+            }
+        }
+    }
+    reads
+}
+
+/// A 64-bit add as a carry pair, `IADD3 e.0, p, a, b, RZ; IADD3.X e.1, c, d, RZ, p, !PT`,
+/// unguarded, whose carry `p` nothing else reads: `p`.
+fn carry_pair(f: &Func, lo: &Inst, hi: &Inst, reads: &[u32]) -> Option<VReg> {
+    if lo.op != op!("IADD3") || hi.op != op!("IADD3.X") || lo.guard.is_some() || hi.guard.is_some()
+    {
+        return None;
+    }
+    if lo.operands.len() != 5 || lo.defs != [0, 1] || hi.operands.len() != 6 || hi.defs != [0] {
+        return None;
+    }
+    let (p, 0, 1) = plain_virt(&lo.operands[1])? else {
+        return None;
+    };
+    let single_carry = f.vregs[p].class == Class::P
+        && reads[p.into_raw().into_u32() as usize] == 1
+        && plain_virt(&hi.operands[4]) == Some((p, 0, 1))
+        && hi.operands[5] == Operand::not(Reg::Zero(Class::P))
+        && lo.operands[4] == Operand::rz()
+        && hi.operands[3] == Operand::rz();
+    single_carry.then_some(p)
+}
+
 /// Fuses `IMAD.WIDE[.U32] m, a, b, RZ` with a later `IADD3 e.0, p, x.0, m.0, RZ; IADD3.X
 /// e.1, x.1, m.1, RZ, p, !PT` in the same block into `IMAD.WIDE[.U32] e, a, b, x`, when
 /// the carry predicate is read nowhere else and `a`, `b` still hold their values. The product
 /// itself is left for dead-code elimination.
 pub fn fuse_wide_add(f: &mut Func, forms: &mut Forms) -> bool {
-    // Uses of each predicate register in the whole function.
-    let mut pred_uses = vec![0u32; f.vregs.len()];
-    for i in f.insts() {
-        for r in i.use_regs() {
-            if let Reg::Virt { vreg, .. } = r {
-                pred_uses[vreg.into_raw().into_u32() as usize] += 1;
-            }
-        }
-    }
+    let pred_uses = read_counts(f);
     let mut changed = false;
     for b in f.order.clone() {
         let mut j = 0;
@@ -83,31 +110,14 @@ fn match_at(
 ) -> Option<Inst> {
     let insts = &f.blocks[b].insts;
     let (lo, hi) = (&insts[j], &insts[j + 1]);
-    if lo.op != op!("IADD3") || hi.op != op!("IADD3.X") || lo.guard.is_some() || hi.guard.is_some()
-    {
-        return None;
-    }
-    if lo.operands.len() != 5 || lo.defs != [0, 1] || hi.operands.len() != 6 || hi.defs != [0] {
-        return None;
-    }
+    carry_pair(f, lo, hi, pred_uses)?;
     let (e, 0, 1) = plain_virt(&lo.operands[0])? else {
         return None;
     };
     let (e1, 1, 1) = plain_virt(&hi.operands[0])? else {
         return None;
     };
-    let (p, 0, 1) = plain_virt(&lo.operands[1])? else {
-        return None;
-    };
-    if e != e1 || f.vregs[e].width != 2 || f.vregs[p].class != Class::P {
-        return None;
-    }
-    if pred_uses[p.into_raw().into_u32() as usize] != 1
-        || plain_virt(&hi.operands[4]) != Some((p, 0, 1))
-        || hi.operands[5] != Operand::not(Reg::Zero(Class::P))
-        || lo.operands[4] != Operand::rz()
-        || hi.operands[3] != Operand::rz()
-    {
+    if e != e1 || f.vregs[e].width != 2 {
         return None;
     }
     // Which side is the product: x.k + m.k with m from IMAD.WIDE.
@@ -303,14 +313,7 @@ fn match_add(f: &Func, b: ir::Block, j: usize, forms: &mut Forms) -> Option<Inst
 /// 0x2, P0`). Same block, unguarded, the carry read only by the pair, `a` and `h` unchanged
 /// since the shifts; the shifts stay for dead-code elimination when still read elsewhere.
 pub fn fuse_wide_lea(f: &mut Func, forms: &mut Forms) -> bool {
-    let mut pred_uses = vec![0u32; f.vregs.len()];
-    for i in f.insts() {
-        for r in i.use_regs() {
-            if let Reg::Virt { vreg, .. } = r {
-                pred_uses[vreg.into_raw().into_u32() as usize] += 1;
-            }
-        }
-    }
+    let pred_uses = read_counts(f);
     let mut changed = false;
     for b in f.order.clone() {
         let mut j = 0;
@@ -336,25 +339,7 @@ fn match_wide_lea(
 ) -> Option<(Inst, Inst)> {
     let insts = &f.blocks[b].insts;
     let (lo, hi) = (&insts[j], &insts[j + 1]);
-    if lo.op != op!("IADD3") || hi.op != op!("IADD3.X") || lo.guard.is_some() || hi.guard.is_some()
-    {
-        return None;
-    }
-    if lo.operands.len() != 5 || lo.defs != [0, 1] || hi.operands.len() != 6 || hi.defs != [0] {
-        return None;
-    }
-    let (p, 0, 1) = plain_virt(&lo.operands[1])? else {
-        return None;
-    };
-    if f.vregs[p].class != Class::P
-        || pred_uses[p.into_raw().into_u32() as usize] != 1
-        || plain_virt(&hi.operands[4]) != Some((p, 0, 1))
-        || hi.operands[5] != Operand::not(Reg::Zero(Class::P))
-        || lo.operands[4] != Operand::rz()
-        || hi.operands[3] != Operand::rz()
-    {
-        return None;
-    }
+    carry_pair(f, lo, hi, pred_uses)?;
     // The destination's words must not be a source of the shifts or of the other addend's
     // high word (the low `LEA` writes `e.0` before the high one reads its sources).
     for (ss, xs) in [(2usize, 3usize), (3, 2)] {

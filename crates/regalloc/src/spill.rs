@@ -511,6 +511,19 @@ mod tests {
         )
     }
 
+    /// A spiller for `g` whose lowering opened an 8-byte frame aligned to 8.
+    fn spiller(g: Func) -> Spiller {
+        Spiller {
+            g,
+            spilled: FxHashSet::default(),
+            temps: FxHashSet::default(),
+            frame: 8,
+            align: 8,
+            store_bytes: 0,
+            load_bytes: 0,
+        }
+    }
+
     #[test]
     fn the_frame_keeps_its_largest_slot_aligned() {
         // A kernel whose `.local` variables take 8 bytes (aligned to 8) spills a quad and a
@@ -521,30 +534,14 @@ mod tests {
         f.order.push(b);
         let quad = f.new_vreg(Class::R, 4, "quad");
         let word = f.new_vreg(Class::R, 1, "word");
-        let mut s = Spiller {
-            g: f,
-            spilled: FxHashSet::default(),
-            temps: FxHashSet::default(),
-            frame: 8,
-            align: 8,
-            store_bytes: 0,
-            load_bytes: 0,
-        };
+        let mut s = spiller(f);
         s.spill(vec![quad, word]);
         assert_eq!(s.frame, 36);
         assert_eq!(s.frame_bytes(), 48);
         // Without a quad the frame rounds to 8 bytes, as before.
         let mut g = Func::new("k");
         let w = g.new_vreg(Class::R, 1, "w");
-        let mut t = Spiller {
-            g,
-            spilled: FxHashSet::default(),
-            temps: FxHashSet::default(),
-            frame: 8,
-            align: 8,
-            store_bytes: 0,
-            load_bytes: 0,
-        };
+        let mut t = spiller(g);
         t.spill(vec![w]);
         assert_eq!(t.frame_bytes(), 16);
     }
