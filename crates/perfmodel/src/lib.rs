@@ -14,8 +14,8 @@
 //! * an instruction waiting on scoreboards issues no sooner than the last pending operation
 //!   on them completes (`DEPBAR.LE SBn, k` leaves the `k` youngest pending);
 //! * the cycles between one issue and the next count `TRIP_COUNT ^ depth` times, where
-//!   `depth` is how many backward branches span the instruction (loops of unknown trip count
-//!   are assumed to run [`TRIP_COUNT`] times).
+//!   `depth` is how many natural loops of the control-flow graph hold the instruction
+//!   (`loops.rs`; loops of unknown trip count are assumed to run [`TRIP_COUNT`] times).
 //!
 //! What it leaves out, so that its figures are read as relative, not absolute: other warps
 //! (latency hidden by occupancy, issue-port and memory-bandwidth contention), caches (every
@@ -135,7 +135,7 @@ pub struct Estimate {
     pub issue_slots: f64,
     /// Instructions of the kernel (without the closing branch and padding).
     pub instructions: usize,
-    /// Backward branches (loops).
+    /// Natural loops (one per loop header).
     pub loops: usize,
 }
 
@@ -160,24 +160,6 @@ fn body_len(nodes: &[Node]) -> usize {
         .unwrap_or(nodes.len())
 }
 
-/// Loop depth per instruction: how many backward branches span it.
-fn loop_depths(nodes: &[Node]) -> (Vec<u32>, usize) {
-    let mut depth = vec![0u32; nodes.len()];
-    let mut loops = 0;
-    for (i, n) in nodes.iter().enumerate() {
-        if let Some(Flow::Branch { target, .. }) = n.effects.as_ref().map(|e| e.flow)
-            && target < n.pc
-        {
-            loops += 1;
-            let first = (target / 16) as usize;
-            for d in &mut depth[first.min(i)..=i] {
-                *d += 1;
-            }
-        }
-    }
-    (depth, loops)
-}
-
 /// Waits for the operations pending on one scoreboard but the `keep` youngest: the time they
 /// are all complete (at least `at`).
 fn drain(pending: &mut Vec<f64>, keep: usize, at: f64) -> f64 {
@@ -188,7 +170,7 @@ fn drain(pending: &mut Vec<f64>, keep: usize, at: f64) -> f64 {
 /// [`estimate`] on decoded nodes (instruction `i` at pc `16 * i`).
 pub fn estimate_nodes(lat: &Latencies, nodes: &[Node]) -> Estimate {
     let nodes = &nodes[..body_len(nodes)];
-    let (depth, loops) = loop_depths(nodes);
+    let (depth, loops) = loops::loop_depths(nodes);
     let weight = |i: usize| TRIP_COUNT.powi(depth[i] as i32);
     // Per scoreboard: completion times of the operations pending on it, oldest first.
     let mut pending: [Vec<f64>; 6] = Default::default();
@@ -234,6 +216,8 @@ pub fn estimate_nodes(lat: &Latencies, nodes: &[Node]) -> Estimate {
         loops,
     }
 }
+
+mod loops;
 
 #[cfg(test)]
 mod tests;

@@ -105,6 +105,52 @@ fn a_loop_body_counts_trip_count_times() {
 }
 
 #[test]
+fn a_backward_branch_that_closes_no_cycle_is_not_a_loop() {
+    // The `else` side of a branch (5) placed after the join point (3) and jumping back to
+    // it: a backward branch, but nothing from 3 on leads back to 5.
+    let e = estimate(
+        "sm_90",
+        &kernel(&[
+            "[B------:R-:W-:-:S05] @P0 BRA 0x50",
+            "[B------:R-:W-:-:S02] IADD3 R0, R0, 0x1, RZ",
+            "[B------:R-:W-:-:S02] IADD3 R0, R0, 0x2, RZ",
+            "[B------:R-:W-:-:S02] IADD3 R0, R0, 0x3, RZ",
+            "[B------:R-:W-:-:S05] EXIT",
+            "[B------:R-:W-:-:S05] BRA 0x30",
+        ]),
+    )
+    .expect("estimates");
+    assert_eq!(e.loops, 0);
+    // Address order, each instruction once: 5 + 2 + 2 + 2 + 5 + 5.
+    assert_eq!(e.cycles, 21.0);
+}
+
+#[test]
+fn loop_depth_follows_the_graph_not_the_layout() {
+    // An outer loop (header 0, latch 5) holding an inner loop (1-2) whose latch block sits
+    // after the outer loop's exit (7) and jumps back (8): 1, 2, 7, 8 are two loops deep,
+    // 0, 3, 4, 5 one, 6 none, whatever the addresses say.
+    let e = estimate(
+        "sm_90",
+        &kernel(&[
+            "[B------:R-:W-:-:S01] IADD3 R0, R0, 0x1, RZ",
+            "[B------:R-:W-:-:S01] IADD3 R1, R1, 0x1, RZ",
+            "[B------:R-:W-:-:S01] @P1 BRA 0x70",
+            "[B------:R-:W-:-:S01] IADD3 R2, R2, 0x1, RZ",
+            "[B------:R-:W-:-:S01] IADD3 R3, R3, 0x1, RZ",
+            "[B------:R-:W-:-:S01] @P0 BRA 0x0",
+            "[B------:R-:W-:-:S01] EXIT",
+            "[B------:R-:W-:-:S01] IADD3 R4, R4, 0x1, RZ",
+            "[B------:R-:W-:-:S01] BRA 0x10",
+        ]),
+    )
+    .expect("estimates");
+    assert_eq!(e.loops, 2);
+    let t = TRIP_COUNT;
+    assert_eq!(e.cycles, 4.0 * t * t + 4.0 * t + 1.0);
+}
+
+#[test]
 fn the_table_names_sources_and_variable_classes_only() {
     let rows = parse_rows(LATENCY_TABLE).expect("parses");
     for name in ["sm_80", "sm_90"] {

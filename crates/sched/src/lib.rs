@@ -13,9 +13,13 @@
 //!   `F2I`) set a write scoreboard for their destinations and a read scoreboard for their
 //!   sources; a later reader/writer of such a destination, or writer of such a source, waits
 //!   on it. Scoreboards are counters, so they are handed out round-robin and may be shared.
-//! * **Block boundaries**: a branch and the first instruction of every block after the entry
-//!   drain everything (wait on all scoreboards in use, stall until every fixed-latency result
-//!   is ready), so no hazard crosses a control-flow edge.
+//! * **Block boundaries**: a block starts with what its predecessors laid out before it leave
+//!   in flight (the join of their exit states: pending scoreboards per register, fixed-latency
+//!   results not ready yet). A branch stalls until every fixed-latency result is ready (the
+//!   branch's stall is all a taken path sees), and a branch back to a block laid out at or
+//!   before its own (a loop's latch) also waits on every scoreboard in use, so a loop header's
+//!   entry state needs nothing from its latches. Loads in flight cross forward edges and are
+//!   waited on where they are read, as in ptxas's code.
 //!
 //! The latencies are upper bounds of the distances ptxas 13.0.88 itself leaves between a
 //! producer and its first consumer (`docs/arch/codegen.md` lists the observations); a
@@ -28,6 +32,7 @@ use std::collections::HashMap;
 use ir::{Class, Func, Inst, Mnemonic, Reg, VReg};
 use target::Profile;
 
+mod fixed;
 mod order;
 
 /// The control fields of one instruction (same meaning as `sass::Control`).
@@ -280,6 +285,53 @@ fn phys(f: &Func, r: Reg, assign: &dyn Fn(VReg) -> u8) -> Vec<PhysKey> {
     }
 }
 
+/// A fixed-latency result in flight: ready for any reader at `any` (the bound of
+/// [`Latencies`]); with its producer's class known, for a given reader at `issue` plus the
+/// learned distance ([`fixed::FixedLatency`]).
+#[derive(Clone, Copy, Debug)]
+struct Ready {
+    any: u64,
+    issue: u64,
+    producer: Option<&'static str>,
+}
+
+/// What a block leaves in flight where control leaves it, and what a block starts with: the
+/// join over its predecessors laid out before it.
+#[derive(Clone, Debug, Default)]
+struct Carried {
+    /// Fixed-latency results not ready yet: cycles after the exit (the cycle the next
+    /// instruction may issue) until they are.
+    remaining: HashMap<PhysKey, u64>,
+    /// Register -> scoreboards of its pending write.
+    pending_write: HashMap<PhysKey, u8>,
+    /// Register -> scoreboards of the instructions still to read it.
+    pending_read: HashMap<PhysKey, u8>,
+    /// Scoreboards of `MEMBAR`s the next instruction waits on.
+    fence_wait: u8,
+}
+
+impl Carried {
+    /// The state on entry to a block reached from each of `exits` (`None`: a predecessor
+    /// not scheduled yet, which leaves nothing in flight).
+    fn join<'a>(exits: impl Iterator<Item = Option<&'a Carried>>) -> Carried {
+        let mut out = Carried::default();
+        for e in exits.flatten() {
+            for (r, c) in &e.remaining {
+                let x = out.remaining.entry(*r).or_default();
+                *x = (*x).max(*c);
+            }
+            for (r, m) in &e.pending_write {
+                *out.pending_write.entry(*r).or_default() |= m;
+            }
+            for (r, m) in &e.pending_read {
+                *out.pending_read.entry(*r).or_default() |= m;
+            }
+            out.fence_wait |= e.fence_wait;
+        }
+        out
+    }
+}
+
 /// Schedules `f` for the SM of `profile` with registers assigned by `assign`: in program
 /// order, or with `reorder` each block's instructions in the order of `order.rs` (list
 /// scheduling by critical path, every dependence kept).
@@ -292,16 +344,20 @@ pub fn schedule(
     let lat = LATENCIES;
     let converge = hazard::convergence_stall(&format!("sm_{}", profile.number));
     let mma = MmaLatency::of(profile);
+    let fixed = fixed::FixedLatency::of(&format!("sm_{}", profile.number));
     // Issue cycles (and producers) of the tensor-core results not yet overwritten (see
     // [`MmaLatency`]).
     let mut mma_issue: HashMap<PhysKey, (u64, Mnemonic)> = HashMap::new();
     let mut slots: Vec<(Slot, Ctrl)> = Vec::new();
     let mut block_start = Vec::new();
-    let mut ready: HashMap<PhysKey, u64> = HashMap::new();
-    let mut pending_write: HashMap<PhysKey, u8> = HashMap::new();
+    // Per block, from its entry state: when fixed-latency results are ready; register ->
+    // mask of the scoreboards its pending write may be on (more than one where paths with
+    // different scoreboards join).
+    let mut ready: HashMap<PhysKey, Ready>;
+    let mut pending_write: HashMap<PhysKey, u8>;
     // A register may be read by several in-flight instructions with different scoreboards:
     // its entry is the mask of all of them (an overwrite waits on every one).
-    let mut pending_read: HashMap<PhysKey, u8> = HashMap::new();
+    let mut pending_read: HashMap<PhysKey, u8>;
     // `cp.async`'s groups count on scoreboard 0 (`LDGDEPBAR`, `DEPBAR.LE SB0, n`): a kernel
     // with them leaves it to them, as ptxas does, so that waiting on a load does not wait
     // for every copy in flight.
@@ -312,19 +368,40 @@ pub fn schedule(
             .any(|i| matches!(i.mnemonic(), Mnemonic::LDGDEPBAR | Mnemonic::DEPBAR))
     }));
     let mut next_sb = first_sb;
-    // The scoreboard of a `MEMBAR` the next instruction must wait on.
-    let mut fence_wait: Option<u8> = None;
+    // The scoreboards of `MEMBAR`s the next instruction must wait on.
+    let mut fence_wait: u8;
     // Issue cycle of the last slot.
     let mut last_issue: u64 = 0;
+    let succs = ir::cfg::successors(f);
+    let preds = ir::cfg::predecessors(&succs);
+    // What each block leaves in flight on its way out (see `Carried`).
+    let mut exits: Vec<Option<Carried>> = vec![None; f.order.len()];
     for (k, b) in f.order.iter().enumerate() {
         block_start.push(slots.len());
+        // The block's first instruction issues no sooner than this.
+        let entry = slots.last().map_or(0, |(_, c)| last_issue + u64::from(c.stall));
+        // Entry state: what its predecessors laid out before it leave in flight. A
+        // predecessor laid out at or after it (a loop's latch) drains before its branch.
+        let carried = Carried::join(preds[k].iter().filter(|p| **p < k).map(|p| exits[*p].as_ref()));
+        ready = carried
+            .remaining
+            .iter()
+            .map(|(r, c)| {
+                let at = entry + c;
+                (*r, Ready { any: at, issue: at, producer: None })
+            })
+            .collect();
+        pending_write = carried.pending_write;
+        pending_read = carried.pending_read;
+        fence_wait = carried.fence_wait;
+        mma_issue.clear();
         let insts = &f.blocks[*b].insts;
         let order: Vec<usize> = if reorder {
             order::block_order(f, insts, assign, profile)
         } else {
             (0..insts.len()).collect()
         };
-        for (pos, &j) in order.iter().enumerate() {
+        for &j in &order {
             let i = &insts[j];
             let reads: Vec<PhysKey> = i.use_regs().flat_map(|r| phys(f, r, assign)).collect();
             let writes: Vec<PhysKey> = i.def_regs().flat_map(|r| phys(f, r, assign)).collect();
@@ -332,26 +409,38 @@ pub fn schedule(
             // Memory fences also start with every earlier access complete, and the
             // instruction after a `MEMBAR` waits for it (ptxas gives `MEMBAR` a scoreboard
             // that the next memory access waits on).
-            let drain = (pos == 0 && k > 0)
-                || matches!(
-                    i.mnemonic(),
-                    Mnemonic::BRA | Mnemonic::WARPSYNC | Mnemonic::MEMBAR | Mnemonic::ERRBAR | Mnemonic::CGAERRBAR | Mnemonic::CCTL
-                )
+            //
+            // A branch leaves every fixed-latency result complete (a taken branch's target
+            // cannot lengthen the branch's stall), and a branch back to a block laid out
+            // at or before this one (a loop's latch) also every scoreboard: the target's
+            // entry state is what the blocks laid out before it leave. A forward branch
+            // leaves its scoreboards to its targets, whose entry state joins them.
+            let back_edge = succs[k].iter().any(|s| *s <= k);
+            let drain = matches!(
+                i.mnemonic(),
+                Mnemonic::WARPSYNC
+                    | Mnemonic::MEMBAR
+                    | Mnemonic::ERRBAR
+                    | Mnemonic::CGAERRBAR
+                    | Mnemonic::CCTL
+            )
                 // A system call starts with every earlier access complete: the callee saves
                 // and uses registers of its own.
-                || i.is_system_call();
-            let mut wait = fence_wait.take().map_or(0, |sb| 1u8 << sb);
+                || i.is_system_call()
+                || (i.mnemonic() == Mnemonic::BRA && back_edge);
+            let drain_fixed = drain || i.mnemonic() == Mnemonic::BRA;
+            let mut wait = std::mem::take(&mut fence_wait);
             if drain {
-                for sb in pending_write.values() {
-                    wait |= 1 << sb;
+                for mask in pending_write.values() {
+                    wait |= mask;
                 }
                 for mask in pending_read.values() {
                     wait |= mask;
                 }
             } else {
                 for r in reads.iter().chain(&writes) {
-                    if let Some(sb) = pending_write.get(r) {
-                        wait |= 1 << sb;
+                    if let Some(mask) = pending_write.get(r) {
+                        wait |= mask;
                     }
                 }
                 for r in &writes {
@@ -360,19 +449,42 @@ pub fn schedule(
                     }
                 }
             }
-            pending_write.retain(|_, sb| wait & (1 << *sb) == 0);
+            // A write on several scoreboards (paths joined) is known complete once all of
+            // them have been waited on.
+            for mask in pending_write.values_mut() {
+                *mask &= !wait;
+            }
+            pending_write.retain(|_, mask| *mask != 0);
             for mask in pending_read.values_mut() {
                 *mask &= !wait;
             }
             pending_read.retain(|_, mask| *mask != 0);
-            let earliest = if drain {
+            let earliest = if drain_fixed {
                 let mma_done = mma_issue.values().map(|(at, p)| at + mma.longest(*p)).max();
-                ready.values().copied().chain(mma_done).max().unwrap_or(0)
+                ready.values().map(|r| r.any).chain(mma_done).max().unwrap_or(0)
             } else {
-                reads
-                    .iter()
-                    .chain(&writes)
-                    .filter_map(|r| ready.get(r).copied())
+                let guard: Vec<PhysKey> = i
+                    .guard
+                    .map(|g| phys(f, g.pred, assign))
+                    .unwrap_or_default();
+                let read_ready = reads.iter().filter_map(|r| {
+                    let x = ready.get(r)?;
+                    Some(match x.producer {
+                        Some(p) => {
+                            x.issue
+                                + fixed.read_after(
+                                    p,
+                                    i,
+                                    r.0 >= 2,
+                                    guard.contains(r),
+                                    x.any - x.issue,
+                                )
+                        }
+                        None => x.any,
+                    })
+                });
+                read_ready
+                    .chain(writes.iter().filter_map(|r| ready.get(r).map(|x| x.any)))
                     .chain(
                         reads
                             .iter()
@@ -422,7 +534,7 @@ pub fn schedule(
                 if !writes.is_empty() {
                     c.write_sb = next_sb;
                     for w in &writes {
-                        pending_write.insert(*w, next_sb);
+                        pending_write.insert(*w, 1 << next_sb);
                         ready.remove(w);
                     }
                     next_sb = next_scoreboard(next_sb, first_sb);
@@ -441,8 +553,16 @@ pub fn schedule(
                     mma_issue.insert(*w, (issue, i.mnemonic()));
                 }
             } else {
+                let producer = fixed::FixedLatency::class(i);
                 for w in &writes {
-                    ready.insert(*w, issue + fixed_latency(i, w.0, &lat));
+                    ready.insert(
+                        *w,
+                        Ready {
+                            any: issue + fixed_latency(i, w.0, &lat),
+                            issue,
+                            producer: Some(producer),
+                        },
+                    );
                 }
             }
             if !MmaLatency::applies(i.mnemonic()) {
@@ -452,7 +572,7 @@ pub fn schedule(
             }
             if i.mnemonic() == Mnemonic::MEMBAR {
                 c.read_sb = next_sb;
-                fence_wait = Some(next_sb);
+                fence_wait = 1 << next_sb;
                 next_sb = next_scoreboard(next_sb, first_sb);
                 c.stall = c.stall.max(lat.sb_setup);
             }
@@ -467,6 +587,25 @@ pub fn schedule(
             last_issue = issue;
             slots.push((Slot::Inst { block: k, index: j }, c));
         }
+        let exit = slots.last().map_or(0, |(_, c)| last_issue + u64::from(c.stall));
+        let mut remaining: HashMap<PhysKey, u64> = ready
+            .iter()
+            .filter(|(_, x)| x.any > exit)
+            .map(|(r, x)| (*r, x.any - exit))
+            .collect();
+        for (r, (at, p)) in &mma_issue {
+            let done = at + mma.longest(*p);
+            if done > exit {
+                let e = remaining.entry(*r).or_default();
+                *e = (*e).max(done - exit);
+            }
+        }
+        exits[k] = Some(Carried {
+            remaining,
+            pending_write: std::mem::take(&mut pending_write),
+            pending_read: std::mem::take(&mut pending_read),
+            fence_wait,
+        });
     }
     // nvdisasm rejects the yield flag together with long stalls (`S13` + yield is an
     // undefined control value); ptxas sets it only on stalls up to 8.
@@ -544,9 +683,11 @@ mod tests {
         let c: Vec<Ctrl> = s.slots.iter().map(|x| x.1).collect();
         assert_eq!(c[0].write_sb, 0, "S2R sets a write scoreboard");
         assert_eq!(c[1].wait_mask, 1, "its reader waits on it");
+        // sm_80's table: `raw IADD3 IADD3 4`, and `IADD3` before its early readers at most 5
+        // (`raw IADD3 IMAD 5`, `raw IADD3 FADD 5`): 5, under the bound of 6.
         assert_eq!(
-            c[1].stall, 6,
-            "IADD3 → dependent IADD3 covers the ALU latency"
+            c[1].stall, 5,
+            "IADD3 → dependent IADD3 covers the learned ALU latency"
         );
         assert_eq!(
             c[3].read_sb, 1,
@@ -597,5 +738,163 @@ mod tests {
         let c: Vec<Ctrl> = s.slots.iter().map(|x| x.1).collect();
         assert_ne!(c[0].read_sb, c[1].read_sb);
         assert_eq!(c[2].wait_mask, (1 << c[0].read_sb) | (1 << c[1].read_sb));
+    }
+
+    fn p(index: u8) -> Reg {
+        Reg::Phys {
+            class: Class::P,
+            index,
+            width: 1,
+        }
+    }
+
+    fn guarded(mut i: Inst, pred: Reg) -> Inst {
+        i.guard = Some(ir::Guard {
+            pred,
+            negated: false,
+        });
+        i
+    }
+
+    /// `LDG R0; @P0 BRA join; IADD3 R4; join: IADD3 R5, R0` (sm_90), with `back` a branch from
+    /// the join block back to the entry.
+    fn load_across_a_branch(back: bool) -> Schedule {
+        let mut f = Func::new("k");
+        let entry = f.new_block();
+        let side = f.new_block();
+        let join = f.new_block();
+        let exit = f.new_block();
+        f.order = vec![entry, side, join, exit];
+        let addr = Reg::Phys {
+            class: Class::R,
+            index: 2,
+            width: 2,
+        };
+        f.blocks[entry].insts = vec![
+            Inst::new(
+                op!("LDG.E"),
+                vec![
+                    Operand::r(r(0)),
+                    Operand::Mem {
+                        base: addr,
+                        offset: 0,
+                        desc: None,
+                    },
+                ],
+                vec![0],
+            ),
+            guarded(
+                Inst::new(op!("BRA"), vec![Operand::Label(join)], vec![]),
+                p(0),
+            ),
+        ];
+        f.blocks[side].insts = vec![Inst::new(
+            op!("IADD3"),
+            vec![
+                Operand::r(r(4)),
+                Operand::r(r(6)),
+                Operand::r(r(6)),
+                Operand::rz(),
+            ],
+            vec![0],
+        )];
+        let mut last = vec![Inst::new(
+            op!("IADD3"),
+            vec![
+                Operand::r(r(5)),
+                Operand::r(r(0)),
+                Operand::r(r(4)),
+                Operand::rz(),
+            ],
+            vec![0],
+        )];
+        if back {
+            last.push(guarded(
+                Inst::new(op!("BRA"), vec![Operand::Label(entry)], vec![]),
+                p(1),
+            ));
+        }
+        f.blocks[join].insts = last;
+        f.blocks[exit].insts = vec![Inst::new(op!("EXIT"), vec![], vec![])];
+        schedule(&f, &|_| 0, Profile::of(90).unwrap(), false)
+    }
+
+    #[test]
+    fn a_load_in_flight_crosses_a_forward_branch() {
+        let s = load_across_a_branch(false);
+        let c: Vec<Ctrl> = s.slots.iter().map(|x| x.1).collect();
+        let load_sb = c[0].write_sb;
+        assert_eq!(c[1].wait_mask, 0, "the branch does not wait for the load");
+        assert_eq!(c[2].wait_mask, 0, "nor does the side block, which does not read it");
+        assert_eq!(
+            c[3].wait_mask,
+            1 << load_sb,
+            "the join's reader waits, whichever way it was reached"
+        );
+    }
+
+    #[test]
+    fn a_loop_latch_leaves_nothing_in_flight() {
+        let s = load_across_a_branch(true);
+        let c: Vec<Ctrl> = s.slots.iter().map(|x| x.1).collect();
+        // Slots: LDG, @P0 BRA, IADD3 (side), IADD3 (join), @P1 BRA (latch), EXIT.
+        let store_sb = c[0].read_sb;
+        assert_eq!(c[3].wait_mask, 1 << c[0].write_sb);
+        assert_eq!(
+            c[4].wait_mask,
+            1 << store_sb,
+            "the latch waits for the load's address read before going back"
+        );
+        assert!(
+            u64::from(c[3].stall) + u64::from(c[4].stall) >= LATENCIES.r.min(5),
+            "and for the join's result"
+        );
+    }
+
+    #[test]
+    fn a_predicate_read_as_a_selector_is_ready_sooner_than_a_guard() {
+        // `ISETP P0; SEL R2, R3, R4, P0` against `ISETP P0; @P0 IADD3`: sm_90's table has
+        // `raw ISETP SEL 4` (n=26,289) and every other predicate-operand reader at 4; a guard
+        // keeps the bound.
+        let setp = Inst::new(
+            op!("ISETP.GE.AND"),
+            vec![
+                Operand::r(p(0)),
+                Operand::r(Reg::Zero(Class::P)),
+                Operand::r(r(0)),
+                Operand::r(r(1)),
+                Operand::r(Reg::Zero(Class::P)),
+            ],
+            vec![0, 1],
+        );
+        let add = Inst::new(
+            op!("IADD3"),
+            vec![
+                Operand::r(r(2)),
+                Operand::r(r(3)),
+                Operand::r(r(4)),
+                Operand::rz(),
+            ],
+            vec![0],
+        );
+        let sel = Inst::new(
+            op!("SEL"),
+            vec![
+                Operand::r(r(2)),
+                Operand::r(r(3)),
+                Operand::r(r(4)),
+                Operand::r(p(0)),
+            ],
+            vec![0],
+        );
+        let stall = |second: Inst| {
+            let mut f = Func::new("k");
+            let b = f.new_block();
+            f.order.push(b);
+            f.blocks[b].insts = vec![setp.clone(), second, Inst::new(op!("EXIT"), vec![], vec![])];
+            schedule(&f, &|_| 0, Profile::of(90).unwrap(), false).slots[0].1.stall
+        };
+        assert_eq!(stall(sel), 4);
+        assert_eq!(stall(guarded(add, p(0))), LATENCIES.p as u8);
     }
 }

@@ -642,6 +642,8 @@ pub fn run(args: &CorpusArgs) -> Result<(), String> {
     let verbose = args.rest.iter().any(|a| a == "-v" || a == "--verbose");
     // `--regs`: one line per compiled kernel that uses more registers than ptxas's cubin.
     let list_regs = args.rest.iter().any(|a| a == "--regs");
+    // `--cycles`: one line per compiled kernel with both performance-model estimates.
+    let list_cycles = args.rest.iter().any(|a| a == "--cycles");
     super::quiet_panics();
     // ptxas's per-file compile times.
     let mut ptxas_ms: HashMap<String, f64> = HashMap::new();
@@ -743,6 +745,9 @@ pub fn run(args: &CorpusArgs) -> Result<(), String> {
                         (out.kiln_cycles.get(name), out.ptxas_cycles.get(name))
                         && *p > 0.0
                     {
+                        if list_cycles {
+                            println!("CYCLES {rel} {name} kiln={k:.0} ptxas={p:.0} ratio={:.3}", k / p);
+                        }
                         cycles_ratio.push(k / p);
                     }
                 }
