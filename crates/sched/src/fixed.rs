@@ -99,7 +99,9 @@ impl FixedLatency {
         if guard {
             return bound;
         }
-        let Some(pair) = t.raw.get(&(producer.to_string(), Self::class(consumer).to_string()))
+        let Some(pair) = t
+            .raw
+            .get(&(producer.to_string(), Self::class(consumer).to_string()))
         else {
             return bound;
         };

@@ -379,16 +379,30 @@ pub fn schedule(
     for (k, b) in f.order.iter().enumerate() {
         block_start.push(slots.len());
         // The block's first instruction issues no sooner than this.
-        let entry = slots.last().map_or(0, |(_, c)| last_issue + u64::from(c.stall));
+        let entry = slots
+            .last()
+            .map_or(0, |(_, c)| last_issue + u64::from(c.stall));
         // Entry state: what its predecessors laid out before it leave in flight. A
         // predecessor laid out at or after it (a loop's latch) drains before its branch.
-        let carried = Carried::join(preds[k].iter().filter(|p| **p < k).map(|p| exits[*p].as_ref()));
+        let carried = Carried::join(
+            preds[k]
+                .iter()
+                .filter(|p| **p < k)
+                .map(|p| exits[*p].as_ref()),
+        );
         ready = carried
             .remaining
             .iter()
             .map(|(r, c)| {
                 let at = entry + c;
-                (*r, Ready { any: at, issue: at, producer: None })
+                (
+                    *r,
+                    Ready {
+                        any: at,
+                        issue: at,
+                        producer: None,
+                    },
+                )
             })
             .collect();
         pending_write = carried.pending_write;
@@ -461,12 +475,15 @@ pub fn schedule(
             pending_read.retain(|_, mask| *mask != 0);
             let earliest = if drain_fixed {
                 let mma_done = mma_issue.values().map(|(at, p)| at + mma.longest(*p)).max();
-                ready.values().map(|r| r.any).chain(mma_done).max().unwrap_or(0)
+                ready
+                    .values()
+                    .map(|r| r.any)
+                    .chain(mma_done)
+                    .max()
+                    .unwrap_or(0)
             } else {
-                let guard: Vec<PhysKey> = i
-                    .guard
-                    .map(|g| phys(f, g.pred, assign))
-                    .unwrap_or_default();
+                let guard: Vec<PhysKey> =
+                    i.guard.map(|g| phys(f, g.pred, assign)).unwrap_or_default();
                 let read_ready = reads.iter().filter_map(|r| {
                     let x = ready.get(r)?;
                     Some(match x.producer {
@@ -587,7 +604,9 @@ pub fn schedule(
             last_issue = issue;
             slots.push((Slot::Inst { block: k, index: j }, c));
         }
-        let exit = slots.last().map_or(0, |(_, c)| last_issue + u64::from(c.stall));
+        let exit = slots
+            .last()
+            .map_or(0, |(_, c)| last_issue + u64::from(c.stall));
         let mut remaining: HashMap<PhysKey, u64> = ready
             .iter()
             .filter(|(_, x)| x.any > exit)
@@ -825,7 +844,10 @@ mod tests {
         let c: Vec<Ctrl> = s.slots.iter().map(|x| x.1).collect();
         let load_sb = c[0].write_sb;
         assert_eq!(c[1].wait_mask, 0, "the branch does not wait for the load");
-        assert_eq!(c[2].wait_mask, 0, "nor does the side block, which does not read it");
+        assert_eq!(
+            c[2].wait_mask, 0,
+            "nor does the side block, which does not read it"
+        );
         assert_eq!(
             c[3].wait_mask,
             1 << load_sb,
@@ -892,7 +914,9 @@ mod tests {
             let b = f.new_block();
             f.order.push(b);
             f.blocks[b].insts = vec![setp.clone(), second, Inst::new(op!("EXIT"), vec![], vec![])];
-            schedule(&f, &|_| 0, Profile::of(90).unwrap(), false).slots[0].1.stall
+            schedule(&f, &|_| 0, Profile::of(90).unwrap(), false).slots[0]
+                .1
+                .stall
         };
         assert_eq!(stall(sel), 4);
         assert_eq!(stall(guarded(add, p(0))), LATENCIES.p as u8);

@@ -746,7 +746,10 @@ pub fn run(args: &CorpusArgs) -> Result<(), String> {
                         && *p > 0.0
                     {
                         if list_cycles {
-                            println!("CYCLES {rel} {name} kiln={k:.0} ptxas={p:.0} ratio={:.3}", k / p);
+                            println!(
+                                "CYCLES {rel} {name} kiln={k:.0} ptxas={p:.0} ratio={:.3}",
+                                k / p
+                            );
                         }
                         cycles_ratio.push(k / p);
                     }
