@@ -219,6 +219,17 @@ impl Operand {
         };
         a.into_iter().chain(b)
     }
+    /// The registers of [`Operand::regs`], mutably.
+    pub fn regs_mut(&mut self) -> impl Iterator<Item = &mut Reg> {
+        let (a, b) = match self {
+            Operand::Reg { reg, .. } => (Some(reg), None),
+            Operand::Mem { base, desc, .. } => (Some(base), desc.as_mut()),
+            Operand::MemUr { base, ur, .. } => (Some(base), Some(ur)),
+            Operand::ConstIndexed { index, .. } => (Some(index), None),
+            _ => (None, None),
+        };
+        a.into_iter().chain(b)
+    }
 }
 
 /// A guard predicate `@P0` / `@!P0`.

@@ -88,6 +88,7 @@ impl Cx {
                 _ => vec![0],
             };
             let is_bra = base == Mnemonic::BRA;
+            self.widen_pair_addend(op, &defs, &mut operands);
             let mut inst = Inst::new(op, operands, defs);
             inst.guard = guard;
             self.push(inst);
@@ -99,6 +100,34 @@ impl Cx {
         if let Some(end) = skip {
             self.start_block(end);
             self.guard = outer;
+        }
+    }
+
+    /// `IMAD.HI` and `IMAD.WIDE` read their addend `c` as a register pair (the 64-bit
+    /// addend of the 64-bit product; `crates/hazard/data/effects.txt`), which the listings
+    /// the sequences copy name by its low word (`IMAD.HI.U32 R10, P1, R9, R13, R10`, written
+    /// `%q10.0`): the IR names the pair, so that liveness, allocation and every pass see
+    /// both words read.
+    fn widen_pair_addend(&self, op: Opcode, defs: &[usize], operands: &mut [Operand]) {
+        let wide_addend = op.mnemonic() == Mnemonic::IMAD
+            && (op.has(ir::modifier!("HI")) || op.has(ir::modifier!("WIDE")));
+        if !wide_addend {
+            return;
+        }
+        let c = (0..operands.len()).filter(|k| !defs.contains(k)).nth(2);
+        if let Some(Operand::Reg {
+            reg:
+                Reg::Virt {
+                    vreg,
+                    part: 0,
+                    width,
+                },
+            ..
+        }) = c.map(|k| &mut operands[k])
+            && *width == 1
+            && self.f.vregs[*vreg].width >= 2
+        {
+            *width = 2;
         }
     }
 

@@ -1,6 +1,8 @@
 //! Machine-IR optimizations between lowering and register allocation.
 //!
-//! Passes, in order ([`optimize`]), twice when the second round has something to fuse:
+//! Passes, in order ([`optimize`]): [`webs::rename_webs`] first (a register written more than
+//! once becomes one register per web of definitions and uses), then twice when the second
+//! round has something to fuse:
 //! * [`fuse::fuse_wide_add`]: `IMAD.WIDE` + 64-bit add → `IMAD.WIDE` with the addend;
 //! * [`narrow::narrow`]: 64-bit values whose high word nobody reads become 32-bit values;
 //! * [`facts::propagate`]: copy propagation, immediates and constant-bank words folded into
@@ -40,6 +42,7 @@ pub mod narrow;
 pub mod ppressure;
 pub mod reconverge;
 pub mod uniform;
+pub mod webs;
 
 use ir::Func;
 use target::Profile;
@@ -61,6 +64,7 @@ pub fn optimize(f: &mut Func, profile: &Profile, level: u8) {
 
 fn passes(f: &mut Func, profile: &Profile) {
     let mut forms = forms::Forms::new(profile);
+    webs::rename_webs(f);
     for round in 0..2 {
         let fused = fuse::fuse_wide_add(f, &mut forms);
         if round > 0 && !fused {

@@ -90,18 +90,6 @@ fn wide_addend(i: &Inst) -> Option<(Opcode, Operand)> {
     Some((op!("IMAD"), c))
 }
 
-/// The registers an operand names, mutably.
-fn regs_mut(o: &mut Operand) -> impl Iterator<Item = &mut Reg> {
-    let (a, b) = match o {
-        Operand::Reg { reg, .. } => (Some(reg), None),
-        Operand::Mem { base, desc, .. } => (Some(base), desc.as_mut()),
-        Operand::MemUr { base, ur, .. } => (Some(base), Some(ur)),
-        Operand::ConstIndexed { index, .. } => (Some(index), None),
-        _ => (None, None),
-    };
-    a.into_iter().chain(b)
-}
-
 /// The 32-bit instruction an `IMAD.WIDE` becomes: `IMAD d, a, b, c.lo`, or `MOV d, c.lo`
 /// when a factor is zero (nvdisasm prints `IMAD d, a, RZ, c` as `IMAD.MOV`, a form of
 /// its own).
@@ -211,7 +199,7 @@ pub fn narrow(f: &mut Func, forms: &mut Forms) -> bool {
                 *i = narrowed_wide(i, *vreg);
             }
             for o in &mut i.operands {
-                for r in regs_mut(o) {
+                for r in o.regs_mut() {
                     if let Reg::Virt { vreg, part, .. } = *r
                         && let Some(&n) = narrowed.get(&vreg)
                     {

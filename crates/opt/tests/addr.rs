@@ -48,8 +48,8 @@ fn constant_offsets_fold_into_global_accesses() {
             @%p1 LDG.E %r2, [%rd1.0.64+0x10]
             LDG.E %r3, [%rd1.0.64+0x24]
             LDG.E %r4, [%rd1.0.64+-0x8]
-            IADD3 %r5, %r2, %r3, %r4
-            STG.E [%rd1.0.64+0x20], %r5
+            IADD3 %r5~1, %r2, %r3, %r4
+            STG.E [%rd1.0.64+0x20], %r5~1
     "#]]
     .assert_eq(&optimized(&text, 80));
 }

@@ -55,8 +55,8 @@ LOOP:
             LDG.E %f3, [%rd2.0.64]
             LDG.E %f4, [%rd1.0.64+0x4]
             LDG.E %f5, [%rd2.0.64+0x4]
-            FFMA %f1, %f2, %f3, %f1
-            FFMA %f1, %f4, %f5, %f1
+            FFMA %f1~1, %f2, %f3, %f1
+            FFMA %f1, %f4, %f5, %f1~1
         bb2:
             STG.E [%rd3.0.64], %f1
     "#]]
@@ -105,9 +105,9 @@ LOOP:
         bb1:
             LDG.E %r3, [%rd1.0.64]
             LDG.E %f2, [%rd5.0.64]
-            STG.E [%rd1.0.64+0x4], %f2
+            STG.E [%rd1.0.64+0x4], %f2~1
             LDG.E %f3, [%rd1.0.64+0x8]
-            STG.E [%rd1.0.64+0xc], %f3
+            STG.E [%rd1.0.64+0xc], %f3~1
         bb2:
     "#]]
     .assert_eq(&optimized(&text, 80));

@@ -55,16 +55,16 @@ LOOP:
     expect_test::expect![[r#"
         bb0:
             MOV R1, c[0x0][0x28]
-            MOV v48, 0x4
-            IMAD.WIDE.U32 %rd7.0, %r1, v48, c[0x0][0x160]
+            MOV v50, 0x4
+            IMAD.WIDE.U32 %rd7.0, %r1, v50, c[0x0][0x160]
             LDG.E.128 v31.0, [%rd7.0.64]
-            IADD3 %r9, v31.0, v31.1, v31.2
-            IADD3 %r9, %r9, v31.3, RZ
-            MOV v49, 0x4
+            IADD3 %r9~1, v31.0, v31.1, v31.2
+            IADD3 %r9~2, %r9~1, v31.3, RZ
+            MOV v51, 0x4
         bb1:
-            MOV %r3, %r9
-            IMAD.WIDE.U32 %rd9.0, %r9, v49, c[0x0][0x160]
-            LDG.E %r9, [%rd9.0.64]
+            MOV %r3, %r9~2
+            IMAD.WIDE.U32 %rd9.0, %r9~2, v51, c[0x0][0x160]
+            LDG.E %r9~2, [%rd9.0.64]
         bb2:
         bb3:
             LEA %rd11.0, v36, %r1, c[0x0][0x168], 0x2

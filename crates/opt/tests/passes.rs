@@ -330,8 +330,8 @@ fn products_and_shifts_fold_into_their_adds() {
             IMAD d, x, t, t
             LEA e, d, x, 0x4
             ISETP.GT.U32.AND p, PT, e, c[0x0][0x218], PT
-            SEL d, e, d, p
-            STG.E desc[UR4][a.0.64], d
+            SEL d~1, e, d, p
+            STG.E desc[UR4][a.0.64], d~1
             EXIT
     "#]]
     .assert_eq(&text(&f));
@@ -370,6 +370,20 @@ fn writing_a_source_kills_its_copies() {
         Inst::new(op!("EXIT"), vec![], vec![]),
     ];
     opt::optimize(&mut f, target::Profile::of(90).unwrap(), 3);
+    // `s` is two values (`opt::webs`): the thread index keeps the name, the block index is
+    // `s~1`. The first store stores the thread index (through `d` or directly), the second
+    // the block index.
     let t = text(&f);
-    assert!(t.contains("STG.E desc[UR4][a.0.64], d\n"), "{t}");
+    let stores: Vec<&str> = t.lines().filter(|l| l.contains("STG")).collect();
+    let tid = t
+        .lines()
+        .find(|l| l.contains("SR_TID.X"))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .map(|r| r.trim_end_matches(','))
+        .unwrap_or_else(|| panic!("{t}"));
+    assert!(
+        stores[0].ends_with(&format!(", {tid}")) || stores[0].ends_with(", d"),
+        "{t}"
+    );
+    assert!(stores[1].ends_with(", s~1"), "{t}");
 }

@@ -51,12 +51,12 @@ fn if_then() {
             S2R %r1, SR_TID.X
             MOV %r2, RZ
             ISETP.GE.U32.AND %p1, PT, %r1, 0x10, PT
-            MOV v25, 0x4
-            IMAD.WIDE.U32 %rd3.0, %r1, v25, c[0x0][0x210]
+            MOV v27, 0x4
+            IMAD.WIDE.U32 %rd3.0, %r1, v27, c[0x0][0x210]
             @!%p1 LDG.E %r2, desc[UR4][%rd3.0.64]
         bb1:
-            MOV v26, 0x4
-            IMAD.WIDE.U32 %rd3.0, %r1, v26, c[0x0][0x210]
+            MOV v28, 0x4
+            IMAD.WIDE.U32 %rd3.0, %r1, v28, c[0x0][0x210]
             STG.E desc[UR4][%rd3.0.64+0x100], %r2
             EXIT
     "#]]
@@ -129,13 +129,13 @@ fn early_exit() {
             @%p1 EXIT
         bb1:
             MOV %r2, UR6
-            LEA %r2, %r1, %r2, 0x2
-            STS [%r2], %r1
+            LEA %r2~1, %r1, %r2, 0x2
+            STS [%r2~1], %r1
             BAR.SYNC.DEFER_BLOCKING 0x0
-            LDS %r4, [%r2+0x4]
+            LDS %r4, [%r2~1+0x4]
             SHFL.BFLY PT, v16, %r4, 0x1, 0x1f
-            MOV v25, 0x4
-            IMAD.WIDE.U32 %rd3.0, %r1, v25, c[0x0][0x210]
+            MOV v26, 0x4
+            IMAD.WIDE.U32 %rd3.0, %r1, v26, c[0x0][0x210]
             STG.E desc[UR4][%rd3.0.64], v16
         bb2:
             EXIT
@@ -179,15 +179,15 @@ fn if_else() {
             LDC R1, c[0x0][0x28]
             ULDC.64 UR4, c[0x0][0x208]
             S2R %r1, SR_TID.X
-            MOV v25, 0x4
-            IMAD.WIDE.U32 %rd3.0, %r1, v25, c[0x0][0x210]
+            MOV v27, 0x4
+            IMAD.WIDE.U32 %rd3.0, %r1, v27, c[0x0][0x210]
             ISETP.GE.U32.AND %p1, PT, %r1, 0x10, PT
             @!%p1 LDG.E %r2, desc[UR4][%rd3.0.64]
-            @!%p1 IMAD %r2, %r2, 0x3, RZ
-            @%p1 LDG.E %r2, desc[UR4][%rd3.0.64+0x100]
-            @%p1 IADD3 %r2, %r2, -0x7, RZ
+            @!%p1 IMAD %r2~1, %r2, 0x3, RZ
+            @%p1 LDG.E %r2~2, desc[UR4][%rd3.0.64+0x100]
+            @%p1 IADD3 %r2~1, %r2~2, -0x7, RZ
         bb1:
-            STG.E desc[UR4][%rd3.0.64], %r2
+            STG.E desc[UR4][%rd3.0.64], %r2~1
             EXIT
     "#]]
     .assert_eq(&optimized("if_else"));

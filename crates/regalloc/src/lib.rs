@@ -92,6 +92,8 @@ const MAX_PRED: u32 = 6;
 pub struct Interference {
     pub adj: Vec<Vec<u32>>,
     pub first: Vec<u32>,
+    /// Per virtual register, the position of its last appearance in layout order.
+    pub last: Vec<u32>,
     /// Per virtual register, the physical registers of its class it may not take: those a
     /// system call it is live across clobbers ([`ir::abi::clobbered`]).
     pub forbid: Vec<[u64; 4]>,
@@ -117,6 +119,7 @@ pub fn interference(f: &Func) -> Interference {
     let mut adj: Vec<Vec<u32>> = vec![Vec::new(); nv];
     let mut compact_at: Vec<usize> = vec![64; nv];
     let mut first = vec![u32::MAX; nv];
+    let mut last = vec![0u32; nv];
     let mut forbid = vec![[0u64; 4]; nv];
     let masks = [Class::R, Class::UR, Class::P, Class::UP].map(clobber_mask);
     let mask_of = |c: Class| match c {
@@ -132,6 +135,7 @@ pub fn interference(f: &Func) -> Interference {
                 if let Reg::Virt { vreg, .. } = r {
                     let x = vindex(vreg);
                     first[x] = first[x].min(pos);
+                    last[x] = pos;
                 }
             }
             pos += 1;
@@ -176,7 +180,12 @@ pub fn interference(f: &Func) -> Interference {
         a.sort_unstable();
         a.dedup();
     }
-    Interference { adj, first, forbid }
+    Interference {
+        adj,
+        first,
+        last,
+        forbid,
+    }
 }
 
 /// Allocates `f`. `max_registers` is the budget in ptxas's counting (255 without
@@ -191,18 +200,10 @@ pub(crate) fn allocate_counting(
     f: &Func,
     max_registers: u32,
 ) -> Result<Allocation, (AllocError, usize)> {
-    let mut first_failure: Option<AllocError> = None;
-    let mut failed = 0usize;
     let g = interference(f);
     let limit_r = highest_r(max_registers);
     // Physical registers the code names are never handed out.
     let mut fixed = [[0u64; 4]; 4];
-    let slot = |c: Class| match c {
-        Class::R => 0,
-        Class::UR => 1,
-        Class::P => 2,
-        Class::UP => 3,
-    };
     let mut max_r: Option<u32> = None;
     for i in f.insts() {
         for r in i.def_regs().chain(i.use_regs()) {
@@ -229,39 +230,119 @@ pub(crate) fn allocate_counting(
         .filter(|v| g.first[vindex(*v)] != u32::MAX)
         .collect();
     order.sort_by_key(|v| (g.first[vindex(*v)], vindex(*v)));
-    let mut assign: ArenaMap<VReg, u8> = ArenaMap::default();
-    let mut base_of: Vec<Option<u8>> = vec![None; f.vregs.len()];
-    let widths: Vec<u32> = f
-        .vregs
-        .iter()
-        .map(|(_, d)| u32::from(d.width.max(1)))
-        .collect();
-    let mut max_pred = None;
-    for v in order {
-        let d = &f.vregs[v];
-        let width = u32::from(d.width.max(1));
-        let limit = match d.class {
-            Class::R => limit_r,
-            Class::UR => MAX_UR,
-            Class::P | Class::UP => MAX_PRED,
-        };
-        let mut busy = fixed[slot(d.class)];
-        let across_call = g.forbid[vindex(v)] != [0; 4];
-        for (b, f) in busy.iter_mut().zip(&g.forbid[vindex(v)]) {
-            *b |= f;
-        }
-        for &n in &g.adj[vindex(v)] {
-            if let Some(b) = base_of[n as usize] {
-                for k in 0..widths[n as usize] {
-                    let x = u32::from(b) + k;
-                    busy[(x / 64) as usize] |= 1 << (x % 64);
+    let cx = Colouring {
+        f,
+        g: &g,
+        order: &order,
+        fixed: &fixed,
+        limit_r,
+        max_registers,
+    };
+    let lowest = cx.colour(None)?;
+    // Again, within the registers the first colouring needed, each value taking the free
+    // register released longest ago: independent values then rarely share a register, so
+    // the scheduler can overlap them (`SHFL R7; SHFL R9` rather than `SHFL R0; ...; SHFL R0`).
+    // The register count cannot grow; where this greedy order does not fit, the first
+    // colouring stands.
+    let cap_r = lowest.max_r.max(max_r.unwrap_or(0));
+    let rotated = cx.colour(Some(cap_r)).ok();
+    let c = rotated.unwrap_or(lowest);
+    let max_r = max_r.max(c.max_r_used);
+    let registers = max_r.map_or(0, |m| m + 1) + REPORTED_EXTRA;
+    Ok(Allocation {
+        assign: c.assign,
+        registers,
+        max_pred: c.max_pred,
+        spill: None,
+    })
+}
+
+/// One greedy colouring's inputs.
+struct Colouring<'a> {
+    f: &'a Func,
+    g: &'a Interference,
+    order: &'a [VReg],
+    fixed: &'a [[u64; 4]; 4],
+    limit_r: u32,
+    max_registers: u32,
+}
+
+/// One greedy colouring's result.
+struct Coloured {
+    assign: ArenaMap<VReg, u8>,
+    /// Highest R index handed out (0 when none).
+    max_r: u32,
+    max_r_used: Option<u32>,
+    max_pred: Option<u8>,
+}
+
+fn slot(c: Class) -> usize {
+    match c {
+        Class::R => 0,
+        Class::UR => 1,
+        Class::P => 2,
+        Class::UP => 3,
+    }
+}
+
+impl Colouring<'_> {
+    /// Colours the values in order. `rotate`: R values only below this index (inclusive),
+    /// R and predicate values each on the free register released longest ago; without it,
+    /// each on the lowest free register.
+    fn colour(&self, rotate: Option<u32>) -> Result<Coloured, (AllocError, usize)> {
+        let f = self.f;
+        let g = self.g;
+        let mut first_failure: Option<AllocError> = None;
+        let mut failed = 0usize;
+        let mut assign: ArenaMap<VReg, u8> = ArenaMap::default();
+        let mut base_of: Vec<Option<u8>> = vec![None; f.vregs.len()];
+        let widths: Vec<u32> = f
+            .vregs
+            .iter()
+            .map(|(_, d)| u32::from(d.width.max(1)))
+            .collect();
+        // Per class and register: the last position a value coloured with it appears at.
+        let mut released = [[0u32; 256]; 4];
+        let mut max_pred = None;
+        let mut max_r_used: Option<u32> = None;
+        for &v in self.order {
+            let d = &f.vregs[v];
+            let width = u32::from(d.width.max(1));
+            let limit = match (d.class, rotate) {
+                (Class::R, Some(cap)) => cap.min(self.limit_r),
+                (Class::R, None) => self.limit_r,
+                (Class::UR, _) => MAX_UR,
+                (Class::P | Class::UP, _) => MAX_PRED,
+            };
+            let mut busy = self.fixed[slot(d.class)];
+            let across_call = g.forbid[vindex(v)] != [0; 4];
+            for (b, f) in busy.iter_mut().zip(&g.forbid[vindex(v)]) {
+                *b |= f;
+            }
+            for &n in &g.adj[vindex(v)] {
+                if let Some(b) = base_of[n as usize] {
+                    for k in 0..widths[n as usize] {
+                        let x = u32::from(b) + k;
+                        busy[(x / 64) as usize] |= 1 << (x % 64);
+                    }
                 }
             }
-        }
-        let free = |x: u32| busy[(x / 64) as usize] & (1 << (x % 64)) == 0;
-        let mut base = 0;
-        loop {
-            if base + width - 1 > limit {
+            let free = |x: u32| busy[(x / 64) as usize] & (1 << (x % 64)) == 0;
+            let fits = |base: u32| base + width - 1 <= limit && (base..base + width).all(free);
+            let rotating = rotate.is_some() && matches!(d.class, Class::R | Class::P);
+            let chosen = if rotating {
+                let rel = &released[slot(d.class)];
+                (0..=limit)
+                    .step_by(width as usize)
+                    .filter(|b| fits(*b))
+                    .min_by_key(|b| ((*b..*b + width).map(|x| rel[x as usize]).max(), *b))
+            } else {
+                (0..=limit).step_by(width as usize).find(|b| fits(*b))
+            };
+            let Some(base) = chosen else {
+                if rotate.is_some() {
+                    return Err((AllocError("the rotated colouring does not fit".into()), 0));
+                }
                 if across_call && matches!(d.class, Class::UR | Class::UP | Class::P) {
                     return Err((
                         AllocError(format!(
@@ -278,7 +359,7 @@ pub(crate) fn allocate_counting(
                     ));
                 }
                 let what = match d.class {
-                    Class::R => format!("{max_registers} registers"),
+                    Class::R => format!("{} registers", self.max_registers),
                     Class::UR => "63 uniform registers".to_string(),
                     _ => "7 predicate registers".to_string(),
                 };
@@ -292,34 +373,30 @@ pub(crate) fn allocate_counting(
                 // Count the R values that find no register; colour the rest.
                 failed += 1;
                 first_failure.get_or_insert(e);
-                break;
+                continue;
+            };
+            base_of[vindex(v)] = Some(base as u8);
+            assign.insert(v, base as u8);
+            for x in base..base + width {
+                let r = &mut released[slot(d.class)][x as usize];
+                *r = (*r).max(g.last[vindex(v)]);
             }
-            if (base..base + width).all(free) {
-                break;
+            match d.class {
+                Class::R => max_r_used = max_r_used.max(Some(base + width - 1)),
+                Class::P => max_pred = max_pred.max(Some((base + width - 1) as u8)),
+                _ => {}
             }
-            base += width;
         }
-        if base + width - 1 > limit {
-            continue;
+        if let Some(e) = first_failure {
+            return Err((e, failed));
         }
-        base_of[vindex(v)] = Some(base as u8);
-        assign.insert(v, base as u8);
-        match d.class {
-            Class::R => max_r = max_r.max(Some(base + width - 1)),
-            Class::P => max_pred = max_pred.max(Some((base + width - 1) as u8)),
-            _ => {}
-        }
+        Ok(Coloured {
+            assign,
+            max_r: max_r_used.unwrap_or(0),
+            max_r_used,
+            max_pred,
+        })
     }
-    if let Some(e) = first_failure {
-        return Err((e, failed));
-    }
-    let registers = max_r.map_or(0, |m| m + 1) + REPORTED_EXTRA;
-    Ok(Allocation {
-        assign,
-        registers,
-        max_pred,
-        spill: None,
-    })
 }
 
 #[cfg(test)]
@@ -366,6 +443,67 @@ mod tests {
         assert_eq!(al.get(a), 0);
         assert_eq!(al.get(p), 2, "pair skips R1 and starts even");
         assert_eq!(al.registers, 4 + REPORTED_EXTRA);
+    }
+
+    #[test]
+    fn independent_values_take_different_registers_within_the_count() {
+        // x and y live together (two registers), then t1 and t2 one after the other: the
+        // lowest-first colouring gives both temporaries R0, the second colouring gives the
+        // second one the register released longer ago, at the same count.
+        let mut f = Func::new("k");
+        let b = f.new_block();
+        f.order.push(b);
+        let v = |f: &mut Func, n: &str| f.new_vreg(Class::R, 1, n);
+        let (x, y, t1, t2) = (
+            v(&mut f, "x"),
+            v(&mut f, "y"),
+            v(&mut f, "t1"),
+            v(&mut f, "t2"),
+        );
+        let add = |d: VReg, a: VReg, b: VReg| {
+            Inst::new(
+                op!("IADD3"),
+                vec![
+                    Operand::r(Reg::v(d, 1)),
+                    Operand::r(Reg::v(a, 1)),
+                    Operand::r(Reg::v(b, 1)),
+                    Operand::rz(),
+                ],
+                vec![0],
+            )
+        };
+        f.blocks[b].insts = vec![
+            mov(Reg::v(x, 1), Operand::Imm(1)),
+            mov(Reg::v(y, 1), Operand::Imm(2)),
+            add(x, x, y),
+            mov(Reg::v(t1, 1), Operand::r(Reg::v(x, 1))),
+            add(t1, t1, t1),
+            mov(Reg::v(t2, 1), Operand::r(Reg::v(t1, 1))),
+            add(t2, t2, t2),
+            Inst::new(
+                op!("STG.E"),
+                vec![
+                    Operand::Mem {
+                        base: Reg::Phys {
+                            class: Class::R,
+                            index: 2,
+                            width: 2,
+                        },
+                        offset: 0,
+                        desc: None,
+                    },
+                    Operand::r(Reg::v(t2, 1)),
+                ],
+                vec![],
+            ),
+        ];
+        let al = allocate(&f, 255).unwrap();
+        assert_ne!(al.get(t1), al.get(t2));
+        assert_eq!(
+            al.registers,
+            4 + REPORTED_EXTRA,
+            "R0..R3 (R2:R3 named), no more"
+        );
     }
 
     #[test]

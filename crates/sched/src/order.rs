@@ -72,6 +72,10 @@ fn kind(i: &Inst) -> Kind {
         M::LDSM => Kind::Ordered,
         // The tensor cores: registers only (of the whole warp, which a block runs together).
         M::HMMA | M::IMMA | M::DMMA => Kind::Pure,
+        // Warp collectives read and write registers only. Within a run every lane that
+        // reaches one reaches the others (no branch, exit or `WARPSYNC` inside a run: they
+        // split it), so moving it among them leaves its participants unchanged.
+        M::SHFL | M::VOTE | M::VOTEU | M::MATCH | M::REDUX => Kind::Pure,
         m if ir::kind::is_memory_access(m) => Kind::Ordered,
         _ => Kind::Fixed,
     }
@@ -525,5 +529,24 @@ mod tests {
         assert_eq!(o, vec![1, 2, 0], "loads first, the strong one still first");
         let o = order(vec![load(2, 8), strong]);
         assert_eq!(o, vec![0, 1]);
+    }
+
+    #[test]
+    fn a_shuffle_moves_like_arithmetic() {
+        // `SHFL.BFLY R3, R4, 0x1, 0x1f` needs nothing the load or the store touches: it may
+        // issue before the store (warp collectives read and write registers only).
+        let shfl = Inst::new(
+            op!("SHFL.BFLY"),
+            vec![
+                Operand::r(Reg::Zero(Class::P)),
+                Operand::r(r(3, 1)),
+                Operand::r(r(4, 1)),
+                Operand::Imm(1),
+                Operand::Imm(0x1f),
+            ],
+            vec![0, 1],
+        );
+        let o = order(vec![load(2, 8), store(10, 2), shfl]);
+        assert_eq!(o, vec![0, 2, 1]);
     }
 }
