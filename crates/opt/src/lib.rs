@@ -16,6 +16,8 @@
 //! * [`licm::hoist_constants`] (once, after the rounds): immediates moved into registers
 //!   inside loops set once in the loop's preheader;
 //! * [`ifconv::if_convert`] (once, after the rounds): short branches into predicated code;
+//! * [`merge::merge_fallthrough`] (once, after if-conversion): a block that only falls
+//!   through into a block nothing else enters becomes one block with it;
 //! * [`hoist::hoist_loads`] (once, last): weak loads of loops moved up their blocks, past
 //!   arithmetic, so that they issue together (without raising a block's register pressure);
 //! * [`ppressure::relieve`] (also at `-O0`): predicates beyond the 7 registers kept in R
@@ -38,6 +40,7 @@ pub mod fuse;
 pub mod hoist;
 pub mod ifconv;
 pub mod licm;
+pub mod merge;
 pub mod narrow;
 pub mod ppressure;
 pub mod reconverge;
@@ -87,6 +90,7 @@ fn passes(f: &mut Func, profile: &Profile) {
     }
     licm::hoist_constants(f);
     ifconv::if_convert(f);
+    merge::merge_fallthrough(f);
     hoist::hoist_loads(f);
     debug_assert!(ir::verify(f).is_ok(), "{:?}", ir::verify(f));
 }

@@ -54,7 +54,6 @@ fn if_then() {
             MOV v27, 0x4
             IMAD.WIDE.U32 %rd3.0, %r1, v27, c[0x0][0x210]
             @!%p1 LDG.E %r2, desc[UR4][%rd3.0.64]
-        bb1:
             MOV v28, 0x4
             IMAD.WIDE.U32 %rd3.0, %r1, v28, c[0x0][0x210]
             STG.E desc[UR4][%rd3.0.64+0x100], %r2
@@ -186,7 +185,6 @@ fn if_else() {
             @!%p1 IMAD %r2~1, %r2, 0x3, RZ
             @%p1 LDG.E %r2~2, desc[UR4][%rd3.0.64+0x100]
             @%p1 IADD3 %r2~1, %r2~2, -0x7, RZ
-        bb1:
             STG.E desc[UR4][%rd3.0.64], %r2~1
             EXIT
     "#]]

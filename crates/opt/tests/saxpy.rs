@@ -30,7 +30,6 @@ fn saxpy_sm80() {
             @!%p1 LDG.E %f3, [%rd7.0.64]
             @!%p1 FFMA %f4, %f2, c[0x0][0x164], %f3
             @!%p1 STG.E [%rd7.0.64], %f4
-        bb1:
             EXIT
     "#]]
     .assert_eq(&optimized(80));
@@ -54,7 +53,6 @@ fn saxpy_sm90() {
             @!%p1 LDG.E %f3, desc[UR4][%rd7.0.64]
             @!%p1 FFMA %f4, %f2, c[0x0][0x214], %f3
             @!%p1 STG.E desc[UR4][%rd7.0.64], %f4
-        bb1:
             EXIT
     "#]]
     .assert_eq(&optimized(90));

@@ -8,8 +8,8 @@
 //! * registers after allocation (read after write, write after read, write after write, the
 //!   guard and implicit uses included): reordering creates no register pressure and needs no
 //!   renaming;
-//! * memory: a store, atomic or strong access keeps its place relative to every other memory
-//!   access; weak loads may pass one another;
+//! * memory: a store, atomic, strong access or CTA barrier (`BAR.SYNC`) keeps its place
+//!   relative to every other memory access; weak loads may pass one another;
 //! * everything not known to be free of other effects — control flow, barriers, fences,
 //!   warp synchronisation, clocks, system calls, convergence barriers, collectives, anything
 //!   with a branch target — stays where it is: the block is split at such instructions and
@@ -77,6 +77,10 @@ fn kind(i: &Inst) -> Kind {
         // split it), so moving it among them leaves its participants unchanged.
         M::SHFL | M::VOTE | M::VOTEU | M::MATCH | M::REDUX => Kind::Pure,
         m if ir::kind::is_memory_access(m) => Kind::Ordered,
+        // A CTA barrier orders memory accesses, not register arithmetic: it keeps its place
+        // among the accesses (as a store does) and arithmetic moves across it, as ptxas
+        // computes the next step's predicates before the `BAR.SYNC` of a reduction.
+        M::BAR if i.op.has(ir::modifier!("SYNC")) => Kind::Ordered,
         _ => Kind::Fixed,
     }
 }
@@ -505,16 +509,20 @@ mod tests {
     }
 
     #[test]
-    fn barriers_split_the_block() {
-        let o = order(vec![
-            add(4, 5, 6),
+    fn barriers_order_memory_and_arithmetic_crosses_them() {
+        let bar = || {
             Inst::new(
                 op!("BAR.SYNC.DEFER_BLOCKING"),
                 vec![Operand::Imm(0)],
                 vec![],
-            ),
-            load(2, 8),
-        ]);
+            )
+        };
+        // The load stays after the barrier, the add (long path: the load's address
+        // depends on it) moves before it.
+        let o = order(vec![bar(), add(8, 5, 6), load(2, 8), store(12, 2)]);
+        assert_eq!(o, vec![1, 0, 2, 3]);
+        // A store before the barrier stays before it.
+        let o = order(vec![store(12, 2), bar(), load(3, 8)]);
         assert_eq!(o, vec![0, 1, 2]);
     }
 
