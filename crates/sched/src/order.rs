@@ -8,8 +8,10 @@
 //! * registers after allocation (read after write, write after read, write after write, the
 //!   guard and implicit uses included): reordering creates no register pressure and needs no
 //!   renaming;
-//! * memory: a store, atomic, strong access or CTA barrier (`BAR.SYNC`) keeps its place
-//!   relative to every other memory access; weak loads may pass one another;
+//! * memory: a store, atomic or reduction keeps its place relative to every other access to
+//!   its state space (global, shared, local; generic addresses and strong accesses: all of
+//!   them), as does a CTA barrier (`BAR.SYNC`) to every access; weak loads may pass one
+//!   another, and accesses to different spaces pass each other;
 //! * everything not known to be free of other effects — control flow, barriers, fences,
 //!   warp synchronisation, clocks, system calls, convergence barriers, collectives, anything
 //!   with a branch target — stays where it is: the block is split at such instructions and
@@ -28,12 +30,34 @@ use crate::{LATENCIES, PhysKey, is_variable_latency, phys};
 enum Kind {
     /// Only registers: moves freely within the run.
     Pure,
-    /// A weak load: may pass other weak loads and pure instructions.
-    Load,
-    /// A store, atomic, reduction or strong access: keeps its order with every memory access.
-    Ordered,
+    /// A weak load of the state spaces in the mask ([`GLOBAL`], [`SHARED`], [`LOCAL`]): may
+    /// pass other weak loads, pure instructions and any access to other spaces.
+    Load(u8),
+    /// A store, atomic, reduction or strong access of the spaces in the mask: keeps its
+    /// order with every access to those spaces.
+    Ordered(u8),
     /// Stays in place; splits the block into runs.
     Fixed,
+}
+
+/// State spaces, as a mask: accesses to different spaces never touch the same memory.
+const GLOBAL: u8 = 1;
+const SHARED: u8 = 2;
+const LOCAL: u8 = 4;
+/// Every space: generic addresses, strong accesses (which keep their order with every
+/// access), barriers.
+const ALL: u8 = GLOBAL | SHARED | LOCAL;
+
+/// The spaces a memory access may touch.
+fn spaces(m: Mnemonic) -> u8 {
+    use Mnemonic as M;
+    match m {
+        M::LDG | M::STG | M::ATOMG | M::REDG => GLOBAL,
+        M::LDS | M::STS | M::ATOMS | M::LDSM => SHARED,
+        M::LDL | M::STL => LOCAL,
+        // `LD`/`ST`/`ATOM`/`RED` take generic addresses.
+        _ => ALL,
+    }
 }
 
 fn kind(i: &Inst) -> Kind {
@@ -67,20 +91,20 @@ fn kind(i: &Inst) -> Kind {
         {
             Kind::Pure
         }
-        M::LDG | M::LDS | M::LD | M::LDL if !strong => Kind::Load,
-        // `ldmatrix`: a shared-memory read that keeps its order with every memory access.
-        M::LDSM => Kind::Ordered,
+        M::LDG | M::LDS | M::LD | M::LDL if !strong => Kind::Load(spaces(i.mnemonic())),
+        // `ldmatrix`: a shared-memory read that keeps its order with every shared access.
+        M::LDSM => Kind::Ordered(SHARED),
         // The tensor cores: registers only (of the whole warp, which a block runs together).
         M::HMMA | M::IMMA | M::DMMA => Kind::Pure,
         // Warp collectives read and write registers only. Within a run every lane that
         // reaches one reaches the others (no branch, exit or `WARPSYNC` inside a run: they
         // split it), so moving it among them leaves its participants unchanged.
         M::SHFL | M::VOTE | M::VOTEU | M::MATCH | M::REDUX => Kind::Pure,
-        m if ir::kind::is_memory_access(m) => Kind::Ordered,
+        m if ir::kind::is_memory_access(m) => Kind::Ordered(if strong { ALL } else { spaces(m) }),
         // A CTA barrier orders memory accesses, not register arithmetic: it keeps its place
         // among the accesses (as a store does) and arithmetic moves across it, as ptxas
         // computes the next step's predicates before the `BAR.SYNC` of a reduction.
-        M::BAR if i.op.has(ir::modifier!("SYNC")) => Kind::Ordered,
+        M::BAR if i.op.has(ir::modifier!("SYNC")) => Kind::Ordered(ALL),
         _ => Kind::Fixed,
     }
 }
@@ -127,8 +151,10 @@ fn dependences(
     // Per register: its writers that may be the last to make it ready (the last one among them).
     let mut writers: Vec<Vec<usize>> = vec![Vec::new(); REG_KEYS];
     let mut readers_since_write: Vec<Vec<usize>> = vec![Vec::new(); REG_KEYS];
-    let mut last_ordered: Option<usize> = None;
-    let mut loads_since_ordered: Vec<usize> = Vec::new();
+    // Per state space: the last ordered access and the loads since.
+    let mut last_ordered: [Option<usize>; 3] = [None; 3];
+    let mut loads_since_ordered: [Vec<usize>; 3] = Default::default();
+    let each = |mask: u8| (0..3).filter(move |s| mask >> s & 1 == 1);
     let mut preds: Vec<Vec<(usize, bool)>> = Vec::with_capacity(n);
     for j in 0..n {
         let mut p: Vec<(usize, bool)> = Vec::new();
@@ -142,10 +168,16 @@ fn dependences(
         }
         match kinds[j] {
             Kind::Pure | Kind::Fixed => {}
-            Kind::Load => p.extend(last_ordered.map(|i| (i, false))),
-            Kind::Ordered => {
-                p.extend(last_ordered.map(|i| (i, false)));
-                p.extend(loads_since_ordered.iter().map(|&i| (i, false)));
+            Kind::Load(m) => {
+                for s in each(m) {
+                    p.extend(last_ordered[s].map(|i| (i, false)));
+                }
+            }
+            Kind::Ordered(m) => {
+                for s in each(m) {
+                    p.extend(last_ordered[s].map(|i| (i, false)));
+                    p.extend(loads_since_ordered[s].iter().map(|&i| (i, false)));
+                }
             }
         }
         // One entry per predecessor, true when any of its orderings is.
@@ -173,10 +205,16 @@ fn dependences(
         }
         match kinds[j] {
             Kind::Pure | Kind::Fixed => {}
-            Kind::Load => loads_since_ordered.push(j),
-            Kind::Ordered => {
-                last_ordered = Some(j);
-                loads_since_ordered.clear();
+            Kind::Load(m) => {
+                for s in each(m) {
+                    loads_since_ordered[s].push(j);
+                }
+            }
+            Kind::Ordered(m) => {
+                for s in each(m) {
+                    last_ordered[s] = Some(j);
+                    loads_since_ordered[s].clear();
+                }
             }
         }
     }
@@ -400,10 +438,14 @@ mod tests {
             .map(|j| {
                 (0..j)
                     .filter_map(|i| {
+                        let space = |k: Kind| match k {
+                            Kind::Load(m) | Kind::Ordered(m) => m,
+                            _ => 0,
+                        };
                         let memory = !matches!(
                             (kinds[i], kinds[j]),
-                            (Kind::Pure, _) | (_, Kind::Pure) | (Kind::Load, Kind::Load)
-                        );
+                            (Kind::Pure, _) | (_, Kind::Pure) | (Kind::Load(_), Kind::Load(_))
+                        ) && space(kinds[i]) & space(kinds[j]) != 0;
                         let raw = overlaps(writes[i], reads[j]);
                         (memory
                             || raw
@@ -432,8 +474,8 @@ mod tests {
             let n = 1 + next(60) as usize;
             let kinds: Vec<Kind> = (0..n)
                 .map(|_| match next(4) {
-                    0 => Kind::Load,
-                    1 => Kind::Ordered,
+                    0 => Kind::Load(1 + next(7) as u8),
+                    1 => Kind::Ordered(1 + next(7) as u8),
                     _ => Kind::Pure,
                 })
                 .collect();
@@ -556,5 +598,27 @@ mod tests {
         );
         let o = order(vec![load(2, 8), store(10, 2), shfl]);
         assert_eq!(o, vec![0, 2, 1]);
+    }
+
+    #[test]
+    fn accesses_to_different_spaces_pass_each_other() {
+        // A global load may issue before a shared store (no address of one is an address
+        // of the other), not before a global one.
+        let sts = Inst::new(
+            op!("STS"),
+            vec![
+                Operand::Mem {
+                    base: r(12, 1),
+                    offset: 0,
+                    desc: None,
+                },
+                Operand::r(r(4, 1)),
+            ],
+            vec![],
+        );
+        let o = order(vec![sts, load(2, 8), add(5, 2, 2)]);
+        assert_eq!(o, vec![1, 0, 2]);
+        let o = order(vec![store(12, 4), load(2, 8), add(5, 2, 2)]);
+        assert_eq!(o, vec![0, 1, 2]);
     }
 }
