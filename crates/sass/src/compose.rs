@@ -473,6 +473,37 @@ impl FlagEdit {
     }
 }
 
+/// The mnemonic tokens these flag edits can write: an applied `Replace` writes `new`, an
+/// undone one `old`; an `Insert` writes its token (operand edits never touch the mnemonic).
+pub fn written_tokens<'e>(edits: impl Iterator<Item = &'e FlagEdit>) -> Vec<&'e str> {
+    let mut out: Vec<&str> = Vec::new();
+    for f in edits {
+        for e in std::iter::once(&f.edit).chain(f.when.as_ref().map(|(_, e)| e)) {
+            match e {
+                Edit::Replace { old, new } => out.extend([old.as_str(), new.as_str()]),
+                Edit::Insert { token, .. } => out.push(token),
+                Edit::Operand { .. } => {}
+            }
+        }
+    }
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+/// Whether flags could make, from `base`, a template whose mnemonic is `key`'s: every token
+/// of `key`'s mnemonic must be one of `base`'s or one the flags write ([`written_tokens`]).
+/// A necessary condition only, cheap enough to rule out most encodings of a shape before
+/// [`crate::Table`]'s composed search builds any template.
+pub fn mnemonic_reachable(base: &str, key: &str, written: &[&str]) -> bool {
+    let base_mnemonic = base.split(' ').next().unwrap_or("");
+    key.split(' ')
+        .next()
+        .unwrap_or("")
+        .split('.')
+        .all(|t| base_mnemonic.split('.').any(|b| b == t) || written.binary_search(&t).is_ok())
+}
+
 /// Whether `template`'s mnemonic has the dot-separated token `token`.
 pub fn has_token(template: &str, token: &str) -> bool {
     let mnemonic = template.split(' ').next().unwrap_or("");
@@ -509,6 +540,48 @@ pub fn slot_spans(template: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn mnemonic_reachable_asks_for_every_token() {
+        let replace = FlagEdit::plain(Edit::Replace {
+            old: "ADD".into(),
+            new: "INC".into(),
+        });
+        let insert = FlagEdit::plain(Edit::Insert {
+            after: 1,
+            token: "64".into(),
+        });
+        let operand = FlagEdit::plain(Edit::Operand {
+            index: 1,
+            pre: "-".into(),
+            post: String::new(),
+        });
+        let written = written_tokens([&replace, &insert, &operand].into_iter());
+        assert_eq!(written, ["64", "ADD", "INC"]);
+        let base = "ATOMG.E.ADD.STRONG.GPU %, %, [%], %";
+        // Tokens of the base, or written by a flag (made or undone), in any order.
+        assert!(mnemonic_reachable(
+            base,
+            "ATOMG.E.INC.STRONG.GPU %, %, [%], %",
+            &written
+        ));
+        assert!(mnemonic_reachable(
+            base,
+            "ATOMG.E.64.ADD %, %, [%], %",
+            &written
+        ));
+        // A token nothing writes.
+        assert!(!mnemonic_reachable(
+            base,
+            "ATOMG.E.EXCH.STRONG.GPU %, %, [%], %",
+            &written
+        ));
+        assert!(!mnemonic_reachable(
+            base,
+            "ATOMG.E.INC.STRONG.GPU %, %, [%], %",
+            &[]
+        ));
+    }
 
     #[test]
     fn flags_keep_slot_spans() {

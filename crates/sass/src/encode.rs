@@ -65,7 +65,10 @@ pub fn assemble_line(
         let e = match exact.get(k) {
             Some(e) => *e,
             None => {
-                let list = composed.get_or_insert_with(|| table.composed_by_template(&key));
+                let list = composed.get_or_insert_with(|| {
+                    let kinds: Vec<SlotKind> = sp.slots.iter().map(|s| s.kind).collect();
+                    table.composed_for(&key, Some(&kinds))
+                });
                 match list.get(k - exact.len()) {
                     Some(e) => *e,
                     None => break,

@@ -136,7 +136,7 @@ impl Encoding {
     }
 }
 
-/// Which flag sets near the shown one [`Table::find_composed`] tries: the pruned ones (what
+/// Which flag sets near the shown one [`Table::find_composed_with`] tries: the pruned ones (what
 /// the assembler uses), all of them, or none (the last two for the test that the pruning
 /// loses nothing and that the flips matter).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -335,6 +335,17 @@ pub(crate) fn fields_of(e: &Encoding) -> Vec<Field> {
         .collect()
 }
 
+/// Whether slots of these specs take operands of these kinds, whatever their values: what a
+/// text's kinds rule out for an encoding and for every encoding composed from it (flags
+/// change bits and the template's text, never the slots).
+pub(crate) fn slots_accept(specs: &[SlotSpec], kinds: &[SlotKind]) -> bool {
+    specs.len() == kinds.len()
+        && specs.iter().zip(kinds).all(|(spec, &kind)| match spec {
+            SlotSpec::Const { kind: k, .. } | SlotSpec::Linear { kind: k, .. } => *k == kind,
+            SlotSpec::Float { .. } => kind == SlotKind::Float,
+        })
+}
+
 /// Encoding indices from an index: a list in memory or one in an image (u32 LE each).
 #[derive(Clone)]
 pub(crate) enum Indices<'a> {
@@ -392,6 +403,15 @@ impl Encodings {
         }
     }
 
+    /// The image the encodings are read from, if any.
+    #[cfg(test)]
+    pub(crate) fn image(&self) -> Option<&crate::image::Image> {
+        match &self.0 {
+            Store::Owned(_) => None,
+            Store::Image(im) => Some(im),
+        }
+    }
+
     /// Whether the encodings are read from an image (not built in memory).
     pub fn is_image(&self) -> bool {
         matches!(self.0, Store::Image(_))
@@ -401,6 +421,31 @@ impl Encodings {
         match &self.0 {
             Store::Owned(o) => &o.fields[i],
             Store::Image(im) => im.fields(i),
+        }
+    }
+
+    /// Encoding `i`'s template (from an image, read without decoding the encoding).
+    pub(crate) fn template(&self, i: usize) -> &str {
+        match &self.0 {
+            Store::Owned(o) => &o.list[i].template,
+            Store::Image(im) => im.template(i),
+        }
+    }
+
+    /// Whether encoding `i`'s slots take operands of these kinds ([`slots_accept`]; from an
+    /// image, read without decoding the encoding).
+    pub(crate) fn slots_accept(&self, i: usize, kinds: &[SlotKind]) -> bool {
+        match &self.0 {
+            Store::Owned(o) => slots_accept(&o.list[i].slots, kinds),
+            Store::Image(im) => im.slots_accept(i, kinds),
+        }
+    }
+
+    /// Encoding `i`'s mask and value (from an image, read without decoding the encoding).
+    pub(crate) fn head(&self, i: usize) -> (u128, u128) {
+        match &self.0 {
+            Store::Owned(o) => (o.list[i].mask, o.list[i].value),
+            Store::Image(im) => im.head_of(i),
         }
     }
 
@@ -675,20 +720,35 @@ impl Table {
     /// Encodings made of an encoding and some of its flags whose template (without reuse
     /// markers) is `key`: what the assembler tries when no encoding has that template.
     pub fn composed_by_template(&self, key: &str) -> Vec<&Encoding> {
+        self.composed_for(key, None)
+    }
+
+    /// [`Table::composed_by_template`] limited to encodings whose slots take operands of
+    /// `kinds` (when given): the others cannot encode a text with those operands, composed
+    /// or not, and ruling them out first spares building their templates.
+    pub fn composed_for(&self, key: &str, kinds: Option<&[SlotKind]>) -> Vec<&Encoding> {
+        let cache_key = match kinds {
+            None => key.to_string(),
+            Some(k) => {
+                let mut c = format!("{key}\0");
+                c.extend(k.iter().map(|&k| char::from(b'a' + k as u8)));
+                c
+            }
+        };
         let cached = self
             .composed_keys
             .lock()
             .expect("not poisoned")
-            .get(key)
+            .get(&cache_key)
             .cloned();
         let found = match cached {
             Some(f) => f,
             None => {
-                let f = self.find_composed(key);
+                let f = self.find_composed_with(key, kinds, Flips::Pruned, true);
                 self.composed_keys
                     .lock()
                     .expect("not poisoned")
-                    .insert(key.to_string(), f.clone());
+                    .insert(cache_key, f.clone());
                 f
             }
         };
@@ -706,7 +766,7 @@ impl Table {
         }
         let mut groups: HashMap<String, Vec<u32>> = HashMap::new();
         for i in self.encodings.by_shape(first, operands) {
-            let spans = crate::compose::slot_spans(&self.encodings[i].template);
+            let spans = crate::compose::slot_spans(self.encodings.template(i));
             groups.entry(spans).or_default().push(i as u32);
         }
         let groups = std::sync::Arc::new(groups);
@@ -717,14 +777,17 @@ impl Table {
         groups
     }
 
-    /// [`Table::composed_by_template`] without its cache: (encoding, flag set) pairs.
-    fn find_composed(&self, key: &str) -> Vec<(u32, u128)> {
-        self.find_composed_with(key, Flips::Pruned)
-    }
-
-    /// [`Table::find_composed`] with the sets one or two flips away from the shown one tried
-    /// as `flips` says.
-    fn find_composed_with(&self, key: &str, flips: Flips) -> Vec<(u32, u128)> {
+    /// [`Table::composed_for`] without its cache, with the sets one or two flips away from
+    /// the shown one tried as `flips` says: (encoding, flag set) pairs.
+    /// `prefilter` rules encodings out by [`crate::compose::mnemonic_reachable`] first (off
+    /// only in the test that it loses nothing).
+    fn find_composed_with(
+        &self,
+        key: &str,
+        kinds: Option<&[SlotKind]>,
+        flips: Flips,
+        prefilter: bool,
+    ) -> Vec<(u32, u128)> {
         let (first, operands) = crate::compose::shape(key);
         let groups = self.shape_groups(first, operands);
         let Some(list) = groups.get(&crate::compose::slot_spans(key)) else {
@@ -769,8 +832,26 @@ impl Table {
                 .clone()
         };
         let makes = |i: usize, set: u128| set != 0 && toggled(i, set).as_deref() == Some(key);
+        // Per opcode: the mnemonic tokens its flags write (a superset of what one encoding's
+        // composable flags write, so the filter stays a necessary condition).
+        let mut written: HashMap<u16, Vec<&str>> = HashMap::new();
         let mut out = Vec::new();
         for i in list.iter().map(|&i| i as usize) {
+            if kinds.is_some_and(|k| !self.encodings.slots_accept(i, k)) {
+                continue;
+            }
+            let opcode = (self.encodings.head(i).1 & OPCODE_MASK) as u16;
+            let w = written.entry(opcode).or_insert_with(|| {
+                crate::compose::written_tokens(
+                    self.flags
+                        .range((opcode, 0)..=(opcode, u8::MAX))
+                        .map(|(_, f)| f),
+                )
+            });
+            if prefilter && !crate::compose::mnemonic_reachable(self.encodings.template(i), key, w)
+            {
+                continue;
+            }
             let set = shown(i);
             if makes(i, set) {
                 out.push((i as u32, set));
@@ -806,7 +887,7 @@ impl Table {
         out
     }
 
-    /// For [`Table::find_composed`]'s search around flag set `set` of encoding `i`: the places
+    /// For [`Table::find_composed_with`]'s search around flag set `set` of encoding `i`: the places
     /// (a bit mask) where the template `set` makes differs from `key`, and per composable bit
     /// (in ascending order) the places of those its flag edits. A set one or two flips away
     /// can make `key` only if the flipped flags edit every differing place: each flag edits
@@ -1131,8 +1212,19 @@ pub fn gather(word: u128, bits: &[u8]) -> u64 {
 mod tests {
     use super::*;
 
+    /// The slot kinds of specs: what [`slots_accept`] accepts.
+    fn slot_kinds(specs: &[SlotSpec]) -> Vec<SlotKind> {
+        specs
+            .iter()
+            .map(|s| match s {
+                SlotSpec::Const { kind, .. } | SlotSpec::Linear { kind, .. } => *kind,
+                SlotSpec::Float { .. } => SlotKind::Float,
+            })
+            .collect()
+    }
+
     /// The composed-encoding search finds the same (encoding, flag set) pairs with and without
-    /// its pruning, on keys made by toggling one or two flags of sampled encodings (texts some
+    /// its pruning (the flips it skips, the encodings whose mnemonic no flag makes), on keys made by toggling one or two flags of sampled encodings (texts some
     /// encoding composes, some only from a set two flips away from the one the text shows) and
     /// on the same keys with a mnemonic token dropped (texts that mostly none composes).
     #[test]
@@ -1163,12 +1255,27 @@ mod tests {
                         _ => None,
                     };
                     for k in std::iter::once(key).chain(shorter) {
-                        let pruned = table.find_composed_with(&k, Flips::Pruned);
-                        assert_eq!(pruned, table.find_composed_with(&k, Flips::All), "{sm} {k}");
+                        let pruned = table.find_composed_with(&k, None, Flips::Pruned, true);
+                        let full = table.find_composed_with(&k, None, Flips::All, false);
+                        assert_eq!(pruned, full, "{sm} {k}");
+                        // Limited to the slot kinds of encoding `i` (which some keys take):
+                        // the full answer without the encodings whose slots differ.
+                        let kinds = slot_kinds(&table.encodings[i].slots);
+                        let limited: Vec<_> = full
+                            .iter()
+                            .filter(|(e, _)| table.encodings.slots_accept(*e as usize, &kinds))
+                            .copied()
+                            .collect();
+                        assert_eq!(
+                            table.find_composed_with(&k, Some(&kinds), Flips::Pruned, true),
+                            limited,
+                            "{sm} {k} {kinds:?}"
+                        );
                         keys += 1;
                         found += usize::from(!pruned.is_empty());
-                        by_flips +=
-                            usize::from(pruned != table.find_composed_with(&k, Flips::None));
+                        by_flips += usize::from(
+                            pruned != table.find_composed_with(&k, None, Flips::None, true),
+                        );
                     }
                 }
                 i += 41;

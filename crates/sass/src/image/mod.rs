@@ -319,6 +319,107 @@ impl Image {
         }
     }
 
+    pub(crate) fn head_of(&self, i: usize) -> (u128, u128) {
+        self.head(i)
+    }
+
+    /// Encoding `i`'s record cursor past its defaults and flags byte, and the flags byte.
+    fn record(&self, i: usize) -> (&[u8], Cursor<'_>, u8) {
+        let (part, j) = self.part(i);
+        let bytes: &[u8] = &part.bytes;
+        let mut head = Cursor::new(bytes, C_HEADS + HEAD_LEN * j + 32);
+        let records = u32_at(bytes, C_RECORDS) as usize;
+        let mut cur = Cursor::new(bytes, records + head.u32() as usize);
+        cur.at += 16;
+        let flags = cur.u8();
+        (bytes, cur, flags)
+    }
+
+    /// Encoding `i`'s composable flag bits, read from its record without decoding it.
+    fn composable_raw(&self, i: usize) -> u128 {
+        if let Some(d) = self.decoded_if_any(i) {
+            return d.composable;
+        }
+        let (_, mut cur, flags) = self.record(i);
+        if flags & REC_COMPOSABLE != 0 {
+            cur.u128()
+        } else {
+            0
+        }
+    }
+
+    /// Encoding `i`'s template, read from its record without decoding it.
+    pub(crate) fn template(&self, i: usize) -> &str {
+        if let Some(d) = self.decoded_if_any(i) {
+            return &d.encoding.template;
+        }
+        let (bytes, mut cur, flags) = self.record(i);
+        if flags & REC_COMPOSABLE != 0 {
+            cur.at += 16;
+        }
+        let (off, len) = (cur.u32() as usize, cur.u32() as usize);
+        let a = u32_at(bytes, C_STRINGS) as usize + off;
+        std::str::from_utf8(&bytes[a..a + len]).expect("image strings are UTF-8")
+    }
+
+    /// Whether encoding `i`'s slots have these kinds (a constant or linear slot its kind, a
+    /// float slot [`SlotKind::Float`]), read from its record without decoding it.
+    pub(crate) fn slots_accept(&self, i: usize, kinds: &[SlotKind]) -> bool {
+        if let Some(d) = self.decoded_if_any(i) {
+            return crate::table::slots_accept(&d.encoding.slots, kinds);
+        }
+        let (_, mut cur, flags) = self.record(i);
+        if flags & REC_COMPOSABLE != 0 {
+            cur.at += 16;
+        }
+        cur.at += 8;
+        if usize::from(cur.u8()) != kinds.len() {
+            return false;
+        }
+        for &want in kinds {
+            match cur.u8() {
+                SLOT_LINEAR => {
+                    if self.kinds[usize::from(cur.u8())] != want {
+                        return false;
+                    }
+                    cur.at += 1;
+                    cur.varint();
+                    match cur.u8() {
+                        BITS_LIST => {
+                            for _ in 0..cur.varint() {
+                                cur.at += 1;
+                                cur.varint();
+                            }
+                        }
+                        _ => cur.at += 2,
+                    }
+                }
+                SLOT_FLOAT => {
+                    if want != SlotKind::Float {
+                        return false;
+                    }
+                    cur.at += 1;
+                    let n = usize::from(cur.u8());
+                    cur.at += n;
+                }
+                _ => {
+                    if self.kinds[usize::from(cur.u8())] != want {
+                        return false;
+                    }
+                    cur.varint();
+                    cur.at += 8;
+                }
+            }
+        }
+        true
+    }
+
+    /// Encoding `i` if it has been decoded already.
+    fn decoded_if_any(&self, i: usize) -> Option<&Decoded> {
+        let (part, j) = self.part(i);
+        part.decoded[j].get().map(|d| &**d)
+    }
+
     pub(crate) fn encoding(&self, i: usize) -> Option<&Encoding> {
         self.decoded(i).map(|d| &d.encoding)
     }
@@ -328,7 +429,10 @@ impl Image {
     }
 
     pub(crate) fn composable(&self, i: usize) -> u128 {
-        self.decoded(i).map_or(0, |d| d.composable)
+        if i >= self.len {
+            return 0;
+        }
+        self.composable_raw(i)
     }
 
     fn group(&self, opcode: usize) -> Option<&Group> {
@@ -639,4 +743,60 @@ pub fn compare(a: &Table, b: &Table) -> Result<(), String> {
         return fail("shadows".into());
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What the assembler's searches read from an encoding's record without decoding it (its
+    /// template, composable bits, mask and value, whether its slots take given kinds) equals
+    /// the decoded encoding, for every encoding of every embedded image.
+    #[test]
+    fn raw_record_reads_equal_the_decoded_encodings() {
+        for (sm, bytes) in crate::TABLES {
+            let table = Table::from_image(sm, bytes).expect("loads");
+            let im = table.encodings.image().expect("an image table");
+            // Read first, while nothing is decoded.
+            let raw: Vec<(String, u128, (u128, u128))> = (0..im.len())
+                .map(|i| (im.template(i).to_string(), im.composable(i), im.head_of(i)))
+                .collect();
+            let kinds = |e: &Encoding| -> Vec<SlotKind> {
+                e.slots
+                    .iter()
+                    .map(|s| match s {
+                        SlotSpec::Const { kind, .. } | SlotSpec::Linear { kind, .. } => *kind,
+                        SlotSpec::Float { .. } => SlotKind::Float,
+                    })
+                    .collect()
+            };
+            let fresh = Table::from_image(sm, bytes).expect("loads");
+            let im2 = fresh.encodings.image().expect("an image table");
+            for (i, (template, composable, head)) in raw.iter().enumerate() {
+                let k = kinds(&table.encodings[i]);
+                // Kinds read raw from the fresh table (nothing decoded there yet).
+                assert!(im2.slots_accept(i, &k), "{sm} encoding {i}");
+                let mut other = k.clone();
+                match other.first_mut() {
+                    Some(first) => {
+                        *first = if *first == SlotKind::Hex {
+                            SlotKind::R
+                        } else {
+                            SlotKind::Hex
+                        };
+                        assert!(!im2.slots_accept(i, &other), "{sm} encoding {i}");
+                    }
+                    None => assert!(!im2.slots_accept(i, &[SlotKind::R]), "{sm} encoding {i}"),
+                }
+                let e = &table.encodings[i];
+                assert_eq!(template, &e.template, "{sm} encoding {i}");
+                assert_eq!(
+                    *composable,
+                    table.encodings.composable(i),
+                    "{sm} encoding {i}"
+                );
+                assert_eq!(*head, (e.mask, e.value), "{sm} encoding {i}");
+            }
+        }
+    }
 }
