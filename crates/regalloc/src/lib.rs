@@ -118,6 +118,7 @@ pub fn interference(f: &Func) -> Interference {
     let class: Vec<Class> = f.vregs.iter().map(|(_, d)| d.class).collect();
     let mut adj: Vec<Vec<u32>> = vec![Vec::new(); nv];
     let mut compact_at: Vec<usize> = vec![64; nv];
+    let mut dedup = Dedup::new(nv);
     let mut first = vec![u32::MAX; nv];
     let mut last = vec![0u32; nv];
     let mut forbid = vec![[0u64; 4]; nv];
@@ -167,8 +168,7 @@ pub fn interference(f: &Func) -> Interference {
                     // would otherwise hold billions of duplicate edges).
                     for x in [d, v] {
                         if adj[x].len() > compact_at[x] {
-                            adj[x].sort_unstable();
-                            adj[x].dedup();
+                            dedup.apply(&mut adj[x]);
                             compact_at[x] = (2 * adj[x].len()).max(64);
                         }
                     }
@@ -177,14 +177,39 @@ pub fn interference(f: &Func) -> Interference {
         }
     });
     for a in &mut adj {
-        a.sort_unstable();
-        a.dedup();
+        dedup.apply(a);
     }
     Interference {
         adj,
         first,
         last,
         forbid,
+    }
+}
+
+/// Removes repeated values from lists of value indices in time linear in each list (the
+/// first occurrence stays, order kept): a stamp per value says which list last saw it.
+struct Dedup {
+    seen: Vec<u32>,
+    stamp: u32,
+}
+
+impl Dedup {
+    fn new(values: usize) -> Dedup {
+        Dedup {
+            seen: vec![0; values],
+            stamp: 0,
+        }
+    }
+
+    fn apply(&mut self, list: &mut Vec<u32>) {
+        self.stamp += 1;
+        if self.stamp == u32::MAX {
+            self.seen.fill(0);
+            self.stamp = 1;
+        }
+        let (seen, stamp) = (&mut self.seen, self.stamp);
+        list.retain(|&x| std::mem::replace(&mut seen[x as usize], stamp) != stamp);
     }
 }
 
