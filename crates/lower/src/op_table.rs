@@ -201,6 +201,6 @@ mod tests {
             .lines()
             .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
             .count();
-        assert_eq!(table().rows.len(), rows);
+        assert_eq!(table().rows().len(), rows);
     }
 }
