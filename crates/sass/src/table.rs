@@ -193,7 +193,7 @@ type ShapeGroups = std::sync::Arc<HashMap<String, Vec<u32>>>;
 pub(crate) type Field = Option<(u8, u8, bool)>;
 
 /// The decoder's index for one opcode (see [`Table::lookup_index`]).
-#[derive(Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub(crate) struct Dispatch {
     /// Bits fixed by every encoding of the opcode.
     pub(crate) key_mask: u128,
@@ -465,10 +465,20 @@ impl Encodings {
         }
     }
 
-    pub(crate) fn dispatch(&self, opcode: usize) -> Option<&Dispatch> {
+    /// The decoder's index of an opcode (built from an image's dispatch part: for
+    /// comparisons, not for decoding).
+    pub(crate) fn dispatch(&self, opcode: usize) -> Option<std::borrow::Cow<'_, Dispatch>> {
         match &self.0 {
-            Store::Owned(o) => o.dispatch.get(opcode),
-            Store::Image(im) => im.dispatch(opcode),
+            Store::Owned(o) => o.dispatch.get(opcode).map(std::borrow::Cow::Borrowed),
+            Store::Image(im) => im.dispatch(opcode).map(std::borrow::Cow::Owned),
+        }
+    }
+
+    /// The index of the encoding that decodes `word` (see [`Table::lookup_index`]).
+    pub(crate) fn lookup(&self, word: u128) -> Option<usize> {
+        match &self.0 {
+            Store::Owned(o) => o.dispatch.get((word & OPCODE_MASK) as usize)?.lookup(word),
+            Store::Image(im) => im.lookup(word),
         }
     }
 
@@ -990,9 +1000,7 @@ impl Table {
 
     /// Index (in `encodings`) of the encoding that decodes `word`.
     pub fn lookup_index(&self, word: u128) -> Option<usize> {
-        self.encodings
-            .dispatch((word & OPCODE_MASK) as usize)?
-            .lookup(word)
+        self.encodings.lookup(word)
     }
 
     /// Indices of the encodings whose opcode bits are `opcode`.

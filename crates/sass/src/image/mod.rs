@@ -1,15 +1,19 @@
 //! The compact form of the encoding tables: what `build.rs` makes of each committed
 //! `tables/<sm>.txt` ([`write`] says the layout) and the binary embeds instead of the text.
 //!
-//! An image is a small global part (chunk list, bucket list, modifier flags) and, compressed
-//! one by one, a part per *chunk* (the encodings of one 12-bit opcode: fixed-size heads with
-//! mask and value, then records with template and slots) and a part per *bucket* (the
-//! assembler's template and shape indexes for one first mnemonic token, `IMAD`).
-//! [`crate::table`] decompresses the global part on the first use of an SM (42 KB for sm_90);
-//! an opcode's chunk is decompressed, and its dispatch index built from the heads, the first
-//! time a word of that opcode is decoded; an encoding's record is decoded the first time that
-//! encoding is used; a token's bucket is decompressed the first time the assembler looks up a
-//! template with that token, then binary-searched in place. Compiling a kernel thus touches
+//! An image is a small global part (chunk list, bucket list, dispatch list, modifier flags)
+//! and, compressed one by one, a part per *chunk* (up to 256 encodings of one 12-bit opcode:
+//! fixed-size heads with mask and value, then records with template and slots), a part per
+//! opcode with the decoder's *dispatch* index (made at build time: keys, groups, positions),
+//! and a part per *bucket* (the assembler's template and shape indexes for one first mnemonic
+//! token, `IMAD`). [`crate::table`] decompresses the global part on the first use of an SM;
+//! an opcode's dispatch part is decompressed and binary-searched in place the first time a
+//! word of that opcode is decoded, and only the chunks holding the candidates it names are
+//! opened (`LDG` has 7,000 encodings on sm_90; a lookup reads at most a handful); an
+//! encoding's record is decoded the first time that encoding is used, and the assembler's
+//! searches read templates, composable bits and slot kinds from records without decoding
+//! them; a token's bucket is decompressed the first time the assembler looks up a template
+//! with that token, then binary-searched in place. Compiling a kernel thus touches
 //! the few dozen opcodes and tokens it uses and decodes the few hundred encodings it looks
 //! at, not the ~16,000 of the table, and never the other SMs.
 //!
@@ -45,11 +49,10 @@ struct Decoded {
     composable: u128,
 }
 
-/// One opcode's encodings (indices, in table order) and the decoder's index over them.
+/// One opcode's encodings (indices, in table order).
 #[derive(Debug)]
 struct Group {
     indices: Vec<u32>,
-    dispatch: Dispatch,
 }
 
 /// A chunk's part and its encodings, each decoded on first use.
@@ -104,6 +107,9 @@ pub struct Image {
     /// Per group: the chunks of its opcode, in table order.
     group_chunks: Vec<Vec<u32>>,
     groups: Vec<OnceLock<Group>>,
+    /// Per group: its dispatch blob, and the blob decompressed on first use.
+    dispatch_blobs: Vec<std::ops::Range<usize>>,
+    dispatch_parts: Vec<OnceLock<Blob>>,
     /// Per first mnemonic token (sorted): the token and its bucket blob.
     buckets: Vec<(std::ops::Range<usize>, std::ops::Range<usize>)>,
     /// Per bucket: its part, decompressed on first use.
@@ -448,8 +454,7 @@ impl Image {
                     c.first..c.first + c.count
                 })
                 .collect();
-            let dispatch = Dispatch::new(&indices, |i| self.head(i as usize));
-            Group { indices, dispatch }
+            Group { indices }
         }))
     }
 
@@ -457,8 +462,68 @@ impl Image {
         self.group(opcode).map_or(&[], |g| &g.indices)
     }
 
-    pub(crate) fn dispatch(&self, opcode: usize) -> Option<&Dispatch> {
-        self.group(opcode).map(|g| &g.dispatch)
+    /// The dispatch part of an opcode's group (decompressed on first use).
+    fn dispatch_part(&self, opcode: usize) -> Option<&[u8]> {
+        let g = usize::from(*self.group_of.get(opcode)?);
+        let range = self.dispatch_blobs.get(g)?;
+        Some(self.dispatch_parts[g].get_or_init(|| {
+            Blob::open(&self.chunk_area[range.clone()]).expect("images made by build.rs open")
+        }))
+    }
+
+    /// The encoding that decodes `word` ([`Dispatch::lookup`] over the dispatch part in
+    /// place: only the chunks of the candidates' group are opened).
+    pub(crate) fn lookup(&self, word: u128) -> Option<usize> {
+        let part = self.dispatch_part((word & crate::table::OPCODE_MASK) as usize)?;
+        let mut c = Cursor::new(part, 0);
+        let key_mask = c.u128();
+        let n = c.u32() as usize;
+        let w = usize::from(c.u8());
+        let key = gather_bits(word, key_mask);
+        let g = binary_search(n, |k| key_at(part, 21 + w * k, w).cmp(&key))?;
+        let starts = 21 + w * n;
+        let (from, to) = (
+            u16_at(part, starts + 2 * g),
+            u16_at(part, starts + 2 * g + 2),
+        );
+        let entries = starts + 2 * (n + 1);
+        let list = self.of_opcode((word & crate::table::OPCODE_MASK) as usize);
+        (from..to)
+            .map(|j| list[u16_at(part, entries + 2 * j)] as usize)
+            .find(|&i| {
+                let (mask, value) = self.head(i);
+                word & mask == value
+            })
+    }
+
+    /// The dispatch part of an opcode as the structure [`Dispatch::new`] builds (to compare
+    /// an image with a parsed table).
+    pub(crate) fn dispatch(&self, opcode: usize) -> Option<Dispatch> {
+        let part = self.dispatch_part(opcode)?;
+        let mut c = Cursor::new(part, 0);
+        let key_mask = c.u128();
+        let n = c.u32() as usize;
+        let w = usize::from(c.u8());
+        let keys: Vec<u128> = (0..n)
+            .map(|k| scatter_bits(key_at(part, 21 + w * k, w), key_mask))
+            .collect();
+        let at = 21 + w * n;
+        let starts: Vec<u32> = (0..=n).map(|k| u16_at(part, at + 2 * k) as u32).collect();
+        let total = starts.last().copied().unwrap_or(0) as usize;
+        let list = self.of_opcode(opcode);
+        let entries = (0..total)
+            .map(|j| {
+                let i = list[u16_at(part, at + 2 * (n + 1) + 2 * j)];
+                let (mask, value) = self.head(i as usize);
+                (i, mask, value)
+            })
+            .collect();
+        Some(Dispatch {
+            key_mask,
+            keys,
+            starts,
+            entries,
+        })
     }
 
     pub(crate) fn by_template(&self, key: &str) -> Indices<'_> {
@@ -534,6 +599,29 @@ impl Image {
     }
 }
 
+fn u16_at(b: &[u8], at: usize) -> usize {
+    usize::from(u16::from_le_bytes([b[at], b[at + 1]]))
+}
+
+/// The `w`-byte dispatch key at `at`.
+fn key_at(part: &[u8], at: usize, w: usize) -> u128 {
+    let mut b = [0u8; 16];
+    b[..w].copy_from_slice(&part[at..at + w]);
+    u128::from_le_bytes(b)
+}
+
+/// The inverse of [`gather_bits`]: gathered bits put back where `mask` has ones.
+fn scatter_bits(gathered: u128, mask: u128) -> u128 {
+    let (mut out, mut k, mut m) = (0u128, 0, mask);
+    while m != 0 {
+        let b = m.trailing_zeros();
+        out |= (gathered >> k & 1) << b;
+        k += 1;
+        m &= m - 1;
+    }
+    out
+}
+
 /// A list of a bucket part.
 fn bucket_list(part: &[u8], off: u32, len: u32) -> Indices<'_> {
     let a = u32_at(part, B_LISTS) as usize + 4 * off as usize;
@@ -599,6 +687,19 @@ impl Table {
                 blob: off..off + blen,
             });
         }
+        let mut dispatch_blobs = vec![0..0; group_chunks.len()];
+        let mut cur = Cursor::new(bytes, h(H_DISPATCH));
+        let dispatch_end = bytes.len();
+        while cur.at + DISPATCH_LEN <= dispatch_end {
+            let (opcode, off, blen) = (cur.u32() as usize, cur.u32() as usize, cur.u32() as usize);
+            let g = *group_of
+                .get(opcode)
+                .ok_or_else(|| bad("dispatch opcode out of range"))?;
+            if g == u16::MAX || off + blen > chunk_area.len() {
+                return Err(bad("dispatch out of range"));
+            }
+            dispatch_blobs[usize::from(g)] = off..off + blen;
+        }
         let (strings, meta_at) = (h(H_STRINGS), h(H_META));
         let mut cur = Cursor::new(bytes, h(H_BUCKETS));
         let mut buckets = Vec::new();
@@ -616,6 +717,8 @@ impl Table {
             len,
             parts: (0..nchunks).map(|_| OnceLock::new()).collect(),
             groups: (0..group_chunks.len()).map(|_| OnceLock::new()).collect(),
+            dispatch_parts: (0..group_chunks.len()).map(|_| OnceLock::new()).collect(),
+            dispatch_blobs,
             chunks,
             group_of,
             group_chunks,
@@ -705,8 +808,9 @@ pub fn compare(a: &Table, b: &Table) -> Result<(), String> {
         if ea.of_opcode(op) != eb.of_opcode(op) {
             return fail(format!("encodings of opcode {op:#x}"));
         }
-        fn nonempty(d: Option<&Dispatch>) -> Option<&Dispatch> {
-            d.filter(|d| !d.entries.is_empty())
+        fn nonempty(d: Option<std::borrow::Cow<'_, Dispatch>>) -> Option<Dispatch> {
+            d.map(std::borrow::Cow::into_owned)
+                .filter(|d| !d.entries.is_empty())
         }
         if nonempty(ea.dispatch(op)) != nonempty(eb.dispatch(op)) {
             return fail(format!("dispatch of opcode {op:#x}"));
@@ -748,6 +852,30 @@ pub fn compare(a: &Table, b: &Table) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The decoder's lookup over an image's dispatch parts finds, for every encoding's own
+    /// word and for that word with its free bits set, the encoding the parsed table's
+    /// in-memory index finds.
+    #[test]
+    fn image_lookup_equals_the_parsed_tables_lookup() {
+        let sm = "sm_90";
+        let text = std::fs::read_to_string(crate::table_source_path(sm)).expect("table text");
+        let parsed = Table::parse(sm, &text).expect("parses");
+        let (_, bytes) = crate::TABLES
+            .iter()
+            .find(|(n, _)| *n == sm)
+            .expect("embedded");
+        let image = Table::from_image(sm, bytes).expect("loads");
+        for e in parsed.encodings.iter() {
+            for word in [e.value, e.value | !e.mask] {
+                assert_eq!(
+                    image.lookup_index(word),
+                    parsed.lookup_index(word),
+                    "{word:032x}"
+                );
+            }
+        }
+    }
 
     /// What the assembler's searches read from an encoding's record without decoding it (its
     /// template, composable bits, mask and value, whether its slots take given kinds) equals

@@ -24,6 +24,8 @@
 //!                length of its blob (from the end of the global blob)
 //!   buckets      u32 n, then n entries sorted by token: str first mnemonic token, offset
 //!                and length of its bucket blob (also from the end of the global blob)
+//!   dispatch     per opcode with encodings, ascending: u32 opcode, offset and length of
+//!                its dispatch blob (from the end of the global blob)
 //!   strings      UTF-8 bytes
 //!   meta         u32 n + str per header line, slot-kind words, float-format words;
 //!                u32 n + per `F` line: u32 opcode, u32 bit, u32 when (0/1), str token,
@@ -35,6 +37,11 @@
 //!                encodings with modifier flags of that shape)
 //!   lists        u32 encoding indices, each list in table order
 //!   strings      UTF-8 bytes
+//! dispatch part  the decoder's index over one opcode's encodings (`Table::lookup_index`):
+//!                u128 key mask (the bits every encoding of the opcode fixes), u32 n, u8
+//!                key width w, n sorted keys (distinct `value & key mask`, the mask's bits
+//!                gathered, w bytes each), n + 1 u16 group starts, then per group the
+//!                u16 positions of its encodings in the opcode's list (table order)
 //! chunk part     u32 offsets of its records and strings, then
 //!   heads        per encoding: u128 mask, u128 value, u32 offset of its record (what the
 //!                decoder's dispatch needs, without decoding records)
@@ -56,9 +63,14 @@ use std::collections::HashMap;
 /// First bytes of the global part.
 pub const MAGIC: &[u8; 8] = b"KILNSASS";
 /// Bumped whenever the layout changes.
-pub const VERSION: u32 = 3;
-/// Bytes of the global part's fixed header: magic, version, two counts, four offsets.
-pub const HEADER_LEN: usize = 8 + 4 * 3 + 4 * 4;
+pub const VERSION: u32 = 4;
+/// Bytes of the global part's fixed header: magic, version, two counts, five offsets.
+pub const HEADER_LEN: usize = 8 + 4 * 3 + 4 * 5;
+/// Most encodings in one chunk: decoding one encoding decompresses at most this many
+/// encodings' records (`LDG` alone has 7,000 on sm_90).
+pub const CHUNK_MAX: usize = 256;
+/// Bytes of a dispatch-table entry: opcode, blob offset and length.
+pub const DISPATCH_LEN: usize = 12;
 /// Bytes of a head: mask, value, record offset.
 pub const HEAD_LEN: usize = 36;
 /// Bytes of a chunk-table entry.
@@ -71,6 +83,7 @@ pub const H_CHUNK_TABLE: usize = 20;
 pub const H_BUCKETS: usize = 24;
 pub const H_STRINGS: usize = 28;
 pub const H_META: usize = 32;
+pub const H_DISPATCH: usize = 36;
 /// A bucket part's header: offsets of its templates, shapes, lists and strings.
 pub const B_TEMPLATES: usize = 0;
 pub const B_SHAPES: usize = 4;
@@ -376,6 +389,66 @@ fn bucket_part(templates: &[(String, Vec<u32>)], shapes: &[(usize, Vec<u32>)]) -
     out
 }
 
+/// A dispatch part over `list` (one opcode's encodings, in table order): what
+/// `table::Dispatch::new` builds, grouped by the bits all of them fix.
+fn dispatch_part(encs: &[Enc<'_>], list: &[u32]) -> Vec<u8> {
+    let key_mask = list.iter().fold(!0u128, |m, &i| m & encs[i as usize].mask);
+    // Each encoding by its position in the opcode's list (u16: `LDG`, the largest, has
+    // 7,000 encodings).
+    assert!(
+        list.len() <= usize::from(u16::MAX),
+        "an opcode with 64K encodings"
+    );
+    let mut keyed: Vec<(u128, u32)> = list
+        .iter()
+        .enumerate()
+        .map(|(j, &i)| (encs[i as usize].value & key_mask, j as u32))
+        .collect();
+    // Stable: table order is kept within a group.
+    keyed.sort_by_key(|&(k, _)| k);
+    let mut keys: Vec<u128> = Vec::new();
+    let mut starts: Vec<u32> = Vec::new();
+    for (j, &(k, _)) in keyed.iter().enumerate() {
+        if keys.last() != Some(&k) {
+            keys.push(k);
+            starts.push(j as u32);
+        }
+    }
+    starts.push(keyed.len() as u32);
+    // Keys as the bits of the key mask gathered (order-preserving), in as few bytes as
+    // they need.
+    let width = key_width(key_mask);
+    let mut out = Vec::with_capacity(21 + width * keys.len() + 4 * (starts.len() + keyed.len()));
+    out.extend_from_slice(&key_mask.to_le_bytes());
+    put_u32s(&mut out, &[keys.len() as u32]);
+    out.push(width as u8);
+    for k in &keys {
+        out.extend_from_slice(&gather_bits(*k, key_mask).to_le_bytes()[..width]);
+    }
+    for x in starts.iter().copied().chain(keyed.iter().map(|&(_, j)| j)) {
+        out.extend_from_slice(&(x as u16).to_le_bytes());
+    }
+    out
+}
+
+/// Bytes of a dispatch key under `mask`: its set bits, gathered.
+pub fn key_width(mask: u128) -> usize {
+    (mask.count_ones() as usize).div_ceil(8).max(1)
+}
+
+/// The bits of `value` where `mask` has ones, packed from bit 0 up (a parallel bit extract:
+/// it keeps the order of values under one mask).
+pub fn gather_bits(value: u128, mask: u128) -> u128 {
+    let (mut out, mut k, mut m) = (0u128, 0, mask);
+    while m != 0 {
+        let b = m.trailing_zeros();
+        out |= (value >> b & 1) << k;
+        k += 1;
+        m &= m - 1;
+    }
+    out
+}
+
 /// A word's index in a dictionary of words, added on first use.
 fn index_of<'a>(list: &mut Vec<&'a str>, w: &'a str) -> u8 {
     match list.iter().position(|x| *x == w) {
@@ -485,16 +558,16 @@ impl Writer {
         // Words used as slot kinds and float formats, by first use.
         let mut kinds: Vec<&'a str> = Vec::new();
         let mut formats: Vec<&'a str> = Vec::new();
-        // Chunks: maximal runs of one opcode, each a blob of its own.
+        // Chunks: runs of one opcode, at most `CHUNK_MAX` long, each a blob of its own.
         let mut chunk_area = Vec::new();
         let mut chunk_table = Vec::new();
         let mut nchunks = 0u32;
         let mut start = 0;
         while start < encs.len() {
             let opcode = encs[start].value & 0xfff;
-            let end = (start..encs.len())
+            let end = (start..encs.len().min(start + CHUNK_MAX))
                 .find(|&j| encs[j].value & 0xfff != opcode)
-                .unwrap_or(encs.len());
+                .unwrap_or(encs.len().min(start + CHUNK_MAX));
             let part = sealed(&chunk_part(&encs[start..end], &mut kinds, &mut formats));
             put_u32s(
                 &mut chunk_table,
@@ -509,6 +582,23 @@ impl Writer {
             chunk_area.extend_from_slice(&part);
             nchunks += 1;
             start = end;
+        }
+        // The decoder's index per opcode.
+        let mut by_opcode: std::collections::BTreeMap<u32, Vec<u32>> = Default::default();
+        for (i, e) in encs.iter().enumerate() {
+            by_opcode
+                .entry((e.value & 0xfff) as u32)
+                .or_default()
+                .push(i as u32);
+        }
+        let mut dispatch_table = Vec::new();
+        for (opcode, list) in &by_opcode {
+            let part = sealed(&dispatch_part(encs, list));
+            put_u32s(
+                &mut dispatch_table,
+                &[*opcode, chunk_area.len() as u32, part.len() as u32],
+            );
+            chunk_area.extend_from_slice(&part);
         }
         // Buckets by first mnemonic token: template keys sorted by their bytes, shapes by
         // operand count, each list in table order.
@@ -579,7 +669,13 @@ impl Writer {
         let mut global = Vec::new();
         global.extend_from_slice(MAGIC);
         put_u32s(&mut global, &[VERSION, encs.len() as u32, nchunks]);
-        let sections = [&chunk_table, &bucket_table, &self.strings.bytes, &meta];
+        let sections = [
+            &chunk_table,
+            &bucket_table,
+            &self.strings.bytes,
+            &meta,
+            &dispatch_table,
+        ];
         let mut at = HEADER_LEN;
         for s in sections {
             put_u32s(&mut global, &[at as u32]);
