@@ -59,6 +59,20 @@ impl VSet {
             })
         })
     }
+    /// `self &= other`.
+    pub fn intersect_with(&mut self, other: &VSet) {
+        for (a, b) in self.words.iter_mut().zip(&other.words) {
+            *a &= b;
+        }
+    }
+    /// How many values are in both sets.
+    pub fn count_common(&self, other: &VSet) -> usize {
+        self.words
+            .iter()
+            .zip(&other.words)
+            .map(|(a, b)| (a & b).count_ones() as usize)
+            .sum()
+    }
     pub fn is_empty(&self) -> bool {
         self.words.iter().all(|w| *w == 0)
     }
@@ -287,7 +301,60 @@ pub struct Liveness {
 }
 
 impl Liveness {
+    /// Live-in and live-out sets of every block: the least fixed point of the backward
+    /// transfer ([`transfer`]) over the CFG.
+    ///
+    /// A block's transfer treats each value on its own: whether a value is live at the
+    /// block's entry depends only on whether it is live at its exit (and on the block's
+    /// instructions), and monotonically so. So it is `in = gen ∪ (out ∩ keep)`, with `gen`
+    /// the entry set of an empty exit set and `keep` that of a full one; each block is walked
+    /// twice, once for each, and the fixed point iterates over bit sets alone.
     pub fn compute(f: &Func) -> Liveness {
+        let n = f.order.len();
+        let nv = f.vregs.len();
+        let succ: Vec<Vec<usize>> = (0..n).map(|k| f.successors(k)).collect();
+        let mut cover = vec![Cover::default(); nv];
+        let mut full = VSet::new(nv);
+        for x in 0..nv {
+            full.insert(x);
+        }
+        let mut gen_: Vec<VSet> = Vec::with_capacity(n);
+        let mut keep: Vec<VSet> = Vec::with_capacity(n);
+        for k in 0..n {
+            let insts = &f.blocks[f.order[k]].insts;
+            let mut g = VSet::new(nv);
+            walk_block_backward(f, insts, &mut g, &mut cover, |_, _| {});
+            let mut all = full.clone();
+            walk_block_backward(f, insts, &mut all, &mut cover, |_, _| {});
+            gen_.push(g);
+            keep.push(all);
+        }
+        let mut live_in = gen_.clone();
+        let mut live_out = vec![VSet::new(nv); n];
+        let mut changed = true;
+        while changed {
+            changed = false;
+            for k in (0..n).rev() {
+                let mut out = VSet::new(nv);
+                for &s in &succ[k] {
+                    out.union_with(&live_in[s]);
+                }
+                if out != live_out[k] {
+                    let mut inn = out.clone();
+                    inn.intersect_with(&keep[k]);
+                    inn.union_with(&gen_[k]);
+                    live_in[k] = inn;
+                    live_out[k] = out;
+                    changed = true;
+                }
+            }
+        }
+        Liveness { live_in, live_out }
+    }
+
+    /// [`Liveness::compute`] by walking every block in every round (the definition the
+    /// faster form must equal; for tests).
+    pub fn compute_by_walks(f: &Func) -> Liveness {
         let n = f.order.len();
         let nv = f.vregs.len();
         let succ: Vec<Vec<usize>> = (0..n).map(|k| f.successors(k)).collect();

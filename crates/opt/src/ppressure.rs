@@ -25,6 +25,10 @@ const PREDICATES: usize = 7;
 fn pressure(f: &Func) -> (usize, Vec<usize>) {
     let nv = f.vregs.len();
     let is_p: Vec<bool> = f.vregs.iter().map(|(_, d)| d.class == Class::P).collect();
+    let mut preds = VSet::new(nv);
+    for (x, _) in is_p.iter().enumerate().filter(|(_, p)| **p) {
+        preds.insert(x);
+    }
     let live = Liveness::compute(f);
     let mut cover = vec![ir::liveness::Cover::default(); nv];
     let mut worst = 0usize;
@@ -34,6 +38,24 @@ fn pressure(f: &Func) -> (usize, Vec<usize>) {
         let mut l: VSet = live.live_out[k].clone();
         let mut touched = Vec::new();
         for i in insts.iter().rev() {
+            // Counted first: most points are far below the limit.
+            let mut new_defs: Vec<usize> = i
+                .def_regs()
+                .filter_map(|r| match r {
+                    Reg::Virt { vreg, .. } if is_p[vindex(vreg)] && !l.contains(vindex(vreg)) => {
+                        Some(vindex(vreg))
+                    }
+                    _ => None,
+                })
+                .collect();
+            new_defs.dedup();
+            let written = new_defs.len();
+            let live_preds = l.count_common(&preds);
+            if live_preds + written <= PREDICATES {
+                worst = worst.max(live_preds + written);
+                transfer(f, i, &mut l, &mut cover, &mut touched);
+                continue;
+            }
             let mut at: Vec<usize> = l.iter().filter(|x| is_p[*x]).collect();
             for r in i.def_regs() {
                 if let Reg::Virt { vreg, .. } = r {
