@@ -8,7 +8,6 @@
 //! from ptxas's output), never a guess about operand encodings.
 
 use ir::{Block, Class, Func, Inst, Opcode, Operand, Reg, VReg, op};
-use la_arena::ArenaMap;
 use rustc_hash::FxHashMap;
 
 pub struct Forms {
@@ -69,8 +68,10 @@ impl Forms {
         if i.operands.iter().any(|o| matches!(o, Operand::Label(_))) {
             return false;
         }
-        // Placeholder registers: distinct per virtual register, aligned for any width.
-        let mut map: ArenaMap<VReg, u8> = ArenaMap::default();
+        // Placeholder registers: distinct per virtual register, aligned for any width. (A
+        // list: an instruction names a handful of registers, and a map indexed by register
+        // would be as long as the kernel's register count, made anew for every question.)
+        let mut map: Vec<(VReg, u8)> = Vec::new();
         let (mut next_r, mut next_p) = (0u8, 0u8);
         let mut regs: Vec<Reg> = i.def_regs().chain(i.use_regs()).collect();
         regs.sort_by_key(|r| match r {
@@ -79,7 +80,7 @@ impl Forms {
         });
         for r in regs {
             if let Reg::Virt { vreg, .. } = r
-                && map.get(vreg).is_none()
+                && !map.iter().any(|(v, _)| *v == vreg)
             {
                 let idx = match f.vregs[vreg].class {
                     Class::R | Class::UR => {
@@ -91,10 +92,10 @@ impl Forms {
                         next_p
                     }
                 };
-                map.insert(vreg, idx);
+                map.push((vreg, idx));
             }
         }
-        let assign = |v: VReg| map.get(v).copied().unwrap_or(8);
+        let assign = |v: VReg| map.iter().find(|(w, _)| *w == v).map_or(8, |(_, i)| *i);
         let text = ir::inst_text(f, i, Some(&assign), &|_: Block| String::new());
         if let Some(&ok) = self.cache.get(&text) {
             return ok;
