@@ -129,16 +129,17 @@ fn transitive_closure(pairs: &BTreeSet<(String, String)>) -> BTreeSet<(String, S
 impl LatencyTable {
     /// Rebuilds the derived per-consumer and per-writer minima from `raw` and `war`.
     pub fn reindex(&mut self) {
-        self.raw_by_consumer.clear();
-        for ((_, c), o) in &self.raw {
-            let e = self.raw_by_consumer.entry(c.clone()).or_insert(o.min);
-            *e = (*e).min(o.min);
+        // Minima per second class (gathered over borrowed names: each name is copied once).
+        fn minima(m: &BTreeMap<(String, String), Obs>) -> BTreeMap<String, u16> {
+            let mut by: std::collections::HashMap<&str, u16> = Default::default();
+            for ((_, c), o) in m {
+                let e = by.entry(c.as_str()).or_insert(o.min);
+                *e = (*e).min(o.min);
+            }
+            by.into_iter().map(|(c, v)| (c.to_string(), v)).collect()
         }
-        self.war_by_writer.clear();
-        for ((_, w), o) in &self.war {
-            let e = self.war_by_writer.entry(w.clone()).or_insert(o.min);
-            *e = (*e).min(o.min);
-        }
+        self.raw_by_consumer = minima(&self.raw);
+        self.war_by_writer = minima(&self.war);
         self.completion_order = transitive_closure(&self.completion_pairs());
     }
 
@@ -185,6 +186,12 @@ impl LatencyTable {
             sm: sm.to_string(),
             ..LatencyTable::default()
         };
+        // Rows gathered first and the maps built from them at once (the generator writes them
+        // sorted, and building a map from a list is much cheaper than inserting row by row:
+        // this runs at every compile's start).
+        let mut raw = Vec::new();
+        let mut war = Vec::new();
+        let mut ordered = Vec::new();
         for (ln, line) in text.lines().enumerate() {
             if let Some(h) = line.strip_prefix("# ") {
                 t.header.push(h.to_string());
@@ -194,13 +201,22 @@ impl LatencyTable {
                 continue;
             }
             let bad = || format!("{sm} latency table line {}: `{line}`", ln + 1);
-            let w: Vec<&str> = line.split_whitespace().collect();
+            let mut words = [""; 7];
+            let mut count = 0;
+            for (slot, word) in words.iter_mut().zip(line.split_whitespace()) {
+                *slot = word;
+                count += 1;
+            }
+            if line.split_whitespace().nth(words.len()).is_some() {
+                return Err(bad());
+            }
+            let w = &words[..count];
             let kv = |s: &str, key: &str| -> Result<u64, String> {
                 s.strip_prefix(key)
                     .and_then(|v| v.parse().ok())
                     .ok_or_else(bad)
             };
-            match w.as_slice() {
+            match w {
                 ["class", name, kind, writes, sb, ur] => {
                     let variable = match *kind {
                         "variable" => true,
@@ -222,16 +238,11 @@ impl LatencyTable {
                         min: min.parse().map_err(|_| bad())?,
                         n: kv(n, "n=")?,
                     };
-                    let map = if *kind == "raw" {
-                        &mut t.raw
-                    } else {
-                        &mut t.war
-                    };
-                    map.insert((a.to_string(), b.to_string()), obs);
+                    let rows = if *kind == "raw" { &mut raw } else { &mut war };
+                    rows.push(((a.to_string(), b.to_string()), obs));
                 }
                 ["ordered", k @ ("raw" | "war" | "waw"), a, b, n] => {
-                    t.ordered
-                        .insert((k.to_string(), a.to_string(), b.to_string()), kv(n, "n=")?);
+                    ordered.push(((k.to_string(), a.to_string(), b.to_string()), kv(n, "n=")?));
                 }
                 ["sbwait", min, n] => {
                     t.sbwait = Some(Obs {
@@ -242,6 +253,9 @@ impl LatencyTable {
                 _ => return Err(bad()),
             }
         }
+        t.raw = raw.into_iter().collect();
+        t.war = war.into_iter().collect();
+        t.ordered = ordered.into_iter().collect();
         t.reindex();
         Ok(t)
     }
