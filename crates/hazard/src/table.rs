@@ -203,12 +203,12 @@ impl LatencyTable {
             let bad = || format!("{sm} latency table line {}: `{line}`", ln + 1);
             let mut words = [""; 7];
             let mut count = 0;
-            for (slot, word) in words.iter_mut().zip(line.split_whitespace()) {
-                *slot = word;
+            for word in line.split_ascii_whitespace() {
+                if count == words.len() {
+                    return Err(bad());
+                }
+                words[count] = word;
                 count += 1;
-            }
-            if line.split_whitespace().nth(words.len()).is_some() {
-                return Err(bad());
             }
             let w = &words[..count];
             let kv = |s: &str, key: &str| -> Result<u64, String> {
