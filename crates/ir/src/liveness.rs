@@ -335,10 +335,7 @@ impl Liveness {
         while changed {
             changed = false;
             for k in (0..n).rev() {
-                let mut out = VSet::new(nv);
-                for &s in &succ[k] {
-                    out.union_with(&live_in[s]);
-                }
+                let out = exit_set(&succ[k], &live_in, nv);
                 if out != live_out[k] {
                     let mut inn = out.clone();
                     inn.intersect_with(&keep[k]);
@@ -365,10 +362,7 @@ impl Liveness {
         while changed {
             changed = false;
             for k in (0..n).rev() {
-                let mut out = VSet::new(nv);
-                for &s in &succ[k] {
-                    out.union_with(&live_in[s]);
-                }
+                let out = exit_set(&succ[k], &live_in, nv);
                 let mut inn = out.clone();
                 walk_block_backward(
                     f,
@@ -386,6 +380,15 @@ impl Liveness {
         }
         Liveness { live_in, live_out }
     }
+}
+
+/// The union of the successors' live-in sets: a block's live-out set.
+fn exit_set(succ: &[usize], live_in: &[VSet], nv: usize) -> VSet {
+    let mut out = VSet::new(nv);
+    for &s in succ {
+        out.union_with(&live_in[s]);
+    }
+    out
 }
 
 /// Per block (layout position), the virtual registers some definition of which reaches the

@@ -445,7 +445,7 @@ impl Encodings {
     pub(crate) fn head(&self, i: usize) -> (u128, u128) {
         match &self.0 {
             Store::Owned(o) => (o.list[i].mask, o.list[i].value),
-            Store::Image(im) => im.head_of(i),
+            Store::Image(im) => im.head(i),
         }
     }
 

@@ -217,7 +217,7 @@ impl Image {
     }
 
     /// Encoding `i`'s mask and value (no decoding).
-    fn head(&self, i: usize) -> (u128, u128) {
+    pub(crate) fn head(&self, i: usize) -> (u128, u128) {
         let (part, j) = self.part(i);
         let mut c = Cursor::new(&part.bytes, C_HEADS + HEAD_LEN * j);
         (c.u128(), c.u128())
@@ -325,10 +325,6 @@ impl Image {
         }
     }
 
-    pub(crate) fn head_of(&self, i: usize) -> (u128, u128) {
-        self.head(i)
-    }
-
     /// Encoding `i`'s record cursor past its defaults and flags byte, and the flags byte.
     fn record(&self, i: usize) -> (&[u8], Cursor<'_>, u8) {
         let (part, j) = self.part(i);
@@ -339,19 +335,6 @@ impl Image {
         cur.at += 16;
         let flags = cur.u8();
         (bytes, cur, flags)
-    }
-
-    /// Encoding `i`'s composable flag bits, read from its record without decoding it.
-    fn composable_raw(&self, i: usize) -> u128 {
-        if let Some(d) = self.decoded_if_any(i) {
-            return d.composable;
-        }
-        let (_, mut cur, flags) = self.record(i);
-        if flags & REC_COMPOSABLE != 0 {
-            cur.u128()
-        } else {
-            0
-        }
     }
 
     /// Encoding `i`'s template, read from its record without decoding it.
@@ -434,11 +417,20 @@ impl Image {
         &self.decoded(i).expect("encoding index in range").fields
     }
 
+    /// Encoding `i`'s composable flag bits, read from its record without decoding it.
     pub(crate) fn composable(&self, i: usize) -> u128 {
         if i >= self.len {
             return 0;
         }
-        self.composable_raw(i)
+        if let Some(d) = self.decoded_if_any(i) {
+            return d.composable;
+        }
+        let (_, mut cur, flags) = self.record(i);
+        if flags & REC_COMPOSABLE != 0 {
+            cur.u128()
+        } else {
+            0
+        }
     }
 
     fn group(&self, opcode: usize) -> Option<&Group> {
@@ -608,18 +600,6 @@ fn key_at(part: &[u8], at: usize, w: usize) -> u128 {
     let mut b = [0u8; 16];
     b[..w].copy_from_slice(&part[at..at + w]);
     u128::from_le_bytes(b)
-}
-
-/// The inverse of [`gather_bits`]: gathered bits put back where `mask` has ones.
-fn scatter_bits(gathered: u128, mask: u128) -> u128 {
-    let (mut out, mut k, mut m) = (0u128, 0, mask);
-    while m != 0 {
-        let b = m.trailing_zeros();
-        out |= (gathered >> k & 1) << b;
-        k += 1;
-        m &= m - 1;
-    }
-    out
 }
 
 /// A list of a bucket part.
@@ -887,7 +867,7 @@ mod tests {
             let im = table.encodings.image().expect("an image table");
             // Read first, while nothing is decoded.
             let raw: Vec<(String, u128, (u128, u128))> = (0..im.len())
-                .map(|i| (im.template(i).to_string(), im.composable(i), im.head_of(i)))
+                .map(|i| (im.template(i).to_string(), im.composable(i), im.head(i)))
                 .collect();
             let kinds = |e: &Encoding| -> Vec<SlotKind> {
                 e.slots

@@ -449,6 +449,18 @@ pub fn gather_bits(value: u128, mask: u128) -> u128 {
     out
 }
 
+/// The inverse of [`gather_bits`]: gathered bits put back where `mask` has ones.
+pub fn scatter_bits(gathered: u128, mask: u128) -> u128 {
+    let (mut out, mut k, mut m) = (0u128, 0, mask);
+    while m != 0 {
+        let b = m.trailing_zeros();
+        out |= (gathered >> k & 1) << b;
+        k += 1;
+        m &= m - 1;
+    }
+    out
+}
+
 /// A word's index in a dictionary of words, added on first use.
 fn index_of<'a>(list: &mut Vec<&'a str>, w: &'a str) -> u8 {
     match list.iter().position(|x| *x == w) {
